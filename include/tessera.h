@@ -1,0 +1,237 @@
+/* tessera — planned, generated, validated FP32 GEMM.
+ *
+ * The whole public API. C = alpha * op(A) * op(B) + beta * C, row-major,
+ * FP32, optionally batched. A problem plus a plan (the single source of truth
+ * for tiling, walk and pipeline) is executed by a backend (cpu, cuda, cublas,
+ * hand); every output can be validated against an FP64 oracle. */
+#ifndef TESSERA_H
+#define TESSERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TSR_VERSION "0.1.0"
+
+/* ---- status ------------------------------------------------------------ */
+/* One list, one enum, one message table (src/core/status.c). */
+#define TSR_STATUS_LIST(X)                                                   \
+  X(TSR_OK, "ok")                                                            \
+  X(TSR_ERR_INVALID, "invalid argument")                                     \
+  X(TSR_ERR_PARSE, "malformed text")                                         \
+  X(TSR_ERR_REJECTED, "plan rejected")                                       \
+  X(TSR_ERR_OVERFLOW, "extent exceeds a launch or index limit")              \
+  X(TSR_ERR_NOMEM, "out of memory")                                          \
+  X(TSR_ERR_NO_CUDA, "no CUDA driver found")                                 \
+  X(TSR_ERR_NO_DEVICE, "no CUDA device")                                     \
+  X(TSR_ERR_CUDA, "CUDA driver error")                                       \
+  X(TSR_ERR_NVRTC, "NVRTC compilation failed")                               \
+  X(TSR_ERR_CUBLAS, "cuBLAS error")                                          \
+  X(TSR_ERR_IO, "I/O error")                                                 \
+  X(TSR_ERR_VALIDATION, "validation failed")                                 \
+  X(TSR_ERR_UNSUPPORTED, "unsupported on this backend")                      \
+  X(TSR_ERR_DB, "tuning database error")
+
+typedef enum {
+#define TSR_X_ENUM(name, msg) name,
+  TSR_STATUS_LIST(TSR_X_ENUM)
+#undef TSR_X_ENUM
+  TSR_STATUS_COUNT
+} tsr_status;
+
+/* Static text for a status; never NULL. */
+const char *tsr_status_str(tsr_status s);
+/* The enum's identifier, e.g. "TSR_ERR_PARSE". */
+const char *tsr_status_name(tsr_status s);
+
+/* ---- context ----------------------------------------------------------- */
+/* A context owns backend state (loaded libraries, module cache, device
+ * buffers) and the message buffer that explains the last failure. */
+typedef struct tsr_context tsr_context;
+
+tsr_status tsr_context_create(tsr_context **out);
+void tsr_context_destroy(tsr_context *ctx); /* NULL is a no-op */
+/* Details of the last failing call on this context ("" when none). */
+const char *tsr_context_message(const tsr_context *ctx);
+
+/* ---- problem ----------------------------------------------------------- */
+typedef enum { TSR_OP_N = 0, TSR_OP_T = 1 } tsr_op;
+
+/* Row-major. With op_a == N, A is M×K and A(i,k) = A[i*lda + k]; with T it
+ * is stored K×M and op(A)(i,k) = A[k*lda + i]. Likewise B (K×N or N×K).
+ * Leading dimensions and batch strides of 0 mean "compact"; tsr_problem_check
+ * fills them in. Batch items are independent. beta == 0 never reads C. */
+typedef struct {
+  int64_t m, n, k;
+  int64_t batch;
+  tsr_op op_a, op_b;
+  float alpha, beta;
+  int64_t lda, ldb, ldc;
+  int64_t stride_a, stride_b, stride_c;
+} tsr_problem;
+
+/* m×n×k, batch 1, alpha 1, beta 0, compact. */
+void tsr_problem_init(tsr_problem *p, int64_t m, int64_t n, int64_t k);
+/* Validates extents (positive, index space within int64, leading dimensions
+ * large enough) and fills compact defaults. On failure writes one line
+ * naming the field and value into msg. */
+tsr_status tsr_problem_check(tsr_problem *p, char *msg, size_t cap);
+/* "MxNxK" with positive decimal extents. */
+tsr_status tsr_shape_parse(const char *text, int64_t *m, int64_t *n, int64_t *k,
+                           char *msg, size_t cap);
+/* Element counts of the stored A, B, C for all batches (0 on overflow). */
+int64_t tsr_problem_elems_a(const tsr_problem *p);
+int64_t tsr_problem_elems_b(const tsr_problem *p);
+int64_t tsr_problem_elems_c(const tsr_problem *p);
+
+/* ---- program walks ----------------------------------------------------- */
+/* A walk maps the linear physical program ordinal i to a logical output tile
+ * (row, col) of an H×W tile grid. Batch axes are independent of the walk. */
+typedef enum { TSR_WALK_LINEAR = 0, TSR_WALK_RECT = 1, TSR_WALK_STRIPE = 2 } tsr_walk_kind;
+
+typedef struct {
+  tsr_walk_kind kind;
+  uint32_t r; /* rect rows / stripe rows (ignored for linear) */
+  uint32_t c; /* rect columns (rect only) */
+} tsr_walk;
+
+/* "linear", "rect:RxC", "stripe:R". */
+tsr_status tsr_walk_parse(const char *text, tsr_walk *w, char *msg, size_t cap);
+/* Canonical text; returns the length that would have been written. */
+int tsr_walk_format(const tsr_walk *w, char *buf, size_t cap);
+/* Checks the request against an H×W grid: non-zero extents, H*W and R*W
+ * within uint32 (the launch index type). */
+tsr_status tsr_walk_check(const tsr_walk *w, uint32_t h, uint32_t wdt, char *msg, size_t cap);
+/* Rewrites w into its canonical equivalent on an H×W grid: C clamped to W,
+ * R clamped to H, every identity case becomes linear, rect:Rx1 becomes
+ * stripe:R. Two walks that visit in the same order normalize equal. */
+void tsr_walk_normalize(tsr_walk *w, uint32_t h, uint32_t wdt);
+/* Ordinal i < H*W → (row, col). Requires a checked walk. */
+void tsr_walk_map(const tsr_walk *w, uint32_t h, uint32_t wdt, uint32_t i,
+                  uint32_t *row, uint32_t *col);
+
+/* ---- plan -------------------------------------------------------------- */
+typedef enum { TSR_IN_STAGED = 0, TSR_IN_VIEW = 1 } tsr_input_mode;
+typedef enum { TSR_ISA_AUTO = 0, TSR_ISA_GENERIC, TSR_ISA_AVX2, TSR_ISA_AVX512 } tsr_isa;
+/* GPU inner product: FP32 FFMA, or 3xTF32 tensor-core MMA (big/small split
+ * of each operand, FP32 accumulation: FP32-level accuracy, exact on dyadic
+ * inputs). */
+typedef enum { TSR_MMA_FFMA = 0, TSR_MMA_TF32X3 = 1 } tsr_mma;
+
+/* One struct, the single source of truth. GPU meaning: block tile bm×bn,
+ * K block bk, warp tile wm×wn, per-thread micro-tile tm×tn, shared-memory
+ * stages, global-load vector width (floats), A/B staged through shared
+ * memory or read directly, shared-memory row padding (floats), walk of the
+ * CTA grid, split-K factor. CPU meaning: macro-tile bm×bn (MC×NC), K block
+ * bk (KC), register micro-tile tm×tn, walk of the macro-tile grid, threads
+ * (0 = all cores), micro-kernel ISA. mma selects the GPU kernel family. Fields a backend does not use must hold
+ * their defaults. */
+typedef struct {
+  int bm, bn, bk;
+  int wm, wn;
+  int tm, tn;
+  int stages;
+  int vec;
+  tsr_input_mode a, b;
+  int pad;
+  tsr_walk walk;
+  int splitk;
+  int threads;
+  tsr_isa isa;
+  tsr_mma mma;
+} tsr_plan;
+
+/* Parse "key=value,..." (any subset of keys, in any order, each at most
+ * once) over the defaults given in *p. Unknown keys, bad values and
+ * duplicates are rejected naming the key. */
+tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap);
+/* Canonical text with every key in a fixed order; parse(format(p)) == p. */
+int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap);
+/* Field-wise equality. */
+int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b);
+
+typedef enum {
+  TSR_BACKEND_AUTO = 0,
+  TSR_BACKEND_CPU,
+  TSR_BACKEND_CUDA,   /* tessera's generated kernels */
+  TSR_BACKEND_CUBLAS, /* cublasSgemm, pedantic FP32 */
+  TSR_BACKEND_HAND,   /* handwritten fixed-geometry CUDA kernel */
+  TSR_BACKEND_COUNT
+} tsr_backend_kind;
+
+const char *tsr_backend_name(tsr_backend_kind b);
+tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, size_t cap);
+
+/* The default plan of a backend for a problem (from the tuning database when
+ * one matches, else the built-in table). */
+tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                            tsr_plan *out);
+
+/* What a plan becomes on a problem: the realized launch. */
+typedef struct {
+  tsr_plan plan;          /* normalized (walk canonical for this grid) */
+  uint32_t grid_rows;     /* H: tiles along M */
+  uint32_t grid_cols;     /* W: tiles along N */
+  uint32_t grid_batch;    /* batch × splitk */
+  uint32_t threads;       /* per block (GPU) or worker threads (CPU) */
+  uint64_t smem_bytes;    /* per block (GPU) or packing buffers (CPU) */
+  int regs;               /* registers per thread after compile, -1 unknown */
+  int local_bytes;        /* local (spill) bytes per thread, -1 unknown */
+  int tail_m, tail_n, tail_k; /* 1 when the axis has a partial tile */
+  char source_sha256[65]; /* generated source hash ("" for non-generated) */
+} tsr_plan_info;
+
+/* Checks the plan against the backend's target (shared memory, threads,
+ * registers, divisibility, launch and index limits) before any allocation.
+ * On rejection the context message names the first violated limit. */
+tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                            const tsr_plan *plan, tsr_plan_info *info);
+
+/* ---- inputs, oracle, validation --------------------------------------- */
+typedef enum { TSR_INPUTS_DYADIC = 0, TSR_INPUTS_RANDOM = 1 } tsr_inputs;
+typedef enum { TSR_TENSOR_A = 0, TSR_TENSOR_B = 1, TSR_TENSOR_C = 2 } tsr_tensor;
+
+/* Fills the stored tensor (all batches, honouring leading dimensions and
+ * strides; padding elements are set to 0) deterministically.
+ * Dyadic: T_b[r][c] = (((r*a + c*b + batch*d) mod q) - o) / 8 with per-tensor
+ * constants (see src/core/inputs.c); every product and partial sum of a GEMM
+ * over them is exact in FP32. Random: uniform [-1, 1) from splitmix64 of
+ * (seed, tensor, element index), 24-bit exact. */
+void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed, float *buf);
+
+/* FP64 reference of the whole output (all batches, compact m×n per batch,
+ * ref[b*m*n + i*n + j]), computed without any code under test. C0 may be
+ * NULL when beta == 0. */
+tsr_status tsr_oracle_cpu(const tsr_problem *p, const float *a, const float *b, const float *c0,
+                          double *ref);
+
+typedef struct {
+  int64_t checked;        /* elements compared */
+  int64_t failed;         /* elements outside tolerance (NaN/Inf always fail) */
+  int64_t first_fail;     /* linear index of the first failure, -1 if none */
+  double max_abs_err;
+  double max_rel_err;
+  double rel_fro_err;     /* ||C - ref||_F / ||ref||_F */
+  double atol, rtol;
+  int passed;
+} tsr_receipt;
+
+/* Poisons the stored C (all elements, including padding) with quiet NaN. */
+void tsr_poison(const tsr_problem *p, float *c);
+/* Compares every output element: |c - ref| <= atol + rtol*|ref|. */
+void tsr_validate(const tsr_problem *p, const float *c, const double *ref, double atol,
+                  double rtol, tsr_receipt *r);
+
+/* ---- running ---------------------------------------------------------- */
+/* One GEMM on host buffers: plan NULL means the backend's default plan. The
+ * GPU backends upload, launch, synchronize and download. */
+tsr_status tsr_gemm(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                    const tsr_plan *plan, const float *a, const float *bmat, float *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TESSERA_H */

@@ -1,0 +1,91 @@
+/* Backend registry and the backend-independent entry points. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backend.h"
+#include "core/context.h"
+
+static const char *const backend_names[TSR_BACKEND_COUNT] = {"auto", "cpu", "cuda", "cublas",
+                                                             "hand"};
+
+const char *tsr_backend_name(tsr_backend_kind b) {
+  return (unsigned)b < TSR_BACKEND_COUNT ? backend_names[b] : "unknown";
+}
+
+tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, size_t cap) {
+  for (int i = 0; i < TSR_BACKEND_COUNT; i++)
+    if (text && strcmp(text, backend_names[i]) == 0) {
+      *b = (tsr_backend_kind)i;
+      return TSR_OK;
+    }
+  return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
+                      "backend: '%s' is not one of auto, cpu, cuda, cublas, hand",
+                      text ? text : "");
+}
+
+const tsr__backend *tsr__backend_get(tsr_backend_kind k) {
+  switch (k) {
+    case TSR_BACKEND_CPU: return &tsr__backend_cpu;
+    case TSR_BACKEND_CUDA: return &tsr__backend_cuda;
+    case TSR_BACKEND_CUBLAS: return &tsr__backend_cublas;
+    case TSR_BACKEND_HAND: return &tsr__backend_hand;
+    default: return NULL;
+  }
+}
+
+tsr_backend_kind tsr__backend_resolve(tsr_context *ctx, tsr_backend_kind k) {
+  if (k != TSR_BACKEND_AUTO) return k;
+  if (tsr__backend_cuda.available(ctx) == TSR_OK) return TSR_BACKEND_CUDA;
+  tsr__clear(ctx);
+  return TSR_BACKEND_CPU;
+}
+
+tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                            tsr_plan *out) {
+  const tsr__backend *be = tsr__backend_get(tsr__backend_resolve(ctx, b));
+  if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
+  be->default_plan(p, out);
+  return TSR_OK;
+}
+
+tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                            const tsr_plan *plan, tsr_plan_info *info) {
+  tsr__clear(ctx);
+  const tsr__backend *be = tsr__backend_get(tsr__backend_resolve(ctx, b));
+  if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
+  tsr_problem q = *p;
+  char msg[512];
+  tsr_status st = tsr_problem_check(&q, msg, sizeof msg);
+  if (st) return tsr__fail(ctx, st, "%s", msg);
+  tsr_plan_info tmp;
+  return be->realize(ctx, &q, plan, info ? info : &tmp);
+}
+
+tsr_status tsr_gemm(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                    const tsr_plan *plan, const float *a, const float *bmat, float *c) {
+  if (!ctx || !p || !a || !bmat || !c) return tsr__fail(ctx, TSR_ERR_INVALID, "gemm: NULL argument");
+  tsr__clear(ctx);
+  b = tsr__backend_resolve(ctx, b);
+  const tsr__backend *be = tsr__backend_get(b);
+  if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
+  tsr_status st = be->available(ctx);
+  if (st) return st;
+  tsr_problem q = *p;
+  char msg[512];
+  st = tsr_problem_check(&q, msg, sizeof msg);
+  if (st) return tsr__fail(ctx, st, "%s", msg);
+  tsr_plan pl;
+  if (plan) pl = *plan;
+  else be->default_plan(&q, &pl);
+  tsr_plan_info info;
+  st = be->realize(ctx, &q, &pl, &info);
+  if (st) return st;
+  if (b == TSR_BACKEND_CPU) return tsr__cpu_gemm(ctx, &q, &info.plan, a, bmat, c);
+  void *ex = NULL;
+  st = be->prepare(ctx, &q, &info.plan, a, bmat, q.beta != 0.0f ? c : NULL, &ex);
+  if (!st) st = be->launch(ex, 1);
+  if (!st) st = be->sync(ex);
+  if (!st) st = be->download(ex, c);
+  be->destroy(ex);
+  return st;
+}

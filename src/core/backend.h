@@ -1,0 +1,56 @@
+/* The backend vtable. Every backend (cpu, cuda, cublas, hand) sits behind one
+ * of these; nothing above this layer knows how a backend computes. */
+#ifndef TSR_CORE_BACKEND_H
+#define TSR_CORE_BACKEND_H
+
+#include "tessera.h"
+
+typedef struct tsr__backend {
+  const char *name;
+  int is_gpu;
+  /* TSR_OK when usable here (library loaded, device present); otherwise a
+   * status with the reason in the context message. */
+  tsr_status (*available)(tsr_context *ctx);
+  /* Built-in default plan for the problem (no database lookup). */
+  void (*default_plan)(const tsr_problem *p, tsr_plan *out);
+  /* Legality and resources before any allocation; fills info. */
+  tsr_status (*realize)(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                        tsr_plan_info *info);
+  /* Compile, allocate, upload A, B and C0 (C0 may be NULL when beta == 0;
+   * then C starts poisoned). The exec owns every resource it needs. */
+  tsr_status (*prepare)(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                        const float *a, const float *b, const float *c0, void **exec);
+  /* Restore C to its initial contents (C0, or NaN poison when beta == 0). */
+  tsr_status (*reset_c)(void *exec);
+  /* Enqueue n back-to-back calls (asynchronous on a GPU). */
+  tsr_status (*launch)(void *exec, int n);
+  /* Wait for everything enqueued. */
+  tsr_status (*sync)(void *exec);
+  /* GPU only (NULL on CPU): device-event time in ns around n calls, synchronized. */
+  tsr_status (*event_time)(void *exec, int n, int64_t *ns);
+  /* Copy the m×n logical elements of every batch item of C into c (stored
+   * layout); elements of c outside them (ld padding) are left untouched. */
+  tsr_status (*download)(void *exec, float *c);
+  /* Fill info (registers, spills, source hash) for the prepared exec. */
+  void (*exec_info)(void *exec, tsr_plan_info *info);
+  void (*destroy)(void *exec); /* NULL is a no-op */
+  /* Free ctx->backend_state[kind] (called from tsr_context_destroy). */
+  void (*context_release)(tsr_context *ctx);
+} tsr__backend;
+
+/* Table lookup; never NULL for a valid kind other than AUTO. */
+const tsr__backend *tsr__backend_get(tsr_backend_kind k);
+/* AUTO → the first available of cuda, cpu. */
+tsr_backend_kind tsr__backend_resolve(tsr_context *ctx, tsr_backend_kind k);
+
+/* In-place CPU GEMM on caller buffers (the fast path of tsr_gemm and the
+ * BLAS shim): no copies; plan must have passed realize. */
+tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                         const float *a, const float *b, float *c);
+
+extern const tsr__backend tsr__backend_cpu;
+extern const tsr__backend tsr__backend_cuda;
+extern const tsr__backend tsr__backend_cublas;
+extern const tsr__backend tsr__backend_hand;
+
+#endif

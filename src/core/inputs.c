@@ -1,0 +1,80 @@
+/* Deterministic inputs (BRIEF §5). The formulas here are the contract that
+ * the torch route and every other route reproduce; change them only with a
+ * version bump of the results schema. */
+#include <math.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "core/inputs.h"
+
+/* Dyadic constants per tensor: value = (((r*ca + c*cb + batch*cd) mod q) - o) / 8.
+ * |value| <= 1 and a multiple of 1/8, so products are multiples of 1/64 and
+ * every partial sum of up to 2^18 of them is exact in FP32. */
+static const struct { int64_t ca, cb, cd, q, o; } dyadic[3] = {
+    {7, 3, 5, 17, 8},  /* A */
+    {5, 11, 3, 13, 6}, /* B */
+    {3, 7, 11, 9, 4},  /* C (used when beta != 0) */
+};
+
+uint64_t tsr__splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+float tsr__input_value(tsr_tensor t, tsr_inputs kind, uint64_t seed, int64_t batch, int64_t r,
+                       int64_t c, int64_t cols) {
+  if (kind == TSR_INPUTS_DYADIC) {
+    int64_t v = (r * dyadic[t].ca + c * dyadic[t].cb + batch * dyadic[t].cd) % dyadic[t].q;
+    return (float)(v - dyadic[t].o) / 8.0f;
+  }
+  /* Element index within the logical (compact) tensor, independent of the
+   * leading dimension, so padding never changes the values. */
+  uint64_t idx = ((uint64_t)batch * 0x100000000ull + (uint64_t)r) * (uint64_t)cols + (uint64_t)c;
+  uint64_t x = tsr__splitmix64(seed ^ tsr__splitmix64(idx ^ ((uint64_t)(t + 1) << 60)));
+  /* 24 random bits → [-1, 1) exactly representable. */
+  return (float)((double)(x >> 40) * (1.0 / 8388608.0) - 1.0);
+}
+
+void tsr__stored_dims(const tsr_problem *p, tsr_tensor t, int64_t *rows, int64_t *cols,
+                      int64_t *ld, int64_t *stride) {
+  switch (t) {
+    case TSR_TENSOR_A:
+      *rows = p->op_a == TSR_OP_N ? p->m : p->k;
+      *cols = p->op_a == TSR_OP_N ? p->k : p->m;
+      *ld = p->lda ? p->lda : *cols;
+      *stride = p->stride_a;
+      break;
+    case TSR_TENSOR_B:
+      *rows = p->op_b == TSR_OP_N ? p->k : p->n;
+      *cols = p->op_b == TSR_OP_N ? p->n : p->k;
+      *ld = p->ldb ? p->ldb : *cols;
+      *stride = p->stride_b;
+      break;
+    default:
+      *rows = p->m;
+      *cols = p->n;
+      *ld = p->ldc ? p->ldc : *cols;
+      *stride = p->stride_c;
+      break;
+  }
+  if (*stride == 0) *stride = *rows * *ld;
+}
+
+void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed, float *buf) {
+  int64_t rows, cols, ld, stride;
+  tsr__stored_dims(p, t, &rows, &cols, &ld, &stride);
+  int64_t total = (p->batch - 1) * stride + (rows - 1) * ld + cols;
+  memset(buf, 0, (size_t)total * sizeof *buf);
+  for (int64_t b = 0; b < p->batch; b++)
+    for (int64_t r = 0; r < rows; r++) {
+      float *row = buf + b * stride + r * ld;
+      for (int64_t c = 0; c < cols; c++) row[c] = tsr__input_value(t, kind, seed, b, r, c, cols);
+    }
+}
+
+void tsr_poison(const tsr_problem *p, float *c) {
+  int64_t total = tsr_problem_elems_c(p);
+  for (int64_t i = 0; i < total; i++) c[i] = NAN;
+}

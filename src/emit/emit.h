@@ -1,0 +1,49 @@
+/* The CUDA C emitter: plan + problem → kernel source. This module owns every
+ * generated-code string. Same (problem, plan) → byte-identical source.
+ *
+ * Kernel ABI (every generated main kernel and the hand kernel):
+ *   extern "C" __global__ void <main_name>(const float *A, const float *B,
+ *                                          float *C, float *W,
+ *                                          float alpha, float beta);
+ * Extents, leading dimensions, batch strides, ops and beta == 0 are baked in
+ * as compile-time constants (the source is specialized to the problem).
+ * A, B, C are the stored tensors of all batch items. W is the split-K
+ * workspace (NULL when workspace_bytes == 0). When splitk > 1 a second kernel
+ *   extern "C" __global__ void <reduce_name>(const float *W, float *C,
+ *                                            float alpha, float beta);
+ * sums the partials in a fixed order (bit-identical run to run) and applies
+ * alpha/beta. Launch: grid/block/smem_bytes as given here; the launcher
+ * raises the dynamic shared-memory limit when smem_bytes > 48 KiB. */
+#ifndef TSR_EMIT_EMIT_H
+#define TSR_EMIT_EMIT_H
+
+#include "tessera.h"
+
+typedef struct {
+  char *source;        /* NUL-terminated CUDA C, malloc'd */
+  size_t len;
+  char sha256[65];     /* hex SHA-256 of source */
+  char main_name[64];
+  char reduce_name[64]; /* "" when no reduction kernel */
+  uint32_t grid[3], block[3];
+  uint32_t reduce_grid[3], reduce_block[3];
+  uint32_t smem_bytes;      /* dynamic shared memory of the main kernel */
+  uint64_t workspace_bytes; /* split-K partials */
+} tsr__kernel_src;
+
+/* Legality of the plan for the GPU target (no allocation, no compile):
+ * threads per block, shared memory (limit smem_limit bytes), divisibility
+ * of tiles by warp and micro tiles, vector width vs alignment, grid limits.
+ * On rejection writes one line naming the first violated limit. */
+tsr_status tsr__emit_check(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
+                           char *msg, size_t cap);
+/* Generate the source (calls tsr__emit_check first). plan is the realized
+ * plan (walk already normalized for the grid). */
+tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
+                          tsr__kernel_src *out, char *msg, size_t cap);
+void tsr__kernel_src_free(tsr__kernel_src *k); /* NULL is a no-op */
+
+/* Default GPU plan table (checked in; src/emit/plans.c). */
+void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out);
+
+#endif

@@ -1,0 +1,153 @@
+/* The plan's text form: "key=value,..." with an exact round trip. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/context.h"
+
+#define TSR__PLAN_INT_MAX 65536
+
+typedef enum { K_INT, K_MODE, K_WALK, K_ISA, K_MMA } key_type;
+
+static const struct {
+  const char *name;
+  key_type type;
+  size_t off;
+  int min; /* smallest legal integer value */
+} keys[] = {
+    {"bm", K_INT, offsetof(tsr_plan, bm), 1},
+    {"bn", K_INT, offsetof(tsr_plan, bn), 1},
+    {"bk", K_INT, offsetof(tsr_plan, bk), 1},
+    {"wm", K_INT, offsetof(tsr_plan, wm), 1},
+    {"wn", K_INT, offsetof(tsr_plan, wn), 1},
+    {"tm", K_INT, offsetof(tsr_plan, tm), 1},
+    {"tn", K_INT, offsetof(tsr_plan, tn), 1},
+    {"stages", K_INT, offsetof(tsr_plan, stages), 1},
+    {"vec", K_INT, offsetof(tsr_plan, vec), 1},
+    {"a", K_MODE, offsetof(tsr_plan, a), 0},
+    {"b", K_MODE, offsetof(tsr_plan, b), 0},
+    {"pad", K_INT, offsetof(tsr_plan, pad), 0},
+    {"walk", K_WALK, offsetof(tsr_plan, walk), 0},
+    {"splitk", K_INT, offsetof(tsr_plan, splitk), 1},
+    {"threads", K_INT, offsetof(tsr_plan, threads), 0},
+    {"isa", K_ISA, offsetof(tsr_plan, isa), 0},
+    {"mma", K_MMA, offsetof(tsr_plan, mma), 0},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static const char *const mode_names[] = {"staged", "view"};
+static const char *const isa_names[] = {"auto", "generic", "avx2", "avx512"};
+static const char *const mma_names[] = {"ffma", "tf32x3"};
+
+tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) {
+  if (!text || !p) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: empty");
+  tsr_plan out = *p;
+  int seen[NKEYS] = {0};
+  const char *s = text;
+  if (!*s) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: empty text");
+  for (;;) {
+    size_t len = strcspn(s, ",");
+    char item[128];
+    if (len == 0) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: empty item in '%s'", text);
+    if (len >= sizeof item)
+      return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: item '%.40s...' is too long", s);
+    memcpy(item, s, len);
+    item[len] = '\0';
+    char *eq = strchr(item, '=');
+    if (!eq) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: '%s' is not key=value", item);
+    *eq = '\0';
+    const char *val = eq + 1;
+    size_t k;
+    for (k = 0; k < NKEYS; k++)
+      if (strcmp(item, keys[k].name) == 0) break;
+    if (k == NKEYS) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: unknown key '%s'", item);
+    if (seen[k]) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: key '%s' given twice", item);
+    seen[k] = 1;
+    char *field = (char *)&out + keys[k].off;
+    switch (keys[k].type) {
+      case K_INT: {
+        const char *q = val;
+        long v = 0;
+        if (!*q) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: %s has no value", item);
+        while (*q) {
+          if (!isdigit((unsigned char)*q))
+            return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
+                                "plan: %s=%s is not a non-negative integer", item, val);
+          v = v * 10 + (*q - '0');
+          if (v > TSR__PLAN_INT_MAX)
+            return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: %s=%s exceeds %d", item, val,
+                                TSR__PLAN_INT_MAX);
+          q++;
+        }
+        if (v < keys[k].min)
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: %s=%s must be at least %d", item,
+                              val, keys[k].min);
+        *(int *)field = (int)v;
+        break;
+      }
+      case K_MODE: {
+        int found = -1;
+        for (int i = 0; i < 2; i++)
+          if (strcmp(val, mode_names[i]) == 0) found = i;
+        if (found < 0)
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: %s=%s is not staged or view", item,
+                              val);
+        *(tsr_input_mode *)field = (tsr_input_mode)found;
+        break;
+      }
+      case K_ISA: {
+        int found = -1;
+        for (int i = 0; i < 4; i++)
+          if (strcmp(val, isa_names[i]) == 0) found = i;
+        if (found < 0)
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
+                              "plan: isa=%s is not auto, generic, avx2 or avx512", val);
+        *(tsr_isa *)field = (tsr_isa)found;
+        break;
+      }
+      case K_MMA: {
+        int found = -1;
+        for (int i = 0; i < 2; i++)
+          if (strcmp(val, mma_names[i]) == 0) found = i;
+        if (found < 0)
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: mma=%s is not ffma or tf32x3", val);
+        *(tsr_mma *)field = (tsr_mma)found;
+        break;
+      }
+      case K_WALK: {
+        char wmsg[200];
+        if (tsr_walk_parse(val, (tsr_walk *)field, wmsg, sizeof wmsg) != TSR_OK)
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: %s", wmsg);
+        break;
+      }
+    }
+    s += len;
+    if (!*s) break;
+    s++; /* past ',' */
+    if (!*s) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: trailing ',' in '%s'", text);
+  }
+  *p = out;
+  return TSR_OK;
+}
+
+int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
+  char walk[64];
+  tsr_walk_format(&p->walk, walk, sizeof walk);
+  return snprintf(buf, cap,
+                  "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
+                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s",
+                  p->bm, p->bn, p->bk, p->wm, p->wn, p->tm, p->tn, p->stages, p->vec,
+                  mode_names[p->a == TSR_IN_VIEW], mode_names[p->b == TSR_IN_VIEW], p->pad, walk,
+                  p->splitk, p->threads,
+                  isa_names[(unsigned)p->isa < 4 ? (unsigned)p->isa : 0],
+                  mma_names[p->mma == TSR_MMA_TF32X3]);
+}
+
+int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
+  return a->bm == b->bm && a->bn == b->bn && a->bk == b->bk && a->wm == b->wm && a->wn == b->wn &&
+         a->tm == b->tm && a->tn == b->tn && a->stages == b->stages && a->vec == b->vec &&
+         a->a == b->a && a->b == b->b && a->pad == b->pad && a->walk.kind == b->walk.kind &&
+         (a->walk.kind == TSR_WALK_LINEAR || a->walk.r == b->walk.r) &&
+         (a->walk.kind != TSR_WALK_RECT || a->walk.c == b->walk.c) && a->splitk == b->splitk &&
+         a->threads == b->threads && a->isa == b->isa && a->mma == b->mma;
+}
