@@ -1,0 +1,7 @@
+#ifndef TSR_CORE_HASH_H
+#define TSR_CORE_HASH_H
+#include <stddef.h>
+/* Hex SHA-256 (OpenSSL libcrypto) of a buffer / a file; 0 on success. */
+int tsr__sha256_hex(const void *data, size_t len, char out[65]);
+int tsr__sha256_file(const char *path, char out[65]);
+#endif
