@@ -31,3 +31,25 @@ int tsr_cli_parse_int(const char *verb, const char *name, const char *text, long
                       long long hi, long long *out);
 
 #endif
+
+/* Problem/plan options shared by gemm, plan, emit (and later verbs). */
+typedef struct {
+  const char *shape;     /* --shape MxNxK (required) */
+  const char *plan;      /* --plan TEXT over the backend's default plan */
+  const char *backend;   /* --backend auto|cpu|cuda|cublas|hand */
+  long long batch;       /* --batch */
+  int trans_a, trans_b;  /* --trans-a, --trans-b */
+  float alpha, beta;     /* --alpha, --beta */
+} tsr_cli_problem_opts;
+
+void tsr_cli_problem_defaults(tsr_cli_problem_opts *o, const char *backend);
+/* If argv[*i] is a shared option, consume it (and its value): returns 1;
+ * returns 0 when not a shared option, -1 after printing a usage error. */
+int tsr_cli_problem_option(const char *verb, int argc, char **argv, int *i,
+                           tsr_cli_problem_opts *o);
+extern const char tsr_cli_problem_help[];
+/* Build and check the problem; resolve the backend (auto → cuda when usable,
+ * else cpu); default plan overlaid by --plan. Prints one usage line and
+ * returns TSR_EXIT_USAGE on bad input. */
+int tsr_cli_problem_finish(const char *verb, tsr_context *ctx, const tsr_cli_problem_opts *o,
+                           tsr_problem *p, tsr_backend_kind *backend, tsr_plan *plan);

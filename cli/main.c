@@ -1,3 +1,42 @@
+/* tessera: plan, generate, run, validate and measure FP32 GEMM. */
 #include <stdio.h>
-#include "tessera.h"
-int main(void) { printf("tessera %s\n", TSR_VERSION); return 0; }
+#include <string.h>
+
+#include "cli.h"
+
+static const tsr_cli_verb verbs[] = {
+    {"gemm", "run one GEMM, validate every element against the FP64 oracle, time it", tsr_cli_gemm},
+    {"plan", "print the realized plan for a shape, or the rejection", tsr_cli_plan},
+    {"walk", "print or check a program walk over a tile grid", tsr_cli_walk},
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tessera <verb> [options]   (tessera <verb> --help for each)\n"
+          "\nverbs:\n");
+  for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+    if (verbs[i].summary) fprintf(f, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
+  fprintf(f,
+          "\nexit codes: 0 ok, 1 validation failure, 2 bad input\n"
+          "tessera %s\n",
+          TSR_VERSION);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return TSR_EXIT_USAGE;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return TSR_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("tessera %s\n", TSR_VERSION);
+    return TSR_EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+    if (!strcmp(argv[1], verbs[i].name)) return verbs[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "tessera: unknown verb '%s' (tessera --help lists them)\n", argv[1]);
+  return TSR_EXIT_USAGE;
+}

@@ -163,6 +163,9 @@ typedef enum {
 } tsr_backend_kind;
 
 const char *tsr_backend_name(tsr_backend_kind b);
+/* TSR_OK when the backend can run here; otherwise the reason is in the
+ * context message (e.g. TSR_ERR_NO_CUDA). AUTO is always available. */
+tsr_status tsr_backend_available(tsr_context *ctx, tsr_backend_kind b);
 tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, size_t cap);
 
 /* The default plan of a backend for a problem (from the tuning database when

@@ -23,6 +23,13 @@ tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, s
                       text ? text : "");
 }
 
+tsr_status tsr_backend_available(tsr_context *ctx, tsr_backend_kind b) {
+  if (b == TSR_BACKEND_AUTO) return TSR_OK;
+  const tsr__backend *be = tsr__backend_get(b);
+  if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
+  return be->available(ctx);
+}
+
 const tsr__backend *tsr__backend_get(tsr_backend_kind k) {
   switch (k) {
     case TSR_BACKEND_CPU: return &tsr__backend_cpu;

@@ -1,0 +1,90 @@
+/* tessera plan: the realized plan for a problem, or the first violated limit. */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+static void print_help(void) {
+  printf("usage: tessera plan --shape MxNxK [--plan TEXT] [--backend B] [options]\n"
+         "\n"
+         "Realizes a plan on a problem without allocating anything: grid, threads,\n"
+         "shared memory, walk (normalized for the grid) and tails, or the rejection\n"
+         "naming the first violated limit (exit 2).\n\n%s"
+         "  --json          machine-readable output\n",
+         tsr_cli_problem_help);
+}
+
+int tsr_cli_plan(int argc, char **argv) {
+  tsr_cli_problem_opts o;
+  tsr_cli_problem_defaults(&o, "auto");
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    int r = tsr_cli_problem_option("plan", argc, argv, &i, &o);
+    if (r < 0) return TSR_EXIT_USAGE;
+    if (r) continue;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      print_help();
+      return TSR_EXIT_OK;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
+    } else {
+      return tsr_cli_usage_error("plan", "unknown option '%s' (see --help)", argv[i]);
+    }
+  }
+  tsr_context *ctx = NULL;
+  if (tsr_context_create(&ctx)) return tsr_cli_usage_error("plan", "out of memory");
+  tsr_problem p;
+  tsr_backend_kind b;
+  tsr_plan plan;
+  int rc = tsr_cli_problem_finish("plan", ctx, &o, &p, &b, &plan);
+  if (rc) {
+    tsr_context_destroy(ctx);
+    return rc;
+  }
+  tsr_plan_info info;
+  tsr_status st = tsr_plan_realize(ctx, b, &p, &plan, &info);
+  if (st) {
+    fprintf(stderr, "tessera plan: rejected (%s): %s\n", tsr_backend_name(b),
+            tsr_context_message(ctx));
+    tsr_context_destroy(ctx);
+    return TSR_EXIT_USAGE;
+  }
+  char text[512], walk[64];
+  tsr_plan_format(&info.plan, text, sizeof text);
+  tsr_walk_format(&info.plan.walk, walk, sizeof walk);
+  if (json) {
+    json_t *j = json_pack("{s:s, s:s, s:[I,I,I], s:I, s:I, s:i, s:i, s:s, s:{s:b, s:b, s:b}}",
+                          "backend", tsr_backend_name(b), "plan", text, "grid",
+                          (json_int_t)info.grid_rows, (json_int_t)info.grid_cols,
+                          (json_int_t)info.grid_batch, "threads", (json_int_t)info.threads,
+                          "smem_bytes", (json_int_t)info.smem_bytes, "regs", info.regs,
+                          "local_bytes", info.local_bytes, "walk", walk, "tails", "m",
+                          info.tail_m, "n", info.tail_n, "k", info.tail_k);
+    json_dumpf(j, stdout, JSON_INDENT(2));
+    putchar('\n');
+    json_decref(j);
+  } else {
+    printf("backend   %s\n", tsr_backend_name(b));
+    printf("problem   %lldx%lldx%lld batch %lld op(A)=%c op(B)=%c alpha %g beta %g\n",
+           (long long)p.m, (long long)p.n, (long long)p.k, (long long)p.batch,
+           p.op_a ? 'T' : 'N', p.op_b ? 'T' : 'N', p.alpha, p.beta);
+    printf("plan      %s\n", text);
+    printf("grid      %u x %u tiles, x %u (batch x split-K) = %llu programs\n", info.grid_rows,
+           info.grid_cols, info.grid_batch,
+           (unsigned long long)info.grid_rows * info.grid_cols * info.grid_batch);
+    printf("walk      %s\n", walk);
+    printf("threads   %u %s\n", info.threads, b == TSR_BACKEND_CPU ? "workers" : "per block");
+    printf("memory    %llu bytes %s\n", (unsigned long long)info.smem_bytes,
+           b == TSR_BACKEND_CPU ? "of packing buffers per worker" : "of shared memory per block");
+    if (info.regs >= 0)
+      printf("registers %d per thread, %d local (spill) bytes\n", info.regs, info.local_bytes);
+    else
+      printf("registers known after compilation (tessera gemm reports them)\n");
+    printf("tails     M %s, N %s, K %s\n", info.tail_m ? "yes" : "no", info.tail_n ? "yes" : "no",
+           info.tail_k ? "yes" : "no");
+  }
+  tsr_context_destroy(ctx);
+  return TSR_EXIT_OK;
+}
