@@ -1,0 +1,97 @@
+/* Plan text: exact round trips, rejections naming the key. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tessera.h"
+
+static const tsr_plan base = {.bm = 128, .bn = 128, .bk = 16, .wm = 64, .wn = 32, .tm = 8,
+                              .tn = 4, .stages = 3, .vec = 4, .a = TSR_IN_STAGED,
+                              .b = TSR_IN_STAGED, .pad = 4, .walk = {TSR_WALK_LINEAR, 1, 1},
+                              .splitk = 1, .threads = 0, .isa = TSR_ISA_AUTO,
+                              .mma = TSR_MMA_FFMA};
+
+static void test_brief_example(void **state) {
+  tsr_plan p = base;
+  char msg[256], out[512];
+  const char *text = "bm=128,bn=128,bk=16,wm=64,wn=32,tm=8,tn=4,stages=3,vec=4,a=staged,"
+                     "b=staged,pad=4,walk=rect:4x8,splitk=1";
+  assert_int_equal(tsr_plan_parse(text, &p, msg, sizeof msg), TSR_OK);
+  assert_int_equal(p.walk.kind, TSR_WALK_RECT);
+  assert_int_equal(p.walk.r, 4);
+  assert_int_equal(p.walk.c, 8);
+  tsr_plan_format(&p, out, sizeof out);
+  assert_string_equal(out, "bm=128,bn=128,bk=16,wm=64,wn=32,tm=8,tn=4,stages=3,vec=4,a=staged,"
+                           "b=staged,pad=4,walk=rect:4x8,splitk=1,threads=0,isa=auto,mma=ffma");
+}
+
+static void test_round_trip_many(void **state) {
+  static const char *const overlays[] = {
+      "bm=64",        "bn=256,bk=32",          "a=view",         "b=view,a=view",
+      "walk=stripe:7", "walk=rect:1x4294967295", "splitk=7",      "threads=2,isa=avx512",
+      "isa=generic",  "isa=avx2",              "mma=tf32x3",     "pad=0,vec=1,stages=1",
+      "tm=16,tn=2",   "walk=linear",           "wm=1,wn=65536"};
+  for (size_t i = 0; i < sizeof overlays / sizeof overlays[0]; i++) {
+    tsr_plan p = base, q = base;
+    char msg[256], t1[512], t2[512];
+    assert_int_equal(tsr_plan_parse(overlays[i], &p, msg, sizeof msg), TSR_OK);
+    assert_false(tsr_plan_equal(&p, &base) && strcmp(overlays[i], "walk=linear") != 0);
+    tsr_plan_format(&p, t1, sizeof t1);
+    memset(&q, 0x55, sizeof q);
+    assert_int_equal(tsr_plan_parse(t1, &q, msg, sizeof msg), TSR_OK); /* full text: every key */
+    assert_true(tsr_plan_equal(&p, &q));
+    tsr_plan_format(&q, t2, sizeof t2);
+    assert_string_equal(t1, t2);
+  }
+}
+
+static void expect_reject(const char *text, const char *needle) {
+  tsr_plan p = base;
+  char msg[256] = "";
+  assert_int_equal(tsr_plan_parse(text, &p, msg, sizeof msg), TSR_ERR_PARSE);
+  if (!strstr(msg, needle)) fail_msg("'%s' → '%s' does not name '%s'", text, msg, needle);
+  assert_true(tsr_plan_equal(&p, &base)); /* nothing changed on failure */
+}
+
+static void test_rejections(void **state) {
+  expect_reject("", "empty");
+  expect_reject("bm=0", "bm=0");
+  expect_reject("bm=-4", "bm=-4");
+  expect_reject("bm=12a", "bm=12a");
+  expect_reject("bm=", "bm");
+  expect_reject("bm=99999999", "bm=99999999");
+  expect_reject("bm=64,bm=32", "bm");
+  expect_reject("bq=64", "bq");
+  expect_reject("bm", "bm");
+  expect_reject("bm=64,", "trailing");
+  expect_reject(",bm=64", "empty item");
+  expect_reject("a=staging", "a=staging");
+  expect_reject("isa=sse", "isa=sse");
+  expect_reject("mma=tf32", "mma=tf32");
+  expect_reject("walk=rect:0x4", "walk");
+  expect_reject("walk=spiral", "walk");
+  expect_reject("splitk=0", "splitk=0");
+  expect_reject("stages=0", "stages");
+}
+
+static void test_status_table(void **state) {
+  assert_string_equal(tsr_status_str(TSR_OK), "ok");
+  assert_string_equal(tsr_status_name(TSR_ERR_NVRTC), "TSR_ERR_NVRTC");
+  assert_string_equal(tsr_status_str(TSR_ERR_NO_CUDA), "no CUDA driver found");
+  assert_string_equal(tsr_status_str((tsr_status)999), "unknown status");
+  for (int s = 0; s < TSR_STATUS_COUNT; s++) assert_true(strlen(tsr_status_str((tsr_status)s)) > 1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_brief_example),
+      cmocka_unit_test(test_round_trip_many),
+      cmocka_unit_test(test_rejections),
+      cmocka_unit_test(test_status_table),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
