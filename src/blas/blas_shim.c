@@ -208,7 +208,7 @@ EXPORT void cblas_sgemm(int order, int transa, int transb, int m, int n, int k, 
                         int ldc) {
   static const char rout[] = "cblas_sgemm";
   if (order != TSR_CBLAS_ROW_MAJOR && order != TSR_CBLAS_COL_MAJOR) {
-    cblas_xerbla(1, rout, "Illegal Order setting, %d\n", order);
+    cblas_xerbla(1, rout, "Illegal layout setting, %d\n", order);
     return;
   }
   char ta = cblas_trans_char(transa), tb = cblas_trans_char(transb);
