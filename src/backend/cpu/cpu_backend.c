@@ -1,39 +1,232 @@
-/* CPU backend vtable. (Placeholder compute: a plain loop; replaced by the
- * packed micro-kernel implementation.) */
-#include <math.h>
+/* CPU backend: executes a plan with GotoBLAS/BLIS-style blocking.
+ *
+ * Work decomposition. The output of each batch item is cut into bm×bn
+ * macro-tiles (an H×W grid); the plan's walk maps the linear task ordinal to
+ * a tile, and worker threads take ordinals in order from one atomic counter
+ * (batch-major, walk order inside a batch item). A task owns its C tile:
+ *
+ *   for each K block (bk):            pack the bm×bk block of op(A) (L2)
+ *     for each tn-column micro-panel: pack bk×tn of op(B)          (L1)
+ *       for each tm-row micro-panel:  micro-kernel tm×tn over bk
+ *
+ * Packing absorbs both transposes and all leading dimensions; edge panels
+ * are zero-padded so kernels always compute a full tm×tn tile; partial tiles
+ * go through a small buffer and are merged with alpha/beta. The first K
+ * block applies beta (beta == 0 never reads C), later blocks accumulate.
+ *
+ * Plan fields used: bm, bn, bk, tm, tn, walk, threads, isa. Fields the CPU
+ * does not use must hold the defaults of the built-in plan: wm=1, wn=1,
+ * stages=1, vec=1, a=staged, b=staged, pad=0, splitk=1, mma=ffma. */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "backend/cpu/cpu_kernels.h"
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/inputs.h"
 
+#define TSR__CPU_MAX_THREADS 256
+/* Per-thread packing buffers above this are rejected as a plan error. */
+#define TSR__CPU_MAX_PACK_BYTES (512ull << 20)
+
+static const char *const isa_name[] = {"auto", "generic", "avx2", "avx512"};
+
+static const tsr__cpu_kernel *kernels_of(tsr_isa isa) {
+  switch (isa) {
+    case TSR_ISA_AVX512: return tsr__cpu_kernels_avx512;
+    case TSR_ISA_AVX2: return tsr__cpu_kernels_avx2;
+    default: return tsr__cpu_kernels_generic;
+  }
+}
+
+static const tsr__cpu_kernel *find_kernel(tsr_isa isa, int tm, int tn) {
+  for (const tsr__cpu_kernel *k = kernels_of(isa); k->fn; k++)
+    if (k->tm == tm && k->tn == tn) return k;
+  return NULL;
+}
+
+static tsr_isa best_isa(void) {
+  if (tsr__cpu_isa_supported(TSR_ISA_AVX512)) return TSR_ISA_AVX512;
+  if (tsr__cpu_isa_supported(TSR_ISA_AVX2)) return TSR_ISA_AVX2;
+  return TSR_ISA_GENERIC;
+}
+
+/* Resolves plan->isa (auto: the best supported ISA with a tm×tn kernel) to
+ * a kernel; on failure writes the reason naming the field. */
+static tsr_status resolve_kernel(const tsr_plan *plan, const tsr__cpu_kernel **out, char *msg,
+                                 size_t cap) {
+  if ((unsigned)plan->isa > TSR_ISA_AVX512)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: isa=%d is not a known ISA",
+                        (int)plan->isa);
+  tsr_isa isa = plan->isa;
+  if (isa == TSR_ISA_AUTO) {
+    const tsr_isa order[] = {TSR_ISA_AVX512, TSR_ISA_AVX2, TSR_ISA_GENERIC};
+    for (int i = 0; i < 3; i++)
+      if (tsr__cpu_isa_supported(order[i]) && (*out = find_kernel(order[i], plan->tm, plan->tn)))
+        return TSR_OK;
+    isa = best_isa(); /* explain against the best ISA */
+  } else if (!tsr__cpu_isa_supported(isa)) {
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                        "plan: isa=%s is not supported by this CPU (available: generic%s%s)",
+                        isa_name[isa], tsr__cpu_isa_supported(TSR_ISA_AVX2) ? ", avx2" : "",
+                        tsr__cpu_isa_supported(TSR_ISA_AVX512) ? ", avx512" : "");
+  }
+  if ((*out = find_kernel(isa, plan->tm, plan->tn))) return TSR_OK;
+  char avail[256] = "";
+  size_t len = 0;
+  int tm_known = 0;
+  for (const tsr__cpu_kernel *k = kernels_of(isa); k->fn; k++) {
+    len += (size_t)snprintf(avail + len, sizeof avail - len, "%s%dx%d", len ? ", " : "", k->tm,
+                            k->tn);
+    if (len >= sizeof avail) len = sizeof avail - 1;
+    tm_known |= k->tm == plan->tm;
+  }
+  if (!tm_known)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                        "plan: tm=%d has no %s micro-kernel (available tm x tn: %s)", plan->tm,
+                        isa_name[isa], avail);
+  return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                      "plan: tn=%d has no %s micro-kernel with tm=%d (available tm x tn: %s)",
+                      plan->tn, isa_name[isa], plan->tm, avail);
+}
+
+static int online_cores(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > TSR__CPU_MAX_THREADS ? TSR__CPU_MAX_THREADS : (int)n;
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t round_up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
+
+/* Bytes of one thread's packing buffers: the A block, one B micro-panel and
+ * the edge-tile buffer, each 64-byte aligned. */
+static uint64_t pack_bytes(const tsr_plan *pl) {
+  uint64_t a = (uint64_t)round_up(pl->bm, pl->tm) * (uint64_t)pl->bk * 4;
+  uint64_t b = (uint64_t)pl->bk * (uint64_t)pl->tn * 4;
+  uint64_t t = (uint64_t)pl->tm * (uint64_t)pl->tn * 4;
+  return ((a + 63) & ~63ull) + ((b + 63) & ~63ull) + ((t + 63) & ~63ull);
+}
+
 static tsr_status cpu_available(tsr_context *ctx) { return TSR_OK; }
 
+/* Default plan for this machine class (2-core Zen AVX-512 with 48 KiB L1d,
+ * 1 MiB L2 per core; same logic elsewhere):
+ *  - micro-tile: avx512 12x32 (24 zmm accumulators), avx2 6x16, generic 4x8;
+ *  - bk: K cut into equal blocks of at most 256, so a bk×tn B micro-panel
+ *    (32 KiB at tn=32) stays in L1;
+ *  - bm: about 192 rows (a 192×256 packed A block is 192 KiB of L2), bn up to
+ *    1024 (A is re-packed once per bn columns); both cut into equal tiles
+ *    and the grid split further until its tiles divide evenly among the
+ *    cores, so small shapes (512³) still keep every core busy. */
 static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
-  *out = (tsr_plan){.bm = 128, .bn = 128, .bk = 256, .wm = 1, .wn = 1, .tm = 1, .tn = 1,
-                    .stages = 1, .vec = 1, .a = TSR_IN_STAGED, .b = TSR_IN_STAGED, .pad = 0,
-                    .walk = {TSR_WALK_LINEAR, 1, 1}, .splitk = 1, .threads = 0,
-                    .isa = TSR_ISA_AUTO};
+  tsr_isa isa = best_isa();
+  int tm = isa == TSR_ISA_AVX512 ? 12 : isa == TSR_ISA_AVX2 ? 6 : 4;
+  int tn = isa == TSR_ISA_AVX512 ? 32 : isa == TSR_ISA_AVX2 ? 16 : 8;
+  const int64_t kc_max = 256, mc_max = 192, nc_max = 1024;
+  int64_t m = p->m > 0 ? p->m : 1, n = p->n > 0 ? p->n : 1, k = p->k > 0 ? p->k : 1;
+  int64_t bk = cdiv(k, cdiv(k, kc_max));
+  int64_t nt = online_cores();
+  int64_t batch = p->batch > 0 ? p->batch : 1;
+  int64_t gm0 = cdiv(m, mc_max), gn0 = cdiv(n, nc_max);
+  int64_t bm = round_up(cdiv(m, gm0), tm), bn = round_up(cdiv(n, gn0), tn);
+  /* Split further (M first, then N) until the tasks share evenly. */
+  for (int extra = 0; extra < 16; extra++) {
+    int64_t gm = gm0 + (extra + 1) / 2, gn = gn0 + extra / 2;
+    int64_t cbm = round_up(cdiv(m, gm), tm), cbn = round_up(cdiv(n, gn), tn);
+    int64_t tasks = cdiv(m, cbm) * cdiv(n, cbn) * batch;
+    if (extra == 0 || tasks % nt == 0 || tasks >= 8 * nt) {
+      bm = cbm;
+      bn = cbn;
+      if (tasks % nt == 0 || tasks >= 8 * nt) break;
+    }
+  }
+  *out = (tsr_plan){.bm = (int)bm, .bn = (int)bn, .bk = (int)bk, .wm = 1, .wn = 1, .tm = tm,
+                    .tn = tn, .stages = 1, .vec = 1, .a = TSR_IN_STAGED, .b = TSR_IN_STAGED,
+                    .pad = 0, .walk = {TSR_WALK_LINEAR, 1, 1}, .splitk = 1, .threads = 0,
+                    .isa = TSR_ISA_AUTO, .mma = TSR_MMA_FFMA};
+}
+
+/* Threads a run of this plan uses: plan.threads (0 = all online cores),
+ * never more than there are tasks. */
+static int run_threads(const tsr_plan *plan, uint64_t tasks) {
+  int t = plan->threads > 0 ? plan->threads : online_cores();
+  if ((uint64_t)t > tasks) t = (int)tasks;
+  return t < 1 ? 1 : t;
+}
+
+static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
+                             const tsr__cpu_kernel **kern, char *msg, size_t cap) {
+  const struct { const char *name; int v; } pos[] = {
+      {"bm", plan->bm}, {"bn", plan->bn}, {"bk", plan->bk}, {"tm", plan->tm}, {"tn", plan->tn}};
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+    if (pos[i].v < 1)
+      return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: %s=%d must be at least 1",
+                          pos[i].name, pos[i].v);
+  const struct { const char *name; int v, want; } fixed[] = {
+      {"wm", plan->wm, 1},         {"wn", plan->wn, 1},
+      {"stages", plan->stages, 1}, {"vec", plan->vec, 1},
+      {"pad", plan->pad, 0},       {"splitk", plan->splitk, 1},
+      {"a", (int)plan->a, TSR_IN_STAGED}, {"b", (int)plan->b, TSR_IN_STAGED},
+      {"mma", (int)plan->mma, TSR_MMA_FFMA}};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    if (fixed[i].v != fixed[i].want) {
+      const char *what = fixed[i].name[0] == 'a' || fixed[i].name[0] == 'b' ? "staged"
+                         : fixed[i].name[0] == 'm' ? "ffma" : NULL;
+      if (what)
+        return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                            "plan: %s=%d is not used by the cpu backend and must be %s",
+                            fixed[i].name, fixed[i].v, what);
+      return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                          "plan: %s=%d is not used by the cpu backend and must be %d",
+                          fixed[i].name, fixed[i].v, fixed[i].want);
+    }
+  if (plan->threads < 0 || plan->threads > TSR__CPU_MAX_THREADS)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: threads=%d is outside 0..%d",
+                        plan->threads, TSR__CPU_MAX_THREADS);
+  tsr_status st = resolve_kernel(plan, kern, msg, cap);
+  if (st) return st;
+  if (plan->bm % plan->tm)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: bm=%d is not a multiple of tm=%d",
+                        plan->bm, plan->tm);
+  if (plan->bn % plan->tn)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: bn=%d is not a multiple of tn=%d",
+                        plan->bn, plan->tn);
+  uint64_t bytes = pack_bytes(plan);
+  if (bytes > TSR__CPU_MAX_PACK_BYTES)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                        "plan: bm=%d, bk=%d need %llu bytes of packing buffers per thread "
+                        "(limit %llu)",
+                        plan->bm, plan->bk, (unsigned long long)bytes,
+                        (unsigned long long)TSR__CPU_MAX_PACK_BYTES);
+  uint64_t h = (uint64_t)cdiv(p->m, plan->bm), w = (uint64_t)cdiv(p->n, plan->bn);
+  if (h > UINT32_MAX || w > UINT32_MAX)
+    return tsr__failbuf(msg, cap, TSR_ERR_OVERFLOW, "plan: tile grid %llux%llu exceeds uint32",
+                        (unsigned long long)h, (unsigned long long)w);
+  if (p->batch > UINT32_MAX)
+    return tsr__failbuf(msg, cap, TSR_ERR_OVERFLOW, "problem: batch=%lld exceeds uint32",
+                        (long long)p->batch);
+  return tsr_walk_check(&plan->walk, (uint32_t)h, (uint32_t)w, msg, cap);
 }
 
 static tsr_status cpu_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
                               tsr_plan_info *info) {
   memset(info, 0, sizeof *info);
-  info->plan = *plan;
-  uint64_t h = (uint64_t)((p->m + plan->bm - 1) / plan->bm);
-  uint64_t w = (uint64_t)((p->n + plan->bn - 1) / plan->bn);
-  if (h > UINT32_MAX || w > UINT32_MAX)
-    return tsr__fail(ctx, TSR_ERR_OVERFLOW, "plan: tile grid %llux%llu exceeds uint32",
-                     (unsigned long long)h, (unsigned long long)w);
-  char msg[256];
-  tsr_status st = tsr_walk_check(&plan->walk, (uint32_t)h, (uint32_t)w, msg, sizeof msg);
+  char msg[512];
+  const tsr__cpu_kernel *kern;
+  tsr_status st = check_plan(p, plan, &kern, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
-  tsr_walk_normalize(&info->plan.walk, (uint32_t)h, (uint32_t)w);
-  info->grid_rows = (uint32_t)h;
-  info->grid_cols = (uint32_t)w;
+  info->plan = *plan;
+  info->plan.isa = kern->isa; /* the realized kernel's ISA, never auto */
+  uint32_t h = (uint32_t)cdiv(p->m, plan->bm), w = (uint32_t)cdiv(p->n, plan->bn);
+  tsr_walk_normalize(&info->plan.walk, h, w);
+  info->grid_rows = h;
+  info->grid_cols = w;
   info->grid_batch = (uint32_t)p->batch;
-  info->threads = 1;
+  info->threads = (uint32_t)run_threads(plan, (uint64_t)h * w * (uint64_t)p->batch);
+  info->smem_bytes = pack_bytes(plan) * info->threads;
   info->regs = info->local_bytes = -1;
   info->tail_m = p->m % plan->bm != 0;
   info->tail_n = p->n % plan->bn != 0;
@@ -41,26 +234,141 @@ static tsr_status cpu_realize(tsr_context *ctx, const tsr_problem *p, const tsr_
   return TSR_OK;
 }
 
+/* ---- execution ---------------------------------------------------------- */
+
+typedef struct {
+  const tsr_problem *p;
+  const tsr_plan *plan;
+  tsr__cpu_ukernel kern;
+  tsr__cpu_packer pack;
+  const float *a, *b;
+  float *c;
+  int64_t lda, ldb, ldc, sa, sb, sc;
+  uint32_t h, w;
+  uint64_t tasks;
+  uint64_t next; /* next task ordinal (atomic) */
+  int oom;       /* a thread could not get its buffers (atomic) */
+  tsr__cpu_pool *pool;
+} job;
+
+static void run_tile(const job *j, float *apack, float *bpack, float *edge, int64_t bt,
+                     uint32_t row, uint32_t col) {
+  const tsr_problem *p = j->p;
+  const int tm = j->plan->tm, tn = j->plan->tn;
+  const int64_t bm = j->plan->bm, bn = j->plan->bn, bk = j->plan->bk;
+  const int64_t i0 = (int64_t)row * bm, j0 = (int64_t)col * bn;
+  const int64_t mlen = p->m - i0 < bm ? p->m - i0 : bm;
+  const int64_t nlen = p->n - j0 < bn ? p->n - j0 : bn;
+  const float *A = j->a + bt * j->sa, *B = j->b + bt * j->sb;
+  float *C = j->c + bt * j->sc + i0 * j->ldc + j0;
+  /* op(A)(i, k) at A[i*ars + k*aks]; op(B)(k, jj) at B[jj*brs + k*bks]. */
+  const int64_t ars = p->op_a == TSR_OP_N ? j->lda : 1, aks = p->op_a == TSR_OP_N ? 1 : j->lda;
+  const int64_t brs = p->op_b == TSR_OP_N ? 1 : j->ldb, bks = p->op_b == TSR_OP_N ? j->ldb : 1;
+  const float alpha = p->alpha;
+
+  for (int64_t p0 = 0; p0 < p->k; p0 += bk) { /* K blocks */
+    const int64_t kc = p->k - p0 < bk ? p->k - p0 : bk;
+    const float beta = p0 == 0 ? p->beta : 1.0f;
+    for (int64_t ir = 0; ir < mlen; ir += tm) { /* pack the A block, tm rows at a time */
+      int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
+      j->pack(kc, mr, tm, A + (i0 + ir) * ars + p0 * aks, ars, aks, apack + ir * kc);
+    }
+    for (int64_t jr = 0; jr < nlen; jr += tn) { /* B micro-panels (L1) */
+      const int nr = nlen - jr < tn ? (int)(nlen - jr) : tn;
+      j->pack(kc, nr, tn, B + (j0 + jr) * brs + p0 * bks, brs, bks, bpack);
+      for (int64_t ir = 0; ir < mlen; ir += tm) { /* A micro-panels (L2) */
+        const int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
+        float *ct = C + ir * j->ldc + jr;
+        if (mr == tm && nr == tn) {
+          j->kern(kc, apack + ir * kc, bpack, ct, j->ldc, alpha, beta);
+          continue;
+        }
+        /* Edge tile: full tile into the buffer, then merge the valid part. */
+        j->kern(kc, apack + ir * kc, bpack, edge, tn, 1.0f, 0.0f);
+        for (int i = 0; i < mr; i++) {
+          float *cr = ct + i * j->ldc;
+          const float *er = edge + i * tn;
+          if (beta == 0.0f)
+            for (int x = 0; x < nr; x++) cr[x] = alpha * er[x];
+          else
+            for (int x = 0; x < nr; x++) cr[x] = alpha * er[x] + beta * cr[x];
+        }
+      }
+    }
+  }
+}
+
+static void worker(void *arg, int tid) {
+  job *j = arg;
+  const tsr_plan *pl = j->plan;
+  uint64_t abytes = ((uint64_t)round_up(pl->bm, pl->tm) * pl->bk * 4 + 63) & ~63ull;
+  uint64_t bbytes = ((uint64_t)pl->bk * pl->tn * 4 + 63) & ~63ull;
+  float *buf = tsr__cpu_pool_scratch(j->pool, tid, pack_bytes(pl));
+  if (!buf) {
+    __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  float *apack = buf, *bpack = buf + abytes / 4, *edge = bpack + bbytes / 4;
+  const uint64_t hw = (uint64_t)j->h * j->w;
+  for (;;) {
+    uint64_t t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+    if (t >= j->tasks || __atomic_load_n(&j->oom, __ATOMIC_RELAXED)) break;
+    uint32_t row, col;
+    tsr_walk_map(&pl->walk, j->h, j->w, (uint32_t)(t % hw), &row, &col);
+    run_tile(j, apack, bpack, edge, (int64_t)(t / hw), row, col);
+  }
+}
+
+/* The context's pool, created on first use (global lock: two threads may
+ * share a context). */
+static pthread_mutex_t pool_create_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static tsr__cpu_pool *context_pool(tsr_context *ctx) {
+  pthread_mutex_lock(&pool_create_lock);
+  tsr__cpu_pool *pool = ctx->backend_state[TSR_BACKEND_CPU];
+  if (!pool) pool = ctx->backend_state[TSR_BACKEND_CPU] = tsr__cpu_pool_create();
+  pthread_mutex_unlock(&pool_create_lock);
+  return pool;
+}
+
+static void cpu_context_release(tsr_context *ctx) {
+  tsr__cpu_pool_destroy(ctx->backend_state[TSR_BACKEND_CPU]);
+  ctx->backend_state[TSR_BACKEND_CPU] = NULL;
+}
+
 tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
                          const float *a, const float *b, float *c) {
-  int64_t ar, ac, lda, sa, br, bc, ldb, sb, cr, cc, ldc, sc;
-  tsr__stored_dims(p, TSR_TENSOR_A, &ar, &ac, &lda, &sa);
-  tsr__stored_dims(p, TSR_TENSOR_B, &br, &bc, &ldb, &sb);
-  tsr__stored_dims(p, TSR_TENSOR_C, &cr, &cc, &ldc, &sc);
-  for (int64_t bt = 0; bt < p->batch; bt++)
-    for (int64_t i = 0; i < p->m; i++)
-      for (int64_t j = 0; j < p->n; j++) {
-        float acc = 0.0f;
-        for (int64_t k = 0; k < p->k; k++) {
-          float av = p->op_a == TSR_OP_N ? a[bt * sa + i * lda + k] : a[bt * sa + k * lda + i];
-          float bv = p->op_b == TSR_OP_N ? b[bt * sb + k * ldb + j] : b[bt * sb + j * ldb + k];
-          acc += av * bv;
-        }
-        float *out = &c[bt * sc + i * ldc + j];
-        *out = p->beta == 0.0f ? p->alpha * acc : p->alpha * acc + p->beta * *out;
-      }
+  char msg[512];
+  const tsr__cpu_kernel *kern;
+  tsr_status st = check_plan(p, plan, &kern, msg, sizeof msg);
+  if (st) return tsr__fail(ctx, st, "%s", msg);
+  job j = {.p = p, .plan = plan, .kern = kern->fn, .a = a, .b = b, .c = c};
+  j.pack = kern->isa == TSR_ISA_AVX512 ? tsr__cpu_pack_avx512 : tsr__cpu_pack_generic;
+  int64_t rows, cols;
+  tsr__stored_dims(p, TSR_TENSOR_A, &rows, &cols, &j.lda, &j.sa);
+  tsr__stored_dims(p, TSR_TENSOR_B, &rows, &cols, &j.ldb, &j.sb);
+  tsr__stored_dims(p, TSR_TENSOR_C, &rows, &cols, &j.ldc, &j.sc);
+  j.h = (uint32_t)cdiv(p->m, plan->bm);
+  j.w = (uint32_t)cdiv(p->n, plan->bn);
+  j.tasks = (uint64_t)j.h * j.w * (uint64_t)p->batch;
+  /* The walk as realize normalizes it (an unnormalized one maps the same). */
+  tsr_plan pl = *plan;
+  tsr_walk_normalize(&pl.walk, j.h, j.w);
+  j.plan = &pl;
+  int nthreads = run_threads(plan, j.tasks);
+  tsr__cpu_pool *pool = ctx ? context_pool(ctx) : tsr__cpu_pool_create();
+  if (!pool) return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: out of memory for the thread pool");
+  j.pool = pool;
+  int rc = tsr__cpu_pool_run(pool, nthreads, worker, &j);
+  if (!ctx) tsr__cpu_pool_destroy(pool);
+  if (rc) return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: could not start %d worker threads", nthreads);
+  if (j.oom)
+    return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: out of memory for %llu bytes of packing buffers",
+                     (unsigned long long)pack_bytes(plan));
   return TSR_OK;
 }
+
+/* ---- vtable: exec over owned copies of C (benchmark harness) ------------- */
 
 typedef struct {
   tsr_context *ctx;
@@ -147,5 +455,5 @@ const tsr__backend tsr__backend_cpu = {
     .download = cpu_download,
     .exec_info = cpu_exec_info,
     .destroy = cpu_destroy,
-    .context_release = NULL,
+    .context_release = cpu_context_release,
 };

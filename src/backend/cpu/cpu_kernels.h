@@ -1,0 +1,63 @@
+/* CPU backend internals: register micro-kernels, packing, the thread pool.
+ *
+ * Packed layouts (BLIS/GotoBLAS): an A micro-panel holds tm rows of op(A)
+ * for kc steps, k-major (ap[k*tm + i]); a B micro-panel holds tn columns of
+ * op(B) for kc steps, k-major (bp[k*tn + j]). Rows/columns past the matrix
+ * edge are packed as zeros, so every kernel call computes a full tm×tn tile. */
+#ifndef TSR_BACKEND_CPU_KERNELS_H
+#define TSR_BACKEND_CPU_KERNELS_H
+
+#include <stdint.h>
+
+#include "tessera.h"
+
+/* C[i*ldc + j] = alpha * sum_k ap[k*tm+i] * bp[k*tn+j] + beta * C[...] for
+ * the full tm×tn tile. beta == 0 never reads C. */
+typedef void (*tsr__cpu_ukernel)(int64_t kc, const float *ap, const float *bp, float *c,
+                                 int64_t ldc, float alpha, float beta);
+
+/* Packs op(X) rows [0, mr) × k [0, kc) of a micro-panel of width w into
+ * dst (k-major, zero-padded to w). Source element (r, k) lives at
+ * src[r*rs + k*ks]: one of rs, ks is 1. */
+typedef void (*tsr__cpu_packer)(int64_t kc, int mr, int w, const float *src, int64_t rs,
+                                int64_t ks, float *dst);
+
+typedef struct {
+  tsr_isa isa;
+  int tm, tn;
+  tsr__cpu_ukernel fn;
+} tsr__cpu_kernel;
+
+/* Every micro-kernel compiled in, per ISA (NULL-terminated by fn == NULL). */
+extern const tsr__cpu_kernel tsr__cpu_kernels_generic[];
+extern const tsr__cpu_kernel tsr__cpu_kernels_avx2[];
+extern const tsr__cpu_kernel tsr__cpu_kernels_avx512[];
+
+/* Packers, per ISA (the AVX-512 one transposes in registers). */
+void tsr__cpu_pack_generic(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
+                           float *dst);
+void tsr__cpu_pack_avx512(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
+                          float *dst);
+
+/* 1 when the running CPU (and OS) supports the ISA's micro-kernels. */
+int tsr__cpu_isa_supported(tsr_isa isa);
+/* Test hook: treat every ISA above max as unsupported (TSR_ISA_AVX512
+ * restores detection). Process-wide; not for concurrent use with gemm. */
+void tsr__cpu_isa_limit(tsr_isa max);
+
+/* ---- thread pool ------------------------------------------------------ */
+typedef struct tsr__cpu_pool tsr__cpu_pool;
+
+tsr__cpu_pool *tsr__cpu_pool_create(void);
+void tsr__cpu_pool_destroy(tsr__cpu_pool *pool); /* NULL is a no-op; joins workers */
+/* Runs fn(arg, tid) for tid in [0, nthreads) concurrently (tid 0 on the
+ * caller) and returns when all are done. Callers sharing a pool are
+ * serialized. Returns 0, or -1 when a worker thread could not be started
+ * (then nothing ran). */
+int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, int tid),
+                      void *arg);
+/* Per-participant scratch of at least `bytes` (64-byte aligned), kept
+ * between runs; valid only inside fn for that tid. NULL on OOM. */
+float *tsr__cpu_pool_scratch(tsr__cpu_pool *pool, int tid, size_t bytes);
+
+#endif

@@ -1,0 +1,133 @@
+/* AVX-512 micro-kernels and packing. 16-wide along N; tm rows of packed A
+ * are broadcast (folded into the FMA as {1to16} memory operands). Compiled
+ * per function with target attributes; used only after feature detection. */
+#include "backend/cpu/cpu_kernels.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/* MR rows × NV vectors of 16; MR*NV accumulators + NV B vectors must fit the
+ * 32 zmm registers. The C tile is prefetched before the K loop so its
+ * misses overlap the FMAs. */
+#define TSR_AVX512_KERNEL(MR, NV)                                                            \
+  __attribute__((target("avx512f"))) static void k512_##MR##x##NV(                          \
+      int64_t kc, const float *restrict ap, const float *restrict bp, float *restrict c,     \
+      int64_t ldc, float alpha, float beta) {                                                \
+    __m512 acc[MR][NV];                                                                      \
+    _Pragma("GCC unroll 32") for (int i = 0; i < MR; i++) {                                  \
+      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                 \
+        acc[i][v] = _mm512_setzero_ps();                                                     \
+        _mm_prefetch((const char *)(c + i * ldc + v * 16), _MM_HINT_T0);                     \
+      }                                                                                      \
+    }                                                                                        \
+    for (int64_t k = 0; k < kc; k++) {                                                       \
+      /* Named B vectors: GCC spills a small __m512 array to the stack. */                  \
+      const float *bk = bp + k * (NV * 16);                                                  \
+      __m512 b0 = _mm512_load_ps(bk);                                                        \
+      __m512 b1 = NV > 1 ? _mm512_load_ps(bk + 16) : b0;                                     \
+      __m512 b2 = NV > 2 ? _mm512_load_ps(bk + 32) : b0;                                     \
+      __m512 b3 = NV > 3 ? _mm512_load_ps(bk + 48) : b0;                                     \
+      _Pragma("GCC unroll 32") for (int i = 0; i < MR; i++) {                                \
+        __m512 a = _mm512_set1_ps(ap[k * MR + i]);                                           \
+        acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);                                       \
+        if (NV > 1) acc[i][1 % NV] = _mm512_fmadd_ps(a, b1, acc[i][1 % NV]);                 \
+        if (NV > 2) acc[i][2 % NV] = _mm512_fmadd_ps(a, b2, acc[i][2 % NV]);                 \
+        if (NV > 3) acc[i][3 % NV] = _mm512_fmadd_ps(a, b3, acc[i][3 % NV]);                 \
+      }                                                                                      \
+    }                                                                                        \
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);                            \
+    _Pragma("GCC unroll 32") for (int i = 0; i < MR; i++)                                    \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                               \
+      float *cp = c + i * ldc + v * 16;                                                      \
+      __m512 r = _mm512_mul_ps(va, acc[i][v]);                                               \
+      if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cp), r);                     \
+      _mm512_storeu_ps(cp, r);                                                               \
+    }                                                                                        \
+  }
+
+TSR_AVX512_KERNEL(6, 4)
+TSR_AVX512_KERNEL(8, 3)
+TSR_AVX512_KERNEL(12, 2)
+TSR_AVX512_KERNEL(14, 2)
+TSR_AVX512_KERNEL(8, 2)
+TSR_AVX512_KERNEL(16, 1)
+TSR_AVX512_KERNEL(28, 1)
+
+const tsr__cpu_kernel tsr__cpu_kernels_avx512[] = {
+    {TSR_ISA_AVX512, 12, 32, k512_12x2},
+    {TSR_ISA_AVX512, 14, 32, k512_14x2},
+    {TSR_ISA_AVX512, 6, 64, k512_6x4},
+    {TSR_ISA_AVX512, 8, 48, k512_8x3},
+    {TSR_ISA_AVX512, 8, 32, k512_8x2},
+    {TSR_ISA_AVX512, 16, 16, k512_16x1},
+    {TSR_ISA_AVX512, 28, 16, k512_28x1},
+    {TSR_ISA_AVX512, 0, 0, NULL},
+};
+
+static inline __mmask16 lanes(int n) {
+  return n <= 0 ? 0 : n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u);
+}
+
+/* In-register transpose of 16 rows of 16 floats: out[j] = column j. */
+__attribute__((target("avx512f"))) static inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  /* Per 128-bit lane L, u[4g + q] holds column 4L+q of rows 4g..4g+3. */
+  for (int g = 0; g < 4; g++) {
+    __m512 lo0 = t[4 * g], hi0 = t[4 * g + 1], lo1 = t[4 * g + 2], hi1 = t[4 * g + 3];
+    u[4 * g + 0] = _mm512_shuffle_ps(lo0, lo1, 0x44);
+    u[4 * g + 1] = _mm512_shuffle_ps(lo0, lo1, 0xEE);
+    u[4 * g + 2] = _mm512_shuffle_ps(hi0, hi1, 0x44);
+    u[4 * g + 3] = _mm512_shuffle_ps(hi0, hi1, 0xEE);
+  }
+  /* Gather lane L of the four row groups: column 4L+q. */
+  for (int q = 0; q < 4; q++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x88);
+    __m512 v1 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xDD);
+    __m512 v2 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x88);
+    __m512 v3 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xDD);
+    r[q] = _mm512_shuffle_f32x4(v0, v2, 0x88);      /* lane 0 */
+    r[8 + q] = _mm512_shuffle_f32x4(v0, v2, 0xDD);  /* lane 2 */
+    r[4 + q] = _mm512_shuffle_f32x4(v1, v3, 0x88);  /* lane 1 */
+    r[12 + q] = _mm512_shuffle_f32x4(v1, v3, 0xDD); /* lane 3 */
+  }
+}
+
+__attribute__((target("avx512f"))) void tsr__cpu_pack_avx512(int64_t kc, int mr, int w,
+                                                             const float *src, int64_t rs,
+                                                             int64_t ks, float *dst) {
+  if (rs == 1) { /* each k-step is a contiguous run of mr source elements */
+    for (int64_t k = 0; k < kc; k++) {
+      const float *s = src + k * ks;
+      float *d = dst + k * w;
+      for (int r0 = 0; r0 < w; r0 += 16)
+        _mm512_mask_storeu_ps(d + r0, lanes(w - r0), _mm512_maskz_loadu_ps(lanes(mr - r0), s + r0));
+    }
+    return;
+  }
+  /* Rows contiguous along k: transpose 16×16 blocks in registers. */
+  for (int r0 = 0; r0 < w; r0 += 16) {
+    __mmask16 store = lanes(w - r0);
+    int rows = mr - r0 < 0 ? 0 : mr - r0 > 16 ? 16 : mr - r0;
+    for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+      int kn = kc - k0 < 16 ? (int)(kc - k0) : 16;
+      __mmask16 kmask = lanes(kn);
+      __m512 r[16];
+      for (int i = 0; i < 16; i++)
+        r[i] = i < rows ? _mm512_maskz_loadu_ps(kmask, src + (r0 + i) * rs + k0)
+                        : _mm512_setzero_ps();
+      transpose16(r);
+      for (int j = 0; j < kn; j++) _mm512_mask_storeu_ps(dst + (k0 + j) * w + r0, store, r[j]);
+    }
+  }
+}
+#else
+const tsr__cpu_kernel tsr__cpu_kernels_avx512[] = {{TSR_ISA_AVX512, 0, 0, NULL}};
+void tsr__cpu_pack_avx512(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
+                          float *dst) {
+  tsr__cpu_pack_generic(kc, mr, w, src, rs, ks, dst);
+}
+#endif

@@ -1,0 +1,86 @@
+/* Portable micro-kernels and packing (plain C, baseline ISA), plus CPU
+ * feature detection. */
+#include <string.h>
+
+#include "backend/cpu/cpu_kernels.h"
+
+/* Highest ISA the backend may use (tests lower it to act as an older CPU). */
+static tsr_isa isa_limit = TSR_ISA_AVX512;
+
+void tsr__cpu_isa_limit(tsr_isa max) {
+  __atomic_store_n(&isa_limit, max, __ATOMIC_RELAXED);
+}
+
+int tsr__cpu_isa_supported(tsr_isa isa) {
+  if (isa > __atomic_load_n(&isa_limit, __ATOMIC_RELAXED)) return 0;
+  switch (isa) {
+    case TSR_ISA_GENERIC: return 1;
+#if defined(__x86_64__) || defined(__i386__)
+    case TSR_ISA_AVX2:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case TSR_ISA_AVX512:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx512f");
+#endif
+    default: return 0;
+  }
+}
+
+void tsr__cpu_pack_generic(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
+                           float *dst) {
+  if (rs == 1) { /* each k-step is a contiguous run of mr source elements */
+    for (int64_t k = 0; k < kc; k++) {
+      float *d = dst + k * w;
+      const float *s = src + k * ks;
+      for (int r = 0; r < mr; r++) d[r] = s[r];
+      for (int r = mr; r < w; r++) d[r] = 0.0f;
+    }
+    return;
+  }
+  /* Transposing: walk k in short blocks so the mr source rows stay in L1. */
+  for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+    int64_t k1 = k0 + 16 < kc ? k0 + 16 : kc;
+    for (int r = 0; r < mr; r++) {
+      const float *s = src + r * rs;
+      for (int64_t k = k0; k < k1; k++) dst[k * w + r] = s[k * ks];
+    }
+    for (int r = mr; r < w; r++)
+      for (int64_t k = k0; k < k1; k++) dst[k * w + r] = 0.0f;
+  }
+}
+
+/* acc[MR][NR] over kc steps, then alpha/beta into C. Fixed extents let the
+ * compiler keep the tile in registers and vectorize along NR. */
+#define TSR_GENERIC_KERNEL(MR, NR)                                                          \
+  static void kgen_##MR##x##NR(int64_t kc, const float *restrict ap,                        \
+                               const float *restrict bp, float *restrict c, int64_t ldc,    \
+                               float alpha, float beta) {                                   \
+    float acc[MR][NR];                                                                      \
+    memset(acc, 0, sizeof acc);                                                             \
+    for (int64_t k = 0; k < kc; k++) {                                                      \
+      const float *a = ap + k * MR, *b = bp + k * NR;                                       \
+      for (int i = 0; i < MR; i++)                                                          \
+        for (int j = 0; j < NR; j++) acc[i][j] += a[i] * b[j];                              \
+    }                                                                                       \
+    for (int i = 0; i < MR; i++) {                                                          \
+      float *cr = c + i * ldc;                                                              \
+      if (beta == 0.0f)                                                                     \
+        for (int j = 0; j < NR; j++) cr[j] = alpha * acc[i][j];                             \
+      else                                                                                  \
+        for (int j = 0; j < NR; j++) cr[j] = alpha * acc[i][j] + beta * cr[j];              \
+    }                                                                                       \
+  }
+
+TSR_GENERIC_KERNEL(4, 4)
+TSR_GENERIC_KERNEL(4, 8)
+TSR_GENERIC_KERNEL(8, 8)
+TSR_GENERIC_KERNEL(4, 16)
+
+const tsr__cpu_kernel tsr__cpu_kernels_generic[] = {
+    {TSR_ISA_GENERIC, 4, 8, kgen_4x8},
+    {TSR_ISA_GENERIC, 4, 4, kgen_4x4},
+    {TSR_ISA_GENERIC, 8, 8, kgen_8x8},
+    {TSR_ISA_GENERIC, 4, 16, kgen_4x16},
+    {TSR_ISA_GENERIC, 0, 0, NULL},
+};

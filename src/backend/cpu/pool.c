@@ -1,0 +1,144 @@
+/* Persistent worker pool of the CPU backend, one per context (freed by the
+ * backend's context_release). Workers sleep on a condition variable between
+ * runs; a run is published as a new generation number. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "backend/cpu/cpu_kernels.h"
+
+#define TSR__POOL_MAX 256
+
+typedef struct {
+  float *buf;
+  size_t cap;
+} scratch;
+
+struct tsr__cpu_pool {
+  pthread_mutex_t run_lock; /* serializes callers sharing this pool */
+  pthread_mutex_t lock;     /* guards everything below */
+  pthread_cond_t wake, done;
+  pthread_t tid[TSR__POOL_MAX];
+  int nworkers;    /* started workers; worker w runs tid w+1 */
+  uint64_t gen;    /* bumped for every run */
+  int job_threads; /* participants of the current run, caller included */
+  int pending;     /* workers of the current run still busy */
+  int shutdown;
+  void (*fn)(void *, int);
+  void *arg;
+  scratch scr[TSR__POOL_MAX];
+};
+
+typedef struct {
+  tsr__cpu_pool *pool;
+  int index;
+  uint64_t gen; /* generation at creation: the worker joins runs after it */
+} worker_arg;
+
+static void *worker_main(void *p) {
+  worker_arg wa = *(worker_arg *)p;
+  free(p);
+  tsr__cpu_pool *pool = wa.pool;
+  pthread_mutex_lock(&pool->lock);
+  uint64_t seen = wa.gen;
+  for (;;) {
+    while (!pool->shutdown && pool->gen == seen) pthread_cond_wait(&pool->wake, &pool->lock);
+    if (pool->shutdown) break;
+    seen = pool->gen;
+    int tid = wa.index + 1;
+    if (tid < pool->job_threads) {
+      void (*fn)(void *, int) = pool->fn;
+      void *arg = pool->arg;
+      pthread_mutex_unlock(&pool->lock);
+      fn(arg, tid);
+      pthread_mutex_lock(&pool->lock);
+      if (--pool->pending == 0) pthread_cond_signal(&pool->done);
+    }
+  }
+  pthread_mutex_unlock(&pool->lock);
+  return NULL;
+}
+
+tsr__cpu_pool *tsr__cpu_pool_create(void) {
+  tsr__cpu_pool *pool = calloc(1, sizeof *pool);
+  if (!pool) return NULL;
+  pthread_mutex_init(&pool->run_lock, NULL);
+  pthread_mutex_init(&pool->lock, NULL);
+  pthread_cond_init(&pool->wake, NULL);
+  pthread_cond_init(&pool->done, NULL);
+  return pool;
+}
+
+void tsr__cpu_pool_destroy(tsr__cpu_pool *pool) {
+  if (!pool) return;
+  pthread_mutex_lock(&pool->lock);
+  pool->shutdown = 1;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->lock);
+  for (int i = 0; i < pool->nworkers; i++) pthread_join(pool->tid[i], NULL);
+  for (int i = 0; i < TSR__POOL_MAX; i++) free(pool->scr[i].buf);
+  pthread_cond_destroy(&pool->wake);
+  pthread_cond_destroy(&pool->done);
+  pthread_mutex_destroy(&pool->lock);
+  pthread_mutex_destroy(&pool->run_lock);
+  free(pool);
+}
+
+/* Called with run_lock held. */
+static int grow(tsr__cpu_pool *pool, int want) {
+  while (pool->nworkers < want) {
+    worker_arg *wa = malloc(sizeof *wa);
+    if (!wa) return -1;
+    wa->pool = pool;
+    wa->index = pool->nworkers;
+    wa->gen = pool->gen; /* stable: only a run_lock holder bumps it */
+    if (pthread_create(&pool->tid[pool->nworkers], NULL, worker_main, wa) != 0) {
+      free(wa);
+      return -1;
+    }
+    pthread_mutex_lock(&pool->lock);
+    pool->nworkers++;
+    pthread_mutex_unlock(&pool->lock);
+  }
+  return 0;
+}
+
+int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, int tid),
+                      void *arg) {
+  if (nthreads < 1) nthreads = 1;
+  if (nthreads > TSR__POOL_MAX) nthreads = TSR__POOL_MAX;
+  if (nthreads == 1) { /* no hand-off: the caller computes alone */
+    pthread_mutex_lock(&pool->run_lock);
+    fn(arg, 0);
+    pthread_mutex_unlock(&pool->run_lock);
+    return 0;
+  }
+  pthread_mutex_lock(&pool->run_lock);
+  if (grow(pool, nthreads - 1) != 0) {
+    pthread_mutex_unlock(&pool->run_lock);
+    return -1;
+  }
+  pthread_mutex_lock(&pool->lock);
+  pool->fn = fn;
+  pool->arg = arg;
+  pool->job_threads = nthreads;
+  pool->pending = nthreads - 1;
+  pool->gen++;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->lock);
+  fn(arg, 0);
+  pthread_mutex_lock(&pool->lock);
+  while (pool->pending > 0) pthread_cond_wait(&pool->done, &pool->lock);
+  pthread_mutex_unlock(&pool->lock);
+  pthread_mutex_unlock(&pool->run_lock);
+  return 0;
+}
+
+float *tsr__cpu_pool_scratch(tsr__cpu_pool *pool, int tid, size_t bytes) {
+  scratch *s = &pool->scr[tid];
+  if (s->cap >= bytes) return s->buf;
+  free(s->buf);
+  size_t cap = (bytes + 63) & ~(size_t)63;
+  s->buf = aligned_alloc(64, cap);
+  s->cap = s->buf ? cap : 0;
+  return s->buf;
+}

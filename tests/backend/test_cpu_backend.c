@@ -1,0 +1,521 @@
+/* CPU backend: every output element against the FP64 oracle (exact on
+ * dyadic inputs, 1e-4 on random ones) over shapes, transposes, alpha/beta,
+ * batches, padded leading dimensions, every available ISA and micro-kernel,
+ * every walk kind, 1 and 2 threads; plan rejections name the field. */
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "core/backend.h"
+#include "core/inputs.h"
+#include "tessera.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TSR_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TSR_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef TSR_TEST_SANITIZED
+#define TSR_TEST_SANITIZED 0
+#endif
+/* Largest extent of the big case: smaller under the sanitizers. */
+#define BIG (TSR_TEST_SANITIZED ? 131 : 513)
+
+static const float PAD_SENTINEL = 777.25f;
+
+typedef struct {
+  int64_t m, n, k, batch;
+  tsr_op oa, ob;
+  float alpha, beta;
+  int64_t pad_a, pad_b, pad_c;       /* extra leading-dimension elements */
+  int64_t gap_a, gap_b, gap_c;       /* extra batch-stride elements */
+  tsr_inputs inputs;
+} gemm_case;
+
+static tsr_problem make_problem(const gemm_case *g) {
+  tsr_problem p;
+  tsr_problem_init(&p, g->m, g->n, g->k);
+  p.batch = g->batch ? g->batch : 1;
+  p.op_a = g->oa;
+  p.op_b = g->ob;
+  p.alpha = g->alpha;
+  p.beta = g->beta;
+  int64_t acols = g->oa == TSR_OP_N ? g->k : g->m, arows = g->oa == TSR_OP_N ? g->m : g->k;
+  int64_t bcols = g->ob == TSR_OP_N ? g->n : g->k, brows = g->ob == TSR_OP_N ? g->k : g->n;
+  if (g->pad_a || g->gap_a) p.lda = acols + g->pad_a;
+  if (g->pad_b || g->gap_b) p.ldb = bcols + g->pad_b;
+  if (g->pad_c || g->gap_c) p.ldc = g->n + g->pad_c;
+  if (g->gap_a) p.stride_a = arows * p.lda + g->gap_a;
+  if (g->gap_b) p.stride_b = brows * p.ldb + g->gap_b;
+  if (g->gap_c) p.stride_c = g->m * p.ldc + g->gap_c;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  return p;
+}
+
+/* 1 when stored element idx of C lies inside the logical m×n of its batch. */
+static int c_is_logical(const tsr_problem *p, int64_t idx) {
+  int64_t rows, cols, ld, stride;
+  tsr__stored_dims(p, TSR_TENSOR_C, &rows, &cols, &ld, &stride);
+  int64_t b = idx / stride, r = (idx % stride) / ld, c = (idx % stride) % ld;
+  return b < p->batch && r < p->m && c < p->n;
+}
+
+/* Runs one case through tsr_gemm (plan NULL: the default) or tsr__cpu_gemm
+ * and checks every element and that no padding element changed. */
+static void run_case_with(const gemm_case *g, const tsr_plan *plan, tsr_context *ctx, int direct) {
+  tsr_problem p = make_problem(g);
+  int64_t na = tsr_problem_elems_a(&p), nb = tsr_problem_elems_b(&p), nc = tsr_problem_elems_c(&p);
+  float *a = malloc((size_t)na * sizeof *a), *b = malloc((size_t)nb * sizeof *b);
+  float *c = malloc((size_t)nc * sizeof *c), *c0 = malloc((size_t)nc * sizeof *c0);
+  double *ref = malloc((size_t)(p.batch * p.m * p.n) * sizeof *ref);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_non_null(c);
+  assert_non_null(c0);
+  assert_non_null(ref);
+  tsr_fill(&p, TSR_TENSOR_A, g->inputs, 11, a);
+  tsr_fill(&p, TSR_TENSOR_B, g->inputs, 11, b);
+  if (g->beta != 0.0f) tsr_fill(&p, TSR_TENSOR_C, g->inputs, 11, c);
+  else tsr_poison(&p, c); /* beta == 0 must never read C */
+  for (int64_t i = 0; i < nc; i++)
+    if (!c_is_logical(&p, i)) c[i] = PAD_SENTINEL;
+  memcpy(c0, c, (size_t)nc * sizeof *c);
+  assert_int_equal(tsr_oracle_cpu(&p, a, b, g->beta != 0.0f ? c0 : NULL, ref), TSR_OK);
+
+  tsr_status st;
+  if (direct) {
+    tsr_plan_info info;
+    assert_int_equal(tsr_plan_realize(ctx, TSR_BACKEND_CPU, &p, plan, &info), TSR_OK);
+    st = tsr__cpu_gemm(ctx, &p, &info.plan, a, b, c);
+  } else {
+    st = tsr_gemm(ctx, TSR_BACKEND_CPU, &p, plan, a, b, c);
+  }
+  if (st) fail_msg("gemm failed: %s", tsr_context_message(ctx));
+
+  tsr_receipt r;
+  int exact = g->inputs == TSR_INPUTS_DYADIC;
+  tsr_validate(&p, c, ref, exact ? 0.0 : 1e-4, exact ? 0.0 : 1e-4, &r);
+  if (!r.passed || (exact && r.max_abs_err != 0.0))
+    fail_msg("%lldx%lldx%lld op=%d%d batch=%lld alpha=%g beta=%g: %lld of %lld failed, first "
+             "%lld, max abs err %g",
+             (long long)p.m, (long long)p.n, (long long)p.k, (int)p.op_a, (int)p.op_b,
+             (long long)p.batch, p.alpha, p.beta, (long long)r.failed, (long long)r.checked,
+             (long long)r.first_fail, r.max_abs_err);
+  assert_int_equal(r.checked, p.batch * p.m * p.n);
+  for (int64_t i = 0; i < nc; i++)
+    if (!c_is_logical(&p, i) && memcmp(&c[i], &c0[i], sizeof *c) != 0)
+      fail_msg("padding element %lld of C changed", (long long)i);
+  free(a);
+  free(b);
+  free(c);
+  free(c0);
+  free(ref);
+}
+
+static tsr_context *g_ctx;
+
+static void run_case(const gemm_case *g, const tsr_plan *plan) { run_case_with(g, plan, g_ctx, 0); }
+
+static int setup(void **state) {
+  tsr__cpu_isa_limit(TSR_ISA_AVX512);
+  return tsr_context_create(&g_ctx) == TSR_OK ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  tsr_context_destroy(g_ctx);
+  g_ctx = NULL;
+  tsr__cpu_isa_limit(TSR_ISA_AVX512);
+  return 0;
+}
+
+static tsr_plan default_plan_for(const gemm_case *g) {
+  tsr_problem p = make_problem(g);
+  tsr_plan pl;
+  assert_int_equal(tsr_plan_default(g_ctx, TSR_BACKEND_CPU, &p, &pl), TSR_OK);
+  return pl;
+}
+
+/* ---- shapes × transposes with the default plan -------------------------- */
+
+static const int64_t shapes[][3] = {
+    {1, 1, 1}, {127, 193, 61}, {BIG, 257, 129}, {64, 80, 1}, {3, 300, 17}, {200, 5, 40}};
+
+static void test_shapes_transposes_dyadic(void **state) {
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int t = 0; t < 4; t++) {
+      gemm_case g = {.m = shapes[s][0], .n = shapes[s][1], .k = shapes[s][2],
+                     .oa = (tsr_op)(t & 1), .ob = (tsr_op)(t >> 1), .alpha = 1.0f,
+                     .beta = 0.0f, .inputs = TSR_INPUTS_DYADIC};
+      run_case(&g, NULL);
+    }
+}
+
+static void test_alpha_beta(void **state) {
+  for (int t = 0; t < 4; t++) {
+    /* beta != 0 on finite C, dyadic alpha/beta keep the result exact. */
+    gemm_case g = {.m = 127, .n = 193, .k = 61, .oa = (tsr_op)(t & 1), .ob = (tsr_op)(t >> 1),
+                   .alpha = -1.5f, .beta = 0.5f, .inputs = TSR_INPUTS_DYADIC};
+    run_case(&g, NULL);
+    g.beta = 1.0f;
+    g.alpha = 2.0f;
+    run_case(&g, NULL);
+    /* beta == 0 over NaN-filled C with alpha != 1. */
+    g.beta = 0.0f;
+    g.alpha = 0.25f;
+    run_case(&g, NULL);
+  }
+}
+
+static void test_random_inputs(void **state) {
+  for (int t = 0; t < 4; t++) {
+    gemm_case g = {.m = BIG, .n = 257, .k = 129, .oa = (tsr_op)(t & 1), .ob = (tsr_op)(t >> 1),
+                   .alpha = 0.75f, .beta = -0.3f, .inputs = TSR_INPUTS_RANDOM};
+    run_case(&g, NULL);
+    g.beta = 0.0f;
+    run_case(&g, NULL);
+  }
+}
+
+/* K spans several K blocks, each block boundary re-applies C (beta = 1). */
+static void test_k_blocks(void **state) {
+  gemm_case g = {.m = 70, .n = 90, .k = 300, .alpha = 1.0f, .beta = -2.0f,
+                 .inputs = TSR_INPUTS_DYADIC};
+  tsr_plan pl = default_plan_for(&g);
+  pl.bk = 64; /* 300 = 4*64 + 44: a K tail */
+  run_case(&g, &pl);
+  g.beta = 0.0f;
+  pl.bk = 1;
+  run_case(&g, &pl);
+}
+
+static void test_batch_and_padding(void **state) {
+  for (int t = 0; t < 4; t++) {
+    gemm_case g = {.m = 37, .n = 45, .k = 29, .batch = 3, .oa = (tsr_op)(t & 1),
+                   .ob = (tsr_op)(t >> 1), .alpha = 1.0f, .beta = 0.0f,
+                   .inputs = TSR_INPUTS_DYADIC};
+    run_case(&g, NULL); /* compact batch */
+    g.pad_a = 3;
+    g.pad_b = 5;
+    g.pad_c = 7;
+    run_case(&g, NULL); /* padded rows */
+    g.gap_a = 11;
+    g.gap_b = 13;
+    g.gap_c = 17;
+    g.beta = 0.5f;
+    run_case(&g, NULL); /* padded rows and batch strides, beta != 0 */
+    g.inputs = TSR_INPUTS_RANDOM;
+    run_case(&g, NULL);
+  }
+}
+
+/* ---- every ISA and micro-kernel; walks; threads --------------------------- */
+
+static void check_kernels_of(const tsr__cpu_kernel *list, tsr_isa isa) {
+  if (!tsr__cpu_isa_supported(isa)) {
+    print_message("isa %d not supported here: skipped\n", (int)isa);
+    return;
+  }
+  for (const tsr__cpu_kernel *k = list; k->fn; k++)
+    for (int t = 0; t < 4; t++) {
+      gemm_case g = {.m = 127, .n = 193, .k = 61, .oa = (tsr_op)(t & 1), .ob = (tsr_op)(t >> 1),
+                     .alpha = 1.0f, .beta = t == 3 ? 0.5f : 0.0f, .inputs = TSR_INPUTS_DYADIC};
+      tsr_plan pl = default_plan_for(&g);
+      pl.isa = isa;
+      pl.tm = k->tm;
+      pl.tn = k->tn;
+      pl.bm = 2 * k->tm; /* many tiles, M and N tails inside and across tiles */
+      pl.bn = 2 * k->tn;
+      pl.bk = 24;
+      pl.threads = 1 + (t & 1);
+      run_case(&g, &pl);
+    }
+}
+
+static void test_every_isa_kernel(void **state) {
+  check_kernels_of(tsr__cpu_kernels_generic, TSR_ISA_GENERIC);
+  check_kernels_of(tsr__cpu_kernels_avx2, TSR_ISA_AVX2);
+  check_kernels_of(tsr__cpu_kernels_avx512, TSR_ISA_AVX512);
+}
+
+static void test_walks_threads(void **state) {
+  const char *walks[] = {"linear", "rect:2x3", "rect:3x2", "stripe:3", "stripe:2", "rect:4x100"};
+  for (size_t w = 0; w < sizeof walks / sizeof walks[0]; w++)
+    for (int threads = 1; threads <= 2; threads++)
+      for (int direct = 0; direct <= 1; direct++) {
+        gemm_case g = {.m = 101, .n = 211, .k = 33, .batch = 2, .alpha = 1.0f, .beta = 0.0f,
+                       .oa = (tsr_op)direct, .inputs = TSR_INPUTS_DYADIC};
+        tsr_plan pl = default_plan_for(&g);
+        char msg[128];
+        assert_int_equal(tsr_walk_parse(walks[w], &pl.walk, msg, sizeof msg), TSR_OK);
+        pl.bm = pl.tm; /* a tall grid of small tiles */
+        pl.bn = pl.tn;
+        pl.threads = threads;
+        run_case_with(&g, &pl, g_ctx, direct);
+      }
+}
+
+/* An AVX2-only or baseline CPU: the default plan must pick a kernel that
+ * exists there, and asking for a missing ISA is rejected. */
+static void test_older_cpu(void **state) {
+  const tsr_isa limits[] = {TSR_ISA_AVX2, TSR_ISA_GENERIC};
+  for (int l = 0; l < 2; l++) {
+    if (!tsr__cpu_isa_supported(limits[l])) continue;
+    tsr__cpu_isa_limit(limits[l]);
+    gemm_case g = {.m = 127, .n = 193, .k = 61, .alpha = 1.0f, .inputs = TSR_INPUTS_DYADIC};
+    run_case(&g, NULL);
+    tsr_problem p = make_problem(&g);
+    tsr_plan pl = default_plan_for(&g);
+    tsr_plan_info info;
+    assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_OK);
+    assert_int_equal(info.plan.isa, limits[l]);
+    pl.isa = TSR_ISA_AVX512;
+    assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_ERR_REJECTED);
+    assert_non_null(strstr(tsr_context_message(g_ctx), "isa=avx512"));
+    assert_non_null(strstr(tsr_context_message(g_ctx), "not supported"));
+    tsr__cpu_isa_limit(TSR_ISA_AVX512);
+  }
+}
+
+/* ---- realize ---------------------------------------------------------- */
+
+static void expect_reject(const tsr_problem *p, const tsr_plan *pl, const char *field) {
+  tsr_plan_info info;
+  tsr_status st = tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, p, pl, &info);
+  if (st == TSR_OK) fail_msg("plan with bad %s was accepted", field);
+  const char *msg = tsr_context_message(g_ctx);
+  if (!strstr(msg, field)) fail_msg("message '%s' does not name '%s'", msg, field);
+  /* tsr_gemm refuses it too, without touching C. */
+  float a = 1, b = 1, c = NAN;
+  tsr_problem q = *p;
+  tsr_problem_init(&q, 1, 1, 1);
+  assert_int_not_equal(tsr_gemm(g_ctx, TSR_BACKEND_CPU, &q, pl, &a, &b, &c), TSR_OK);
+  assert_true(isnan(c));
+}
+
+static void test_rejections(void **state) {
+  gemm_case g = {.m = 100, .n = 100, .k = 100, .alpha = 1.0f};
+  tsr_problem p = make_problem(&g);
+  tsr_plan base = default_plan_for(&g), pl;
+  tsr_isa best = tsr__cpu_isa_supported(TSR_ISA_AVX512) ? TSR_ISA_AVX512
+                 : tsr__cpu_isa_supported(TSR_ISA_AVX2) ? TSR_ISA_AVX2 : TSR_ISA_GENERIC;
+  pl = base; pl.isa = best; pl.tm = 5; pl.bm = 10;
+  expect_reject(&p, &pl, "tm=5");
+  pl = base; pl.isa = best; pl.tn = 7; pl.bn = 14;
+  expect_reject(&p, &pl, "tn=7");
+  pl = base; pl.tm = 5; pl.bm = 10; /* auto: no ISA has it */
+  expect_reject(&p, &pl, "tm=5");
+  pl = base; pl.splitk = 2;
+  expect_reject(&p, &pl, "splitk=2");
+  pl = base; pl.wm = 2;
+  expect_reject(&p, &pl, "wm=2");
+  pl = base; pl.stages = 3;
+  expect_reject(&p, &pl, "stages=3");
+  pl = base; pl.vec = 4;
+  expect_reject(&p, &pl, "vec=4");
+  pl = base; pl.pad = 1;
+  expect_reject(&p, &pl, "pad=1");
+  pl = base; pl.a = TSR_IN_VIEW;
+  expect_reject(&p, &pl, "a=");
+  pl = base; pl.mma = TSR_MMA_TF32X3;
+  expect_reject(&p, &pl, "mma=");
+  pl = base; pl.bm = base.tm + 1;
+  expect_reject(&p, &pl, "bm=");
+  pl = base; pl.bn = base.tn + 1;
+  expect_reject(&p, &pl, "bn=");
+  pl = base; pl.threads = 100000;
+  expect_reject(&p, &pl, "threads=");
+  pl = base; pl.bk = 0;
+  expect_reject(&p, &pl, "bk=0");
+  tsr__cpu_isa_limit(TSR_ISA_GENERIC);
+  pl = base; pl.isa = TSR_ISA_AVX2; pl.tm = 6; pl.tn = 16; pl.bm = 12; pl.bn = 32;
+  expect_reject(&p, &pl, "isa=avx2");
+  tsr__cpu_isa_limit(TSR_ISA_AVX512);
+}
+
+static void test_realize_info(void **state) {
+  gemm_case g = {.m = 1000, .n = 700, .k = 300, .batch = 2, .alpha = 1.0f};
+  tsr_problem p = make_problem(&g);
+  tsr_plan pl = default_plan_for(&g);
+  pl.bm = 4 * pl.tm;
+  pl.bn = 2 * pl.tn;
+  pl.bk = 128;
+  pl.threads = 2;
+  char msg[128];
+  assert_int_equal(tsr_walk_parse("rect:1x5", &pl.walk, msg, sizeof msg), TSR_OK);
+  tsr_plan_info info;
+  assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_OK);
+  assert_int_equal(info.plan.walk.kind, TSR_WALK_LINEAR); /* rect:1xC is linear */
+  assert_int_not_equal(info.plan.isa, TSR_ISA_AUTO);
+  assert_int_equal(info.grid_rows, (1000 + pl.bm - 1) / pl.bm);
+  assert_int_equal(info.grid_cols, (700 + pl.bn - 1) / pl.bn);
+  assert_int_equal(info.grid_batch, 2);
+  assert_int_equal(info.threads, 2);
+  assert_true(info.smem_bytes >= 2ull * 4 * ((uint64_t)pl.bm * pl.bk + (uint64_t)pl.bk * pl.tn));
+  assert_int_equal(info.tail_m, 1000 % pl.bm != 0);
+  assert_int_equal(info.tail_n, 700 % pl.bn != 0);
+  assert_int_equal(info.tail_k, 1);
+  assert_int_equal(tsr_walk_parse("stripe:1000", &pl.walk, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_OK);
+  assert_int_equal(info.plan.walk.kind, TSR_WALK_STRIPE);
+  assert_int_equal(info.plan.walk.r, info.grid_rows); /* clamped to H */
+  /* One tile: one thread whatever was asked. */
+  gemm_case s = {.m = 3, .n = 3, .k = 3, .alpha = 1.0f};
+  tsr_problem ps = make_problem(&s);
+  tsr_plan pls = default_plan_for(&s);
+  pls.threads = 2;
+  assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &ps, &pls, &info), TSR_OK);
+  assert_int_equal(info.threads, 1);
+}
+
+/* The default plan keeps both cores busy at 512³ (tiles divide evenly). */
+static void test_default_plan_balanced(void **state) {
+  gemm_case g = {.m = 512, .n = 512, .k = 512, .alpha = 1.0f};
+  tsr_problem p = make_problem(&g);
+  tsr_plan pl = default_plan_for(&g);
+  tsr_plan_info info;
+  assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_OK);
+  uint64_t tiles = (uint64_t)info.grid_rows * info.grid_cols;
+  assert_true(tiles >= info.threads);
+  assert_true(tiles % info.threads == 0 || tiles >= 8u * info.threads);
+  assert_int_equal(pl.splitk, 1);
+  assert_int_equal(pl.wm, 1);
+}
+
+/* ---- vtable, NULL context, concurrency ---------------------------------- */
+
+static void test_vtable_exec(void **state) {
+  const tsr__backend *be = tsr__backend_get(TSR_BACKEND_CPU);
+  gemm_case g = {.m = 65, .n = 77, .k = 33, .alpha = 1.0f, .beta = 0.5f, .pad_c = 3,
+                 .inputs = TSR_INPUTS_DYADIC};
+  tsr_problem p = make_problem(&g);
+  int64_t na = tsr_problem_elems_a(&p), nb = tsr_problem_elems_b(&p), nc = tsr_problem_elems_c(&p);
+  float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *c0 = malloc(nc * sizeof *c0);
+  float *c = malloc(nc * sizeof *c);
+  double *ref = malloc(p.m * p.n * sizeof *ref);
+  tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_DYADIC, 1, a);
+  tsr_fill(&p, TSR_TENSOR_B, TSR_INPUTS_DYADIC, 1, b);
+  tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_DYADIC, 1, c0);
+  assert_int_equal(tsr_oracle_cpu(&p, a, b, c0, ref), TSR_OK);
+  tsr_plan pl;
+  be->default_plan(&p, &pl);
+  tsr_plan_info info;
+  assert_int_equal(be->realize(g_ctx, &p, &pl, &info), TSR_OK);
+  void *ex = NULL;
+  assert_int_equal(be->prepare(g_ctx, &p, &info.plan, a, b, c0, &ex), TSR_OK);
+  assert_int_equal(be->launch(ex, 3), TSR_OK); /* C drifts: reset before the checked call */
+  assert_int_equal(be->reset_c(ex), TSR_OK);
+  assert_int_equal(be->launch(ex, 1), TSR_OK);
+  assert_int_equal(be->sync(ex), TSR_OK);
+  for (int64_t i = 0; i < nc; i++) c[i] = PAD_SENTINEL;
+  assert_int_equal(be->download(ex, c), TSR_OK);
+  be->destroy(ex);
+  be->destroy(NULL);
+  tsr_receipt r;
+  tsr_validate(&p, c, ref, 0.0, 0.0, &r);
+  assert_true(r.passed);
+  assert_true(c[p.n] == PAD_SENTINEL); /* ld padding left alone */
+  free(a);
+  free(b);
+  free(c0);
+  free(c);
+  free(ref);
+}
+
+static void test_null_context(void **state) {
+  gemm_case g = {.m = 90, .n = 70, .k = 50, .alpha = 1.0f, .inputs = TSR_INPUTS_DYADIC};
+  tsr_plan pl = default_plan_for(&g);
+  pl.threads = 2;
+  pl.bm = pl.tm;
+  run_case_with(&g, &pl, NULL, 1);
+}
+
+typedef struct {
+  tsr_context *ctx; /* NULL: the thread creates its own */
+  int seed;
+} conc_arg;
+
+static void *conc_main(void *p) {
+  conc_arg *ca = p;
+  tsr_context *own = NULL;
+  tsr_context *ctx = ca->ctx;
+  if (!ctx) {
+    if (tsr_context_create(&own) != TSR_OK) return (void *)1;
+    ctx = own;
+  }
+  intptr_t bad = 0;
+  for (int it = 0; it < 4 && !bad; it++) {
+    tsr_problem q;
+    tsr_problem_init(&q, 97 + ca->seed, 131, 45);
+    q.op_b = (tsr_op)(it & 1);
+    char msg[128];
+    if (tsr_problem_check(&q, msg, sizeof msg)) return (void *)1;
+    float *a = malloc(tsr_problem_elems_a(&q) * sizeof *a);
+    float *b = malloc(tsr_problem_elems_b(&q) * sizeof *b);
+    float *c = malloc(tsr_problem_elems_c(&q) * sizeof *c);
+    double *ref = malloc(q.m * q.n * sizeof *ref);
+    tsr_fill(&q, TSR_TENSOR_A, TSR_INPUTS_DYADIC, 1, a);
+    tsr_fill(&q, TSR_TENSOR_B, TSR_INPUTS_DYADIC, 1, b);
+    tsr_poison(&q, c);
+    tsr_oracle_cpu(&q, a, b, NULL, ref);
+    tsr_plan pl;
+    tsr_plan_default(ctx, TSR_BACKEND_CPU, &q, &pl);
+    pl.threads = 2;
+    pl.bm = pl.tm;
+    tsr_receipt r;
+    if (tsr_gemm(ctx, TSR_BACKEND_CPU, &q, &pl, a, b, c) != TSR_OK) bad = 1;
+    tsr_validate(&q, c, ref, 0.0, 0.0, &r);
+    if (!r.passed) bad = 1;
+    free(a);
+    free(b);
+    free(c);
+    free(ref);
+  }
+  tsr_context_destroy(own);
+  return (void *)bad;
+}
+
+static void test_concurrent_callers(void **state) {
+  /* Two threads on one shared context, then two with their own. */
+  for (int own = 0; own <= 1; own++) {
+    pthread_t t[2];
+    conc_arg ca[2] = {{own ? NULL : g_ctx, 0}, {own ? NULL : g_ctx, 5}};
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&t[i], NULL, conc_main, &ca[i]), 0);
+    for (int i = 0; i < 2; i++) {
+      void *ret;
+      pthread_join(t[i], &ret);
+      assert_null(ret);
+    }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_shapes_transposes_dyadic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_alpha_beta, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_random_inputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_k_blocks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_batch_and_padding, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_every_isa_kernel, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_walks_threads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_older_cpu, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rejections, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_realize_info, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_default_plan_balanced, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_vtable_exec, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_null_context, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_concurrent_callers, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
