@@ -123,6 +123,25 @@ grep -q 'cblas_sgemm row-major M=8 N=6 K=5 transa=T transb=N -> cpu' "$tmp/shim.
   { echo "FAIL: no verbose line for the row-major call"; cat "$tmp/shim.err"; fail=1; }
 echo "results: $calls calls, identical to the system BLAS, all served by tessera"
 
+# TESSERA_BACKEND: cpu is silent; auto is silent (the GPU when usable); a bad
+# value is named once on stderr and the calls still run, on cpu.
+for be in cpu auto; do
+  TESSERA_BACKEND=$be TESSERA_BLAS_VERBOSE=1 LD_PRELOAD="$preload" "$tmp/client" gemm \
+    >"$tmp/be.out" 2>"$tmp/be.err"
+  if grep -v '^tessera_blas: tessera ' "$tmp/be.err" | grep -q .; then
+    echo "FAIL: TESSERA_BACKEND=$be printed more than the verbose lines:"; head -5 "$tmp/be.err"; fail=1
+  fi
+  if [ "$(grep -c -- '-> cpu$' "$tmp/be.err" || true)" = "$calls" ] && ! cmp -s "$tmp/be.out" "$tmp/ref.out"; then
+    echo "FAIL: TESSERA_BACKEND=$be results differ"; fail=1
+  fi
+done
+TESSERA_BACKEND=bogus LD_PRELOAD="$preload" "$tmp/client" gemm >"$tmp/be.out" 2>"$tmp/be.err"
+cmp -s "$tmp/be.out" "$tmp/ref.out" || { echo "FAIL: TESSERA_BACKEND=bogus results differ"; fail=1; }
+if [ "$(grep -c "TESSERA_BACKEND backend: 'bogus' is not one of" "$tmp/be.err" || true)" != 1 ] ||
+   [ "$(grep -c . "$tmp/be.err")" != 1 ]; then
+  echo "FAIL: TESSERA_BACKEND=bogus should be named exactly once on stderr:"; cat "$tmp/be.err"; fail=1
+fi
+
 if [ -f "$netlib_dir/libblas.so.3" ]; then
   # Same client on the netlib reference (its XERBLA stops, cblas_xerbla
   # exits). Debian's netlib library routes SGEMM's XERBLA through CBLAS's
