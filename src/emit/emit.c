@@ -1,0 +1,752 @@
+/* The CUDA C generator: (problem, plan) -> one self-contained translation
+ * unit for NVRTC (sm_90, -default-device, C++17, no #include). The source is
+ * specialized to the problem's constants: guards are emitted only on the axes
+ * whose extents leave a partial tile, vector paths only where the layout
+ * allows them. See docs/emit.md for the kernel families and layouts.
+ *
+ * Everything target-specific (inline PTX, the dynamic shared-memory symbol)
+ * sits between the markers "// tsr:ptx-begin" and "// tsr:ptx-end", so that
+ * tests can swap it for a host emulation of the same functions. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "core/hash.h"
+#include "emit/emit_internal.h"
+
+/* ---- string builder ------------------------------------------------------ */
+typedef struct {
+  char *p;
+  size_t len, cap;
+  int oom;
+} sb_t;
+
+static void put(sb_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sb_t *s, const char *fmt, ...) {
+  if (s->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = s->cap - s->len;
+    int n = vsnprintf(s->p ? s->p + s->len : NULL, s->p ? room : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      s->oom = 1;
+      return;
+    }
+    if (s->p && (size_t)n < room) {
+      s->len += (size_t)n;
+      return;
+    }
+    size_t ncap = s->cap ? s->cap * 2 : 16384;
+    while (ncap < s->len + (size_t)n + 1) ncap *= 2;
+    char *np = realloc(s->p, ncap);
+    if (!np) {
+      s->oom = 1;
+      return;
+    }
+    s->p = np;
+    s->cap = ncap;
+  }
+}
+
+/* ---- pieces ---------------------------------------------------------------- */
+static const char *idx_t(const tsr__emit_geo *g) { return g->idx64 ? "long long" : "int"; }
+
+static void emit_header(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  char plan[512];
+  tsr_plan_format(&g->plan, plan, sizeof plan);
+  put(s, "// tessera generated GEMM (src/emit). C = alpha*op(A)*op(B) + beta*C, row-major FP32.\n");
+  put(s,
+      "// problem: m=%lld n=%lld k=%lld batch=%lld op_a=%c op_b=%c lda=%lld ldb=%lld ldc=%lld "
+      "stride_a=%lld stride_b=%lld stride_c=%lld beta_zero=%d\n",
+      (long long)p->m, (long long)p->n, (long long)p->k, (long long)p->batch,
+      p->op_a == TSR_OP_N ? 'N' : 'T', p->op_b == TSR_OP_N ? 'N' : 'T', (long long)p->lda,
+      (long long)p->ldb, (long long)p->ldc, (long long)p->stride_a, (long long)p->stride_b,
+      (long long)p->stride_c, p->beta == 0.0f);
+  put(s, "// plan: %s\n", plan);
+  put(s, "// tails: m=%d n=%d k=%d; offsets: %s\n\n", g->tail_m, g->tail_n, g->tail_k,
+      g->idx64 ? "64-bit" : "32-bit");
+}
+
+static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  const tsr_plan *pl = &g->plan;
+  put(s, "typedef %s tsr_idx;\n", idx_t(g));
+  put(s, "static constexpr int M = %lld, N = %lld, K = %lld, BATCH = %lld;\n", (long long)p->m,
+      (long long)p->n, (long long)p->k, (long long)p->batch);
+  put(s, "static constexpr tsr_idx LDA = %lld, LDB = %lld, LDC = %lld;\n", (long long)p->lda,
+      (long long)p->ldb, (long long)p->ldc);
+  put(s, "static constexpr tsr_idx SA = %lld, SB = %lld, SC = %lld;\n", (long long)p->stride_a,
+      (long long)p->stride_b, (long long)p->stride_c);
+  put(s, "static constexpr int BM = %d, BN = %d, BK = %d, WM = %d, WN = %d;\n", pl->bm, pl->bn,
+      pl->bk, pl->wm, pl->wn);
+  put(s, "static constexpr int WARPS_N = %d, NT = %d, STAGES = %d, SPLITK = %d, NKB = %lld;\n",
+      g->warps_n, g->nthreads, pl->stages, pl->splitk, (long long)g->nkb);
+  put(s, "static constexpr unsigned GRID_H = %uu, GRID_W = %uu;\n", g->h, g->w);
+  put(s, "static constexpr int LSA = %d, LSB = %d, A_STAGE = %d, B_STAGE = %d; // floats\n", g->a.ls,
+      g->b.ls, g->a.stage_floats, g->b.stage_floats);
+  if (g->tf32)
+    put(s, "static constexpr int MI = %d, NI = %d; // 16x8 MMA tiles per warp\n", g->mi, g->ni);
+  else
+    put(s, "static constexpr int TM = %d, TN = %d, LR = %d, LC = %d, FM = %d, FN = %d;\n", pl->tm,
+        pl->tn, g->lr, g->lc, g->fm, g->fn);
+  put(s, "\n");
+}
+
+static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
+  int any_staged = g->a.staged || g->b.staged;
+  put(s, "// tsr:ptx-begin\n");
+  if (any_staged) {
+    put(s,
+        "__device__ __forceinline__ float *tsr_dynamic_smem() {\n"
+        "  extern __shared__ float4 tsr_smem4[]; // float4: 16-byte aligned base\n"
+        "  return reinterpret_cast<float *>(tsr_smem4);\n"
+        "}\n");
+  }
+  if (any_staged && g->plan.stages >= 2) {
+    put(s,
+        "__device__ __forceinline__ unsigned tsr_smem_addr(const void *p) {\n"
+        "  unsigned a;\n"
+        "  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(a) : "
+        "\"l\"(p));\n"
+        "  return a;\n"
+        "}\n"
+        "// Copies bytes (<= size) from src and zero-fills the rest of the size-byte chunk.\n"
+        "__device__ __forceinline__ void tsr_cp16(float *dst, const float *src, int bytes) {\n"
+        "  asm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: "
+        "\"r\"(tsr_smem_addr(dst)), \"l\"(src), \"r\"(bytes) : \"memory\");\n"
+        "}\n"
+        "__device__ __forceinline__ void tsr_cp8(float *dst, const float *src, int bytes) {\n"
+        "  asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 8, %%2;\\n\" :: "
+        "\"r\"(tsr_smem_addr(dst)), \"l\"(src), \"r\"(bytes) : \"memory\");\n"
+        "}\n"
+        "__device__ __forceinline__ void tsr_cp4(float *dst, const float *src, int bytes) {\n"
+        "  asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 4, %%2;\\n\" :: "
+        "\"r\"(tsr_smem_addr(dst)), \"l\"(src), \"r\"(bytes) : \"memory\");\n"
+        "}\n"
+        "__device__ __forceinline__ void tsr_cp_commit() {\n"
+        "  asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"
+        "}\n"
+        "template <int PENDING> __device__ __forceinline__ void tsr_cp_wait() {\n"
+        "  asm volatile(\"cp.async.wait_group %%0;\\n\" :: \"n\"(PENDING) : \"memory\");\n"
+        "}\n");
+  }
+  if (g->tf32) {
+    put(s,
+        "// 3xTF32 split: big = tf32(x), small = tf32(x - big); x - big is exact in FP32.\n"
+        "__device__ __forceinline__ void tsr_split(float x, unsigned &big, unsigned &small) {\n"
+        "  float bf, r;\n"
+        "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(big) : \"f\"(x));\n"
+        "  asm(\"mov.b32 %%0, %%1;\" : \"=f\"(bf) : \"r\"(big));\n"
+        "  r = x - bf;\n"
+        "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(small) : \"f\"(r));\n"
+        "}\n"
+        "__device__ __forceinline__ void tsr_mma(float (&d)[4], const unsigned (&a)[4],\n"
+        "                                        const unsigned (&b)[2]) {\n"
+        "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 \"\n"
+        "               \"{%%0, %%1, %%2, %%3}, {%%4, %%5, %%6, %%7}, {%%8, %%9}, "
+        "{%%0, %%1, %%2, %%3};\\n\"\n"
+        "               : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+        "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
+        "\"r\"(b[1]));\n"
+        "}\n");
+  }
+  put(s, "// tsr:ptx-end\n\n");
+}
+
+/* The walk: linear physical ordinal -> (tile row, tile col), the uint32
+ * formulas of src/plan/walk.c with the grid and the clamped R, C baked in. */
+static void emit_walk(sb_t *s, const tsr__emit_geo *g) {
+  const tsr_walk *w = &g->plan.walk;
+  put(s, "__device__ __forceinline__ unsigned tsr_minu(unsigned a, unsigned b) { return a < b ? a : b; }\n");
+  put(s, "// tsr:walk-begin\n");
+  put(s, "__device__ __forceinline__ void tsr_walk(unsigned i, unsigned &row, unsigned &col) {\n");
+  switch (w->kind) {
+    case TSR_WALK_RECT: {
+      uint32_t r = w->r < g->h ? w->r : g->h, c = w->c < g->w ? w->c : g->w;
+      put(s, "  // rect:%ux%u\n", r, c);
+      put(s, "  const unsigned R = %uu, CC = %uu, PERIOD = %uu; // PERIOD = R * GRID_W\n", r, c,
+          r * g->w);
+      put(s,
+          "  const unsigned stripe_start = (i / PERIOD) * R;\n"
+          "  const unsigned sh = tsr_minu(R, GRID_H - stripe_start);\n"
+          "  const unsigned local = i %% PERIOD;\n"
+          "  const unsigned column_start = (local / (sh * CC)) * CC;\n"
+          "  const unsigned sw = tsr_minu(CC, GRID_W - column_start);\n"
+          "  const unsigned inside = local %% (sh * CC);\n"
+          "  row = stripe_start + inside / sw;\n"
+          "  col = column_start + inside %% sw;\n");
+      break;
+    }
+    case TSR_WALK_STRIPE: {
+      uint32_t r = w->r < g->h ? w->r : g->h;
+      put(s, "  // stripe:%u\n", r);
+      put(s, "  const unsigned R = %uu, PERIOD = %uu; // PERIOD = R * GRID_W\n", r, r * g->w);
+      put(s,
+          "  const unsigned stripe_start = (i / PERIOD) * R;\n"
+          "  const unsigned sh = tsr_minu(R, GRID_H - stripe_start);\n"
+          "  const unsigned local = i %% PERIOD;\n"
+          "  row = stripe_start + local %% sh;\n"
+          "  col = local / sh;\n");
+      break;
+    }
+    default:
+      put(s, "  // linear\n  row = i / GRID_W;\n  col = i %% GRID_W;\n");
+      break;
+  }
+  put(s, "}\n// tsr:walk-end\n\n");
+}
+
+/* Global -> shared copy of one operand's tile. Two shapes:
+ *  - direct: the shared rows run along the global contiguous axis, so
+ *    vec-wide chunks go straight across (16/8/4-byte cp.async with src-size
+ *    zero fill, or vector loads + vector stores when stages == 1);
+ *  - transposing (FFMA with a k-contiguous operand, shared rows along k):
+ *    one 4-byte cp.async per element, lanes along k first (stages >= 2), or
+ *    vec-wide loads along k scattered as scalars down a shared column. */
+static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *o) {
+  const tsr_plan *pl = &g->plan;
+  char U = (char)(o->name - 32);
+  const char *EXT = o->name == 'a' ? "M" : "N";
+  const char *BMN = o->name == 'a' ? "BM" : "BN";
+  int v = pl->vec, async = pl->stages >= 2;
+  int tk = g->tail_k, tx = o->tail;
+  int direct = o->srows_x == o->kmajor;
+  put(s, "// %c tile -> shared %c[%s * LS%c + %s] (%s global, %s copy, %s).\n", U, U,
+      o->srows_x ? "x" : "k", U, o->srows_x ? "k" : "x", o->kmajor ? "k-contiguous" : "x-contiguous",
+      direct ? "direct" : "transposing", async ? "cp.async" : "registers");
+  put(s,
+      "__device__ __forceinline__ void tsr_load_%c(float *s, const float *__restrict__ g, int x0, "
+      "int k0) {\n",
+      o->name);
+  if (!direct && async) {
+    put(s, "  constexpr int TOTAL = BK * %s;\n", BMN);
+    put(s, "#pragma unroll\n  for (int it = 0; it < (TOTAL + NT - 1) / NT; ++it) {\n");
+    put(s, "    const int e = (int)threadIdx.x + it * NT;\n");
+    put(s, "    if (TOTAL %% NT != 0 && e >= TOTAL) break;\n");
+    put(s, "    const int k = e %% BK, x = e / BK;\n");
+    if (tx || tk) {
+      put(s, "    const bool in = %s%s%s%s;\n", tx ? "x0 + x < " : "", tx ? EXT : "",
+          tx && tk ? " && " : "", tk ? "k0 + k < K" : "");
+      put(s, "    const float *src = in ? g + (tsr_idx)(x0 + x) * LD%c + (k0 + k) : g;\n", U);
+      put(s, "    tsr_cp4(s + k * LS%c + x, src, in ? 4 : 0);\n", U);
+    } else {
+      put(s, "    tsr_cp4(s + k * LS%c + x, g + (tsr_idx)(x0 + x) * LD%c + (k0 + k), 4);\n", U, U);
+    }
+    put(s, "  }\n}\n\n");
+    return;
+  }
+  if (!direct) {
+    /* stages == 1, FFMA, k-contiguous global: vec along k, scalar stores. */
+    put(s, "  constexpr int V = %d, VPC = BK / V, TOTAL = %s * VPC;\n", v, BMN);
+    put(s, "#pragma unroll\n  for (int it = 0; it < (TOTAL + NT - 1) / NT; ++it) {\n");
+    put(s, "    const int e = (int)threadIdx.x + it * NT;\n");
+    put(s, "    if (TOTAL %% NT != 0 && e >= TOTAL) break;\n");
+    put(s, "    const int x = e / VPC, k = (e %% VPC) * V;\n");
+    put(s, "    const float *src = g + (tsr_idx)(x0 + x) * LD%c + (k0 + k);\n", U);
+  } else {
+    /* Direct: rows r of the shared tile, chunks of V along the row. */
+    const char *rows = o->srows_x ? BMN : "BK", *cols = o->srows_x ? "BK" : BMN;
+    put(s, "  constexpr int V = %d, VPR = %s / V, TOTAL = %s * VPR;\n", v, cols, rows);
+    put(s, "#pragma unroll\n  for (int it = 0; it < (TOTAL + NT - 1) / NT; ++it) {\n");
+    put(s, "    const int e = (int)threadIdx.x + it * NT;\n");
+    put(s, "    if (TOTAL %% NT != 0 && e >= TOTAL) break;\n");
+    put(s, "    const int r = e / VPR, c = (e %% VPR) * V;\n");
+    /* row axis / column axis of the copy in problem terms */
+    const char *rorg = o->srows_x ? "x0" : "k0", *corg = o->srows_x ? "k0" : "x0";
+    const char *rext = o->srows_x ? EXT : "K", *cext = o->srows_x ? "K" : EXT;
+    int rtail = o->srows_x ? tx : tk, ctail = o->srows_x ? tk : tx;
+    if (async) {
+      if (rtail || ctail) {
+        put(s, "    int bytes = V * 4;\n");
+        if (ctail)
+          put(s,
+              "    { const int rem = %s - (%s + c); bytes = rem >= V ? V * 4 : (rem > 0 ? rem * 4 : 0); }\n",
+              cext, corg);
+        if (rtail) put(s, "    if (%s + r >= %s) bytes = 0;\n", rorg, rext);
+        put(s, "    const float *src = bytes ? g + (tsr_idx)(%s + r) * LD%c + (%s + c) : g;\n", rorg,
+            U, corg);
+        put(s, "    tsr_cp%d(s + r * LS%c + c, src, bytes);\n", v * 4, U);
+      } else {
+        put(s, "    tsr_cp%d(s + r * LS%c + c, g + (tsr_idx)(%s + r) * LD%c + (%s + c), %d);\n",
+            v * 4, U, rorg, U, corg, v * 4);
+      }
+      put(s, "  }\n}\n\n");
+      return;
+    }
+    put(s, "    const float *src = g + (tsr_idx)(%s + r) * LD%c + (%s + c);\n", rorg, U, corg);
+  }
+  /* Register path (stages == 1): whole-vector condition, else per element. */
+  put(s, "    float r4[V];\n");
+  char full[200] = "", elem[200] = "";
+  if (!direct) {
+    snprintf(full, sizeof full, "%s%s%s%s", tx ? "x0 + x < " : "", tx ? EXT : "",
+             tx && tk ? " && " : "", tk ? "k0 + k + V <= K" : "");
+    snprintf(elem, sizeof elem, "%s%s%s%s", tx ? "x0 + x < " : "", tx ? EXT : "",
+             tx && tk ? " && " : "", tk ? "k0 + k + q < K" : "");
+  } else {
+    const char *rorg = o->srows_x ? "x0" : "k0", *corg = o->srows_x ? "k0" : "x0";
+    const char *rext = o->srows_x ? EXT : "K", *cext = o->srows_x ? "K" : EXT;
+    int rtail = o->srows_x ? tx : tk, ctail = o->srows_x ? tk : tx;
+    char rc[64] = "", cc[64] = "", ce[64] = "";
+    if (rtail) snprintf(rc, sizeof rc, "%s + r < %s", rorg, rext);
+    if (ctail) snprintf(cc, sizeof cc, "%s + c + V <= %s", corg, cext);
+    if (ctail) snprintf(ce, sizeof ce, "%s + c + q < %s", corg, cext);
+    snprintf(full, sizeof full, "%s%s%s", rc, rtail && ctail ? " && " : "", cc);
+    snprintf(elem, sizeof elem, "%s%s%s", rc, rtail && ctail ? " && " : "", ce);
+  }
+  int guarded = tx || tk;
+  if (guarded && !full[0]) guarded = 0; /* the tails are on axes this copy never crosses */
+  if (guarded) put(s, "    if (%s) {\n", full);
+  const char *ind = guarded ? "      " : "    ";
+  if (v == 4)
+    put(s,
+        "%sconst float4 t = *reinterpret_cast<const float4 *>(src);\n"
+        "%sr4[0] = t.x; r4[1] = t.y; r4[2] = t.z; r4[3] = t.w;\n",
+        ind, ind);
+  else if (v == 2)
+    put(s,
+        "%sconst float2 t = *reinterpret_cast<const float2 *>(src);\n"
+        "%sr4[0] = t.x; r4[1] = t.y;\n",
+        ind, ind);
+  else
+    put(s, "%sr4[0] = *src;\n", ind);
+  if (guarded) {
+    put(s, "    } else {\n");
+    put(s, "#pragma unroll\n      for (int q = 0; q < V; ++q) r4[q] = (%s) ? src[q] : 0.0f;\n",
+        elem);
+    put(s, "    }\n");
+  }
+  if (!direct) {
+    put(s, "#pragma unroll\n    for (int q = 0; q < V; ++q) s[(k + q) * LS%c + x] = r4[q];\n", U);
+  } else if (v == 4) {
+    put(s, "    float4 t4; t4.x = r4[0]; t4.y = r4[1]; t4.z = r4[2]; t4.w = r4[3];\n");
+    put(s, "    *reinterpret_cast<float4 *>(s + r * LS%c + c) = t4;\n", U);
+  } else if (v == 2) {
+    put(s, "    float2 t2; t2.x = r4[0]; t2.y = r4[1];\n");
+    put(s, "    *reinterpret_cast<float2 *>(s + r * LS%c + c) = t2;\n", U);
+  } else {
+    put(s, "    s[r * LS%c + c] = r4[0];\n", U);
+  }
+  put(s, "  }\n}\n\n");
+}
+
+/* FFMA view operand: direct global loads of one element / one 4-wide
+ * fragment, zero outside the problem. */
+static void emit_view(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *o) {
+  char U = (char)(o->name - 32);
+  const char *EXT = o->name == 'a' ? "M" : "N";
+  int tk = g->tail_k, tx = o->tail;
+  put(s, "// %c as a view: direct global loads (%s).\n", U,
+      o->kmajor ? "k-contiguous" : "x-contiguous");
+  put(s,
+      "__device__ __forceinline__ float tsr_view_%c(const float *__restrict__ g, int x, int k) {\n",
+      o->name);
+  if (tx || tk)
+    put(s, "  if (%s%s%s%s) return 0.0f;\n", tx ? "x >= " : "", tx ? EXT : "",
+        tx && tk ? " || " : "", tk ? "k >= K" : "");
+  if (o->kmajor)
+    put(s, "  return g[(tsr_idx)x * LD%c + k];\n}\n", U);
+  else
+    put(s, "  return g[(tsr_idx)k * LD%c + x];\n}\n", U);
+  int frag = o->name == 'a' ? g->fm : g->fn;
+  if (!o->kmajor && g->plan.vec == 4 && frag == 4) {
+    put(s,
+        "__device__ __forceinline__ void tsr_view4_%c(const float *__restrict__ g, int x, int k, "
+        "float &r0, float &r1, float &r2, float &r3) {\n",
+        o->name);
+    if (tk) put(s, "  if (k >= K) { r0 = r1 = r2 = r3 = 0.0f; return; }\n");
+    put(s, "  const float *src = g + (tsr_idx)k * LD%c + x;\n", U);
+    if (tx)
+      put(s,
+          "  if (x + 4 > %s) {\n"
+          "    r0 = x < %s ? src[0] : 0.0f; r1 = x + 1 < %s ? src[1] : 0.0f;\n"
+          "    r2 = x + 2 < %s ? src[2] : 0.0f; r3 = x + 3 < %s ? src[3] : 0.0f;\n"
+          "    return;\n  }\n",
+          EXT, EXT, EXT, EXT, EXT);
+    put(s,
+        "  const float4 t = *reinterpret_cast<const float4 *>(src);\n"
+        "  r0 = t.x; r1 = t.y; r2 = t.z; r3 = t.w;\n}\n");
+  }
+  put(s, "\n");
+}
+
+/* Epilogue store of RUN consecutive outputs of one row. */
+static void emit_store(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, int run) {
+  const tsr_plan *pl = &g->plan;
+  int beta0 = p->beta == 0.0f;
+  int split = pl->splitk > 1;
+  put(s, "__device__ __forceinline__ void tsr_store(float *__restrict__ base, int row, int col, "
+         "float alpha, float beta");
+  for (int e = 0; e < run; e++) put(s, ", float v%d", e);
+  put(s, ") {\n");
+  if (g->tail_m) put(s, "  if (row >= M) return;\n");
+  int vec_ok;
+  if (split) {
+    put(s, "  // split-K partial: compact M x N slice of the workspace, no alpha/beta\n");
+    put(s, "  float *c = base + (tsr_idx)row * N + col;\n");
+    vec_ok = (run == 2 || run == 4) && p->n % run == 0;
+  } else {
+    put(s, "  float *c = base + (tsr_idx)row * LDC + col;\n");
+    vec_ok = (run == 2 || run == 4) && p->ldc % run == 0 && (p->batch == 1 || p->stride_c % run == 0);
+  }
+  static const char comp[] = "xyzw";
+  if (vec_ok) {
+    const char *vt = run == 4 ? "float4" : "float2";
+    if (g->tail_n) put(s, "  if (col + %d <= N) {\n", run);
+    else put(s, "  {\n");
+    put(s, "    %s o;\n", vt);
+    if (!split && !beta0) put(s, "    const %s old = *reinterpret_cast<const %s *>(c);\n", vt, vt);
+    for (int e = 0; e < run; e++) {
+      if (split) put(s, "    o.%c = v%d;\n", comp[e], e);
+      else if (beta0) put(s, "    o.%c = alpha * v%d;\n", comp[e], e);
+      else put(s, "    o.%c = alpha * v%d + beta * old.%c;\n", comp[e], e, comp[e]);
+    }
+    put(s, "    *reinterpret_cast<%s *>(c) = o;\n    return;\n  }\n", vt);
+  }
+  if (!vec_ok || g->tail_n) {
+    for (int e = 0; e < run; e++) {
+      const char *ind = "  ";
+      if (g->tail_n) {
+        put(s, "  if (col + %d < N)", e);
+        ind = " ";
+      }
+      if (split) put(s, "%sc[%d] = v%d;\n", ind, e, e);
+      else if (beta0) put(s, "%sc[%d] = alpha * v%d;\n", ind, e, e);
+      else put(s, "%sc[%d] = alpha * v%d + beta * c[%d];\n", ind, e, e, e);
+    }
+  }
+  put(s, "}\n\n");
+}
+
+/* FFMA: one K block of the thread's TM x TN micro-tile. Lanes form an
+ * LR x LC grid (lane = lr * LC + lc); thread rows are TM/FM fragments of FM
+ * consecutive rows at lr*FM + f*LR*FM, so the FM=4 fragments of a warp are
+ * consecutive 16-byte chunks of one shared row: LDS.128, broadcast across
+ * lanes of equal lr, conflict-free within each 8-lane phase. */
+static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
+  const tsr_plan *pl = &g->plan;
+  put(s,
+      "__device__ __forceinline__ void tsr_block(float (&acc)[TM][TN], const float *as, const "
+      "float *bs,\n"
+      "                                          const float *__restrict__ Ag, const float "
+      "*__restrict__ Bg,\n"
+      "                                          int m0, int n0, int k0) {\n"
+      "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
+      "  const int rbase = (warp / WARPS_N) * WM + (lane / LC) * FM;\n"
+      "  const int cbase = (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n"
+      "#pragma unroll\n"
+      "  for (int kk = 0; kk < BK; ++kk) {\n"
+      "    float a[TM], b[TN];\n");
+  for (int op = 0; op < 2; op++) {
+    const tsr__emit_operand *o = op ? &g->b : &g->a;
+    const char *arr = op ? "b" : "a", *T = op ? "TN" : "TM", *F = op ? "FN" : "FM",
+               *L = op ? "LC" : "LR", *base = op ? "cbase" : "rbase", *org = op ? "n0" : "m0",
+               *sp = op ? "bs" : "as", *G = op ? "Bg" : "Ag";
+    char U = op ? 'B' : 'A';
+    int frag = op ? g->fn : g->fm;
+    if (o->staged && frag == 4 && o->ls % 4 == 0) {
+      put(s,
+          "#pragma unroll\n"
+          "    for (int f = 0; f < %s / 4; ++f) {\n"
+          "      const float4 t = *reinterpret_cast<const float4 *>(%s + kk * LS%c + %s + f * (%s * 4));\n"
+          "      %s[4 * f] = t.x; %s[4 * f + 1] = t.y; %s[4 * f + 2] = t.z; %s[4 * f + 3] = t.w;\n"
+          "    }\n",
+          T, sp, U, base, L, arr, arr, arr, arr);
+    } else if (o->staged) {
+      put(s,
+          "#pragma unroll\n"
+          "    for (int q = 0; q < %s; ++q) %s[q] = %s[kk * LS%c + %s + (q / %s) * (%s * %s) + q %% %s];\n",
+          T, arr, sp, U, base, F, L, F, F);
+    } else if (!o->kmajor && pl->vec == 4 && frag == 4) {
+      put(s,
+          "#pragma unroll\n"
+          "    for (int f = 0; f < %s / 4; ++f)\n"
+          "      tsr_view4_%c(%s, %s + %s + f * (%s * 4), k0 + kk, %s[4 * f], %s[4 * f + 1], %s[4 * f + 2], %s[4 * f + 3]);\n",
+          T, o->name, G, org, base, L, arr, arr, arr, arr);
+    } else {
+      put(s,
+          "#pragma unroll\n"
+          "    for (int q = 0; q < %s; ++q) %s[q] = tsr_view_%c(%s, %s + %s + (q / %s) * (%s * %s) + q %% %s, k0 + kk);\n",
+          T, arr, o->name, G, org, base, F, L, F, F);
+    }
+  }
+  put(s,
+      "#pragma unroll\n"
+      "    for (int i = 0; i < TM; ++i)\n"
+      "#pragma unroll\n"
+      "      for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n"
+      "  }\n}\n\n");
+}
+
+/* 3xTF32: per 8-deep K step, each warp loads MI A fragments and NI B
+ * fragments (32-bit LDS; with row stride = 8 mod 32 the 32 lanes hit 32
+ * distinct banks), splits them into big/small TF32 and issues 3 MMAs per
+ * 16x8 tile, small products first. */
+static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
+  put(s,
+      "__device__ __forceinline__ void tsr_block(float (&acc)[MI][NI][4], const float *as, const "
+      "float *bs) {\n"
+      "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
+      "  const int gq = lane >> 2, tq = lane & 3; // groupID, threadID_in_group\n"
+      "  const int wrow = (warp / WARPS_N) * WM, wcol = (warp %% WARPS_N) * WN;\n"
+      "#pragma unroll\n"
+      "  for (int kk = 0; kk < BK; kk += 8) {\n"
+      "    unsigned ab[MI][4], al[MI][4], bb[NI][2], bl[NI][2];\n"
+      "#pragma unroll\n"
+      "    for (int i = 0; i < MI; ++i) {\n"
+      "      // a0 (m g, k t), a1 (m g+8, k t), a2 (m g, k t+4), a3 (m g+8, k t+4)\n");
+  if (g->a.srows_x)
+    put(s,
+        "      const float *p = as + (wrow + i * 16 + gq) * LSA + kk + tq; // A[m][k] in shared\n"
+        "      tsr_split(p[0], ab[i][0], al[i][0]);\n"
+        "      tsr_split(p[8 * LSA], ab[i][1], al[i][1]);\n"
+        "      tsr_split(p[4], ab[i][2], al[i][2]);\n"
+        "      tsr_split(p[8 * LSA + 4], ab[i][3], al[i][3]);\n");
+  else
+    put(s,
+        "      const float *p = as + (kk + tq) * LSA + wrow + i * 16 + gq; // A[k][m] in shared\n"
+        "      tsr_split(p[0], ab[i][0], al[i][0]);\n"
+        "      tsr_split(p[8], ab[i][1], al[i][1]);\n"
+        "      tsr_split(p[4 * LSA], ab[i][2], al[i][2]);\n"
+        "      tsr_split(p[4 * LSA + 8], ab[i][3], al[i][3]);\n");
+  put(s,
+      "    }\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < NI; ++j) {\n"
+      "      // b0 (k t, n g), b1 (k t+4, n g)\n");
+  if (g->b.srows_x)
+    put(s,
+        "      const float *q = bs + (wcol + j * 8 + gq) * LSB + kk + tq; // B[n][k] in shared\n"
+        "      tsr_split(q[0], bb[j][0], bl[j][0]);\n"
+        "      tsr_split(q[4], bb[j][1], bl[j][1]);\n");
+  else
+    put(s,
+        "      const float *q = bs + (kk + tq) * LSB + wcol + j * 8 + gq; // B[k][n] in shared\n"
+        "      tsr_split(q[0], bb[j][0], bl[j][0]);\n"
+        "      tsr_split(q[4 * LSB], bb[j][1], bl[j][1]);\n");
+  put(s,
+      "    }\n"
+      "#pragma unroll\n"
+      "    for (int i = 0; i < MI; ++i)\n"
+      "#pragma unroll\n"
+      "      for (int j = 0; j < NI; ++j) {\n"
+      "        tsr_mma(acc[i][j], al[i], bb[j]);\n"
+      "        tsr_mma(acc[i][j], ab[i], bl[j]);\n"
+      "        tsr_mma(acc[i][j], ab[i], bb[j]);\n"
+      "      }\n"
+      "  }\n}\n\n");
+}
+
+static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  const tsr_plan *pl = &g->plan;
+  int any_staged = g->a.staged || g->b.staged;
+  int split = pl->splitk > 1;
+  put(s,
+      "extern \"C\" __global__ void __launch_bounds__(NT)\n"
+      "tsr_gemm_main(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
+      "              float *__restrict__ W, float alpha, float beta) {\n"
+      "  unsigned tile_row, tile_col;\n"
+      "  tsr_walk(blockIdx.x, tile_row, tile_col);\n"
+      "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n");
+  if (p->batch > 1) {
+    put(s,
+        "  const int bz = (int)blockIdx.z; // batch item\n"
+        "  const float *__restrict__ Ag = A + (tsr_idx)bz * SA;\n"
+        "  const float *__restrict__ Bg = B + (tsr_idx)bz * SB;\n");
+  } else {
+    put(s,
+        "  const int bz = 0;\n"
+        "  const float *__restrict__ Ag = A;\n"
+        "  const float *__restrict__ Bg = B;\n");
+  }
+  if (split) {
+    put(s,
+        "  // split-K slice blockIdx.y owns K blocks [kb_begin, kb_end) (even split, never empty)\n"
+        "  const int slice = (int)blockIdx.y;\n"
+        "  const int kb_begin = (int)(((long long)slice * NKB) / SPLITK);\n"
+        "  const int kb_end = (int)(((long long)(slice + 1) * NKB) / SPLITK);\n"
+        "  float *out = W + (tsr_idx)(bz * SPLITK + slice) * M * N;\n");
+  } else {
+    put(s,
+        "  const int kb_begin = 0, kb_end = NKB;\n"
+        "  float *out = C + (tsr_idx)bz * SC;\n");
+  }
+  if (g->tf32) {
+    put(s,
+        "  float acc[MI][NI][4];\n"
+        "#pragma unroll\n  for (int i = 0; i < MI; ++i)\n"
+        "#pragma unroll\n    for (int j = 0; j < NI; ++j)\n"
+        "#pragma unroll\n      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;\n");
+  } else {
+    put(s,
+        "  float acc[TM][TN];\n"
+        "#pragma unroll\n  for (int i = 0; i < TM; ++i)\n"
+        "#pragma unroll\n    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;\n");
+  }
+  if (any_staged)
+    put(s,
+        "  float *smem = tsr_dynamic_smem();\n"
+        "  float *As = smem;                  // STAGES x BK x LSA (A staged)\n"
+        "  float *Bs = smem + STAGES * A_STAGE; // STAGES x BK x LSB (B staged)\n");
+  else
+    put(s, "  float *As = nullptr, *Bs = nullptr;\n");
+  const char *call = g->tf32 ? "tsr_block(acc, %s, %s);\n"
+                             : "tsr_block(acc, %s, %s, Ag, Bg, m0, n0, %s);\n";
+  if (pl->stages == 1) {
+    put(s, "  // K loop, one shared stage: load, barrier, compute, barrier\n");
+    put(s, "  for (int kb = kb_begin; kb < kb_end; ++kb) {\n    const int k0 = kb * BK;\n");
+    if (g->a.staged) put(s, "    tsr_load_a(As, Ag, m0, k0);\n");
+    if (g->b.staged) put(s, "    tsr_load_b(Bs, Bg, n0, k0);\n");
+    if (any_staged) put(s, "    __syncthreads();\n");
+    put(s, "    ");
+    put(s, call, "As", "Bs", "k0");
+    if (any_staged) put(s, "    __syncthreads();\n");
+    put(s, "  }\n");
+  } else {
+    put(s,
+        "  // K loop, STAGES-deep cp.async ring: block it lives in slot it %% STAGES; the\n"
+        "  // load of block it+STAGES-1 reuses the slot computed in iteration it-1, which\n"
+        "  // every thread has left once it passes this iteration's barrier.\n"
+        "  const int nk = kb_end - kb_begin;\n"
+        "#pragma unroll\n"
+        "  for (int st = 0; st < STAGES - 1; ++st) {\n"
+        "    if (st < nk) {\n");
+    if (g->a.staged) put(s, "      tsr_load_a(As + st * A_STAGE, Ag, m0, (kb_begin + st) * BK);\n");
+    if (g->b.staged) put(s, "      tsr_load_b(Bs + st * B_STAGE, Bg, n0, (kb_begin + st) * BK);\n");
+    put(s,
+        "    }\n"
+        "    tsr_cp_commit();\n"
+        "  }\n"
+        "  for (int it = 0; it < nk; ++it) {\n"
+        "    tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it have landed\n"
+        "    __syncthreads();           // ... and everyone's\n"
+        "    const int nx = it + STAGES - 1;\n"
+        "    if (nx < nk) {\n"
+        "      const int slot = nx %% STAGES;\n");
+    if (g->a.staged) put(s, "      tsr_load_a(As + slot * A_STAGE, Ag, m0, (kb_begin + nx) * BK);\n");
+    if (g->b.staged) put(s, "      tsr_load_b(Bs + slot * B_STAGE, Bg, n0, (kb_begin + nx) * BK);\n");
+    put(s,
+        "    }\n"
+        "    tsr_cp_commit();\n"
+        "    const int cur = it %% STAGES;\n"
+        "    ");
+    put(s, call, "As + cur * A_STAGE", "Bs + cur * B_STAGE", "(kb_begin + it) * BK");
+    put(s, "  }\n");
+  }
+  /* Epilogue. */
+  if (g->tf32) {
+    put(s,
+        "  // c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1)\n"
+        "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
+        "  const int rbase = m0 + (warp / WARPS_N) * WM + (lane >> 2);\n"
+        "  const int cbase = n0 + (warp %% WARPS_N) * WN + (lane & 3) * 2;\n"
+        "#pragma unroll\n  for (int i = 0; i < MI; ++i)\n"
+        "#pragma unroll\n    for (int j = 0; j < NI; ++j)\n"
+        "#pragma unroll\n      for (int h = 0; h < 2; ++h)\n"
+        "        tsr_store(out, rbase + i * 16 + h * 8, cbase + j * 8, alpha, beta, acc[i][j][2 * h],\n"
+        "                  acc[i][j][2 * h + 1]);\n");
+  } else {
+    put(s,
+        "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
+        "  const int rbase = m0 + (warp / WARPS_N) * WM + (lane / LC) * FM;\n"
+        "  const int cbase = n0 + (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n"
+        "#pragma unroll\n  for (int i = 0; i < TM; ++i)\n"
+        "#pragma unroll\n    for (int f = 0; f < TN / FN; ++f)\n"
+        "      tsr_store(out, rbase + (i / FM) * (LR * FM) + i %% FM, cbase + f * (LC * FN), alpha, "
+        "beta");
+    for (int e = 0; e < g->fn; e++) put(s, ",\n                acc[i][f * FN + %d]", e);
+    put(s, ");\n");
+  }
+  put(s, "}\n\n");
+}
+
+static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  int beta0 = p->beta == 0.0f;
+  put(s,
+      "// Split-K reduction: slices summed in ascending order (bit-identical run to run),\n"
+      "// then alpha/beta. One thread per output element.\n"
+      "extern \"C\" __global__ void __launch_bounds__(256)\n"
+      "tsr_gemm_reduce(const float *__restrict__ W, float *__restrict__ C, float alpha, float "
+      "beta) {\n"
+      "  const tsr_idx MN = (tsr_idx)M * N;\n"
+      "  const tsr_idx i = (tsr_idx)blockIdx.x * 256 + (tsr_idx)threadIdx.x;\n"
+      "  if (i >= MN * BATCH) return;\n"
+      "  const int bz = (int)(i / MN);\n"
+      "  const tsr_idx r = i %% MN;\n"
+      "  const int row = (int)(r / N), col = (int)(r %% N);\n"
+      "  const float *w = W + (tsr_idx)bz * SPLITK * MN + r;\n"
+      "  float sum = w[0];\n"
+      "#pragma unroll\n"
+      "  for (int z = 1; z < SPLITK; ++z) sum += w[(tsr_idx)z * MN];\n"
+      "  float *c = C + (tsr_idx)bz * SC + (tsr_idx)row * LDC + col;\n");
+  if (beta0) put(s, "  *c = alpha * sum; // beta == 0: C is never read\n");
+  else put(s, "  *c = alpha * sum + beta * *c;\n");
+  put(s, "}\n");
+}
+
+/* ---- contract ---------------------------------------------------------------- */
+tsr_status tsr__emit_check(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
+                           char *msg, size_t cap) {
+  tsr__emit_geo g;
+  return tsr__emit_geometry(p, plan, smem_limit, &g, msg, cap);
+}
+
+tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
+                          tsr__kernel_src *out, char *msg, size_t cap) {
+  if (!out) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL output");
+  memset(out, 0, sizeof *out);
+  tsr__emit_geo g;
+  tsr_status st = tsr__emit_geometry(p, plan, smem_limit, &g, msg, cap);
+  if (st != TSR_OK) return st;
+
+  sb_t s = {0};
+  emit_header(&s, p, &g);
+  emit_constants(&s, p, &g);
+  emit_ptx(&s, &g);
+  emit_walk(&s, &g);
+  if (g.a.staged) emit_load(&s, &g, &g.a);
+  if (g.b.staged) emit_load(&s, &g, &g.b);
+  if (!g.a.staged) emit_view(&s, &g, &g.a);
+  if (!g.b.staged) emit_view(&s, &g, &g.b);
+  emit_store(&s, p, &g, g.tf32 ? 2 : g.fn);
+  if (g.tf32) emit_block_tf32(&s, &g);
+  else emit_block_ffma(&s, &g);
+  emit_main(&s, p, &g);
+  if (g.plan.splitk > 1) emit_reduce(&s, p, &g);
+  if (s.oom) {
+    free(s.p);
+    return tsr__failbuf(msg, cap, TSR_ERR_NOMEM, "emit: out of memory building the source");
+  }
+  out->source = s.p;
+  out->len = s.len;
+  if (tsr__sha256_hex(out->source, out->len, out->sha256) != 0) {
+    tsr__kernel_src_free(out);
+    return tsr__failbuf(msg, cap, TSR_ERR_NOMEM, "emit: SHA-256 failed");
+  }
+  snprintf(out->main_name, sizeof out->main_name, "tsr_gemm_main");
+  out->grid[0] = g.h * g.w;
+  out->grid[1] = (uint32_t)g.plan.splitk;
+  out->grid[2] = (uint32_t)p->batch;
+  out->block[0] = (uint32_t)g.nthreads;
+  out->block[1] = out->block[2] = 1;
+  out->smem_bytes = (uint32_t)g.smem_bytes;
+  out->workspace_bytes = g.workspace_bytes;
+  if (g.plan.splitk > 1) {
+    snprintf(out->reduce_name, sizeof out->reduce_name, "tsr_gemm_reduce");
+    out->reduce_grid[0] = (uint32_t)g.reduce_blocks;
+    out->reduce_grid[1] = out->reduce_grid[2] = 1;
+    out->reduce_block[0] = 256;
+    out->reduce_block[1] = out->reduce_block[2] = 1;
+  }
+  return TSR_OK;
+}
+
+void tsr__kernel_src_free(tsr__kernel_src *k) {
+  if (!k) return;
+  free(k->source);
+  k->source = NULL;
+  k->len = 0;
+}

@@ -1,0 +1,53 @@
+/* Emitter internals shared by emit.c and plans.c: the geometry a (problem,
+ * plan) pair realizes, computed once by tsr__emit_geometry and used by the
+ * legality check and every code generator. */
+#ifndef TSR_EMIT_EMIT_INTERNAL_H
+#define TSR_EMIT_EMIT_INTERNAL_H
+
+#include "emit/emit.h"
+
+/* One operand (A or B) as the kernel sees it: a logical BK x BMN tile per
+ * step. FFMA stores it in shared memory with rows along k (s[k * ls + x]) so
+ * that the inner product reads consecutive m (or n) with 128-bit loads;
+ * tf32x3 keeps the global layout (rows along x, s[x * ls + k], when the
+ * operand is k-contiguous) so every copy is a straight 16-byte cp.async. */
+typedef struct {
+  char name;        /* 'a' or 'b' */
+  int staged;       /* 1: through shared memory, 0: view (global -> registers) */
+  int kmajor;       /* 1: global is contiguous along k (A with op N, B with op T) */
+  int srows_x;      /* 1: shared rows are indexed by x (s[x * ls + k]); else by k */
+  int bmn;          /* tile extent along m (A) or n (B) */
+  int64_t ext;      /* problem extent along m (A) or n (B) */
+  int64_t ld;       /* leading dimension of the stored tensor */
+  int64_t stride;   /* batch stride */
+  int ls;           /* shared row stride in floats: (srows_x ? bk : bmn) + pad */
+  int stage_floats; /* floats of one stage (0 when view), rounded up to 4 */
+  int tail;         /* 1 when ext % bmn != 0 */
+} tsr__emit_operand;
+
+typedef struct {
+  tsr_plan plan; /* walk normalized for the grid */
+  int tf32;
+  int nthreads, warps_m, warps_n;
+  /* ffma lane layout: lanes form an lr x lc grid (lane = lr_i * lc + lc_i);
+   * a thread owns tm rows as tm/fm fragments of fm consecutive rows spaced
+   * lr*fm apart (likewise columns with fn, lc). */
+  int lr, lc, fm, fn;
+  /* tf32x3: warp tile = mi x ni MMA tiles of 16 x 8. */
+  int mi, ni;
+  uint32_t h, w;      /* tile grid */
+  int64_t nkb;        /* K blocks */
+  int tail_m, tail_n, tail_k;
+  int idx64;          /* 64-bit offsets needed */
+  uint64_t smem_bytes;
+  uint64_t workspace_bytes;
+  uint64_t reduce_blocks;
+  int reg_estimate;
+  tsr__emit_operand a, b;
+} tsr__emit_geo;
+
+/* Fills g; TSR_OK or a rejection with one line in msg. */
+tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
+                              tsr__emit_geo *g, char *msg, size_t cap);
+
+#endif

@@ -1,0 +1,260 @@
+/* Legality and geometry of a (problem, plan) pair on the GPU target: every
+ * rejection is one line naming the field, its value and the limit. Runs
+ * before any allocation or compilation. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "emit/emit_internal.h"
+
+#define MAX_THREADS 1024
+#define MAX_GRID_X 2147483647ull
+#define MAX_GRID_YZ 65535
+#define MAX_REGS 255
+#define MAX_COORD 2147483647ll /* int32 row/column/k coordinates in device code */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static tsr_status reject(char *msg, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static tsr_status reject(char *msg, size_t cap, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "%s", line);
+}
+
+/* Vector width vs the operand's layout: the vector runs along the contiguous
+ * axis of the stored tensor, so the tile extent on that axis, the leading
+ * dimension and the batch stride must all be multiples of vec (base pointers
+ * are assumed 16-byte aligned, as cudaMalloc gives). */
+static tsr_status check_vec(const tsr_problem *p, const tsr_plan *pl, const tsr__emit_operand *o,
+                            char *msg, size_t cap) {
+  int v = pl->vec;
+  if (v == 1) return TSR_OK;
+  if (o->kmajor && pl->bk % v)
+    return reject(msg, cap, "plan: vec=%d needs bk=%d to be a multiple of %d (%c is contiguous along k)",
+                  v, pl->bk, v, o->name - 32);
+  if (!o->kmajor && o->bmn % v)
+    return reject(msg, cap, "plan: vec=%d needs %s=%d to be a multiple of %d", v,
+                  o->name == 'a' ? "bm" : "bn", o->bmn, v);
+  if (o->ld % v)
+    return reject(msg, cap, "plan: vec=%d needs ld%c=%lld to be a multiple of %d", v, o->name,
+                  (long long)o->ld, v);
+  if (p->batch > 1 && o->stride % v)
+    return reject(msg, cap, "plan: vec=%d needs stride_%c=%lld to be a multiple of %d", v,
+                  o->name, (long long)o->stride, v);
+  if (o->staged && o->srows_x == o->kmajor && o->ls % v) /* direct copy: vector stores */
+    return reject(msg, cap,
+                  "plan: pad=%d makes the shared %c row %d floats, not a multiple of vec=%d",
+                  pl->pad, o->name - 32, o->ls, v);
+  return TSR_OK;
+}
+
+static void init_operand(tsr__emit_operand *o, char name, const tsr_problem *p,
+                         const tsr_plan *pl, int tf32) {
+  memset(o, 0, sizeof *o);
+  o->name = name;
+  if (name == 'a') {
+    o->staged = pl->a == TSR_IN_STAGED;
+    o->kmajor = p->op_a == TSR_OP_N;
+    o->bmn = pl->bm;
+    o->ext = p->m;
+    o->ld = p->lda;
+    o->stride = p->stride_a;
+  } else {
+    o->staged = pl->b == TSR_IN_STAGED;
+    o->kmajor = p->op_b == TSR_OP_T;
+    o->bmn = pl->bn;
+    o->ext = p->n;
+    o->ld = p->ldb;
+    o->stride = p->stride_b;
+  }
+  o->srows_x = tf32 && o->kmajor;
+  o->ls = (o->srows_x ? pl->bk : o->bmn) + pl->pad;
+  o->tail = o->ext % o->bmn != 0;
+  if (o->staged)
+    o->stage_floats = (int)((((int64_t)(o->srows_x ? o->bmn : pl->bk) * o->ls) + 3) / 4 * 4);
+}
+
+tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
+                              tsr__emit_geo *g, char *msg, size_t cap) {
+  memset(g, 0, sizeof *g);
+  if (!p || !plan) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL problem or plan");
+  {
+    tsr_problem q = *p;
+    char pm[256];
+    if (tsr_problem_check(&q, pm, sizeof pm) != TSR_OK)
+      return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "%s", pm);
+    if (memcmp(&q, p, sizeof q) != 0)
+      return tsr__failbuf(msg, cap, TSR_ERR_INVALID,
+                          "emit: problem has unfilled defaults (call tsr_problem_check first)");
+  }
+  const tsr_plan *pl = plan;
+  g->plan = *plan;
+
+  /* Fields by kind. */
+  if (pl->mma != TSR_MMA_FFMA && pl->mma != TSR_MMA_TF32X3)
+    return reject(msg, cap, "plan: mma=%d is not ffma or tf32x3", (int)pl->mma);
+  g->tf32 = pl->mma == TSR_MMA_TF32X3;
+  if (pl->threads != 0)
+    return reject(msg, cap, "plan: threads=%d is a CPU field; GPU plans need threads=0",
+                  pl->threads);
+  if (pl->isa != TSR_ISA_AUTO)
+    return reject(msg, cap, "plan: isa is a CPU field; GPU plans need isa=auto");
+  const struct { const char *name; int v, min; } pos[] = {
+      {"bm", pl->bm, 1}, {"bn", pl->bn, 1}, {"bk", pl->bk, 1}, {"wm", pl->wm, 1},
+      {"wn", pl->wn, 1}, {"tm", pl->tm, 1}, {"tn", pl->tn, 1}, {"stages", pl->stages, 1},
+      {"splitk", pl->splitk, 1}, {"pad", pl->pad, 0}};
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+    if (pos[i].v < pos[i].min)
+      return reject(msg, cap, "plan: %s=%d must be at least %d", pos[i].name, pos[i].v,
+                    pos[i].min);
+  if (pl->vec != 1 && pl->vec != 2 && pl->vec != 4)
+    return reject(msg, cap, "plan: vec=%d is not 1, 2 or 4", pl->vec);
+  if (pl->a != TSR_IN_STAGED && pl->a != TSR_IN_VIEW)
+    return reject(msg, cap, "plan: a=%d is not staged or view", (int)pl->a);
+  if (pl->b != TSR_IN_STAGED && pl->b != TSR_IN_VIEW)
+    return reject(msg, cap, "plan: b=%d is not staged or view", (int)pl->b);
+
+  /* Block = warps_m x warps_n warps. */
+  if (pl->bm % pl->wm)
+    return reject(msg, cap, "plan: bm=%d is not a multiple of wm=%d", pl->bm, pl->wm);
+  if (pl->bn % pl->wn)
+    return reject(msg, cap, "plan: bn=%d is not a multiple of wn=%d", pl->bn, pl->wn);
+  g->warps_m = pl->bm / pl->wm;
+  g->warps_n = pl->bn / pl->wn;
+  int64_t nthreads = (int64_t)g->warps_m * g->warps_n * 32;
+  if (nthreads > MAX_THREADS)
+    return reject(msg, cap,
+                  "plan: %lld threads per block (%dx%d warps of 32, bm/wm x bn/wn) exceed the "
+                  "limit %d",
+                  (long long)nthreads, g->warps_m, g->warps_n, MAX_THREADS);
+  g->nthreads = (int)nthreads;
+
+  if (g->tf32) {
+    if (pl->tm != 1 || pl->tn != 1)
+      return reject(msg, cap, "plan: %s=%d is unused by mma=tf32x3 and must be 1",
+                    pl->tm != 1 ? "tm" : "tn", pl->tm != 1 ? pl->tm : pl->tn);
+    if (pl->wm % 16)
+      return reject(msg, cap, "plan: wm=%d is not a multiple of 16 (the tf32x3 MMA M step)",
+                    pl->wm);
+    if (pl->wn % 8)
+      return reject(msg, cap, "plan: wn=%d is not a multiple of 8 (the tf32x3 MMA N step)",
+                    pl->wn);
+    if (pl->bk % 8)
+      return reject(msg, cap, "plan: bk=%d is not a multiple of 8 (the tf32x3 MMA K step)",
+                    pl->bk);
+    if (pl->a == TSR_IN_VIEW || pl->b == TSR_IN_VIEW)
+      return reject(msg, cap, "plan: %s=view is not supported by mma=tf32x3 (staged only)",
+                    pl->a == TSR_IN_VIEW ? "a" : "b");
+    g->mi = pl->wm / 16;
+    g->ni = pl->wn / 8;
+    /* accumulators + big/small fragments of A (4 each) and B (2 each) + ~24 addresses */
+    g->reg_estimate = pl->wm * pl->wn / 32 + 8 * g->mi + 4 * g->ni + 24;
+  } else {
+    if (pl->wm % pl->tm)
+      return reject(msg, cap, "plan: wm=%d is not a multiple of tm=%d", pl->wm, pl->tm);
+    if (pl->wn % pl->tn)
+      return reject(msg, cap, "plan: wn=%d is not a multiple of tn=%d", pl->wn, pl->tn);
+    g->lr = pl->wm / pl->tm;
+    g->lc = pl->wn / pl->tn;
+    if (g->lr * g->lc != 32)
+      return reject(msg, cap,
+                    "plan: warp tile %dx%d over micro-tile %dx%d gives %dx%d = %d lanes, not 32 "
+                    "(wm*wn must equal 32*tm*tn)",
+                    pl->wm, pl->wn, pl->tm, pl->tn, g->lr, g->lc, g->lr * g->lc);
+    if (pl->tm > 4 && pl->tm % 4)
+      return reject(msg, cap, "plan: tm=%d must be 1..4 or a multiple of 4", pl->tm);
+    if (pl->tn > 4 && pl->tn % 4)
+      return reject(msg, cap, "plan: tn=%d must be 1..4 or a multiple of 4", pl->tn);
+    g->fm = pl->tm < 4 ? pl->tm : 4;
+    g->fn = pl->tn < 4 ? pl->tn : 4;
+    /* accumulators + one A and one B fragment set (double-buffered by the
+     * scheduler) + ~16 addresses */
+    g->reg_estimate = pl->tm * pl->tn + 2 * (pl->tm + pl->tn) + 16;
+  }
+  if (g->reg_estimate > MAX_REGS)
+    return reject(msg, cap,
+                  "plan: estimated %d registers per thread (accumulators + fragments) exceed %d",
+                  g->reg_estimate, MAX_REGS);
+
+  /* Operands, vector width and shared memory. */
+  init_operand(&g->a, 'a', p, pl, g->tf32);
+  init_operand(&g->b, 'b', p, pl, g->tf32);
+  if (!g->a.staged && !g->b.staged && pl->stages != 1)
+    return reject(msg, cap, "plan: stages=%d needs a staged operand (a=view,b=view); use stages=1",
+                  pl->stages);
+  tsr_status s;
+  if ((s = check_vec(p, pl, &g->a, msg, cap)) != TSR_OK) return s;
+  if ((s = check_vec(p, pl, &g->b, msg, cap)) != TSR_OK) return s;
+  g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
+  if (g->smem_bytes > smem_limit)
+    return reject(msg, cap,
+                  "plan: shared memory %.1f KiB (%llu bytes) exceeds the %.1f KiB limit "
+                  "(bm=%d,bn=%d,bk=%d,stages=%d,pad=%d)",
+                  g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
+                  smem_limit / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad);
+
+  /* Coordinates are int32 in device code (offsets may be 64-bit). */
+  const struct { const char *name; int64_t v; int t; } ext[] = {
+      {"m", p->m, pl->bm}, {"n", p->n, pl->bn}, {"k", p->k, pl->bk}};
+  for (int i = 0; i < 3; i++)
+    if (ext[i].v > MAX_COORD - ext[i].t)
+      return reject(msg, cap, "problem: %s=%lld exceeds the int32 coordinate range of the GPU kernels",
+                    ext[i].name, (long long)ext[i].v);
+
+  /* Grid. */
+  int64_t h = ceil_div(p->m, pl->bm), w = ceil_div(p->n, pl->bn);
+  if ((uint64_t)h * (uint64_t)w > MAX_GRID_X)
+    return reject(msg, cap, "plan: grid of %lldx%lld = %llu tiles exceeds the gridDim.x limit %llu",
+                  (long long)h, (long long)w, (unsigned long long)(h * w), MAX_GRID_X);
+  g->h = (uint32_t)h;
+  g->w = (uint32_t)w;
+  {
+    char wm[256];
+    tsr_status ws = tsr_walk_check(&pl->walk, g->h, g->w, wm, sizeof wm);
+    if (ws != TSR_OK) return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: %s", wm);
+  }
+  tsr_walk_normalize(&g->plan.walk, g->h, g->w);
+  g->nkb = ceil_div(p->k, pl->bk);
+  if (pl->splitk > MAX_GRID_YZ)
+    return reject(msg, cap, "plan: splitk=%d exceeds the gridDim.y limit %d", pl->splitk,
+                  MAX_GRID_YZ);
+  if (pl->splitk > g->nkb)
+    return reject(msg, cap, "plan: splitk=%d exceeds the %lld K blocks (k=%lld, bk=%d)",
+                  pl->splitk, (long long)g->nkb, (long long)p->k, pl->bk);
+  if (p->batch > MAX_GRID_YZ)
+    return reject(msg, cap, "problem: batch=%lld exceeds the gridDim.z limit %d",
+                  (long long)p->batch, MAX_GRID_YZ);
+  g->tail_m = p->m % pl->bm != 0;
+  g->tail_n = p->n % pl->bn != 0;
+  g->tail_k = p->k % pl->bk != 0;
+
+  /* Split-K workspace: batch x splitk compact m x n partials. */
+  if (pl->splitk > 1) {
+    uint64_t mn = (uint64_t)p->m * (uint64_t)p->n;
+    uint64_t bs = (uint64_t)p->batch * (uint64_t)pl->splitk;
+    if (mn > INT64_MAX / bs / 4)
+      return reject(msg, cap, "plan: splitk=%d workspace exceeds the int64 index space",
+                    pl->splitk);
+    uint64_t elems = mn * bs;
+    g->workspace_bytes = elems * 4;
+    uint64_t total = (uint64_t)p->batch * mn;
+    g->reduce_blocks = (total + 255) / 256;
+    if (g->reduce_blocks > MAX_GRID_X)
+      return reject(msg, cap, "plan: split-K reduction needs %llu blocks, more than %llu",
+                    (unsigned long long)g->reduce_blocks, MAX_GRID_X);
+  }
+
+  /* 64-bit offsets when any tensor (or the workspace) spans 2^31 elements. */
+  int64_t ea = tsr_problem_elems_a(p), eb = tsr_problem_elems_b(p), ec = tsr_problem_elems_c(p);
+  if (ea <= 0 || eb <= 0 || ec <= 0)
+    return reject(msg, cap, "problem: tensor extents exceed the int64 index space");
+  g->idx64 = ea > MAX_COORD || eb > MAX_COORD || ec > MAX_COORD ||
+             g->workspace_bytes / 4 > (uint64_t)MAX_COORD;
+  return TSR_OK;
+}

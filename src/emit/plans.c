@@ -1,0 +1,70 @@
+/* The checked-in default GPU plan table for the H200 (sm_90, 132 SMs,
+ * 228 KB shared memory and 64K registers per SM). Best guesses made before
+ * measurement; the tuner and the H200 runs replace them (docs/perf.md).
+ *
+ * Rationale by shape class (M*N output tiles vs 132 SMs; K depth):
+ *  - small / launch-bound (at most 64K outputs or K <= 64, e.g. 128x128x61,
+ *    32^3): latency of one short K loop dominates, so many small CTAs:
+ *    FFMA 32x32 tiles of 64 threads (4x4 micro-tiles), bk=16, 2 stages.
+ *    128x128 gives 16 CTAs; no split-K (K is short).
+ *  - medium (up to ~1536^2 outputs, e.g. 512^3, 1024^3, 1024x1024x1537):
+ *    3xTF32 64x64 tiles (4 warps of 32x32): 1024^2 gives 256 CTAs, about two
+ *    per SM in one wave; 512^2 gives 64 CTAs, so split-K 2 doubles them when
+ *    K has enough blocks.
+ *  - large (e.g. 2049x4097x1025, 4096^3, 4096x4096x11008, 8192^3):
+ *    3xTF32 128x128 tiles, 8 warps of 64x32 (64 accumulators per thread),
+ *    bk=32, 3 stages = 102 KiB shared: two CTAs per SM when registers allow;
+ *    rect:8x16 walk keeps 8 tile rows x 16 tile columns of A and B hot in
+ *    L2.
+ * pad=8 makes every shared row stride 8 mod 32 floats, which makes the
+ * tf32x3 fragment loads conflict-free (see docs/emit.md); FFMA uses pad=4
+ * (16-byte rows for LDS.128). vec is the widest of 4, 2, 1 that the
+ * problem's leading dimensions and batch strides allow. */
+#include <string.h>
+
+#include "emit/emit_internal.h"
+
+static int pick_vec(const tsr_problem *p) {
+  for (int v = 4; v > 1; v /= 2) {
+    if (p->lda % v || p->ldb % v) continue;
+    if (p->batch > 1 && (p->stride_a % v || p->stride_b % v)) continue;
+    return v;
+  }
+  return 1;
+}
+
+void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
+  tsr_plan pl;
+  memset(&pl, 0, sizeof pl);
+  pl.tm = pl.tn = 1;
+  pl.a = pl.b = TSR_IN_STAGED;
+  pl.walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
+  pl.splitk = 1;
+  pl.threads = 0;
+  pl.isa = TSR_ISA_AUTO;
+  pl.vec = pick_vec(p);
+  int64_t outputs = p->m * p->n;
+  if (outputs <= 65536 || p->k <= 64) {
+    pl.mma = TSR_MMA_FFMA;
+    pl.bm = 32, pl.bn = 32, pl.bk = 16;
+    pl.wm = 16, pl.wn = 32, pl.tm = 4, pl.tn = 4;
+    pl.stages = 2;
+    pl.pad = 4;
+  } else if (outputs <= 1536 * 1536) {
+    pl.mma = TSR_MMA_TF32X3;
+    pl.bm = 64, pl.bn = 64, pl.bk = 32;
+    pl.wm = 32, pl.wn = 32;
+    pl.stages = 3;
+    pl.pad = p->op_a == TSR_OP_N ? 4 : 8;
+    int64_t tiles = ((p->m + 63) / 64) * ((p->n + 63) / 64);
+    if (tiles < 132 && (p->k + 31) / 32 >= 8) pl.splitk = 2;
+  } else {
+    pl.mma = TSR_MMA_TF32X3;
+    pl.bm = 128, pl.bn = 128, pl.bk = 32;
+    pl.wm = 64, pl.wn = 32;
+    pl.stages = 3;
+    pl.pad = p->op_a == TSR_OP_N ? 4 : 8;
+    pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
+  }
+  *out = pl;
+}
