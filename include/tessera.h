@@ -211,6 +211,12 @@ void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed
 tsr_status tsr_oracle_cpu(const tsr_problem *p, const float *a, const float *b, const float *c0,
                           double *ref);
 
+/* The same FP64 reference computed on the GPU by a plain FP64 kernel that
+ * shares no code with any route under test (same layout and summation order
+ * as tsr_oracle_cpu). TSR_ERR_NO_CUDA / TSR_ERR_NO_DEVICE without a GPU. */
+tsr_status tsr_oracle_gpu(tsr_context *ctx, const tsr_problem *p, const float *a, const float *b,
+                          const float *c0, double *ref);
+
 typedef struct {
   int64_t checked;        /* elements compared */
   int64_t failed;         /* elements outside tolerance (NaN/Inf always fail) */

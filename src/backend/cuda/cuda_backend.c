@@ -1,0 +1,165 @@
+/* The generated-kernel GPU backend ("cuda"): plan → emitter source → NVRTC
+ * CUBIN (cached) → launch through the shared kernel-ABI launcher. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda.h"
+#include "backend/cuda/gpu.h"
+#include "backend/cuda/loader_cublas.h"
+#include "core/context.h"
+
+static tsr_status cuda_available(tsr_context *ctx) {
+  tsr__gpu *g;
+  tsr_status st = tsr__gpu_get(ctx, TSR_BACKEND_CUDA, &g);
+  if (st) return st;
+  char msg[1024];
+  if (!tsr__nvrtc_load(msg, sizeof msg)) return tsr__fail(ctx, TSR_ERR_NVRTC, "%s", msg);
+  return TSR_OK;
+}
+
+static void cuda_default_plan(const tsr_problem *p, tsr_plan *out) {
+  tsr__emit_default_plan(p, out);
+}
+
+static tsr_status cuda_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                               tsr_plan_info *info) {
+  memset(info, 0, sizeof *info);
+  info->plan = *plan;
+  info->regs = info->local_bytes = -1;
+  if (plan->bm < 1 || plan->bn < 1 || plan->bk < 1 || plan->splitk < 1)
+    return tsr__fail(ctx, TSR_ERR_REJECTED, "plan: bm, bn, bk and splitk must be at least 1");
+  uint64_t h = ((uint64_t)p->m + (uint64_t)plan->bm - 1) / (uint64_t)plan->bm;
+  uint64_t w = ((uint64_t)p->n + (uint64_t)plan->bn - 1) / (uint64_t)plan->bn;
+  if (h > UINT32_MAX || w > UINT32_MAX)
+    return tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: tile grid %llux%llu exceeds uint32",
+                     (unsigned long long)h, (unsigned long long)w);
+  uint64_t zb = (uint64_t)p->batch * (uint64_t)plan->splitk;
+  if (zb > UINT32_MAX)
+    return tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: batch %lld × splitk %d exceeds uint32",
+                     (long long)p->batch, plan->splitk);
+  char msg[512];
+  tsr_status st = tsr_walk_check(&plan->walk, (uint32_t)h, (uint32_t)w, msg, sizeof msg);
+  if (st) return tsr__fail(ctx, st, "%s", msg);
+  tsr_walk_normalize(&info->plan.walk, (uint32_t)h, (uint32_t)w);
+  uint32_t limit = tsr__gpu_smem_limit(ctx);
+  tsr__kernel_src k;
+  memset(&k, 0, sizeof k);
+  st = tsr__emit_gemm(p, &info->plan, limit, &k, msg, sizeof msg);
+  if (st) return tsr__fail(ctx, st, "%s", msg);
+  info->grid_rows = (uint32_t)h;
+  info->grid_cols = (uint32_t)w;
+  info->grid_batch = (uint32_t)zb;
+  uint64_t threads = (uint64_t)k.block[0] * k.block[1] * k.block[2];
+  info->threads = (uint32_t)threads;
+  info->smem_bytes = k.smem_bytes;
+  info->tail_m = p->m % plan->bm != 0;
+  info->tail_n = p->n % plan->bn != 0;
+  info->tail_k = p->k % ((int64_t)plan->bk * plan->splitk) != 0;
+  memcpy(info->source_sha256, k.sha256, sizeof info->source_sha256);
+  /* Launch limits of the target (sm_90 values when no device is present). */
+  tsr__gpu *g = NULL;
+  int have = tsr__gpu_get(ctx, TSR_BACKEND_CUDA, &g) == TSR_OK;
+  if (!have) tsr__clear(ctx);
+  int max_threads = have ? g->max_threads : 1024;
+  int max_grid[3] = {have ? g->max_grid[0] : 2147483647, have ? g->max_grid[1] : 65535,
+                     have ? g->max_grid[2] : 65535};
+  st = TSR_OK;
+  if (threads == 0 || threads > (uint64_t)max_threads)
+    st = tsr__fail(ctx, TSR_ERR_REJECTED, "threads: %llu per block outside 1..%d",
+                   (unsigned long long)threads, max_threads);
+  for (int i = 0; !st && i < 3; i++)
+    if (k.grid[i] == 0 || k.grid[i] > (uint32_t)max_grid[i])
+      st = tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: dimension %c = %u outside 1..%d", "xyz"[i],
+                     k.grid[i], max_grid[i]);
+  for (int i = 0; !st && k.reduce_name[0] && i < 3; i++)
+    if (k.reduce_grid[i] == 0 || k.reduce_grid[i] > (uint32_t)max_grid[i])
+      st = tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: reduction dimension %c = %u outside 1..%d",
+                     "xyz"[i], k.reduce_grid[i], max_grid[i]);
+  tsr__kernel_src_free(&k);
+  return st;
+}
+
+static int local_limit(void) {
+  const char *s = getenv("TSR_SPILL_LIMIT");
+  if (s && *s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*end && v >= 0 && v < (1 << 24)) return (int)v;
+  }
+  return TSR__LOCAL_BYTES_LIMIT;
+}
+
+tsr_status tsr__cuda_prepare_ex(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                                const float *a, const float *b, const float *c0, int flags,
+                                void **exec) {
+  *exec = NULL;
+  if (p->beta != 0.0f && !c0)
+    return tsr__fail(ctx, TSR_ERR_INVALID, "cuda: beta != 0 needs C0");
+  tsr_status st = cuda_available(ctx);
+  if (st) return st;
+  tsr__gpu *g;
+  if ((st = tsr__gpu_get(ctx, TSR_BACKEND_CUDA, &g))) return st;
+  tsr__kernel_src k;
+  memset(&k, 0, sizeof k);
+  char msg[512];
+  st = tsr__emit_gemm(p, plan, (uint32_t)g->smem_optin, &k, msg, sizeof msg);
+  if (st) return tsr__fail(ctx, st, "%s", msg);
+  tsr__gexec *e = NULL;
+  st = tsr__gexec_create(ctx, TSR_BACKEND_CUDA, p, a, b, c0, (size_t)k.workspace_bytes, &e);
+  if (!st) st = tsr__gexec_attach_kernel(e, &k, flags);
+  if (!st) st = tsr__gexec_check_limits(e, local_limit());
+  tsr__kernel_src_free(&k);
+  if (st) {
+    tsr__gexec_destroy(e);
+    return st;
+  }
+  *exec = e;
+  return TSR_OK;
+}
+
+static tsr_status cuda_prepare(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                               const float *a, const float *b, const float *c0, void **exec) {
+  return tsr__cuda_prepare_ex(ctx, p, plan, a, b, c0, 0, exec);
+}
+
+static void cuda_release(tsr_context *ctx) { tsr__gpu_release(ctx, TSR_BACKEND_CUDA); }
+
+const tsr__backend tsr__backend_cuda = {
+    .name = "cuda",
+    .is_gpu = 1,
+    .available = cuda_available,
+    .default_plan = cuda_default_plan,
+    .realize = cuda_realize,
+    .prepare = cuda_prepare,
+    .reset_c = tsr__gexec_reset_c,
+    .launch = tsr__gexec_launch,
+    .sync = tsr__gexec_sync,
+    .event_time = tsr__gexec_event_time,
+    .download = tsr__gexec_download,
+    .exec_info = tsr__gexec_info,
+    .destroy = tsr__gexec_destroy,
+    .context_release = cuda_release,
+};
+
+tsr_status tsr__cuda_describe(tsr_context *ctx, tsr__cuda_device *out) {
+  memset(out, 0, sizeof *out);
+  tsr__gpu *g;
+  tsr_status st = tsr__gpu_get(ctx, TSR_BACKEND_CUDA, &g);
+  if (st) return st;
+  memcpy(out->name, g->name, sizeof out->name);
+  out->cc_major = g->cc_major;
+  out->cc_minor = g->cc_minor;
+  out->sm_count = g->sm_count;
+  out->driver_version = g->driver_version;
+  out->smem_optin = (uint32_t)g->smem_optin;
+  out->total_mem = g->total_mem;
+  char msg[1024];
+  const tsr__nvrtc_api *nv = tsr__nvrtc_load(msg, sizeof msg);
+  if (nv) nv->Version(&out->nvrtc_major, &out->nvrtc_minor);
+  const tsr__cublas_api *bl = tsr__cublas_load(msg, sizeof msg);
+  if (bl) {
+    int v = 0;
+    if (bl->GetVersion(NULL, &v) == TSR__CUBLAS_SUCCESS) out->cublas_version = v;
+  }
+  return TSR_OK;
+}

@@ -1,0 +1,432 @@
+/* GPU matrix for the three GPU backends (cuda, hand, cublas) and the GPU
+ * FP64 oracle. Every test skips when no CUDA device is usable, so the same
+ * executable runs on machines without a GPU. Dyadic inputs must match the
+ * FP64 oracle exactly; random inputs within atol = rtol = 1e-4. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/cuda/cuda.h"
+#include "core/backend.h"
+#include "core/context.h"
+#include "tessera.h"
+
+static tsr_context *ctx;
+static int have_gpu;
+
+static int setup(void **state) {
+  if (tsr_context_create(&ctx)) return -1;
+  tsr_status st = tsr__backend_cuda.available(ctx);
+  have_gpu = st == TSR_OK;
+  if (!have_gpu) printf("# no GPU: %s (%s)\n", tsr_status_name(st), tsr_context_message(ctx));
+  else {
+    tsr__cuda_device d;
+    if (tsr__cuda_describe(ctx, &d) == TSR_OK)
+      printf("# device %s sm_%d%d, %d SMs, driver %d, NVRTC %d.%d, cuBLAS %d\n", d.name,
+             d.cc_major, d.cc_minor, d.sm_count, d.driver_version, d.nvrtc_major, d.nvrtc_minor,
+             d.cublas_version);
+  }
+  return 0;
+}
+static int teardown(void **state) {
+  tsr_context_destroy(ctx);
+  return 0;
+}
+#define NEED_GPU() \
+  do {             \
+    if (!have_gpu) skip(); \
+  } while (0)
+
+typedef struct {
+  int64_t m, n, k, batch;
+} shape;
+static const shape shapes[] = {{1, 1, 1, 1}, {127, 193, 61, 1}, {513, 257, 129, 1},
+                               {64, 80, 1, 1}, {32, 32, 32, 1}, {127, 193, 61, 3}};
+#define NSHAPES (sizeof shapes / sizeof shapes[0])
+
+typedef struct {
+  float *a, *b, *c0, *c;
+  double *ref;
+} bufs;
+
+static void bufs_free(bufs *x) {
+  free(x->a);
+  free(x->b);
+  free(x->c0);
+  free(x->c);
+  free(x->ref);
+  memset(x, 0, sizeof *x);
+}
+
+static void make_problem(tsr_problem *p, const shape *s, tsr_op oa, tsr_op ob, int beta_mode) {
+  tsr_problem_init(p, s->m, s->n, s->k);
+  p->batch = s->batch;
+  p->op_a = oa;
+  p->op_b = ob;
+  p->alpha = beta_mode ? 1.5f : 1.0f;
+  p->beta = beta_mode ? -0.5f : 0.0f;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(p, msg, sizeof msg), TSR_OK);
+}
+
+static void make_bufs(const tsr_problem *p, tsr_inputs in, bufs *x) {
+  size_t na = (size_t)tsr_problem_elems_a(p), nb = (size_t)tsr_problem_elems_b(p),
+         nc = (size_t)tsr_problem_elems_c(p);
+  x->a = malloc(na * sizeof(float));
+  x->b = malloc(nb * sizeof(float));
+  x->c0 = malloc(nc * sizeof(float));
+  x->c = malloc(nc * sizeof(float));
+  x->ref = malloc((size_t)(p->batch * p->m * p->n) * sizeof(double));
+  assert_non_null(x->a);
+  assert_non_null(x->b);
+  assert_non_null(x->c0);
+  assert_non_null(x->c);
+  assert_non_null(x->ref);
+  tsr_fill(p, TSR_TENSOR_A, in, 42, x->a);
+  tsr_fill(p, TSR_TENSOR_B, in, 42, x->b);
+  tsr_fill(p, TSR_TENSOR_C, in, 42, x->c0);
+  assert_int_equal(tsr_oracle_cpu(p, x->a, x->b, p->beta != 0.0f ? x->c0 : NULL, x->ref), TSR_OK);
+}
+
+static void describe(char *buf, size_t cap, tsr_backend_kind kind, const tsr_problem *p,
+                     const tsr_plan *plan, tsr_inputs in) {
+  char pt[512];
+  tsr_plan_format(plan, pt, sizeof pt);
+  snprintf(buf, cap, "%s %lldx%lldx%lld batch %lld op %c%c alpha %g beta %g %s plan %s",
+           tsr_backend_name(kind), (long long)p->m, (long long)p->n, (long long)p->k,
+           (long long)p->batch, p->op_a ? 'T' : 'N', p->op_b ? 'T' : 'N', p->alpha, p->beta,
+           in == TSR_INPUTS_DYADIC ? "dyadic" : "random", pt);
+}
+
+enum { RUN_OK = 0, RUN_FAIL = 1, RUN_REJECTED = 2 };
+
+/* One case: realize, prepare, launch, download, validate; then reset_c and
+ * run again to check the second result is bit-identical. */
+static int run_case(tsr_backend_kind kind, const tsr_problem *p, const tsr_plan *plan_in,
+                    tsr_inputs in, const bufs *x, float *out_copy) {
+  const tsr__backend *be = tsr__backend_get(kind);
+  tsr_plan plan;
+  if (plan_in) plan = *plan_in;
+  else be->default_plan(p, &plan);
+  char what[1024];
+  describe(what, sizeof what, kind, p, &plan, in);
+  tsr_plan_info info;
+  tsr_status st = be->realize(ctx, p, &plan, &info);
+  if (st == TSR_ERR_REJECTED || st == TSR_ERR_UNSUPPORTED) {
+    if (!plan_in) {
+      printf("FAIL default plan rejected: %s: %s\n", what, tsr_context_message(ctx));
+      return RUN_FAIL;
+    }
+    return RUN_REJECTED;
+  }
+  if (st) {
+    printf("FAIL realize %s: %s: %s\n", what, tsr_status_name(st), tsr_context_message(ctx));
+    return RUN_FAIL;
+  }
+  void *ex = NULL;
+  st = be->prepare(ctx, p, &info.plan, x->a, x->b, p->beta != 0.0f ? x->c0 : NULL, &ex);
+  if (st == TSR_ERR_REJECTED && plan_in) return RUN_REJECTED; /* e.g. spills */
+  if (st) {
+    printf("FAIL prepare %s: %s: %s\n", what, tsr_status_name(st), tsr_context_message(ctx));
+    return RUN_FAIL;
+  }
+  size_t nc = (size_t)tsr_problem_elems_c(p);
+  int rc = RUN_OK;
+  for (int round = 0; round < 2 && rc == RUN_OK; round++) {
+    if (round == 1 && (st = be->reset_c(ex))) break;
+    memcpy(x->c, x->c0, nc * sizeof(float)); /* padding keeps C0; logical part overwritten */
+    if ((st = be->launch(ex, 1)) || (st = be->sync(ex)) || (st = be->download(ex, x->c))) break;
+    tsr_receipt r;
+    double tol = in == TSR_INPUTS_DYADIC ? 0.0 : 1e-4;
+    tsr_validate(p, x->c, x->ref, tol, tol, &r);
+    if (!r.passed) {
+      printf("FAIL %s (round %d): %lld of %lld wrong, first %lld, max abs err %g\n", what, round,
+             (long long)r.failed, (long long)r.checked, (long long)r.first_fail, r.max_abs_err);
+      rc = RUN_FAIL;
+    }
+    if (round == 0 && out_copy) memcpy(out_copy, x->c, nc * sizeof(float));
+    if (round == 1 && out_copy && memcmp(out_copy, x->c, nc * sizeof(float)) != 0) {
+      printf("FAIL %s: rerun after reset_c is not bit-identical\n", what);
+      rc = RUN_FAIL;
+    }
+  }
+  if (st) {
+    printf("FAIL run %s: %s: %s\n", what, tsr_status_name(st), tsr_context_message(ctx));
+    rc = RUN_FAIL;
+  }
+  be->destroy(ex);
+  return rc;
+}
+
+/* Every shape × op pair × beta mode × input kind with the default plan. */
+static void matrix(tsr_backend_kind kind) {
+  int fails = 0, runs = 0;
+  for (size_t s = 0; s < NSHAPES; s++)
+    for (int ops = 0; ops < 4; ops++)
+      for (int bm = 0; bm < 2; bm++)
+        for (int in = 0; in < 2; in++) {
+          tsr_problem p;
+          make_problem(&p, &shapes[s], (tsr_op)(ops & 1), (tsr_op)(ops >> 1), bm);
+          bufs x = {0};
+          make_bufs(&p, (tsr_inputs)in, &x);
+          float *copy = malloc((size_t)tsr_problem_elems_c(&p) * sizeof(float));
+          assert_non_null(copy);
+          int rc = run_case(kind, &p, NULL, (tsr_inputs)in, &x, copy);
+          fails += rc == RUN_FAIL;
+          runs++;
+          free(copy);
+          bufs_free(&x);
+        }
+  printf("# %s: %d cases, %d failed\n", tsr_backend_name(kind), runs, fails);
+  assert_int_equal(fails, 0);
+}
+
+static void test_hand_matrix(void **state) {
+  NEED_GPU();
+  matrix(TSR_BACKEND_HAND);
+}
+static void test_cublas_matrix(void **state) {
+  NEED_GPU();
+  matrix(TSR_BACKEND_CUBLAS);
+}
+static void test_cuda_default_matrix(void **state) {
+  NEED_GPU();
+  matrix(TSR_BACKEND_CUDA);
+}
+
+/* Plan variants of the generated backend, one field at a time from each
+ * family's default-table plan; rejected variants are counted, not failed,
+ * but every dimension must have accepted values. */
+static void test_cuda_variants(void **state) {
+  NEED_GPU();
+  static const shape vs[] = {{127, 193, 61, 1}, {513, 257, 129, 1}, {32, 32, 32, 1},
+                             {2048, 1536, 96, 1}};
+  static const char *const variants[] = {
+      "walk=linear", "walk=rect:2x3", "walk=stripe:2", "walk=rect:3x2", "splitk=1", "splitk=2",
+      "splitk=3",    "splitk=7",      "stages=1",      "stages=2",      "stages=3", "stages=4",
+      "vec=1",       "vec=2",         "vec=4",         "a=view",        "b=view",   "a=view,b=view",
+      "mma=ffma",    "mma=tf32x3",    "pad=0",         "pad=4"};
+  enum { NV = sizeof variants / sizeof variants[0] };
+  int accepted[NV] = {0}, fails = 0, runs = 0, rejected = 0;
+  for (size_t s = 0; s < sizeof vs / sizeof vs[0]; s++)
+    for (int ops = 0; ops < 4; ops += 3) /* NN and TT */
+      for (int v = 0; v < NV; v++) {
+        tsr_problem p;
+        make_problem(&p, &vs[s], (tsr_op)(ops & 1), (tsr_op)(ops >> 1), s & 1);
+        tsr_plan plan;
+        tsr__backend_cuda.default_plan(&p, &plan);
+        char msg[256];
+        assert_int_equal(tsr_plan_parse(variants[v], &plan, msg, sizeof msg), TSR_OK);
+        bufs x = {0};
+        make_bufs(&p, TSR_INPUTS_DYADIC, &x);
+        float *copy = malloc((size_t)tsr_problem_elems_c(&p) * sizeof(float));
+        int rc = run_case(TSR_BACKEND_CUDA, &p, &plan, TSR_INPUTS_DYADIC, &x, copy);
+        free(copy);
+        bufs_free(&x);
+        if (rc == RUN_REJECTED) {
+          rejected++;
+          continue;
+        }
+        runs++;
+        accepted[v]++;
+        fails += rc == RUN_FAIL;
+      }
+  printf("# cuda variants: %d run, %d rejected by the planner, %d failed\n", runs, rejected,
+         fails);
+  for (int v = 0; v < NV; v++)
+    if (!accepted[v]) printf("# variant %s was never accepted\n", variants[v]);
+  int splitk_ok = accepted[5] && accepted[6] && accepted[7];
+  assert_true(splitk_ok);
+  assert_int_equal(fails, 0);
+}
+
+/* Split-K sums partials in a fixed order: three runs, bit-identical. */
+static void test_cuda_splitk_deterministic(void **state) {
+  NEED_GPU();
+  static const int ks[] = {2, 3, 7};
+  int tested = 0;
+  for (size_t i = 0; i < 3; i++) {
+    tsr_problem p;
+    const shape s = {513, 257, 1029, 1};
+    make_problem(&p, &s, TSR_OP_N, TSR_OP_N, 0);
+    tsr_plan plan;
+    tsr__backend_cuda.default_plan(&p, &plan);
+    plan.splitk = ks[i];
+    tsr_plan_info info;
+    if (tsr__backend_cuda.realize(ctx, &p, &plan, &info) != TSR_OK) {
+      printf("# splitk=%d rejected: %s\n", ks[i], tsr_context_message(ctx));
+      continue;
+    }
+    bufs x = {0};
+    make_bufs(&p, TSR_INPUTS_RANDOM, &x);
+    size_t nc = (size_t)tsr_problem_elems_c(&p);
+    float *first = malloc(nc * sizeof(float));
+    assert_non_null(first);
+    void *ex = NULL;
+    assert_int_equal(tsr__backend_cuda.prepare(ctx, &p, &info.plan, x.a, x.b, NULL, &ex), TSR_OK);
+    for (int run = 0; run < 3; run++) {
+      assert_int_equal(tsr__backend_cuda.reset_c(ex), TSR_OK);
+      assert_int_equal(tsr__backend_cuda.launch(ex, 1), TSR_OK);
+      assert_int_equal(tsr__backend_cuda.download(ex, x.c), TSR_OK);
+      if (run == 0) {
+        memcpy(first, x.c, nc * sizeof(float));
+        tsr_receipt r;
+        tsr_validate(&p, x.c, x.ref, 1e-4, 1e-4, &r);
+        assert_true(r.passed);
+      } else {
+        assert_memory_equal(first, x.c, nc * sizeof(float));
+      }
+    }
+    tsr__backend_cuda.destroy(ex);
+    free(first);
+    bufs_free(&x);
+    tested++;
+  }
+  assert_true(tested > 0);
+}
+
+/* The GPU oracle agrees with the CPU oracle (same order, no contraction). */
+static void test_oracle_gpu_vs_cpu(void **state) {
+  NEED_GPU();
+  for (size_t s = 0; s < NSHAPES; s++)
+    for (int ops = 0; ops < 4; ops++)
+      for (int bm = 0; bm < 2; bm++)
+        for (int in = 0; in < 2; in++) {
+          tsr_problem p;
+          make_problem(&p, &shapes[s], (tsr_op)(ops & 1), (tsr_op)(ops >> 1), bm);
+          bufs x = {0};
+          make_bufs(&p, (tsr_inputs)in, &x);
+          size_t nr = (size_t)(p.batch * p.m * p.n);
+          double *g = malloc(nr * sizeof(double));
+          assert_non_null(g);
+          tsr_status st = tsr_oracle_gpu(ctx, &p, x.a, x.b, bm ? x.c0 : NULL, g);
+          if (st) printf("oracle_gpu: %s\n", tsr_context_message(ctx));
+          assert_int_equal(st, TSR_OK);
+          double worst = 0.0;
+          for (size_t i = 0; i < nr; i++) {
+            double d = g[i] - x.ref[i];
+            if (d < 0) d = -d;
+            double scale = x.ref[i] < 0 ? -x.ref[i] : x.ref[i];
+            double rel = d / (scale > 1.0 ? scale : 1.0);
+            if (rel > worst || rel != rel) worst = rel;
+          }
+          if (in == TSR_INPUTS_DYADIC) assert_true(worst == 0.0);
+          else assert_true(worst <= 1e-13);
+          free(g);
+          bufs_free(&x);
+        }
+}
+
+/* An absurd batch fails cleanly at allocation (before host data is read, so
+ * small host buffers suffice), and the context keeps working afterwards. */
+static void test_out_of_memory(void **state) {
+  NEED_GPU();
+  static const tsr_backend_kind kinds[] = {TSR_BACKEND_CUDA, TSR_BACKEND_HAND, TSR_BACKEND_CUBLAS};
+  float dummy[16] = {0};
+  for (size_t i = 0; i < 3; i++) {
+    const tsr__backend *be = tsr__backend_get(kinds[i]);
+    tsr_problem p;
+    tsr_problem_init(&p, 4096, 4096, 4096);
+    p.batch = 3000; /* 192 GiB per operand */
+    char msg[256];
+    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+    tsr_plan plan;
+    be->default_plan(&p, &plan);
+    tsr_plan_info info;
+    tsr_status st = be->realize(ctx, &p, &plan, &info);
+    if (st == TSR_OK) {
+      void *ex = NULL;
+      st = be->prepare(ctx, &p, &info.plan, dummy, dummy, NULL, &ex);
+      assert_null(ex);
+    }
+    printf("# %s absurd batch: %s (%s)\n", be->name, tsr_status_name(st), tsr_context_message(ctx));
+    assert_true(st == TSR_ERR_NOMEM || st == TSR_ERR_CUDA || st == TSR_ERR_OVERFLOW);
+    /* still usable */
+    tsr_problem q;
+    const shape s = {32, 32, 32, 1};
+    make_problem(&q, &s, TSR_OP_N, TSR_OP_N, 0);
+    bufs x = {0};
+    make_bufs(&q, TSR_INPUTS_DYADIC, &x);
+    assert_int_equal(run_case(kinds[i], &q, NULL, TSR_INPUTS_DYADIC, &x, NULL), RUN_OK);
+    bufs_free(&x);
+  }
+}
+
+/* exec_info reports compile resources; event_time measures n calls. */
+static void test_exec_info_and_timing(void **state) {
+  NEED_GPU();
+  static const tsr_backend_kind kinds[] = {TSR_BACKEND_CUDA, TSR_BACKEND_HAND, TSR_BACKEND_CUBLAS};
+  for (size_t i = 0; i < 3; i++) {
+    const tsr__backend *be = tsr__backend_get(kinds[i]);
+    tsr_problem p;
+    const shape s = {513, 257, 129, 1};
+    make_problem(&p, &s, TSR_OP_N, TSR_OP_N, 0);
+    bufs x = {0};
+    make_bufs(&p, TSR_INPUTS_DYADIC, &x);
+    tsr_plan plan;
+    be->default_plan(&p, &plan);
+    tsr_plan_info info;
+    assert_int_equal(be->realize(ctx, &p, &plan, &info), TSR_OK);
+    void *ex = NULL;
+    assert_int_equal(be->prepare(ctx, &p, &info.plan, x.a, x.b, NULL, &ex), TSR_OK);
+    be->exec_info(ex, &info);
+    if (kinds[i] != TSR_BACKEND_CUBLAS) {
+      assert_true(info.regs > 0);
+      assert_true(info.local_bytes >= 0);
+      assert_int_equal(strlen(info.source_sha256), 64);
+      printf("# %s 513x257x129: %d registers, %d local bytes, %llu smem bytes\n", be->name,
+             info.regs, info.local_bytes, (unsigned long long)info.smem_bytes);
+    }
+    int64_t ns = 0;
+    assert_int_equal(be->event_time(ex, 5, &ns), TSR_OK);
+    assert_true(ns > 0);
+    assert_int_equal(be->download(ex, x.c), TSR_OK);
+    tsr_receipt r;
+    tsr_validate(&p, x.c, x.ref, 0, 0, &r);
+    assert_true(r.passed);
+    be->destroy(ex);
+    bufs_free(&x);
+  }
+}
+
+/* tsr_gemm end to end on the GPU backends. */
+static void test_tsr_gemm_gpu(void **state) {
+  NEED_GPU();
+  static const tsr_backend_kind kinds[] = {TSR_BACKEND_CUDA, TSR_BACKEND_HAND, TSR_BACKEND_CUBLAS};
+  for (size_t i = 0; i < 3; i++) {
+    tsr_problem p;
+    const shape s = {127, 193, 61, 2};
+    make_problem(&p, &s, TSR_OP_T, TSR_OP_N, 1);
+    bufs x = {0};
+    make_bufs(&p, TSR_INPUTS_DYADIC, &x);
+    memcpy(x.c, x.c0, (size_t)tsr_problem_elems_c(&p) * sizeof(float));
+    tsr_status st = tsr_gemm(ctx, kinds[i], &p, NULL, x.a, x.b, x.c);
+    if (st) printf("%s: %s\n", tsr_backend_name(kinds[i]), tsr_context_message(ctx));
+    assert_int_equal(st, TSR_OK);
+    tsr_receipt r;
+    tsr_validate(&p, x.c, x.ref, 0, 0, &r);
+    assert_true(r.passed);
+    bufs_free(&x);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_oracle_gpu_vs_cpu),
+      cmocka_unit_test(test_hand_matrix),
+      cmocka_unit_test(test_cublas_matrix),
+      cmocka_unit_test(test_cuda_default_matrix),
+      cmocka_unit_test(test_cuda_variants),
+      cmocka_unit_test(test_cuda_splitk_deterministic),
+      cmocka_unit_test(test_exec_info_and_timing),
+      cmocka_unit_test(test_tsr_gemm_gpu),
+      cmocka_unit_test(test_out_of_memory),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
