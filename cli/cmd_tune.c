@@ -1,0 +1,413 @@
+/* tessera tune: search a backend's plan space for a shape under budgets,
+ * validate every candidate, replay the best against the incumbent, store
+ * the outcome in the tuning database (docs/tune.md). */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bench/bench.h"
+#include "cli.h"
+#include "core/backend.h"
+#include "tune/tune.h"
+
+static void print_help(void) {
+  printf(
+      "usage: tessera tune --shape MxNxK [options]      tune one problem\n"
+      "       tessera tune --preset seed [options]      tune the seed shapes one after another\n"
+      "       tessera tune --show [--db PATH] [--json]  list the tuning database\n"
+      "\n"
+      "Measures planner-legal plans of the joint search space in the order of an\n"
+      "analytic prior (incumbent default first), each compiled, resource-checked,\n"
+      "validated on every element against the FP64 oracle (dyadic inputs: exact), then\n"
+      "timed; replays the best against the incumbent in balanced paired rounds, each\n"
+      "measurement in a fresh process, and stores the outcome (docs/tune.md).\n\n%s"
+      "  --max-candidates N  measure at most N candidates (incumbent included; default: no limit)\n"
+      "  --max-seconds S     wall budget for search + replay per shape (default 60)\n"
+      "  --samples N         timed samples per candidate (>= 5, default 5)\n"
+      "  --sample-ms T       calls per sample fill about T ms (default 10)\n"
+      "  --warmup-ms T       warm-up per candidate (default 30)\n"
+      "  --rounds R          replay rounds, even (default 4)\n"
+      "  --spill-limit B     GPU: reject candidates with more than B local bytes per thread\n"
+      "                      (default 0: any spill rejects)\n"
+      "  --db PATH           tuning database (default $TESSERA_TUNE_DB, else\n"
+      "                      ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/tune.db)\n"
+      "  --no-db             do not read or write a database\n"
+      "  --oracle-cache DIR  FP64 oracle cache (default ${XDG_CACHE_HOME:-~/.cache}/tessera/oracle;\n"
+      "                      'off' disables; replay children then recompute the oracle)\n"
+      "  --in-process        replay in this process (fresh prepare/compile each time)\n"
+      "  --out DIR           write tune_<backend>_<shape>.json per shape (never overwrites)\n"
+      "  --json              print the result document(s) on stdout\n"
+      "  --quiet             no progress display on stderr\n"
+      "  --plan TEXT         an extra candidate (over the default plan)\n"
+      "\n"
+      "exit: 0 done (a result was stored, or no valid candidate: see output), 1 no valid\n"
+      "candidate, 2 bad input, unusable backend or database\n",
+      tsr_cli_problem_help);
+}
+
+/* ---- --replay-child: one validated, timed measurement in this process ---- */
+static int replay_child(const tsr_cli_problem_opts *o, const char *oracle_cache,
+                        const tsr__measure_opts *mo) {
+  tsr_context *ctx = NULL;
+  if (tsr_context_create(&ctx)) return TSR_EXIT_USAGE;
+  tsr_problem p;
+  tsr_backend_kind b;
+  tsr_plan plan;
+  int rc = tsr_cli_problem_finish("tune", ctx, o, &p, &b, &plan);
+  if (rc) {
+    tsr_context_destroy(ctx);
+    return rc;
+  }
+  json_t *out = json_object();
+  tsr__tune_cand c;
+  memset(&c, 0, sizeof c);
+  c.plan = plan;
+  c.regs = c.local_bytes = -1;
+  tsr_plan_format(&plan, c.text, sizeof c.text);
+  size_t na = (size_t)tsr_problem_elems_a(&p), nb = (size_t)tsr_problem_elems_b(&p),
+         nc = (size_t)tsr_problem_elems_c(&p);
+  float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4);
+  float *C0 = p.beta != 0.0f ? malloc(nc * 4) : NULL;
+  double *ref = NULL;
+  char msg[512], key[65];
+  const char *src;
+  if (!A || !B || !C || (p.beta != 0.0f && !C0)) {
+    json_object_set_new(out, "status", json_string("rejected-run"));
+    json_object_set_new(out, "reason", json_string("out of host memory"));
+  } else {
+    tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_DYADIC, 1, A);
+    tsr_fill(&p, TSR_TENSOR_B, TSR_INPUTS_DYADIC, 1, B);
+    if (C0) tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_DYADIC, 1, C0);
+    if (tsr__oracle_cached(&p, TSR_INPUTS_DYADIC, 1, oracle_cache, &ref, &src, key, msg,
+                           sizeof msg)) {
+      json_object_set_new(out, "status", json_string("rejected-run"));
+      json_object_set_new(out, "reason", json_string(msg));
+    } else {
+      tsr__tune_measure(ctx, b, &p, A, B, C0, ref, C, mo, &c);
+      json_object_set_new(out, "status", json_string(tsr__cand_status_name(c.status)));
+      json_object_set_new(out, "reason", json_string(c.reason));
+      json_object_set_new(out, "plan", json_string(c.text));
+      json_object_set_new(out, "oracle", json_string(src));
+      if (c.status == TSR__CAND_OK) {
+        json_object_set_new(out, "time_ns", json_real(c.time_ns));
+        json_t *a = json_array();
+        for (int i = 0; i < c.nsamples; i++) json_array_append_new(a, json_real(c.samples_ns[i]));
+        json_object_set_new(out, "samples_ns", a);
+        json_object_set_new(out, "calls", json_integer(c.calls));
+      }
+      json_object_set_new(out, "source_sha256", json_string(c.sha256));
+      json_object_set_new(out, "regs", json_integer(c.regs));
+      json_object_set_new(out, "local_bytes", json_integer(c.local_bytes));
+    }
+  }
+  json_dumpf(out, stdout, JSON_COMPACT | JSON_REAL_PRECISION(17));
+  putchar('\n');
+  json_decref(out);
+  free(A);
+  free(B);
+  free(C);
+  free(C0);
+  free(ref);
+  tsr_context_destroy(ctx);
+  return TSR_EXIT_OK;
+}
+
+/* ---- summary -------------------------------------------------------------- */
+static void print_summary(const tsr__tune_config *cfg, const tsr__tune_result *r,
+                          const tsr__tune_target *t, const char *shape) {
+  printf("tune      %s %s batch %lld op(A)=%c op(B)=%c on %s, %s%s%s\n", t->backend, shape,
+         (long long)cfg->problem.batch, cfg->problem.op_a ? 'T' : 'N',
+         cfg->problem.op_b ? 'T' : 'N', t->device, t->arch, t->driver[0] ? ", driver " : "",
+         t->driver);
+  printf("space     %zu generated, %zu planner-legal, %zu rejected by the planner\n",
+         r->generated, r->legal, r->planner_rejected);
+  size_t by[TSR__CAND_STATUS_COUNT] = {0};
+  for (size_t i = 0; i < r->n; i++) by[r->cands[i].status]++;
+  printf("budget    max %ld candidates, max %.0f s: measured %zu (%zu ok, %zu rejected: %zu "
+         "compile, %zu spill, %zu validation, %zu run), %zu unmeasured\n",
+         cfg->max_candidates, cfg->max_seconds, r->measured, by[TSR__CAND_OK], r->rejected,
+         by[TSR__CAND_REJ_COMPILE], by[TSR__CAND_REJ_SPILL], by[TSR__CAND_REJ_VALIDATION],
+         by[TSR__CAND_REJ_RUN], r->unmeasured);
+  printf("time      oracle %.1f s, search %.1f s, replay %.1f s, total %.1f s\n", r->oracle_s,
+         r->search_s, r->replay_s, r->total_s);
+  int shown = 0;
+  for (size_t i = 0; i < r->n && shown < 5; i++) {
+    const tsr__tune_cand *c = &r->cands[i];
+    if (c->status == TSR__CAND_OK || c->status == TSR__CAND_UNMEASURED) continue;
+    printf("%s %s\n          %s\n", shown ? "         " : "rejected ", c->text, c->reason);
+    shown++;
+  }
+  if (r->incumbent >= 0) {
+    const tsr__tune_cand *c = &r->cands[r->incumbent];
+    if (c->status == TSR__CAND_OK)
+      printf("incumbent %s\n          %.3f us/call (search median)\n", c->text, c->time_ns / 1e3);
+    else
+      printf("incumbent %s\n          %s: %s\n", c->text, tsr__cand_status_name(c->status), c->reason);
+  }
+  if (r->best >= 0) {
+    const tsr__tune_cand *c = &r->cands[r->best];
+    printf("best      %s\n          %.3f us/call (search median, %.2f GFLOP/s)\n", c->text,
+           c->time_ns / 1e3,
+           2.0 * cfg->problem.m * cfg->problem.n * cfg->problem.k * cfg->problem.batch /
+               c->time_ns);
+  }
+  if (r->replayed) {
+    printf("replay    %d rounds (%s), best/incumbent same-round ratios:", r->rounds,
+           r->replay_in_process ? "in process, fresh prepare each" : "fresh process each");
+    for (int i = 0; i < r->rounds; i++) printf(" %.4f", r->ratio[i]);
+    printf("\n          median %.4f [min %.4f, max %.4f]; incumbent %.3f us, best %.3f us "
+           "(medians of rounds)\n",
+           r->ratio_median, r->ratio_min, r->ratio_max, tsr__tune_replay_median(r, 0) / 1e3,
+           tsr__tune_replay_median(r, 1) / 1e3);
+  } else if (r->replay_note[0]) {
+    printf("replay    %s\n", r->replay_note);
+  }
+  printf("decision  %s%s%s\n", r->decision, r->chosen >= 0 ? ": " : "",
+         r->chosen >= 0 ? r->cands[r->chosen].text : "");
+  if (r->ntie) {
+    printf("tie set   %zu plan(s) within %.1f%% of the search best:\n", r->ntie, 100 * r->noise);
+    for (size_t i = 0; i < r->ntie && i < 8; i++)
+      printf("          %.3f us  %s\n", r->cands[r->tie[i]].time_ns / 1e3, r->cands[r->tie[i]].text);
+    if (r->ntie > 8) printf("          ... (%zu more)\n", r->ntie - 8);
+  }
+}
+
+static int write_new_file(const char *path, const char *text, char *msg, size_t cap) {
+  char tmp[PATH_MAX + 16];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "wx");
+  if (!f) {
+    snprintf(msg, cap, "cannot create %s: %s", tmp, strerror(errno));
+    return -1;
+  }
+  int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF && fflush(f) == 0 && fsync(fileno(f)) == 0;
+  ok = (fclose(f) == 0) && ok;
+  /* link() refuses an existing target: an earlier result is never replaced */
+  if (!ok || link(tmp, path) != 0) {
+    snprintf(msg, cap, "cannot write %s: %s", path, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  unlink(tmp);
+  return 0;
+}
+
+static void out_name(const char *dir, const char *backend, const char *shape, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/tune_%s_%s.json", dir, backend, shape);
+}
+
+int tsr_cli_tune(int argc, char **argv) {
+  tsr_cli_problem_opts o;
+  tsr_cli_problem_defaults(&o, "auto");
+  const char *preset = NULL, *db_opt = NULL, *out_dir = NULL, *oracle_opt = NULL;
+  long long max_cand = 0, samples = 5, sample_ms = 10, warmup_ms = 30, rounds = 4, spill = 0;
+  float max_seconds = 60.0f;
+  int show = 0, json = 0, quiet = 0, no_db = 0, in_process = 0, child = 0;
+  for (int i = 1; i < argc; i++) {
+    int r = tsr_cli_problem_option("tune", argc, argv, &i, &o);
+    if (r < 0) return TSR_EXIT_USAGE;
+    if (r) continue;
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      print_help();
+      return TSR_EXIT_OK;
+    }
+    if (!strcmp(a, "--show")) { show = 1; continue; }
+    if (!strcmp(a, "--json")) { json = 1; continue; }
+    if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
+    if (!strcmp(a, "--no-db")) { no_db = 1; continue; }
+    if (!strcmp(a, "--in-process")) { in_process = 1; continue; }
+    if (!strcmp(a, "--replay-child")) { child = 1; continue; }
+    static const char *const valued[] = {"--preset",    "--max-candidates", "--max-seconds",
+                                         "--samples",   "--sample-ms",      "--warmup-ms",
+                                         "--rounds",    "--spill-limit",    "--db",
+                                         "--out",       "--oracle-cache"};
+    int k = -1;
+    for (int j = 0; j < 11; j++)
+      if (!strcmp(a, valued[j])) k = j;
+    if (k < 0) return tsr_cli_usage_error("tune", "unknown option '%s' (see --help)", a);
+    if (!v) return tsr_cli_usage_error("tune", "%s: needs a value", a);
+    i++;
+    int bad = 0;
+    switch (k) {
+      case 0: preset = v; break;
+      case 1: bad = tsr_cli_parse_int("tune", a, v, 1, 100000000, &max_cand); break;
+      case 2:
+        bad = tsr_cli_parse_float("tune", a, v, &max_seconds);
+        if (!bad && !(max_seconds > 0))
+          return tsr_cli_usage_error("tune", "--max-seconds: '%s' must be > 0", v);
+        break;
+      case 3: bad = tsr_cli_parse_int("tune", a, v, 5, TSR__TUNE_MAX_SAMPLES, &samples); break;
+      case 4: bad = tsr_cli_parse_int("tune", a, v, 1, 60000, &sample_ms); break;
+      case 5: bad = tsr_cli_parse_int("tune", a, v, 0, 600000, &warmup_ms); break;
+      case 6:
+        bad = tsr_cli_parse_int("tune", a, v, 2, TSR__TUNE_MAX_ROUNDS, &rounds);
+        if (!bad && rounds % 2) return tsr_cli_usage_error("tune", "--rounds: '%s' must be even", v);
+        break;
+      case 7: bad = tsr_cli_parse_int("tune", a, v, 0, 1 << 24, &spill); break;
+      case 8: db_opt = v; break;
+      case 9: out_dir = v; break;
+      default: oracle_opt = v; break;
+    }
+    if (bad) return TSR_EXIT_USAGE;
+  }
+  tsr__measure_opts mo = {(int)samples, (int)sample_ms, (int)warmup_ms, (int)spill, 0};
+  const char *oracle_cache = oracle_opt ? (strcmp(oracle_opt, "off") ? oracle_opt : NULL)
+                                        : tsr__oracle_cache_default();
+  if (child) {
+    mo.bypass_cache = 1;
+    return replay_child(&o, oracle_cache, &mo);
+  }
+
+  char db_path[1024] = "";
+  if (!no_db) {
+    if (db_opt) snprintf(db_path, sizeof db_path, "%s", db_opt);
+    else {
+      int pr = tsr__tune_db_default_path(db_path, sizeof db_path);
+      if (pr == 1 && !show) {
+        fprintf(stderr, "tessera tune: TESSERA_TUNE_DB=off: results are not stored\n");
+        no_db = 1;
+      } else if (pr) {
+        return tsr_cli_usage_error("tune", "--db: no default path (set HOME or TESSERA_TUNE_DB)");
+      }
+    }
+  }
+
+  if (show) {
+    if (no_db || !db_path[0]) return tsr_cli_usage_error("tune", "--show: no database (use --db PATH)");
+    tsr__tune_db *db = NULL;
+    char msg[1200];
+    if (tsr__tune_db_open(db_path, 0, &db, msg, sizeof msg))
+      return tsr_cli_usage_error("tune", "%s", msg);
+    int rc = tsr__tune_db_show(db, stdout, json, msg, sizeof msg);
+    tsr__tune_db_close(db);
+    if (rc) return tsr_cli_usage_error("tune", "%s", msg);
+    return TSR_EXIT_OK;
+  }
+
+  /* The shapes. */
+  const char *shapes[16];
+  int nshapes = 0;
+  if (preset) {
+    if (strcmp(preset, "seed"))
+      return tsr_cli_usage_error("tune", "--preset: '%s' is not a preset (seed)", preset);
+    if (o.shape) return tsr_cli_usage_error("tune", "--preset and --shape: give one of them");
+    for (int i = 0; i < tsr__tune_seed_shape_count; i++) shapes[nshapes++] = tsr__tune_seed_shapes[i];
+  } else {
+    if (!o.shape) return tsr_cli_usage_error("tune", "--shape: required (MxNxK), or --preset seed");
+    shapes[nshapes++] = o.shape;
+  }
+  tsr_context *ctx = NULL;
+  if (tsr_context_create(&ctx)) return tsr_cli_usage_error("tune", "out of memory");
+  /* Check every shape and the backend before any work. */
+  tsr_problem probs[16];
+  tsr_plan extra;
+  tsr_backend_kind bk = TSR_BACKEND_AUTO;
+  for (int s = 0; s < nshapes; s++) {
+    tsr_cli_problem_opts os = o;
+    os.shape = shapes[s];
+    tsr_plan plan;
+    int rc = tsr_cli_problem_finish("tune", ctx, &os, &probs[s], &bk, &plan);
+    if (rc) {
+      tsr_context_destroy(ctx);
+      return rc;
+    }
+    if (o.plan) {
+      /* --plan is over the built-in default (not the database's plan). */
+      tsr__backend_get(bk)->default_plan(&probs[s], &extra);
+      char m2[256];
+      tsr_plan_parse(o.plan, &extra, m2, sizeof m2);
+    }
+  }
+  if (bk != TSR_BACKEND_CPU && bk != TSR_BACKEND_CUDA) {
+    tsr_context_destroy(ctx);
+    return tsr_cli_usage_error("tune", "--backend: %s has no tunable plans (cpu, cuda)",
+                               tsr_backend_name(bk));
+  }
+  if (tsr_backend_available(ctx, bk)) {
+    int rc = tsr_cli_usage_error("tune", "backend %s unusable: %s", tsr_backend_name(bk),
+                                 tsr_context_message(ctx));
+    tsr_context_destroy(ctx);
+    return rc;
+  }
+  if (out_dir) {
+    if (mkdir(out_dir, 0755) && errno != EEXIST) {
+      tsr_context_destroy(ctx);
+      return tsr_cli_usage_error("tune", "--out: cannot create %s: %s", out_dir, strerror(errno));
+    }
+    for (int s = 0; s < nshapes; s++) {
+      char path[PATH_MAX];
+      out_name(out_dir, tsr_backend_name(bk), shapes[s], path, sizeof path);
+      if (access(path, F_OK) == 0) {
+        tsr_context_destroy(ctx);
+        return tsr_cli_usage_error("tune", "--out: %s exists; results are never overwritten", path);
+      }
+    }
+  }
+  char self[PATH_MAX];
+  ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (sl > 0) self[sl] = '\0';
+  char command[2048] = "";
+  for (int i = 0; i < argc; i++) {
+    size_t len = strlen(command);
+    snprintf(command + len, sizeof command - len, "%s%s", i ? " " : "tessera ", argv[i]);
+  }
+  int any_fail = 0;
+  for (int s = 0; s < nshapes; s++) {
+    tsr__tune_config cfg = {
+        .backend = bk,
+        .problem = probs[s],
+        .max_candidates = (long)max_cand,
+        .max_seconds = max_seconds,
+        .measure = mo,
+        .rounds = (int)rounds,
+        .db_path = no_db ? NULL : db_path,
+        .child_exe = in_process || sl <= 0 ? NULL : self,
+        .oracle_cache = oracle_cache,
+        .extra = o.plan ? &extra : NULL,
+        .nextra = o.plan ? 1 : 0,
+        .progress = !quiet,
+        .command = command,
+    };
+    tsr__tune_result r;
+    tsr_status st = tsr__tune_run(ctx, &cfg, &r);
+    if (st) {
+      int rc = tsr_cli_usage_error("tune", "%s: %s", shapes[s], tsr_context_message(ctx));
+      tsr_context_destroy(ctx);
+      return rc;
+    }
+    tsr__tune_target t;
+    tsr__tune_target_get(ctx, bk, &t);
+    char *doc = tsr__tune_result_json(&cfg, &r);
+    if (json) printf("%s\n", doc ? doc : "null");
+    else {
+      print_summary(&cfg, &r, &t, shapes[s]);
+      printf("database  %s%s\n", no_db ? "(none)" : db_path,
+             !no_db && r.chosen >= 0 ? " (tuned entry stored)" : "");
+    }
+    if (out_dir && doc) {
+      char path[PATH_MAX], msg[PATH_MAX + 128];
+      out_name(out_dir, tsr_backend_name(bk), shapes[s], path, sizeof path);
+      if (write_new_file(path, doc, msg, sizeof msg)) {
+        fprintf(stderr, "tessera tune: %s\n", msg);
+        any_fail = 1;
+      } else if (!json) {
+        printf("results   %s\n", path);
+      }
+    }
+    free(doc);
+    if (r.chosen < 0) any_fail = 1;
+    tsr__tune_result_free(&r);
+    if (nshapes > 1 && !json) putchar('\n');
+    fflush(stdout);
+  }
+  tsr_context_destroy(ctx);
+  return any_fail ? TSR_EXIT_FAIL : TSR_EXIT_OK;
+}

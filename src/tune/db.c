@@ -1,0 +1,665 @@
+/* The SQLite tuning database (schema in docs/tune.md).
+ *
+ * Concurrency: WAL journal, busy_timeout, every write inside BEGIN IMMEDIATE
+ * so two tuners on one file serialize instead of failing or corrupting it.
+ * Safety: a file that is not a tessera tuning database (garbage, another
+ * application's database, a newer schema) is refused and never written;
+ * read-only opens (the runtime lookup) never write at all. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "core/context.h"
+#include "tune/tune.h"
+
+struct tsr__tune_db {
+  sqlite3 *h;
+  int writable;
+  char path[1024];
+};
+
+#define BUSY_MS 30000
+
+int tsr__tune_db_default_path(char *buf, size_t cap) {
+  const char *env = getenv("TESSERA_TUNE_DB");
+  if (env && !strcmp(env, "off")) {
+    if (cap) buf[0] = '\0';
+    return 1;
+  }
+  int n;
+  if (env && *env) n = snprintf(buf, cap, "%s", env);
+  else {
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg) n = snprintf(buf, cap, "%s/tessera/tune.db", xdg);
+    else if (home && *home) n = snprintf(buf, cap, "%s/.cache/tessera/tune.db", home);
+    else return -1;
+  }
+  return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+void *tsr__tune_db_handle(tsr__tune_db *db) { return db ? db->h : NULL; }
+
+void tsr__tune_db_close(tsr__tune_db *db) {
+  if (!db) return;
+  sqlite3_close_v2(db->h);
+  free(db);
+}
+
+/* ---- schema ------------------------------------------------------------- */
+/* Columns of the key, in order, shared by runs and tuned. */
+#define KEY_COLS                                                                        \
+  "device TEXT NOT NULL, arch TEXT NOT NULL, driver TEXT NOT NULL, nvrtc TEXT NOT NULL, " \
+  "tessera_version TEXT NOT NULL, backend TEXT NOT NULL, m INTEGER NOT NULL, "          \
+  "n INTEGER NOT NULL, k INTEGER NOT NULL, op_a TEXT NOT NULL, op_b TEXT NOT NULL, "     \
+  "batch INTEGER NOT NULL, precision TEXT NOT NULL"
+#define KEY_NAMES \
+  "device, arch, driver, nvrtc, tessera_version, backend, m, n, k, op_a, op_b, batch, precision"
+
+static const char schema_v2[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE runs(id INTEGER PRIMARY KEY, " KEY_COLS
+    ", started TEXT NOT NULL, finished TEXT, status TEXT NOT NULL, max_candidates INTEGER, "
+    "max_seconds REAL, space_size INTEGER, planner_rejected INTEGER, measured INTEGER, "
+    "rejected INTEGER, unmeasured INTEGER, oracle_seconds REAL, search_seconds REAL, "
+    "replay_seconds REAL, total_seconds REAL, incumbent_plan TEXT, best_plan TEXT, "
+    "decision TEXT, replay TEXT, tie_set TEXT, command TEXT);"
+    "CREATE TABLE candidates(run_id INTEGER NOT NULL REFERENCES runs(id), ordinal INTEGER NOT "
+    "NULL, plan TEXT NOT NULL, realized TEXT, role TEXT NOT NULL, prior REAL, status TEXT NOT "
+    "NULL, reason TEXT, source_sha256 TEXT, regs INTEGER, local_bytes INTEGER, time_ns REAL, "
+    "samples_ns TEXT, calls INTEGER, seconds REAL, PRIMARY KEY(run_id, ordinal));"
+    "CREATE TABLE tuned(" KEY_COLS
+    ", plan TEXT NOT NULL, source_sha256 TEXT, decision TEXT NOT NULL, time_ns REAL, "
+    "incumbent_plan TEXT, incumbent_ns REAL, ratio_median REAL, ratio_min REAL, ratio_max "
+    "REAL, tie_set TEXT, run_id INTEGER, updated TEXT NOT NULL, PRIMARY KEY(" KEY_NAMES "));";
+
+/* v1 (the first prototype's single table) → v2. Old rows keep their plan
+ * and time; unknown key parts become '' / 'v1', op N/N, batch 1, fp32, and
+ * decision 'migrated-v1' (never matched by the lookup, listed by --show). */
+static const char migrate_v1_v2[] =
+    "ALTER TABLE tuned RENAME TO tuned_v1;"
+    "%s"
+    "INSERT INTO tuned(" KEY_NAMES
+    ", plan, decision, time_ns, updated) SELECT device, '', '', '', 'v1', backend, m, n, k, "
+    "'N', 'N', 1, 'fp32', plan, 'migrated-v1', time_ns, COALESCE(created, '') FROM tuned_v1;"
+    "DROP TABLE tuned_v1;"
+    "INSERT OR REPLACE INTO meta VALUES('migrated_from', '1');";
+
+static void utc_now(char *buf, size_t cap) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static tsr_status db_fail(sqlite3 *h, char *msg, size_t cap, const char *path, const char *what) {
+  return tsr__failbuf(msg, cap, TSR_ERR_DB, "tuning database %s: %s: %s", path, what,
+                      h ? sqlite3_errmsg(h) : "out of memory");
+}
+
+static int exec_sql(sqlite3 *h, const char *sql) {
+  return sqlite3_exec(h, sql, NULL, NULL, NULL);
+}
+
+static int table_count(sqlite3 *h, int *n) {
+  sqlite3_stmt *s;
+  int rc = sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_master", -1, &s, NULL);
+  if (rc) return rc;
+  rc = sqlite3_step(s);
+  if (rc == SQLITE_ROW) {
+    *n = sqlite3_column_int(s, 0);
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(s);
+  return rc;
+}
+
+static int user_version(sqlite3 *h, int *v) {
+  sqlite3_stmt *s;
+  int rc = sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &s, NULL);
+  if (rc) return rc;
+  rc = sqlite3_step(s);
+  if (rc == SQLITE_ROW) {
+    *v = sqlite3_column_int(s, 0);
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(s);
+  return rc;
+}
+
+static int has_table(sqlite3 *h, const char *name) {
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(h, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &s,
+                         NULL))
+    return 0;
+  sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+  int r = sqlite3_step(s) == SQLITE_ROW;
+  sqlite3_finalize(s);
+  return r;
+}
+
+static int make_parent_dirs(const char *path) {
+  char tmp[1024];
+  if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return -1;
+  for (char *q = tmp + 1; *q; q++) {
+    if (*q != '/') continue;
+    *q = '\0';
+    if (mkdir(tmp, 0755) && errno != EEXIST) return -1;
+    *q = '/';
+  }
+  return 0;
+}
+
+/* Brings a writable database to the current schema inside one IMMEDIATE
+ * transaction (a concurrent tuner waits on the lock, then sees the work done). */
+static tsr_status ensure_schema(tsr__tune_db *db, char *msg, size_t cap) {
+  sqlite3 *h = db->h;
+  if (exec_sql(h, "BEGIN IMMEDIATE")) return db_fail(h, msg, cap, db->path, "lock");
+  int v = 0, ntab = 0;
+  tsr_status st = TSR_OK;
+  if (user_version(h, &v) || table_count(h, &ntab)) {
+    st = db_fail(h, msg, cap, db->path, "read schema");
+  } else if (v == TSR__TUNE_SCHEMA_VERSION) {
+    /* current */
+  } else if (v == 0 && ntab == 0) {
+    char sql[4096];
+    snprintf(sql, sizeof sql, "%sPRAGMA user_version=%d;", schema_v2, TSR__TUNE_SCHEMA_VERSION);
+    if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, "create schema");
+    else {
+      char now[32], ins[128];
+      utc_now(now, sizeof now);
+      snprintf(ins, sizeof ins, "INSERT INTO meta VALUES('created', '%s')", now);
+      if (exec_sql(h, ins)) st = db_fail(h, msg, cap, db->path, "create schema");
+    }
+  } else if (v == 1 && has_table(h, "tuned")) {
+    char *sql = malloc(sizeof migrate_v1_v2 + sizeof schema_v2 + 64);
+    if (!sql) st = tsr__failbuf(msg, cap, TSR_ERR_NOMEM, "tuning database: out of memory");
+    else {
+      /* the v2 schema minus its "tuned"-less meta collision: meta is new in v2 */
+      sprintf(sql, migrate_v1_v2, schema_v2);
+      char tail[64];
+      snprintf(tail, sizeof tail, "PRAGMA user_version=%d;", TSR__TUNE_SCHEMA_VERSION);
+      strcat(sql, tail);
+      if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, "migrate schema v1 to v2");
+      free(sql);
+    }
+  } else if (v > TSR__TUNE_SCHEMA_VERSION) {
+    st = tsr__failbuf(msg, cap, TSR_ERR_DB,
+                      "tuning database %s: schema version %d is newer than this tessera's %d; "
+                      "left untouched (use --db to choose another file)",
+                      db->path, v, TSR__TUNE_SCHEMA_VERSION);
+  } else {
+    st = tsr__failbuf(msg, cap, TSR_ERR_DB,
+                      "tuning database %s: not a tessera tuning database (user_version %d, %d "
+                      "schema objects); left untouched (use --db to choose another file)",
+                      db->path, v, ntab);
+  }
+  if (st) exec_sql(h, "ROLLBACK");
+  else if (exec_sql(h, "COMMIT")) {
+    st = db_fail(h, msg, cap, db->path, "commit schema");
+    exec_sql(h, "ROLLBACK");
+  }
+  return st;
+}
+
+tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out, char *msg,
+                             size_t cap) {
+  *out = NULL;
+  if (!path || !*path) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "tuning database: no path");
+  struct stat sb;
+  int exists = stat(path, &sb) == 0;
+  if (!writable && !exists)
+    return tsr__failbuf(msg, cap, TSR_ERR_IO, "tuning database %s: does not exist", path);
+  if (exists && !S_ISREG(sb.st_mode))
+    return tsr__failbuf(msg, cap, TSR_ERR_DB, "tuning database %s: not a regular file", path);
+  if (writable && !exists && make_parent_dirs(path))
+    return tsr__failbuf(msg, cap, TSR_ERR_IO, "tuning database %s: cannot create its folder: %s",
+                        path, strerror(errno));
+  tsr__tune_db *db = calloc(1, sizeof *db);
+  if (!db) return tsr__failbuf(msg, cap, TSR_ERR_NOMEM, "tuning database: out of memory");
+  snprintf(db->path, sizeof db->path, "%s", path);
+  db->writable = writable;
+  int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+  int rc = sqlite3_open_v2(path, &db->h, flags | SQLITE_OPEN_FULLMUTEX, NULL);
+  tsr_status st = TSR_OK;
+  if (rc) {
+    st = db_fail(db->h, msg, cap, path, "open");
+    goto fail;
+  }
+  sqlite3_busy_timeout(db->h, BUSY_MS);
+  /* Read the header before anything else: garbage fails here (SQLITE_NOTADB)
+   * and nothing has been written. */
+  int v = 0, ntab = 0;
+  if ((rc = user_version(db->h, &v)) || (rc = table_count(db->h, &ntab))) {
+    st = tsr__failbuf(msg, cap, TSR_ERR_DB,
+                      "tuning database %s: unreadable (%s); the file was left untouched", path,
+                      sqlite3_errmsg(db->h));
+    goto fail;
+  }
+  if (!writable) {
+    if (v != TSR__TUNE_SCHEMA_VERSION) {
+      st = tsr__failbuf(msg, cap, TSR_ERR_DB,
+                        v == 1 ? "tuning database %s: schema version %d is older than %d "
+                                 "(`tessera tune` migrates it)"
+                               : "tuning database %s: schema version %d is not %d",
+                        path, v, TSR__TUNE_SCHEMA_VERSION);
+      goto fail;
+    }
+    *out = db;
+    return TSR_OK;
+  }
+  /* Refuse foreign files before switching the journal mode (which writes). */
+  if (!(v == 0 && ntab == 0) && !(v == 1 && has_table(db->h, "tuned")) &&
+      v != TSR__TUNE_SCHEMA_VERSION) {
+    st = ensure_schema(db, msg, cap); /* produces the precise refusal */
+    if (!st) st = tsr__failbuf(msg, cap, TSR_ERR_DB, "tuning database %s: unexpected schema", path);
+    goto fail;
+  }
+  {
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db->h, "PRAGMA journal_mode=WAL", -1, &s, NULL) == SQLITE_OK) {
+      sqlite3_step(s);
+      sqlite3_finalize(s);
+    }
+    exec_sql(db->h, "PRAGMA synchronous=NORMAL");
+  }
+  if ((st = ensure_schema(db, msg, cap))) goto fail;
+  *out = db;
+  return TSR_OK;
+fail:
+  sqlite3_close_v2(db->h);
+  free(db);
+  return st;
+}
+
+/* ---- writes ------------------------------------------------------------ */
+static void bind_key(sqlite3_stmt *s, int first, const tsr__tune_target *t, const tsr_problem *p) {
+  sqlite3_bind_text(s, first + 0, t->device, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, first + 1, t->arch, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, first + 2, t->driver, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, first + 3, t->nvrtc, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, first + 4, t->version, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, first + 5, t->backend, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s, first + 6, p->m);
+  sqlite3_bind_int64(s, first + 7, p->n);
+  sqlite3_bind_int64(s, first + 8, p->k);
+  sqlite3_bind_text(s, first + 9, p->op_a == TSR_OP_T ? "T" : "N", -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, first + 10, p->op_b == TSR_OP_T ? "T" : "N", -1, SQLITE_STATIC);
+  sqlite3_bind_int64(s, first + 11, p->batch);
+  sqlite3_bind_text(s, first + 12, "fp32", -1, SQLITE_STATIC);
+}
+
+static void bind_real(sqlite3_stmt *s, int i, double v) {
+  if (isfinite(v)) sqlite3_bind_double(s, i, v);
+  else sqlite3_bind_null(s, i);
+}
+
+tsr_status tsr__tune_db_begin_run(tsr__tune_db *db, const tsr__tune_target *t,
+                                  const tsr__tune_config *cfg, const char *started,
+                                  int64_t *run_id, char *msg, size_t cap) {
+  sqlite3 *h = db->h;
+  if (exec_sql(h, "BEGIN IMMEDIATE")) return db_fail(h, msg, cap, db->path, "lock");
+  sqlite3_stmt *s;
+  int rc = sqlite3_prepare_v2(
+      h,
+      "INSERT INTO runs(" KEY_NAMES ", started, status, max_candidates, max_seconds, command) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running', ?, ?, ?)",
+      -1, &s, NULL);
+  if (rc == SQLITE_OK) {
+    bind_key(s, 1, t, &cfg->problem);
+    sqlite3_bind_text(s, 14, started, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 15, cfg->max_candidates);
+    sqlite3_bind_double(s, 16, cfg->max_seconds);
+    sqlite3_bind_text(s, 17, cfg->command ? cfg->command : "", -1, SQLITE_TRANSIENT);
+    rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    sqlite3_finalize(s);
+  }
+  if (rc == SQLITE_OK) *run_id = sqlite3_last_insert_rowid(h);
+  if (rc || exec_sql(h, "COMMIT")) {
+    tsr_status st = db_fail(h, msg, cap, db->path, "insert run");
+    exec_sql(h, "ROLLBACK");
+    return st;
+  }
+  return TSR_OK;
+}
+
+tsr_status tsr__tune_db_add_candidates(tsr__tune_db *db, int64_t run_id, const tsr__tune_cand *c,
+                                       const size_t *idx, size_t n, char *msg, size_t cap) {
+  sqlite3 *h = db->h;
+  if (!n) return TSR_OK;
+  if (exec_sql(h, "BEGIN IMMEDIATE")) return db_fail(h, msg, cap, db->path, "lock");
+  sqlite3_stmt *s;
+  int rc = sqlite3_prepare_v2(h,
+                              "INSERT OR REPLACE INTO candidates(run_id, ordinal, plan, realized, "
+                              "role, prior, status, reason, source_sha256, regs, local_bytes, "
+                              "time_ns, samples_ns, calls, seconds) "
+                              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                              -1, &s, NULL);
+  for (size_t j = 0; rc == SQLITE_OK && j < n; j++) {
+    const tsr__tune_cand *x = &c[idx[j]];
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    sqlite3_bind_int64(s, 1, run_id);
+    sqlite3_bind_int64(s, 2, (sqlite3_int64)idx[j]);
+    sqlite3_bind_text(s, 3, x->text, -1, SQLITE_TRANSIENT);
+    if (x->realized[0]) sqlite3_bind_text(s, 4, x->realized, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 5, tsr__cand_role_name(x->role), -1, SQLITE_STATIC);
+    bind_real(s, 6, x->prior);
+    sqlite3_bind_text(s, 7, tsr__cand_status_name(x->status), -1, SQLITE_STATIC);
+    if (x->reason[0]) sqlite3_bind_text(s, 8, x->reason, -1, SQLITE_TRANSIENT);
+    if (x->sha256[0]) sqlite3_bind_text(s, 9, x->sha256, -1, SQLITE_TRANSIENT);
+    if (x->regs >= 0) sqlite3_bind_int(s, 10, x->regs);
+    if (x->local_bytes >= 0) sqlite3_bind_int(s, 11, x->local_bytes);
+    if (x->status == TSR__CAND_OK) {
+      bind_real(s, 12, x->time_ns);
+      json_t *a = json_array();
+      for (int i = 0; i < x->nsamples; i++) json_array_append_new(a, json_real(x->samples_ns[i]));
+      char *txt = json_dumps(a, JSON_COMPACT);
+      json_decref(a);
+      if (txt) sqlite3_bind_text(s, 13, txt, -1, SQLITE_TRANSIENT);
+      free(txt);
+      sqlite3_bind_int(s, 14, x->calls);
+    }
+    bind_real(s, 15, x->seconds);
+    if (sqlite3_step(s) != SQLITE_DONE) rc = SQLITE_ERROR;
+  }
+  sqlite3_finalize(s);
+  if (rc || exec_sql(h, "COMMIT")) {
+    tsr_status st = db_fail(h, msg, cap, db->path, "insert candidates");
+    exec_sql(h, "ROLLBACK");
+    return st;
+  }
+  return TSR_OK;
+}
+
+static char *tie_json(const tsr__tune_result *r) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < r->ntie; i++) {
+    const tsr__tune_cand *c = &r->cands[r->tie[i]];
+    json_array_append_new(a, json_pack("{s:s, s:f}", "plan", c->text, "time_ns",
+                                       isfinite(c->time_ns) ? c->time_ns : -1.0));
+  }
+  char *t = json_dumps(a, JSON_COMPACT);
+  json_decref(a);
+  return t;
+}
+
+static char *replay_json(const tsr__tune_result *r) {
+  json_t *o = json_object();
+  json_object_set_new(o, "rounds", json_integer(r->rounds));
+  json_object_set_new(o, "replayed", json_boolean(r->replayed));
+  json_object_set_new(o, "in_process", json_boolean(r->replay_in_process));
+  json_t *rows = json_array();
+  for (int i = 0; i < r->rounds && r->replayed; i++) {
+    json_t *ord = json_array();
+    for (int j = 0; j < 2; j++)
+      json_array_append_new(ord, json_string(r->order[i][j] ? "best" : "incumbent"));
+    json_array_append_new(rows, json_pack("{s:o, s:f, s:f, s:f}", "order", ord, "incumbent_ns",
+                                          isfinite(r->inc_ns[i]) ? r->inc_ns[i] : -1.0,
+                                          "best_ns", isfinite(r->best_ns[i]) ? r->best_ns[i] : -1.0,
+                                          "ratio", isfinite(r->ratio[i]) ? r->ratio[i] : -1.0));
+  }
+  json_object_set_new(o, "per_round", rows);
+  if (r->replay_note[0]) json_object_set_new(o, "note", json_string(r->replay_note));
+  char *t = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return t;
+}
+
+tsr_status tsr__tune_db_finish_run(tsr__tune_db *db, const tsr__tune_target *t,
+                                   const tsr__tune_config *cfg, const tsr__tune_result *r,
+                                   char *msg, size_t cap) {
+  sqlite3 *h = db->h;
+  if (exec_sql(h, "BEGIN IMMEDIATE")) return db_fail(h, msg, cap, db->path, "lock");
+  char *tie = tie_json(r), *rep = replay_json(r);
+  sqlite3_stmt *s;
+  int rc = sqlite3_prepare_v2(
+      h,
+      "UPDATE runs SET finished=?, status='done', space_size=?, planner_rejected=?, measured=?, "
+      "rejected=?, unmeasured=?, oracle_seconds=?, search_seconds=?, replay_seconds=?, "
+      "total_seconds=?, incumbent_plan=?, best_plan=?, decision=?, replay=?, tie_set=? WHERE id=?",
+      -1, &s, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(s, 1, r->finished, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 2, (sqlite3_int64)r->n);
+    sqlite3_bind_int64(s, 3, (sqlite3_int64)r->planner_rejected);
+    sqlite3_bind_int64(s, 4, (sqlite3_int64)r->measured);
+    sqlite3_bind_int64(s, 5, (sqlite3_int64)r->rejected);
+    sqlite3_bind_int64(s, 6, (sqlite3_int64)r->unmeasured);
+    bind_real(s, 7, r->oracle_s);
+    bind_real(s, 8, r->search_s);
+    bind_real(s, 9, r->replay_s);
+    bind_real(s, 10, r->total_s);
+    if (r->incumbent >= 0) sqlite3_bind_text(s, 11, r->cands[r->incumbent].text, -1, SQLITE_TRANSIENT);
+    if (r->best >= 0) sqlite3_bind_text(s, 12, r->cands[r->best].text, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 13, r->decision, -1, SQLITE_TRANSIENT);
+    if (rep) sqlite3_bind_text(s, 14, rep, -1, SQLITE_TRANSIENT);
+    if (tie) sqlite3_bind_text(s, 15, tie, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 16, r->run_id);
+    rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    sqlite3_finalize(s);
+  }
+  /* The tuned entry: only when something valid was chosen. */
+  if (rc == SQLITE_OK && r->chosen >= 0) {
+    const tsr__tune_cand *ch = &r->cands[r->chosen];
+    const tsr__tune_cand *inc = r->incumbent >= 0 ? &r->cands[r->incumbent] : NULL;
+    rc = sqlite3_prepare_v2(h,
+                            "INSERT OR REPLACE INTO tuned(" KEY_NAMES
+                            ", plan, source_sha256, decision, time_ns, incumbent_plan, "
+                            "incumbent_ns, ratio_median, ratio_min, ratio_max, tie_set, run_id, "
+                            "updated) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            -1, &s, NULL);
+    if (rc == SQLITE_OK) {
+      bind_key(s, 1, t, &cfg->problem);
+      sqlite3_bind_text(s, 14, ch->realized[0] ? ch->realized : ch->text, -1, SQLITE_TRANSIENT);
+      if (ch->sha256[0]) sqlite3_bind_text(s, 15, ch->sha256, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(s, 16, r->decision, -1, SQLITE_TRANSIENT);
+      double chosen_ns = r->replayed ? tsr__tune_replay_median(r, r->accepted) : ch->time_ns;
+      bind_real(s, 17, chosen_ns);
+      if (inc) sqlite3_bind_text(s, 18, inc->text, -1, SQLITE_TRANSIENT);
+      bind_real(s, 19, r->replayed ? tsr__tune_replay_median(r, 0) : inc ? inc->time_ns : NAN);
+      bind_real(s, 20, r->replayed ? r->ratio_median : NAN);
+      bind_real(s, 21, r->replayed ? r->ratio_min : NAN);
+      bind_real(s, 22, r->replayed ? r->ratio_max : NAN);
+      if (tie) sqlite3_bind_text(s, 23, tie, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(s, 24, r->run_id);
+      sqlite3_bind_text(s, 25, r->finished, -1, SQLITE_TRANSIENT);
+      rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+      sqlite3_finalize(s);
+    }
+  }
+  free(tie);
+  free(rep);
+  if (rc || exec_sql(h, "COMMIT")) {
+    tsr_status st = db_fail(h, msg, cap, db->path, "store result");
+    exec_sql(h, "ROLLBACK");
+    return st;
+  }
+  return TSR_OK;
+}
+
+/* ---- lookup ------------------------------------------------------------ */
+int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
+                        int (*check)(void *arg, const tsr_plan *plan), void *arg, tsr_plan *out,
+                        char *source, size_t cap, char *msg, size_t msgcap) {
+  sqlite3 *h = db->h;
+  sqlite3_stmt *s;
+  /* Exact: the whole key. Nearest: the key without m, n, k, accepted
+   * winners only, each axis within one octave; closest first by the sum of
+   * |log2| distances, then the most recent. */
+  static const char exact_sql[] =
+      "SELECT plan, decision, m, n, k FROM tuned WHERE device=?1 AND arch=?2 AND driver=?3 AND "
+      "nvrtc=?4 AND tessera_version=?5 AND backend=?6 AND m=?7 AND n=?8 AND k=?9 AND op_a=?10 "
+      "AND op_b=?11 AND batch=?12 AND precision=?13";
+  static const char near_sql[] =
+      "SELECT plan, decision, m, n, k FROM tuned WHERE device=?1 AND arch=?2 AND driver=?3 AND "
+      "nvrtc=?4 AND tessera_version=?5 AND backend=?6 AND op_a=?10 AND op_b=?11 AND batch=?12 "
+      "AND precision=?13 AND decision='winner' AND m*2>=?7 AND m<=?7*2 AND n*2>=?8 AND n<=?8*2 "
+      "AND k*2>=?9 AND k<=?9*2 AND NOT (m=?7 AND n=?8 AND k=?9) ORDER BY updated DESC";
+  for (int pass = 0; pass < 2; pass++) {
+    if (sqlite3_prepare_v2(h, pass ? near_sql : exact_sql, -1, &s, NULL)) {
+      snprintf(msg, msgcap, "tuning database %s: %s", db->path, sqlite3_errmsg(h));
+      return -1;
+    }
+    bind_key(s, 1, t, p);
+    double best_d = INFINITY;
+    int found = 0, rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      const char *txt = (const char *)sqlite3_column_text(s, 0);
+      const char *dec = (const char *)sqlite3_column_text(s, 1);
+      int64_t m = sqlite3_column_int64(s, 2), n = sqlite3_column_int64(s, 3),
+              k = sqlite3_column_int64(s, 4);
+      double d = fabs(log2((double)m / p->m)) + fabs(log2((double)n / p->n)) +
+                 fabs(log2((double)k / p->k));
+      if (pass && d >= best_d) continue; /* ties keep the most recent (ORDER BY) */
+      tsr_plan pl = *out;
+      char pmsg[256];
+      if (!txt || tsr_plan_parse(txt, &pl, pmsg, sizeof pmsg)) continue;
+      if (check && !check(arg, &pl)) continue;
+      *out = pl;
+      found = 1;
+      best_d = d;
+      if (!pass)
+        snprintf(source, cap, "%s", dec && strcmp(dec, "winner") ? "tuned (exact, incumbent kept)"
+                                                                 : "tuned (exact)");
+      else
+        snprintf(source, cap, "tuned (nearest %lldx%lldx%lld)", (long long)m, (long long)n,
+                 (long long)k);
+      if (!pass) break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+      snprintf(msg, msgcap, "tuning database %s: %s", db->path, sqlite3_errmsg(h));
+      sqlite3_finalize(s);
+      return -1;
+    }
+    sqlite3_finalize(s);
+    if (found) return 1;
+  }
+  return 0;
+}
+
+/* ---- show -------------------------------------------------------------- */
+int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap) {
+  sqlite3 *h = db->h;
+  sqlite3_stmt *s;
+  char integrity[256] = "?";
+  if (sqlite3_prepare_v2(h, "PRAGMA quick_check", -1, &s, NULL) == SQLITE_OK) {
+    if (sqlite3_step(s) == SQLITE_ROW)
+      snprintf(integrity, sizeof integrity, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+  }
+  static const char tuned_sql[] =
+      "SELECT device, arch, driver, nvrtc, tessera_version, backend, m, n, k, op_a, op_b, batch, "
+      "precision, decision, plan, time_ns, incumbent_ns, ratio_median, ratio_min, ratio_max, "
+      "run_id, updated, tie_set FROM tuned ORDER BY backend, device, m, n, k";
+  static const char runs_sql[] =
+      "SELECT id, backend, m, n, k, op_a, op_b, batch, started, status, measured, rejected, "
+      "planner_rejected, unmeasured, search_seconds, total_seconds, max_candidates, max_seconds, "
+      "decision FROM runs ORDER BY id";
+  json_t *root = json ? json_object() : NULL;
+  json_t *jt = json ? json_array() : NULL, *jr = json ? json_array() : NULL;
+  if (!json) fprintf(f, "database  %s (schema v%d, integrity %s)\n", db->path,
+                     TSR__TUNE_SCHEMA_VERSION, integrity);
+  if (sqlite3_prepare_v2(h, tuned_sql, -1, &s, NULL)) goto fail;
+  if (!json) fprintf(f, "\ntuned entries:\n");
+  int count = 0;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    count++;
+    const char *c[23];
+    for (int i = 0; i < 23; i++) c[i] = (const char *)sqlite3_column_text(s, i);
+    if (json) {
+      json_t *o = json_object();
+      static const char *const names[] = {
+          "device", "arch", "driver", "nvrtc", "tessera_version", "backend", "m", "n", "k",
+          "op_a", "op_b", "batch", "precision", "decision", "plan", "time_ns", "incumbent_ns",
+          "ratio_median", "ratio_min", "ratio_max", "run_id", "updated", "tie_set"};
+      for (int i = 0; i < 23; i++) {
+        int ty = sqlite3_column_type(s, i);
+        json_t *v = ty == SQLITE_NULL     ? json_null()
+                    : ty == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(s, i))
+                    : ty == SQLITE_FLOAT   ? json_real(sqlite3_column_double(s, i))
+                                           : json_string(c[i]);
+        if (i == 22 && c[i]) {
+          json_decref(v);
+          v = json_loads(c[i], 0, NULL);
+          if (!v) v = json_string(c[i]);
+        }
+        json_object_set_new(o, names[i], v);
+      }
+      json_array_append_new(jt, o);
+    } else {
+      fprintf(f, "  %s %sx%sx%s op %s%s batch %s %s | %s %s %s | tessera %s\n", c[5], c[6], c[7],
+              c[8], c[9], c[10], c[11], c[12], c[0], c[1], c[2][0] ? c[2] : "", c[4]);
+      fprintf(f, "    %s: %s\n", c[13], c[14]);
+      double d[5];
+      for (int i = 0; i < 5; i++)
+        d[i] = sqlite3_column_type(s, 15 + i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 15 + i);
+      fprintf(f, "    %.3f us (incumbent %.3f us), paired ratio best/incumbent median %.4f "
+                 "[%.4f, %.4f], run %s, %s\n",
+              d[0] / 1e3, d[1] / 1e3, d[2], d[3], d[4], c[20] ? c[20] : "-", c[21] ? c[21] : "-");
+      if (c[22]) fprintf(f, "    tie set: %s\n", c[22]);
+    }
+  }
+  sqlite3_finalize(s);
+  if (!json && !count) fprintf(f, "  (none)\n");
+  if (sqlite3_prepare_v2(h, runs_sql, -1, &s, NULL)) goto fail;
+  if (!json) fprintf(f, "\nruns:\n");
+  count = 0;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    count++;
+    const char *c[19];
+    for (int i = 0; i < 19; i++) c[i] = (const char *)sqlite3_column_text(s, i);
+#define S(i) (c[i] ? c[i] : "-")
+    if (json) {
+      static const char *const names[] = {
+          "id", "backend", "m", "n", "k", "op_a", "op_b", "batch", "started", "status",
+          "measured", "rejected", "planner_rejected", "unmeasured", "search_seconds",
+          "total_seconds", "max_candidates", "max_seconds", "decision"};
+      json_t *o = json_object();
+      for (int i = 0; i < 19; i++) {
+        int ty = sqlite3_column_type(s, i);
+        json_object_set_new(o, names[i],
+                            ty == SQLITE_NULL      ? json_null()
+                            : ty == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(s, i))
+                            : ty == SQLITE_FLOAT   ? json_real(sqlite3_column_double(s, i))
+                                                   : json_string(c[i]));
+      }
+      json_array_append_new(jr, o);
+    } else {
+      char sec[2][32];
+      for (int i = 0; i < 2; i++)
+        snprintf(sec[i], sizeof sec[i], "%.1f", sqlite3_column_double(s, 14 + i));
+      fprintf(f,
+              "  #%s %s %sx%sx%s op %s%s batch %s, %s %s: measured %s, rejected %s (+%s by the "
+              "planner), unmeasured %s; search %s s of %s s total (budget %s candidates, %s s): %s\n",
+              S(0), S(1), S(2), S(3), S(4), S(5), S(6), S(7), S(8), S(9), S(10), S(11), S(12),
+              S(13), sec[0], sec[1], S(16), S(17), S(18));
+    }
+#undef S
+  }
+  sqlite3_finalize(s);
+  if (!json && !count) fprintf(f, "  (none)\n");
+  if (json) {
+    json_object_set_new(root, "database", json_string(db->path));
+    json_object_set_new(root, "schema_version", json_integer(TSR__TUNE_SCHEMA_VERSION));
+    json_object_set_new(root, "integrity", json_string(integrity));
+    json_object_set_new(root, "tuned", jt);
+    json_object_set_new(root, "runs", jr);
+    json_dumpf(root, f, JSON_INDENT(2));
+    fputc('\n', f);
+    json_decref(root);
+  }
+  return 0;
+fail:
+  snprintf(msg, cap, "tuning database %s: %s", db->path, sqlite3_errmsg(h));
+  json_decref(root);
+  json_decref(jt);
+  json_decref(jr);
+  return -1;
+}

@@ -1,0 +1,215 @@
+/* The target key of a tuned plan and the runtime lookup behind
+ * tsr_plan_default: database (exact, then nearest bucket), else the
+ * backend's built-in default. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cuda/cuda.h"
+#include "core/backend.h"
+#include "core/context.h"
+#include "tune/tune.h"
+
+/* ---- target ------------------------------------------------------------ */
+static pthread_once_t cpu_model_once = PTHREAD_ONCE_INIT;
+static char cpu_model[128] = "unknown CPU";
+
+static void read_cpu_model(void) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10)) continue;
+    const char *v = strchr(line, ':');
+    if (!v) break;
+    v++;
+    while (*v == ' ' || *v == '\t') v++;
+    snprintf(cpu_model, sizeof cpu_model, "%s", v);
+    cpu_model[strcspn(cpu_model, "\n")] = '\0';
+    break;
+  }
+  fclose(f);
+}
+
+tsr_status tsr__tune_target_get(tsr_context *ctx, tsr_backend_kind b, tsr__tune_target *t) {
+  memset(t, 0, sizeof *t);
+  snprintf(t->version, sizeof t->version, "%s", TSR_VERSION);
+  snprintf(t->backend, sizeof t->backend, "%s", tsr_backend_name(b));
+  if (b == TSR_BACKEND_CPU) {
+    pthread_once(&cpu_model_once, read_cpu_model);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(t->device, sizeof t->device, "%s (%ld cores)", cpu_model, n < 1 ? 1 : n);
+    snprintf(t->arch, sizeof t->arch, "%s",
+             tsr__cpu_isa_supported(TSR_ISA_AVX512) ? "avx512"
+             : tsr__cpu_isa_supported(TSR_ISA_AVX2) ? "avx2"
+                                                    : "generic");
+    return TSR_OK;
+  }
+  if (b == TSR_BACKEND_CUDA) {
+    tsr__cuda_device d;
+    tsr_status st = tsr__cuda_describe(ctx, &d);
+    if (st) return st;
+    snprintf(t->device, sizeof t->device, "%s", d.name);
+    snprintf(t->arch, sizeof t->arch, "sm_%d%d", d.cc_major, d.cc_minor);
+    snprintf(t->driver, sizeof t->driver, "%d", d.driver_version);
+    snprintf(t->nvrtc, sizeof t->nvrtc, "%d.%d", d.nvrtc_major, d.nvrtc_minor);
+    return TSR_OK;
+  }
+  return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "tune: backend %s has no tunable plans",
+                   tsr_backend_name(b));
+}
+
+/* ---- lookup memo --------------------------------------------------------- */
+/* The BLAS shim asks for a plan on every call: remember answers per
+ * (database file state, target, signature). The file state is the size and
+ * mtime of the database and its WAL, so a later tune is seen at once. */
+typedef struct {
+  int used;
+  char path[1024];
+  struct timespec mt, wmt;
+  off_t size, wsize;
+  tsr_backend_kind b;
+  int64_t m, n, k, batch;
+  int op_a, op_b;
+  int found;
+  tsr_plan plan;
+  char source[128];
+} memo_entry;
+
+#define MEMO_N 32
+static memo_entry memo[MEMO_N];
+static int memo_next;
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static int warned; /* one warning per process for an unreadable database */
+
+void tsr__tune_lookup_reset(void) {
+  pthread_mutex_lock(&memo_lock);
+  memset(memo, 0, sizeof memo);
+  memo_next = 0;
+  warned = 0;
+  pthread_mutex_unlock(&memo_lock);
+}
+
+static void file_state(const char *path, memo_entry *e) {
+  struct stat sb;
+  char wal[1100];
+  e->size = e->wsize = -1;
+  memset(&e->mt, 0, sizeof e->mt);
+  memset(&e->wmt, 0, sizeof e->wmt);
+  if (stat(path, &sb) == 0) {
+    e->size = sb.st_size;
+    e->mt = sb.st_mtim;
+  }
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  if (stat(wal, &sb) == 0) {
+    e->wsize = sb.st_size;
+    e->wmt = sb.st_mtim;
+  }
+}
+
+static int memo_match(const memo_entry *a, const memo_entry *q) {
+  return a->used && !strcmp(a->path, q->path) && a->size == q->size && a->wsize == q->wsize &&
+         a->mt.tv_sec == q->mt.tv_sec && a->mt.tv_nsec == q->mt.tv_nsec &&
+         a->wmt.tv_sec == q->wmt.tv_sec && a->wmt.tv_nsec == q->wmt.tv_nsec && a->b == q->b &&
+         a->m == q->m && a->n == q->n && a->k == q->k && a->batch == q->batch &&
+         a->op_a == q->op_a && a->op_b == q->op_b;
+}
+
+typedef struct {
+  tsr_context *ctx;
+  tsr_backend_kind b;
+  const tsr_problem *p;
+} check_arg;
+
+static int plan_fits(void *arg, const tsr_plan *plan) {
+  check_arg *c = arg;
+  tsr_plan_info info;
+  return tsr__backend_get(c->b)->realize(c->ctx, c->p, plan, &info) == TSR_OK;
+}
+
+tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                           tsr_plan *out, char *source, size_t cap) {
+  char dummy[8];
+  if (!source) {
+    source = dummy;
+    cap = sizeof dummy;
+  }
+  if (cap) source[0] = '\0';
+  if (!p || !out) return tsr__fail(ctx, TSR_ERR_INVALID, "plan lookup: NULL argument");
+  b = tsr__backend_resolve(ctx, b);
+  const tsr__backend *be = tsr__backend_get(b);
+  if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
+  be->default_plan(p, out);
+  snprintf(source, cap, "default");
+  if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA) return TSR_OK; /* fixed routes */
+  char path[1024];
+  int pr = tsr__tune_db_default_path(path, sizeof path);
+  if (pr == 1) {
+    snprintf(source, cap, "default (tuning database off)");
+    return TSR_OK;
+  }
+  if (pr < 0) return TSR_OK;
+  memo_entry q = {.used = 1, .b = b, .m = p->m, .n = p->n, .k = p->k, .batch = p->batch,
+                  .op_a = p->op_a, .op_b = p->op_b};
+  snprintf(q.path, sizeof q.path, "%s", path);
+  file_state(path, &q);
+  if (q.size < 0) {
+    snprintf(source, cap, "default (no tuning database)");
+    return TSR_OK;
+  }
+  pthread_mutex_lock(&memo_lock);
+  for (int i = 0; i < MEMO_N; i++)
+    if (memo_match(&memo[i], &q)) {
+      if (memo[i].found) *out = memo[i].plan;
+      snprintf(source, cap, "%s", memo[i].source);
+      pthread_mutex_unlock(&memo_lock);
+      return TSR_OK;
+    }
+  pthread_mutex_unlock(&memo_lock);
+
+  tsr_plan def = *out;
+  char msg[1200], src[128] = "default (no tuned entry)";
+  int found = 0, broken = 0;
+  tsr__tune_target t;
+  tsr__tune_db *db = NULL;
+  if (tsr__tune_target_get(ctx, b, &t) == TSR_OK) {
+    if (tsr__tune_db_open(path, 0, &db, msg, sizeof msg) == TSR_OK) {
+      tsr_problem q2 = *p;
+      check_arg ca = {ctx, b, &q2};
+      int r = tsr__tune_db_lookup(db, &t, p, plan_fits, &ca, out, src, sizeof src, msg,
+                                  sizeof msg);
+      if (r < 0) broken = 1;
+      found = r == 1;
+    } else {
+      broken = 1; /* msg says why */
+    }
+  }
+  tsr__tune_db_close(db);
+  tsr__clear(ctx);
+  if (!found) *out = def;
+  if (broken) {
+    snprintf(src, sizeof src, "default (tuning database unreadable)");
+    pthread_mutex_lock(&memo_lock);
+    int first = !warned;
+    warned = 1;
+    pthread_mutex_unlock(&memo_lock);
+    if (first)
+      fprintf(stderr,
+              "tessera: warning: %s; using built-in default plans (TESSERA_TUNE_DB=off "
+              "silences this)\n",
+              msg);
+  }
+  snprintf(source, cap, "%s", src);
+  pthread_mutex_lock(&memo_lock);
+  q.found = found;
+  q.plan = *out;
+  snprintf(q.source, sizeof q.source, "%s", src);
+  memo[memo_next] = q;
+  memo_next = (memo_next + 1) % MEMO_N;
+  pthread_mutex_unlock(&memo_lock);
+  return TSR_OK;
+}

@@ -1,0 +1,694 @@
+/* The measured search and the paired replay (docs/tune.md).
+ *
+ * Order: incumbents first (the built-in default is always measured), then
+ * planner-legal candidates by ascending prior, while the budget lasts. Each
+ * candidate: realize → prepare (compile) → resources (spills) → one run
+ * validated element by element against the FP64 oracle → timing. Only
+ * candidates that pass everything get a time, and only those can win.
+ * The search best is then recompiled from scratch (CUDA: module caches
+ * bypassed) and replayed against the incumbent in balanced paired rounds. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "backend/cuda/cuda.h"
+#include "backend/cuda/gpu.h"
+#include "bench/bench.h"
+#include "core/backend.h"
+#include "core/context.h"
+#include "tune/tune.h"
+
+extern char **environ;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void utc_now(char *buf, size_t cap) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* ---- one candidate --------------------------------------------------------- */
+/* Test-only hook: env TSR_TUNE_TEST_CORRUPT_PLAN=<plan text> corrupts that
+ * candidate's downloaded output (one element) so validation must reject it. */
+static int corrupt_hook(const tsr__tune_cand *c) {
+  const char *s = getenv("TSR_TUNE_TEST_CORRUPT_PLAN");
+  return s && *s && (!strcmp(s, c->text) || (c->realized[0] && !strcmp(s, c->realized)));
+}
+
+tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                             const float *A, const float *B, const float *C0, const double *ref,
+                             float *host_c, const tsr__measure_opts *o, tsr__tune_cand *c) {
+  const tsr__backend *be = tsr__backend_get(b);
+  double t0 = now_s();
+  void *ex = NULL;
+  tsr_status st;
+  tsr_plan_info info;
+  c->nsamples = 0;
+  c->time_ns = NAN;
+  if ((st = tsr_plan_realize(ctx, b, p, &c->plan, &info))) {
+    c->status = TSR__CAND_REJ_PLANNER;
+    snprintf(c->reason, sizeof c->reason, "planner: %s", tsr_context_message(ctx));
+    goto out;
+  }
+  tsr_plan_format(&info.plan, c->realized, sizeof c->realized);
+  if (b == TSR_BACKEND_CUDA && o->bypass_cache)
+    st = tsr__cuda_prepare_ex(ctx, p, &info.plan, A, B, C0, TSR__COMPILE_BYPASS_CACHE, &ex);
+  else
+    st = be->prepare(ctx, p, &info.plan, A, B, C0, &ex);
+  if (st) {
+    c->status = TSR__CAND_REJ_COMPILE;
+    snprintf(c->reason, sizeof c->reason, "compile: %s: %s", tsr_status_str(st),
+             tsr_context_message(ctx));
+    goto out;
+  }
+  if (be->exec_info) be->exec_info(ex, &info);
+  c->regs = info.regs;
+  c->local_bytes = info.local_bytes;
+  snprintf(c->sha256, sizeof c->sha256, "%s", info.source_sha256);
+  if (be->is_gpu && info.local_bytes > o->spill_limit) {
+    c->status = TSR__CAND_REJ_SPILL;
+    snprintf(c->reason, sizeof c->reason,
+             "spill: %d local bytes per thread (%d registers), limit %d", info.local_bytes,
+             info.regs, o->spill_limit);
+    goto out;
+  }
+  /* Validated run: C poisoned on the device and on the host. */
+  tsr_poison(p, host_c);
+  if ((st = be->reset_c(ex)) || (st = be->launch(ex, 1)) || (st = be->sync(ex)) ||
+      (st = be->download(ex, host_c))) {
+    c->status = TSR__CAND_REJ_RUN;
+    snprintf(c->reason, sizeof c->reason, "run: %s: %s", tsr_status_str(st),
+             tsr_context_message(ctx));
+    goto out;
+  }
+  if (corrupt_hook(c)) host_c[0] += 1.0f;
+  tsr_receipt rec;
+  tsr_validate(p, host_c, ref, 0.0, 0.0, &rec);
+  if (!rec.passed) {
+    c->status = TSR__CAND_REJ_VALIDATION;
+    snprintf(c->reason, sizeof c->reason,
+             "validation: %lld of %lld elements differ from the FP64 oracle (first at %lld, max "
+             "abs err %.3g)",
+             (long long)rec.failed, (long long)rec.checked, (long long)rec.first_fail,
+             rec.max_abs_err);
+    goto out;
+  }
+  /* Timing: warm-up, then samples of `calls` back-to-back calls. */
+  int64_t w0 = now_ns(), w1 = w0;
+  int warm = 0;
+  do {
+    if ((st = be->launch(ex, 1)) || (st = be->sync(ex))) break;
+    warm++;
+    w1 = now_ns();
+  } while (w1 - w0 < (int64_t)o->warmup_ms * 1000000 || warm < 2);
+  int calls = 1;
+  if (!st) {
+    double per = (double)(w1 - w0) / warm;
+    calls = (int)fmax(1.0, fmin(1e6, o->sample_ms * 1e6 / per));
+  }
+  int ns = o->samples < 5 ? 5 : o->samples > TSR__TUNE_MAX_SAMPLES ? TSR__TUNE_MAX_SAMPLES : o->samples;
+  for (int s = 0; !st && s < ns; s++) {
+    int64_t t;
+    if (be->event_time) {
+      st = be->event_time(ex, calls, &t);
+    } else {
+      int64_t a0 = now_ns();
+      if (!(st = be->launch(ex, calls))) st = be->sync(ex);
+      t = now_ns() - a0;
+    }
+    if (!st) c->samples_ns[c->nsamples++] = (double)t / calls;
+  }
+  if (st) {
+    c->status = TSR__CAND_REJ_RUN;
+    snprintf(c->reason, sizeof c->reason, "timing: %s: %s", tsr_status_str(st),
+             tsr_context_message(ctx));
+    c->nsamples = 0;
+    goto out;
+  }
+  c->calls = calls;
+  double sorted[TSR__TUNE_MAX_SAMPLES];
+  memcpy(sorted, c->samples_ns, (size_t)c->nsamples * sizeof *sorted);
+  qsort(sorted, (size_t)c->nsamples, sizeof *sorted, cmp_double);
+  c->time_ns = c->nsamples % 2 ? sorted[c->nsamples / 2]
+                               : 0.5 * (sorted[c->nsamples / 2 - 1] + sorted[c->nsamples / 2]);
+  c->status = TSR__CAND_OK;
+  c->reason[0] = '\0';
+out:
+  if (ex) be->destroy(ex);
+  tsr__clear(ctx);
+  c->seconds = now_s() - t0;
+  return TSR_OK;
+}
+
+/* ---- replay children ----------------------------------------------------- */
+/* Runs argv, collects stdout (at most cap-1 bytes), kills it after
+ * timeout_s. Returns the exit status (>= 0), or -1 when it could not be
+ * started / was killed. */
+static int run_child(char *const argv[], char *out, size_t cap, double timeout_s) {
+  int fd[2];
+  if (pipe(fd)) return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fd[0]);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fd[1]);
+  if (rc) {
+    close(fd[0]);
+    return -1;
+  }
+  size_t len = 0;
+  double deadline = now_s() + timeout_s;
+  int killed = 0;
+  for (;;) {
+    double left = deadline - now_s();
+    if (left <= 0) {
+      kill(pid, SIGKILL);
+      killed = 1;
+      break;
+    }
+    struct pollfd pf = {fd[0], POLLIN, 0};
+    int pr = poll(&pf, 1, (int)fmin(left * 1000 + 1, 1000));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    char buf[4096];
+    ssize_t r = read(fd[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    size_t take = (size_t)r < cap - 1 - len ? (size_t)r : cap - 1 - len;
+    memcpy(out + len, buf, take);
+    len += take;
+  }
+  out[len] = '\0';
+  close(fd[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (killed || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+static void shape_text(const tsr_problem *p, char *buf, size_t cap) {
+  snprintf(buf, cap, "%lldx%lldx%lld", (long long)p->m, (long long)p->n, (long long)p->k);
+}
+
+/* One replay measurement of plan c in a fresh process: "<exe> tune
+ * --replay-child ..." prints one JSON object (cmd_tune.c). */
+static void replay_child(const tsr__tune_config *cfg, const tsr__tune_cand *src, double timeout_s,
+                         tsr__tune_cand *c) {
+  *c = *src;
+  c->status = TSR__CAND_REJ_RUN;
+  c->time_ns = NAN;
+  c->nsamples = 0;
+  char shape[96], batch[32], samples[16], sms[16], wms[16], alpha[32], beta[32], spill[16];
+  shape_text(&cfg->problem, shape, sizeof shape);
+  snprintf(batch, sizeof batch, "%lld", (long long)cfg->problem.batch);
+  snprintf(samples, sizeof samples, "%d", cfg->measure.samples);
+  snprintf(sms, sizeof sms, "%d", cfg->measure.sample_ms);
+  snprintf(wms, sizeof wms, "%d", cfg->measure.warmup_ms);
+  snprintf(alpha, sizeof alpha, "%.9g", cfg->problem.alpha);
+  snprintf(beta, sizeof beta, "%.9g", cfg->problem.beta);
+  snprintf(spill, sizeof spill, "%d", cfg->measure.spill_limit);
+  char *argv[40];
+  int a = 0;
+  argv[a++] = (char *)cfg->child_exe;
+  argv[a++] = "tune";
+  argv[a++] = "--replay-child";
+  argv[a++] = "--backend";
+  argv[a++] = (char *)tsr_backend_name(cfg->backend);
+  argv[a++] = "--shape";
+  argv[a++] = shape;
+  argv[a++] = "--batch";
+  argv[a++] = batch;
+  argv[a++] = "--alpha";
+  argv[a++] = alpha;
+  argv[a++] = "--beta";
+  argv[a++] = beta;
+  if (cfg->problem.op_a == TSR_OP_T) argv[a++] = "--trans-a";
+  if (cfg->problem.op_b == TSR_OP_T) argv[a++] = "--trans-b";
+  argv[a++] = "--plan";
+  argv[a++] = (char *)src->text;
+  argv[a++] = "--samples";
+  argv[a++] = samples;
+  argv[a++] = "--sample-ms";
+  argv[a++] = sms;
+  argv[a++] = "--warmup-ms";
+  argv[a++] = wms;
+  argv[a++] = "--spill-limit";
+  argv[a++] = spill;
+  if (cfg->oracle_cache) {
+    argv[a++] = "--oracle-cache";
+    argv[a++] = (char *)cfg->oracle_cache;
+  }
+  argv[a] = NULL;
+  char out[16384];
+  int rc = run_child(argv, out, sizeof out, timeout_s);
+  json_error_t err;
+  json_t *j = rc >= 0 ? json_loads(out, JSON_DECODE_ANY, &err) : NULL;
+  if (!j) {
+    snprintf(c->reason, sizeof c->reason, "replay child %s (exit %d)",
+             rc < 0 ? "failed or timed out" : "printed no result", rc);
+    return;
+  }
+  const char *status = json_string_value(json_object_get(j, "status"));
+  const char *reason = json_string_value(json_object_get(j, "reason"));
+  json_t *smp = json_object_get(j, "samples_ns");
+  if (status && !strcmp(status, "ok") && json_is_array(smp)) {
+    c->status = TSR__CAND_OK;
+    c->time_ns = json_number_value(json_object_get(j, "time_ns"));
+    c->calls = (int)json_integer_value(json_object_get(j, "calls"));
+    size_t i;
+    json_t *v;
+    json_array_foreach(smp, i, v) if (c->nsamples < TSR__TUNE_MAX_SAMPLES)
+        c->samples_ns[c->nsamples++] = json_number_value(v);
+    const char *sha = json_string_value(json_object_get(j, "source_sha256"));
+    if (sha) snprintf(c->sha256, sizeof c->sha256, "%s", sha);
+    c->reason[0] = '\0';
+  } else {
+    for (int s = 0; s < TSR__CAND_STATUS_COUNT; s++)
+      if (status && !strcmp(status, tsr__cand_status_name((tsr__cand_status)s)))
+        c->status = (tsr__cand_status)s;
+    if (c->status == TSR__CAND_OK) c->status = TSR__CAND_REJ_RUN;
+    snprintf(c->reason, sizeof c->reason, "replay: %s", reason ? reason : "failed");
+  }
+  json_decref(j);
+}
+
+double tsr__tune_replay_median(const tsr__tune_result *r, int which) {
+  return tsr__median(which ? r->best_ns : r->inc_ns, (size_t)r->rounds);
+}
+
+/* ---- progress -------------------------------------------------------------- */
+static void progress(const tsr__tune_config *cfg, const tsr__tune_result *r, size_t done,
+                     size_t todo, double t_start, int final) {
+  if (!cfg->progress) return;
+  static double last;
+  double t = now_s();
+  int tty = isatty(2);
+  if (!final && t - last < (tty ? 0.2 : 5.0)) return;
+  last = t;
+  char best[128] = "none valid yet";
+  long bi = tsr__tune_select(r->cands, r->n);
+  if (bi >= 0) {
+    double inc = r->incumbent >= 0 && r->cands[r->incumbent].status == TSR__CAND_OK
+                     ? r->cands[r->incumbent].time_ns
+                     : NAN;
+    snprintf(best, sizeof best, "best %.3f us%s", r->cands[bi].time_ns / 1e3, "");
+    if (isfinite(inc))
+      snprintf(best + strlen(best), sizeof best - strlen(best), " (%.3fx the incumbent)",
+               r->cands[bi].time_ns / inc);
+  }
+  char left[48] = "";
+  if (cfg->max_seconds > 0)
+    snprintf(left, sizeof left, ", %.0f s left", fmax(0.0, cfg->max_seconds - (t - t_start)));
+  fprintf(stderr, "%stune: %zu/%zu candidates, %zu rejected, %s%s%s", tty ? "\r\033[K" : "",
+          done, todo, r->rejected, best, left, tty && !final ? "" : "\n");
+  fflush(stderr);
+}
+
+/* ---- the tune ----------------------------------------------------------- */
+void tsr__tune_result_free(tsr__tune_result *res) {
+  if (!res) return;
+  free(res->cands);
+  free(res->tie);
+  memset(res, 0, sizeof *res);
+}
+
+tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tune_result *r) {
+  memset(r, 0, sizeof *r);
+  r->incumbent = r->best = r->chosen = -1;
+  double t_start = now_s();
+  utc_now(r->started, sizeof r->started);
+  tsr_problem p = cfg->problem;
+  char msg[1024];
+  tsr_status st = tsr_problem_check(&p, msg, sizeof msg);
+  if (st) return tsr__fail(ctx, st, "%s", msg);
+  tsr_backend_kind b = cfg->backend;
+  if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA)
+    return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "--backend: %s has no tunable plans (cpu, cuda)",
+                     tsr_backend_name(b));
+  if ((st = tsr_backend_available(ctx, b))) return st;
+  if (cfg->rounds < 2 || cfg->rounds % 2 || cfg->rounds > TSR__TUNE_MAX_ROUNDS)
+    return tsr__fail(ctx, TSR_ERR_INVALID, "--rounds: %d is not an even number in 2..%d",
+                     cfg->rounds, TSR__TUNE_MAX_ROUNDS);
+  tsr__tune_target target;
+  if ((st = tsr__tune_target_get(ctx, b, &target))) return st;
+
+  /* Database first: an unusable file refuses the tune before any work. */
+  tsr__tune_db *db = NULL;
+  if (cfg->db_path && (st = tsr__tune_db_open(cfg->db_path, 1, &db, msg, sizeof msg)))
+    return tsr__fail(ctx, st, "%s", msg);
+
+  /* The space: built-in default, previous tuned plan (exact), user plans. */
+  tsr_plan *extra = calloc((size_t)cfg->nextra + 1, sizeof *extra);
+  tsr__cand_role *roles = calloc((size_t)cfg->nextra + 1, sizeof *roles);
+  int nextra = 0;
+  if (!extra || !roles) {
+    free(extra);
+    free(roles);
+    tsr__tune_db_close(db);
+    return tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of memory");
+  }
+  if (db) {
+    tsr_plan prev;
+    tsr__backend_get(b)->default_plan(&p, &prev);
+    char src[128], m2[256];
+    if (tsr__tune_db_lookup(db, &target, &p, NULL, NULL, &prev, src, sizeof src, m2, sizeof m2) ==
+            1 &&
+        !strncmp(src, "tuned (exact", 12)) {
+      extra[nextra] = prev;
+      roles[nextra++] = TSR__ROLE_PREVIOUS;
+    }
+  }
+  for (int i = 0; i < cfg->nextra; i++) {
+    extra[nextra] = cfg->extra[i];
+    roles[nextra++] = TSR__ROLE_USER;
+  }
+  tsr__tune_space_t sp;
+  st = tsr__tune_space(ctx, b, &p, extra, roles, nextra, &sp);
+  free(extra);
+  free(roles);
+  if (st) {
+    tsr__tune_db_close(db);
+    return st;
+  }
+  r->cands = sp.cands;
+  r->n = sp.n;
+  r->generated = sp.generated;
+  r->legal = sp.legal;
+  r->planner_rejected = sp.planner_rejected;
+  for (size_t i = 0; i < r->n; i++)
+    if (r->cands[i].role == TSR__ROLE_INCUMBENT) r->incumbent = (long)i;
+  size_t nlegal_kept = 0;
+  for (size_t i = 0; i < r->n; i++) nlegal_kept += r->cands[i].status == TSR__CAND_UNMEASURED;
+
+  if (db) {
+    if ((st = tsr__tune_db_begin_run(db, &target, cfg, r->started, &r->run_id, msg, sizeof msg)))
+      goto db_fail;
+    size_t *idx = malloc((r->n + 1) * sizeof *idx), k = 0;
+    if (!idx) {
+      st = tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of memory");
+      goto fail;
+    }
+    for (size_t i = 0; i < r->n; i++)
+      if (r->cands[i].status == TSR__CAND_REJ_PLANNER) idx[k++] = i;
+    st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, idx, k, msg, sizeof msg);
+    free(idx);
+    if (st) goto db_fail;
+  }
+
+  /* Inputs and the FP64 oracle (cached on disk so replay children reuse it). */
+  size_t na = (size_t)tsr_problem_elems_a(&p), nb = (size_t)tsr_problem_elems_b(&p),
+         nc = (size_t)tsr_problem_elems_c(&p);
+  float *A = malloc(na * sizeof *A), *B = malloc(nb * sizeof *B), *C = malloc(nc * sizeof *C);
+  float *C0 = p.beta != 0.0f ? malloc(nc * sizeof *C0) : NULL;
+  double *ref = NULL;
+  if (!A || !B || !C || (p.beta != 0.0f && !C0)) {
+    free(A);
+    free(B);
+    free(C);
+    free(C0);
+    st = tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of host memory for the inputs");
+    goto fail;
+  }
+  tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_DYADIC, 1, A);
+  tsr_fill(&p, TSR_TENSOR_B, TSR_INPUTS_DYADIC, 1, B);
+  if (C0) tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_DYADIC, 1, C0);
+  {
+    double t0 = now_s();
+    const char *osrc;
+    char key[65];
+    st = tsr__oracle_cached(&p, TSR_INPUTS_DYADIC, 1, cfg->oracle_cache, &ref, &osrc, key, msg,
+                            sizeof msg);
+    r->oracle_s = now_s() - t0;
+    if (st) {
+      free(A);
+      free(B);
+      free(C);
+      free(C0);
+      st = tsr__fail(ctx, st, "tune: oracle: %s", msg);
+      goto fail;
+    }
+  }
+
+  /* Budget: the replay is reserved out of max_seconds once the incumbent's
+   * cost is known (2R measurements, each about one candidate's cost plus
+   * process start-up when children are used). */
+  double reserve = 0.0;
+  size_t done = 0;
+  double t_search = now_s();
+  for (size_t i = 0; i < r->n; i++) {
+    tsr__tune_cand *c = &r->cands[i];
+    if (c->status != TSR__CAND_UNMEASURED) continue;
+    int must = c->role == TSR__ROLE_INCUMBENT;
+    if (!must) {
+      if (cfg->max_candidates > 0 && (long)r->measured >= cfg->max_candidates) break;
+      if (cfg->max_seconds > 0 && now_s() - t_start + reserve >= cfg->max_seconds) break;
+    }
+    tsr__tune_measure(ctx, b, &p, A, B, C0, ref, C, &cfg->measure, c);
+    r->measured++;
+    done++;
+    if (c->status != TSR__CAND_OK) r->rejected++;
+    if (must)
+      reserve = 2.0 * cfg->rounds * (c->seconds + (cfg->child_exe ? 0.3 + r->oracle_s * 0.1 : 0.0));
+    if (db) {
+      size_t one = i;
+      if ((st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, &one, 1, msg, sizeof msg))) {
+        free(A);
+        free(B);
+        free(C);
+        free(C0);
+        free(ref);
+        goto db_fail;
+      }
+    }
+    progress(cfg, r, done, nlegal_kept, t_start, 0);
+  }
+  r->search_s = now_s() - t_search;
+  progress(cfg, r, done, nlegal_kept, t_start, 1);
+  for (size_t i = 0; i < r->n; i++) r->unmeasured += r->cands[i].status == TSR__CAND_UNMEASURED;
+  r->unmeasured += r->legal - nlegal_kept; /* beyond the kept list */
+
+  /* Replay: best vs incumbent in balanced paired rounds. */
+  r->best = tsr__tune_select(r->cands, r->n);
+  r->rounds = cfg->rounds;
+  double t_replay = now_s();
+  long inc = r->incumbent;
+  int inc_ok = inc >= 0 && r->cands[inc].status == TSR__CAND_OK;
+  if (r->best < 0) {
+    snprintf(r->decision, sizeof r->decision, "none valid");
+  } else if (!inc_ok) {
+    /* The incumbent failed: nothing to replay against; the best valid plan
+     * is stored but flagged. */
+    r->chosen = r->best;
+    r->accepted = 1;
+    snprintf(r->decision, sizeof r->decision, "winner (incumbent invalid)");
+  } else if (r->best == inc) {
+    r->chosen = inc;
+    snprintf(r->decision, sizeof r->decision, "incumbent (search best)");
+  } else {
+    int route_order[TSR__TUNE_MAX_ROUNDS * 2], shape_order[TSR__TUNE_MAX_ROUNDS];
+    tsr__order_design(2, 1, r->rounds, route_order, shape_order);
+    r->replay_in_process = cfg->child_exe == NULL;
+    double timeout = 60.0 + 20.0 * (r->cands[inc].seconds + r->cands[r->best].seconds);
+    int failed = 0;
+    for (int round = 0; round < r->rounds && !failed; round++)
+      for (int pos = 0; pos < 2 && !failed; pos++) {
+        int which = route_order[round * 2 + pos];
+        r->order[round][pos] = which;
+        const tsr__tune_cand *src = &r->cands[which ? r->best : inc];
+        tsr__tune_cand m;
+        if (cfg->child_exe) {
+          replay_child(cfg, src, timeout, &m);
+        } else {
+          /* In-process: a fresh prepare (and, on CUDA, a compile that
+           * bypasses the module caches) for every measurement. */
+          tsr__measure_opts mo = cfg->measure;
+          mo.bypass_cache = 1;
+          m = *src;
+          tsr__tune_measure(ctx, b, &p, A, B, C0, ref, C, &mo, &m);
+        }
+        if (m.status != TSR__CAND_OK) {
+          failed = 1;
+          snprintf(r->replay_note, sizeof r->replay_note, "round %d, %s: %s", round,
+                   which ? "best" : "incumbent", m.reason);
+          break;
+        }
+        (which ? r->best_ns : r->inc_ns)[round] = m.time_ns;
+      }
+    if (!failed) {
+      r->replayed = 1;
+      tsr__paired pr;
+      tsr__paired_ratios(r->best_ns, r->inc_ns, (size_t)r->rounds, r->ratio, &pr);
+      r->ratio_median = pr.median;
+      r->ratio_min = pr.min;
+      r->ratio_max = pr.max;
+      /* Accept only when the best is faster in every round: the largest
+       * same-round ratio best/incumbent is below 1. */
+      r->accepted = pr.count == (size_t)r->rounds && pr.max < 1.0;
+      r->chosen = r->accepted ? r->best : inc;
+      snprintf(r->decision, sizeof r->decision, "%s",
+               r->accepted ? "winner" : "incumbent (replay: not faster in every round)");
+    } else {
+      r->chosen = inc;
+      snprintf(r->decision, sizeof r->decision, "incumbent (replay failed)");
+    }
+  }
+  r->replay_s = now_s() - t_replay;
+
+  /* Tie set: valid candidates whose search time is within the noise band of
+   * the search best. Band = the replay's own ratio spread (max/min - 1),
+   * at least 1%; without a replay, the spread of the best's samples. */
+  if (r->best >= 0) {
+    double band = 0.01;
+    if (r->replayed && r->ratio_min > 0) band = fmax(band, r->ratio_max / r->ratio_min - 1.0);
+    else {
+      const tsr__tune_cand *bc = &r->cands[r->best];
+      double lo = INFINITY, hi = 0;
+      for (int s = 0; s < bc->nsamples; s++) {
+        lo = fmin(lo, bc->samples_ns[s]);
+        hi = fmax(hi, bc->samples_ns[s]);
+      }
+      if (lo > 0 && isfinite(lo)) band = fmax(band, hi / lo - 1.0);
+    }
+    r->noise = band;
+    r->tie = calloc(r->n, sizeof *r->tie);
+    double lim = r->cands[r->best].time_ns * (1.0 + band);
+    for (size_t i = 0; r->tie && i < r->n; i++)
+      if (r->cands[i].status == TSR__CAND_OK && r->cands[i].time_ns <= lim) r->tie[r->ntie++] = (long)i;
+  }
+  free(A);
+  free(B);
+  free(C);
+  free(C0);
+  free(ref);
+  r->total_s = now_s() - t_start;
+  utc_now(r->finished, sizeof r->finished);
+  if (db && (st = tsr__tune_db_finish_run(db, &target, cfg, r, msg, sizeof msg))) goto db_fail;
+  tsr__tune_db_close(db);
+  return TSR_OK;
+db_fail:
+  st = tsr__fail(ctx, st, "%s", msg);
+fail:
+  tsr__tune_db_close(db);
+  tsr__tune_result_free(r);
+  return st;
+}
+
+/* ---- result document ------------------------------------------------------ */
+static json_t *jreal(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *cand_json(const tsr__tune_cand *c) {
+  json_t *o = json_pack("{s:s, s:s, s:s}", "plan", c->text, "role", tsr__cand_role_name(c->role),
+                        "status", tsr__cand_status_name(c->status));
+  if (c->realized[0]) json_object_set_new(o, "realized", json_string(c->realized));
+  json_object_set_new(o, "prior", jreal(c->prior));
+  if (c->reason[0]) json_object_set_new(o, "reason", json_string(c->reason));
+  if (c->status == TSR__CAND_OK) {
+    json_object_set_new(o, "time_ns", jreal(c->time_ns));
+    json_t *a = json_array();
+    for (int i = 0; i < c->nsamples; i++) json_array_append_new(a, json_real(c->samples_ns[i]));
+    json_object_set_new(o, "samples_ns", a);
+    json_object_set_new(o, "calls_per_sample", json_integer(c->calls));
+  }
+  if (c->regs >= 0) json_object_set_new(o, "regs", json_integer(c->regs));
+  if (c->local_bytes >= 0) json_object_set_new(o, "local_bytes", json_integer(c->local_bytes));
+  if (c->sha256[0]) json_object_set_new(o, "source_sha256", json_string(c->sha256));
+  if (c->status != TSR__CAND_UNMEASURED && c->status != TSR__CAND_REJ_PLANNER)
+    json_object_set_new(o, "seconds", jreal(c->seconds));
+  return o;
+}
+
+char *tsr__tune_result_json(const tsr__tune_config *cfg, const tsr__tune_result *r) {
+  json_t *o = json_object();
+  char shape[96];
+  shape_text(&cfg->problem, shape, sizeof shape);
+  json_object_set_new(o, "schema", json_string("tessera-tune/1"));
+  json_object_set_new(o, "backend", json_string(tsr_backend_name(cfg->backend)));
+  json_object_set_new(
+      o, "problem",
+      json_pack("{s:s, s:I, s:s, s:s, s:f, s:f}", "shape", shape, "batch",
+                (json_int_t)cfg->problem.batch, "op_a", cfg->problem.op_a ? "T" : "N", "op_b",
+                cfg->problem.op_b ? "T" : "N", "alpha", (double)cfg->problem.alpha, "beta",
+                (double)cfg->problem.beta));
+  json_object_set_new(
+      o, "budget",
+      json_pack("{s:I, s:o, s:I, s:f, s:o, s:o, s:o, s:o}", "max_candidates",
+                (json_int_t)cfg->max_candidates, "max_seconds", jreal(cfg->max_seconds),
+                "measured", (json_int_t)r->measured, "seconds_total", r->total_s,
+                "seconds_oracle", jreal(r->oracle_s), "seconds_search", jreal(r->search_s),
+                "seconds_replay", jreal(r->replay_s), "unmeasured",
+                json_integer((json_int_t)r->unmeasured)));
+  json_object_set_new(o, "space",
+                      json_pack("{s:I, s:I, s:I, s:I}", "generated", (json_int_t)r->generated,
+                                "planner_legal", (json_int_t)r->legal, "planner_rejected",
+                                (json_int_t)r->planner_rejected, "rejected_after_planner",
+                                (json_int_t)r->rejected));
+  json_object_set_new(o, "started", json_string(r->started));
+  json_object_set_new(o, "finished", json_string(r->finished));
+  json_object_set_new(o, "decision", json_string(r->decision));
+  if (r->incumbent >= 0) json_object_set_new(o, "incumbent", cand_json(&r->cands[r->incumbent]));
+  if (r->best >= 0) json_object_set_new(o, "search_best", cand_json(&r->cands[r->best]));
+  if (r->chosen >= 0) json_object_set_new(o, "chosen", json_string(r->cands[r->chosen].text));
+  json_t *rep = json_object();
+  json_object_set_new(rep, "rounds", json_integer(r->rounds));
+  json_object_set_new(rep, "replayed", json_boolean(r->replayed));
+  json_object_set_new(rep, "fresh_process_per_measurement", json_boolean(!r->replay_in_process));
+  if (r->replayed) {
+    json_t *rows = json_array();
+    for (int i = 0; i < r->rounds; i++)
+      json_array_append_new(
+          rows, json_pack("{s:[s,s], s:o, s:o, s:o}", "order", r->order[i][0] ? "best" : "incumbent",
+                          r->order[i][1] ? "best" : "incumbent", "incumbent_ns", jreal(r->inc_ns[i]),
+                          "best_ns", jreal(r->best_ns[i]), "ratio_best_over_incumbent",
+                          jreal(r->ratio[i])));
+    json_object_set_new(rep, "per_round", rows);
+    json_object_set_new(rep, "ratio_median", jreal(r->ratio_median));
+    json_object_set_new(rep, "ratio_min", jreal(r->ratio_min));
+    json_object_set_new(rep, "ratio_max", jreal(r->ratio_max));
+  }
+  if (r->replay_note[0]) json_object_set_new(rep, "note", json_string(r->replay_note));
+  json_object_set_new(o, "replay", rep);
+  json_object_set_new(o, "tie_band", jreal(r->noise));
+  json_t *tie = json_array();
+  for (size_t i = 0; i < r->ntie; i++) json_array_append_new(tie, cand_json(&r->cands[r->tie[i]]));
+  json_object_set_new(o, "tie_set", tie);
+  json_t *all = json_array();
+  for (size_t i = 0; i < r->n; i++)
+    if (r->cands[i].status != TSR__CAND_UNMEASURED) json_array_append_new(all, cand_json(&r->cands[i]));
+  json_object_set_new(o, "candidates", all);
+  if (r->run_id) json_object_set_new(o, "db_run_id", json_integer(r->run_id));
+  char *txt = json_dumps(o, JSON_INDENT(1) | JSON_REAL_PRECISION(12));
+  json_decref(o);
+  return txt;
+}

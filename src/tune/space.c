@@ -1,0 +1,377 @@
+/* The joint search space and its analytic prior (docs/tune.md).
+ *
+ * The space is the full product of the plan dimensions a backend uses; the
+ * planner (tsr_plan_realize through the backend vtable) decides legality,
+ * the prior only decides the order of measurement. The prior is a cheap
+ * estimate of relative time, not a calibrated model: every claim about
+ * speed comes from the measurements that follow. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "core/backend.h"
+#include "core/context.h"
+#include "tune/tune.h"
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t round_up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
+
+static int online_cores(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : (int)n;
+}
+
+static double cache_bytes(int name, double dflt) {
+  long v = sysconf(name);
+  return v > 0 ? (double)v : dflt;
+}
+
+/* ---- prior -------------------------------------------------------------- */
+/* Penalty 1 while bytes fit in half the cache, growing linearly beyond. */
+static double fit_penalty(double bytes, double cache) {
+  double half = 0.5 * cache;
+  return bytes <= half ? 1.0 : 1.0 + 0.5 * (bytes - half) / half;
+}
+
+/* CPU: time ∝ flops / (vector lanes × micro-kernel efficiency × busy
+ * threads) × edge waste × (1 + packing and C-pass overheads) × cache-fit
+ * penalties (B micro-panel in half of L1, A block in half of L2). */
+static double prior_cpu(const tsr_problem *p, const tsr_plan_info *info) {
+  const tsr_plan *pl = &info->plan;
+  double lanes = pl->isa == TSR_ISA_AVX512 ? 16 : pl->isa == TSR_ISA_AVX2 ? 8 : 2;
+  double ri = (double)pl->tm * pl->tn / (pl->tm + pl->tn); /* FMAs per loaded value */
+  double acc = (double)pl->tm * pl->tn / lanes;           /* accumulator vectors */
+  double regs = pl->isa == TSR_ISA_AVX512 ? 32 : 16;
+  double keff = ri / (ri + 2.0) * fmin(1.0, acc / 8.0);   /* FMA latency needs ~8 chains */
+  if (pl->isa != TSR_ISA_GENERIC && acc + pl->tn / lanes + 1 > regs) keff *= 0.5; /* spills */
+  double m = (double)p->m, n = (double)p->n, k = (double)p->k;
+  double waste = (double)round_up(p->m, pl->tm) * (double)round_up(p->n, pl->tn) / (m * n);
+  double ov = lanes / pl->bn      /* A re-packed once per column tile */
+              + lanes / pl->bm    /* B re-packed once per row tile */
+              + 2.0 * lanes / fmin((double)pl->bk, k); /* C read/written per K block */
+  double l1 = cache_bytes(_SC_LEVEL1_DCACHE_SIZE, 32768), l2 = cache_bytes(_SC_LEVEL2_CACHE_SIZE, 1 << 20);
+  double pen = fit_penalty(4.0 * pl->bk * pl->tn, l1) *
+               fit_penalty(4.0 * round_up(pl->bm, pl->tm) * pl->bk, l2);
+  double tasks = (double)info->grid_rows * info->grid_cols * info->grid_batch;
+  double t = info->threads > 0 ? info->threads : 1;
+  double cores = online_cores();
+  if (t > cores) t = cores;
+  double balance = tasks / (ceil(tasks / t) * t);
+  double flops = 2.0 * m * n * k * (double)p->batch;
+  return flops / (lanes * 2.0 * keff * t * balance) * waste * (1.0 + ov) * pen;
+}
+
+/* GPU (H200: 132 SMs, 64K registers, 228 KiB shared memory, 2048 threads
+ * per SM; FFMA peak 64 TFLOP/s, ~4 TB/s): estimated time = max(compute /
+ * (wave efficiency × latency hiding), global traffic / bandwidth) + launch
+ * overhead. Compute uses the tile's register intensity (tm×tn/(tm+tn));
+ * occupancy is blocks per SM limited by threads, an estimate of registers
+ * and shared memory; wave quantization = tiles / (waves × 132 × blocks). */
+static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
+  const tsr_plan *pl = &info->plan;
+  const double sms = 132, peak = 64e12, bw = 4e12;
+  double threads = info->threads ? info->threads : 256;
+  double regs = info->regs > 0 ? info->regs : fmin(255.0, pl->tm * pl->tn + 2.0 * (pl->tm + pl->tn) + 40);
+  double bps = fmin(32.0, floor(2048.0 / threads));
+  bps = fmin(bps, floor(65536.0 / (regs * threads)));
+  bps = fmin(bps, floor(233472.0 / ((double)info->smem_bytes + 1024.0)));
+  if (bps < 1) return 1e30;
+  double tiles = (double)info->grid_rows * info->grid_cols * info->grid_batch;
+  double waves = ceil(tiles / (sms * bps));
+  double wave_eff = tiles / (waves * sms * bps);
+  double warps = bps * threads / 32.0;
+  double lat = fmin(1.0, warps / (pl->stages >= 2 ? 8.0 : 16.0));
+  double ri = (double)pl->tm * pl->tn / (pl->tm + pl->tn);
+  double inner = ri / (ri + 1.5);
+  if (pl->mma == TSR_MMA_TF32X3) inner *= 2.0; /* three TF32 MMAs vs FFMA: a guess, measured after */
+  double flops = 2.0 * (double)p->m * p->n * p->k * (double)p->batch;
+  double t_comp = flops / (peak * inner * wave_eff * lat);
+  double traffic = 4.0 * (double)p->m * p->n * p->k * (double)p->batch *
+                   (1.0 / pl->bm + 1.0 / pl->bn);
+  traffic *= (pl->vec >= 4 ? 1.0 : pl->vec == 2 ? 1.15 : 1.35);
+  traffic *= (pl->a == TSR_IN_VIEW ? 1.3 : 1.0) * (pl->b == TSR_IN_VIEW ? 1.3 : 1.0);
+  double t_mem = traffic / bw;
+  double extra = 3e-6;
+  if (pl->splitk > 1) {
+    extra += 2e-6;
+    t_mem += 8.0 * (double)p->m * p->n * pl->splitk * (double)p->batch / bw;
+  }
+  return fmax(t_comp, t_mem) + extra;
+}
+
+double tsr__tune_prior(tsr_backend_kind b, const tsr_problem *p, const tsr_plan_info *info) {
+  return b == TSR_BACKEND_CPU ? prior_cpu(p, info) : prior_gpu(p, info);
+}
+
+/* ---- generation ----------------------------------------------------------- */
+typedef struct {
+  tsr_plan *v;
+  size_t n, cap;
+} plan_vec;
+
+static int push(plan_vec *pv, const tsr_plan *pl) {
+  if (pv->n == pv->cap) {
+    size_t nc = pv->cap ? 2 * pv->cap : 1024;
+    tsr_plan *t = realloc(pv->v, nc * sizeof *t);
+    if (!t) return -1;
+    pv->v = t;
+    pv->cap = nc;
+  }
+  pv->v[pv->n++] = *pl;
+  return 0;
+}
+
+/* Equal blocks of at most `target` along an extent, rounded up to `mult`. */
+static int equal_block(int64_t extent, int64_t target, int64_t mult) {
+  int64_t b = round_up(cdiv(extent, cdiv(extent, target)), mult);
+  return b > 65536 ? 65536 : (int)b;
+}
+
+static int gen_cpu(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
+  static const tsr_isa isas[] = {TSR_ISA_AVX512, TSR_ISA_AVX2, TSR_ISA_GENERIC};
+  static const int kcs[] = {64, 128, 192, 256, 384, 512};
+  static const int mcs[] = {48, 96, 192, 288, 384};
+  static const int ncs[] = {256, 512, 1024, 2048};
+  const tsr_walk walks[] = {{TSR_WALK_LINEAR, 1, 1}, {TSR_WALK_RECT, 2, 2}, {TSR_WALK_STRIPE, 2, 1}};
+  int cores = online_cores();
+  int thread_opts[2] = {0, 1};
+  int nthr = cores > 1 ? 2 : 1;
+  for (int ii = 0; ii < 3; ii++) {
+    const tsr__cpu_kernel *tab = ii == 0 ? tsr__cpu_kernels_avx512
+                                 : ii == 1 ? tsr__cpu_kernels_avx2
+                                           : tsr__cpu_kernels_generic;
+    /* Unsupported ISAs are still offered: the planner rejects them with its reason. */
+    for (const tsr__cpu_kernel *kn = tab; kn->fn; kn++)
+      for (size_t a = 0; a < sizeof kcs / sizeof kcs[0]; a++)
+        for (size_t bi = 0; bi < sizeof mcs / sizeof mcs[0]; bi++)
+          for (size_t c = 0; c < sizeof ncs / sizeof ncs[0]; c++)
+            for (int w = 0; w < 3; w++)
+              for (int t = 0; t < nthr; t++) {
+                tsr_plan pl = *base;
+                pl.isa = isas[ii];
+                pl.tm = kn->tm;
+                pl.tn = kn->tn;
+                pl.bk = equal_block(p->k, kcs[a], 1);
+                pl.bm = equal_block(p->m, mcs[bi], kn->tm);
+                pl.bn = equal_block(p->n, ncs[c], kn->tn);
+                pl.walk = walks[w];
+                pl.threads = thread_opts[t];
+                if (push(pv, &pl)) return -1;
+              }
+  }
+  return 0;
+}
+
+static int gen_cuda(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
+  static const int tiles[] = {32, 64, 128, 256};
+  static const int bks[] = {8, 16, 32};
+  static const int warps[] = {16, 32, 64, 128};
+  static const int micro[] = {4, 8};
+  static const int stages[] = {1, 2, 3, 4};
+  static const int vecs[] = {4, 2, 1};
+  static const int splits[] = {1, 2, 4};
+  const tsr_walk walks[] = {{TSR_WALK_LINEAR, 1, 1}, {TSR_WALK_RECT, 4, 8}, {TSR_WALK_STRIPE, 8, 1}};
+  for (int bmi = 0; bmi < 4; bmi++)
+    for (int bni = 0; bni < 4; bni++)
+      for (int wmi = 0; wmi < 4; wmi++)
+        for (int wni = 0; wni < 4; wni++) {
+          int bm = tiles[bmi], bn = tiles[bni], wm = warps[wmi], wn = warps[wni];
+          if (wm > bm || wn > bn || bm % wm || bn % wn) continue;
+          int nwarps = (bm / wm) * (bn / wn);
+          if (nwarps > 16) continue; /* 512 threads at most */
+          for (int tmi = 0; tmi < 2; tmi++)
+            for (int tni = 0; tni < 2; tni++) {
+              int tm = micro[tmi], tn = micro[tni];
+              for (int mma = 0; mma < 2; mma++) {
+                /* FFMA: 32 lanes of tm×tn cover the warp tile exactly. */
+                if (mma == 0 && wm * wn != 32 * tm * tn) continue;
+                if (mma == 1 && wm * wn < 32 * tm * tn / 2) continue;
+                for (int bki = 0; bki < 3; bki++)
+                  for (int si = 0; si < 4; si++)
+                    for (int vi = 0; vi < 3; vi++)
+                      for (int ab = 0; ab < 4; ab++)
+                        for (int w = 0; w < 3; w++)
+                          for (int ki = 0; ki < 3; ki++) {
+                            int sk = splits[ki];
+                            if (sk > 1 && p->k < 256 * sk) continue;
+                            tsr_plan pl = *base;
+                            pl.bm = bm;
+                            pl.bn = bn;
+                            pl.bk = bks[bki];
+                            pl.wm = wm;
+                            pl.wn = wn;
+                            pl.tm = tm;
+                            pl.tn = tn;
+                            pl.stages = stages[si];
+                            pl.vec = vecs[vi];
+                            pl.a = (ab & 1) ? TSR_IN_VIEW : TSR_IN_STAGED;
+                            pl.b = (ab & 2) ? TSR_IN_VIEW : TSR_IN_STAGED;
+                            pl.walk = walks[w];
+                            pl.splitk = sk;
+                            pl.mma = mma ? TSR_MMA_TF32X3 : TSR_MMA_FFMA;
+                            if (push(pv, &pl)) return -1;
+                          }
+              }
+            }
+        }
+  return 0;
+}
+
+typedef struct {
+  tsr_plan plan, realized;
+  double prior;
+  tsr__cand_role role;
+  tsr_plan_info info;
+} legal_t;
+
+static int cmp_legal(const void *a, const void *b) {
+  const legal_t *x = a, *y = b;
+  if (x->role != y->role) {
+    /* incumbent (1), previous (2), user (3) before search (0) */
+    int rx = x->role == TSR__ROLE_SEARCH ? 9 : (int)x->role;
+    int ry = y->role == TSR__ROLE_SEARCH ? 9 : (int)y->role;
+    return rx - ry;
+  }
+  return (x->prior > y->prior) - (x->prior < y->prior);
+}
+
+static void init_cand(tsr__tune_cand *c, const tsr_plan *pl, tsr__cand_role role) {
+  memset(c, 0, sizeof *c);
+  c->plan = *pl;
+  tsr_plan_format(pl, c->text, sizeof c->text);
+  c->role = role;
+  c->regs = c->local_bytes = -1;
+  c->time_ns = NAN;
+  c->prior = NAN;
+}
+
+tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                           const tsr_plan *extra, const tsr__cand_role *extra_roles, int nextra,
+                           tsr__tune_space_t *out) {
+  memset(out, 0, sizeof *out);
+  const tsr__backend *be = tsr__backend_get(b);
+  if (!be || (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA))
+    return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "tune: backend %s has no tunable plans",
+                     tsr_backend_name(b));
+  tsr_plan def;
+  be->default_plan(p, &def); /* the built-in incumbent, never the database */
+  plan_vec pv = {0};
+  tsr__cand_role *roles = NULL;
+  int rc = push(&pv, &def);
+  for (int i = 0; !rc && i < nextra; i++) rc = push(&pv, &extra[i]);
+  size_t nfixed = pv.n;
+  if (!rc) rc = b == TSR_BACKEND_CPU ? gen_cpu(p, &def, &pv) : gen_cuda(p, &def, &pv);
+  legal_t *legal = rc ? NULL : malloc((pv.n ? pv.n : 1) * sizeof *legal);
+  tsr__tune_cand *rej = rc ? NULL : calloc(TSR__TUNE_KEEP_REJECTED, sizeof *rej);
+  roles = rc ? NULL : calloc(pv.n ? pv.n : 1, sizeof *roles);
+  if (rc || !legal || !rej || !roles) {
+    free(pv.v);
+    free(legal);
+    free(rej);
+    free(roles);
+    return tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of memory for the search space");
+  }
+  roles[0] = TSR__ROLE_INCUMBENT;
+  for (int i = 0; i < nextra; i++)
+    roles[1 + i] = extra_roles ? extra_roles[i] : TSR__ROLE_USER;
+  size_t nlegal = 0, nrej = 0, nrej_kept = 0;
+  out->generated = pv.n - nfixed;
+  /* Dedup on the realized text: a hash set of formatted strings. */
+  size_t hcap = 1;
+  while (hcap < 2 * pv.n + 16) hcap <<= 1;
+  uint64_t *hset = calloc(hcap, sizeof *hset);
+  for (size_t i = 0; i < pv.n; i++) {
+    tsr_plan_info info;
+    tsr_status st = tsr_plan_realize(ctx, b, p, &pv.v[i], &info);
+    if (st) {
+      nrej++;
+      if (nrej_kept < TSR__TUNE_KEEP_REJECTED) {
+        tsr__tune_cand *c = &rej[nrej_kept++];
+        init_cand(c, &pv.v[i], roles[i]);
+        c->status = TSR__CAND_REJ_PLANNER;
+        snprintf(c->reason, sizeof c->reason, "planner: %s", tsr_context_message(ctx));
+      }
+      continue;
+    }
+    char text[TSR__TUNE_PLAN_CAP];
+    tsr_plan_format(&info.plan, text, sizeof text);
+    uint64_t hsh = 1469598103934665603ull; /* FNV-1a */
+    for (const char *q = text; *q; q++) hsh = (hsh ^ (unsigned char)*q) * 1099511628211ull;
+    if (!hsh) hsh = 1;
+    int dup = 0;
+    if (hset) {
+      size_t j = hsh & (hcap - 1);
+      while (hset[j] && hset[j] != hsh) j = (j + 1) & (hcap - 1);
+      /* equal 64-bit hashes are treated as equal plans (a collision would
+       * only drop one candidate from the space) */
+      dup = hset[j] == hsh;
+      hset[j] = hsh;
+    }
+    if (dup) continue;
+    legal_t *l = &legal[nlegal++];
+    l->plan = pv.v[i];
+    l->realized = info.plan;
+    l->info = info;
+    l->role = roles[i];
+    l->prior = tsr__tune_prior(b, p, &info);
+  }
+  tsr__clear(ctx);
+  free(hset);
+  free(roles);
+  free(pv.v);
+  qsort(legal, nlegal, sizeof *legal, cmp_legal);
+  size_t keep = nlegal < TSR__TUNE_KEEP_LEGAL ? nlegal : TSR__TUNE_KEEP_LEGAL;
+  out->cands = calloc(keep + nrej_kept + 1, sizeof *out->cands);
+  if (!out->cands) {
+    free(legal);
+    free(rej);
+    return tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of memory for the search space");
+  }
+  for (size_t i = 0; i < keep; i++) {
+    tsr__tune_cand *c = &out->cands[i];
+    init_cand(c, &legal[i].plan, legal[i].role);
+    tsr_plan_format(&legal[i].realized, c->realized, sizeof c->realized);
+    c->prior = legal[i].prior;
+  }
+  memcpy(out->cands + keep, rej, nrej_kept * sizeof *rej);
+  out->n = keep + nrej_kept;
+  out->legal = nlegal;
+  out->planner_rejected = nrej;
+  free(legal);
+  free(rej);
+  return TSR_OK;
+}
+
+long tsr__tune_select(const tsr__tune_cand *c, size_t n) {
+  long best = -1;
+  for (size_t i = 0; i < n; i++) {
+    if (c[i].status != TSR__CAND_OK || !isfinite(c[i].time_ns) || c[i].time_ns <= 0) continue;
+    if (best < 0 || c[i].time_ns < c[best].time_ns) best = (long)i;
+  }
+  return best;
+}
+
+static const char *const status_names[TSR__CAND_STATUS_COUNT] = {
+    "unmeasured", "ok", "rejected-planner", "rejected-compile", "rejected-spill",
+    "rejected-validation", "rejected-run"};
+
+const char *tsr__cand_status_name(tsr__cand_status s) {
+  return (unsigned)s < TSR__CAND_STATUS_COUNT ? status_names[s] : "unknown";
+}
+
+const char *tsr__cand_role_name(tsr__cand_role r) {
+  switch (r) {
+    case TSR__ROLE_INCUMBENT: return "incumbent";
+    case TSR__ROLE_PREVIOUS: return "previous";
+    case TSR__ROLE_USER: return "user";
+    default: return "search";
+  }
+}
+
+const char *const tsr__tune_seed_shapes[] = {
+    "128x128x61",     "512x512x512",       "1024x1024x1024", "1024x1024x1537",
+    "2049x4097x1025", "4096x4096x4096",    "4096x4096x11008", "8192x8192x8192"};
+const int tsr__tune_seed_shape_count = 8;

@@ -1,0 +1,216 @@
+/* The tuner (docs/tune.md): the joint search space of a backend's plans,
+ * the measured search under budgets, the balanced paired replay of the
+ * winner against the incumbent, and the SQLite tuning database with the
+ * lookup the runtime uses (tsr_plan_lookup / tsr_plan_default). */
+#ifndef TSR_TUNE_TUNE_H
+#define TSR_TUNE_TUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tessera.h"
+
+#define TSR__TUNE_SCHEMA_VERSION 2
+#define TSR__TUNE_MAX_ROUNDS 16
+#define TSR__TUNE_MAX_SAMPLES 32
+#define TSR__TUNE_PLAN_CAP 256
+
+/* ---- target key (target.c) ---------------------------------------------- */
+/* What a tuned plan is valid for, besides the problem signature. CPU:
+ * device = CPU model + " (N cores)", arch = best micro-kernel ISA, driver and
+ * nvrtc empty. CUDA: device name, "sm_XY", driver and NVRTC versions. */
+typedef struct {
+  char device[192];
+  char arch[32];
+  char driver[32];
+  char nvrtc[32];
+  char version[32]; /* tessera version */
+  char backend[16];
+} tsr__tune_target;
+
+/* b must be resolved (cpu or cuda). */
+tsr_status tsr__tune_target_get(tsr_context *ctx, tsr_backend_kind b, tsr__tune_target *t);
+
+/* ---- database (db.c) ----------------------------------------------------- */
+typedef struct tsr__tune_db tsr__tune_db;
+
+/* The database path: env TESSERA_TUNE_DB ("off" disables: returns 1 and
+ * leaves buf ""), else ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/tune.db.
+ * Returns 0 when a path was written, 1 when off, -1 when no path can be
+ * formed (no HOME). */
+int tsr__tune_db_default_path(char *buf, size_t cap);
+
+/* Opens the database. writable: creates it (and its folder) when missing,
+ * migrates an older schema, sets WAL mode. Read-only: never writes the file;
+ * a missing file is TSR_ERR_IO, an older/newer schema or a file that is not
+ * a database is TSR_ERR_DB; msg says why. A file that is not a tessera
+ * tuning database is never modified. */
+tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out, char *msg,
+                             size_t cap);
+void tsr__tune_db_close(tsr__tune_db *db); /* NULL is a no-op */
+/* The raw sqlite3 handle (tests, --show). */
+void *tsr__tune_db_handle(tsr__tune_db *db);
+
+/* Lookup of a plan for (target, problem): exact signature, else the nearest
+ * accepted winner within one octave on every axis (docs/tune.md). Returns
+ * 1 with *out and source ("tuned (exact)", "tuned (nearest MxNxK)"), 0 when
+ * nothing matches, -1 on a database error (msg). check(plan) is consulted
+ * for each candidate row (e.g. tsr_plan_realize on the real problem); rows
+ * it refuses are skipped. */
+int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
+                        int (*check)(void *arg, const tsr_plan *plan), void *arg, tsr_plan *out,
+                        char *source, size_t cap, char *msg, size_t msgcap);
+
+/* Lists runs and tuned entries (text, or JSON when json). 0 on success. */
+int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap);
+
+/* Clears the process-wide lookup memo (tests). */
+void tsr__tune_lookup_reset(void);
+
+/* ---- candidates and results ------------------------------------------- */
+typedef enum {
+  TSR__CAND_UNMEASURED = 0, /* planner-legal, not reached within the budget */
+  TSR__CAND_OK,             /* validated and timed */
+  TSR__CAND_REJ_PLANNER,    /* tsr_plan_realize refused it */
+  TSR__CAND_REJ_COMPILE,    /* backend prepare (emit/NVRTC/load/limits) failed */
+  TSR__CAND_REJ_SPILL,      /* local (spill) bytes above the tuner's limit */
+  TSR__CAND_REJ_VALIDATION, /* an output element differs from the FP64 oracle */
+  TSR__CAND_REJ_RUN,        /* launch/sync/download/timing failed */
+  TSR__CAND_STATUS_COUNT
+} tsr__cand_status;
+
+const char *tsr__cand_status_name(tsr__cand_status s);
+
+typedef enum { TSR__ROLE_SEARCH = 0, TSR__ROLE_INCUMBENT, TSR__ROLE_PREVIOUS, TSR__ROLE_USER } tsr__cand_role;
+const char *tsr__cand_role_name(tsr__cand_role r);
+
+typedef struct {
+  tsr_plan plan;                       /* as generated */
+  char text[TSR__TUNE_PLAN_CAP];       /* tsr_plan_format(plan) */
+  char realized[TSR__TUNE_PLAN_CAP];   /* realized (normalized) plan text, "" if rejected */
+  tsr__cand_role role;
+  double prior;                        /* estimated relative time (lower first) */
+  tsr__cand_status status;
+  char reason[384];
+  int regs, local_bytes;
+  char sha256[65];
+  int nsamples, calls;
+  double samples_ns[TSR__TUNE_MAX_SAMPLES]; /* per call */
+  double time_ns;                      /* median per call of the samples */
+  double seconds;                      /* wall time spent on this candidate */
+} tsr__tune_cand;
+
+/* Space of a backend for a problem (space.c): incumbents first (the
+ * built-in default, then extra plans given), then planner-legal candidates
+ * in ascending prior, then planner rejections (status REJ_PLANNER with the
+ * planner's reason). Duplicates (same realized plan) are dropped. */
+typedef struct {
+  tsr__tune_cand *cands;
+  size_t n;
+  size_t generated, legal, planner_rejected;
+} tsr__tune_space_t;
+/* At most TSR__TUNE_KEEP_LEGAL legal candidates (best prior) and
+ * TSR__TUNE_KEEP_REJECTED planner rejections are kept as candidates; the
+ * counts cover all of them. */
+#define TSR__TUNE_KEEP_LEGAL 3000
+#define TSR__TUNE_KEEP_REJECTED 400
+tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                           const tsr_plan *extra, const tsr__cand_role *extra_roles, int nextra,
+                           tsr__tune_space_t *out);
+/* The analytic prior of a realized plan (lower = expected faster). */
+double tsr__tune_prior(tsr_backend_kind b, const tsr_problem *p, const tsr_plan_info *info);
+
+/* Index of the fastest candidate with status OK, -1 when none. Candidates
+ * of any other status never win, whatever their recorded time. */
+long tsr__tune_select(const tsr__tune_cand *c, size_t n);
+
+/* ---- measurement (search.c) ------------------------------------------- */
+typedef struct {
+  int samples;   /* >= 5 */
+  int sample_ms; /* calls per sample fill about this */
+  int warmup_ms;
+  int spill_limit;  /* GPU: local bytes per thread above this reject (0: any spill) */
+  int bypass_cache; /* GPU: compile from scratch */
+} tsr__measure_opts;
+
+/* Realize, prepare (compile), resource check, validation of every element
+ * against ref (dyadic inputs, zero tolerance), then timing. Fills c's status,
+ * reason, resources, samples and time. host_c is scratch of
+ * tsr_problem_elems_c(p) floats. Returns TSR_OK whenever c was classified. */
+tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                             const float *A, const float *B, const float *C0, const double *ref,
+                             float *host_c, const tsr__measure_opts *o, tsr__tune_cand *c);
+
+/* ---- the whole tune --------------------------------------------------- */
+typedef struct {
+  tsr_backend_kind backend; /* cpu or cuda (resolved) */
+  tsr_problem problem;
+  long max_candidates; /* measured candidates, incumbent included; 0 = no limit */
+  double max_seconds;  /* wall budget of search + replay; 0 = no limit */
+  tsr__measure_opts measure;
+  int rounds;              /* replay rounds, even, 2..TSR__TUNE_MAX_ROUNDS */
+  const char *db_path;     /* NULL: no database */
+  const char *child_exe;   /* replay children: "<exe> tune --replay-child"; NULL: in-process */
+  const char *oracle_cache; /* oracle cache folder (NULL: none) */
+  const tsr_plan *extra;   /* additional candidates (--plan) */
+  int nextra;
+  int progress;            /* progress display on stderr */
+  const char *command;     /* recorded */
+} tsr__tune_config;
+
+typedef struct {
+  tsr__tune_cand *cands;
+  size_t n;
+  size_t generated;        /* raw joint product before the planner */
+  size_t legal;            /* planner-legal (kept ones are in cands) */
+  size_t planner_rejected; /* all planner rejections (the first ones are in cands) */
+  size_t measured, rejected, unmeasured;
+  long incumbent; /* index of the built-in default */
+  long best;      /* search best (tsr__tune_select) */
+  /* replay */
+  int rounds, replayed;
+  int order[TSR__TUNE_MAX_ROUNDS][2]; /* 0 = incumbent, 1 = best */
+  double inc_ns[TSR__TUNE_MAX_ROUNDS], best_ns[TSR__TUNE_MAX_ROUNDS];
+  double ratio[TSR__TUNE_MAX_ROUNDS]; /* best / incumbent, same round */
+  double ratio_median, ratio_min, ratio_max;
+  int replay_in_process;
+  char replay_note[256];
+  int accepted;          /* best replaced the incumbent */
+  long chosen;           /* index stored as the tuned plan */
+  char decision[64];     /* "winner", "incumbent (search best)", "incumbent (tie)", ... */
+  double noise;          /* tie band used */
+  long *tie;             /* indices of the tie set */
+  size_t ntie;
+  double oracle_s, search_s, replay_s, total_s;
+  int64_t run_id;        /* database row, 0 without a database */
+  char started[32], finished[32];
+} tsr__tune_result;
+
+/* Runs the tune. Returns TSR_OK with res filled (even when no candidate
+ * was valid: then res->best < 0), or a status for a refused request (bad
+ * backend, database unusable, out of memory) with the reason in ctx. */
+tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tune_result *res);
+void tsr__tune_result_free(tsr__tune_result *res);
+/* Median over replay rounds of the best (which=1) or incumbent (0) per-call ns. */
+double tsr__tune_replay_median(const tsr__tune_result *res, int which);
+
+/* Result as JSON text (malloc'd; schema "tessera-tune/1"). */
+char *tsr__tune_result_json(const tsr__tune_config *cfg, const tsr__tune_result *res);
+
+/* The shapes of --preset seed (BRIEF §9). */
+extern const char *const tsr__tune_seed_shapes[];
+extern const int tsr__tune_seed_shape_count;
+
+/* Database writes of a run (db.c). */
+tsr_status tsr__tune_db_begin_run(tsr__tune_db *db, const tsr__tune_target *t,
+                                  const tsr__tune_config *cfg, const char *started,
+                                  int64_t *run_id, char *msg, size_t cap);
+tsr_status tsr__tune_db_add_candidates(tsr__tune_db *db, int64_t run_id,
+                                       const tsr__tune_cand *c, const size_t *idx, size_t n,
+                                       char *msg, size_t cap);
+tsr_status tsr__tune_db_finish_run(tsr__tune_db *db, const tsr__tune_target *t,
+                                   const tsr__tune_config *cfg, const tsr__tune_result *res,
+                                   char *msg, size_t cap);
+
+#endif
