@@ -20,6 +20,7 @@ int tsr_cli_gemm(int argc, char **argv);
 int tsr_cli_plan(int argc, char **argv);
 int tsr_cli_walk(int argc, char **argv);
 int tsr_cli_emit(int argc, char **argv);
+int tsr_cli_tune(int argc, char **argv);
 
 /* Shared option helpers (cli/common.c). */
 /* Prints "tessera <verb>: <msg>" to stderr and returns TSR_EXIT_USAGE. */

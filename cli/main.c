@@ -8,6 +8,7 @@ static const tsr_cli_verb verbs[] = {
     {"gemm", "run one GEMM, validate every element against the FP64 oracle, time it", tsr_cli_gemm},
     {"plan", "print the realized plan for a shape, or the rejection", tsr_cli_plan},
     {"walk", "print or check a program walk over a tile grid", tsr_cli_walk},
+    {"tune", "search plans under a budget, validate, replay, store in the tuning DB", tsr_cli_tune},
     {"emit", "print the generated CUDA C source of a plan", tsr_cli_emit},
     {"bench", "run the measurement protocol over every available route; raw JSON + report", tsr_cli_bench},
     {"report", "regenerate a bench run's report.md, tables.json and SVG from its raw JSON", tsr_cli_report},

@@ -172,6 +172,16 @@ tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, s
  * one matches, else the built-in table). */
 tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                             tsr_plan *out);
+/* tsr_plan_default that also says where the plan came from (docs/tune.md):
+ * "tuned (exact)", "tuned (exact, incumbent kept)", "tuned (nearest MxNxK)",
+ * "default", "default (no tuned entry)", "default (no tuning database)",
+ * "default (tuning database off)" or "default (tuning database unreadable)".
+ * The database is ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/tune.db, or env
+ * TESSERA_TUNE_DB (a path, or "off"). An unreadable database warns once on
+ * stderr and is never modified; the built-in default is used. source may be
+ * NULL. */
+tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                           tsr_plan *out, char *source, size_t cap);
 
 /* What a plan becomes on a problem: the realized launch. */
 typedef struct {

@@ -49,10 +49,7 @@ tsr_backend_kind tsr__backend_resolve(tsr_context *ctx, tsr_backend_kind k) {
 
 tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                             tsr_plan *out) {
-  const tsr__backend *be = tsr__backend_get(tsr__backend_resolve(ctx, b));
-  if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
-  be->default_plan(p, out);
-  return TSR_OK;
+  return tsr_plan_lookup(ctx, b, p, out, NULL, 0); /* tuning DB, else built-in (src/tune) */
 }
 
 tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
