@@ -5,9 +5,9 @@
  * a tile, and worker threads take ordinals in order from one atomic counter
  * (batch-major, walk order inside a batch item). A task owns its C tile:
  *
- *   for each K block (bk):            pack the bm×bk block of op(A) (L2)
- *     for each tn-column micro-panel: pack bk×tn of op(B)          (L1)
- *       for each tm-row micro-panel:  micro-kernel tm×tn over bk
+ *   for each K block (bk):            pack bm×bk of op(A), bk×bn of op(B)
+ *     for each tn-column micro-panel: (bk×tn of B stays in L1)
+ *       for each tm-row micro-panel:  micro-kernel tm×tn over bk (A from L2)
  *
  * Packing absorbs both transposes and all leading dimensions; edge panels
  * are zero-padded so kernels always compute a full tm×tn tile; partial tiles
@@ -101,11 +101,11 @@ static int online_cores(void) {
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t round_up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
 
-/* Bytes of one thread's packing buffers: the A block, one B micro-panel and
- * the edge-tile buffer, each 64-byte aligned. */
+/* Bytes of one thread's packing buffers: the A block, the B block and the
+ * edge-tile buffer, each 64-byte aligned. */
 static uint64_t pack_bytes(const tsr_plan *pl) {
   uint64_t a = (uint64_t)round_up(pl->bm, pl->tm) * (uint64_t)pl->bk * 4;
-  uint64_t b = (uint64_t)pl->bk * (uint64_t)pl->tn * 4;
+  uint64_t b = (uint64_t)round_up(pl->bn, pl->tn) * (uint64_t)pl->bk * 4;
   uint64_t t = (uint64_t)pl->tm * (uint64_t)pl->tn * 4;
   return ((a + 63) & ~63ull) + ((b + 63) & ~63ull) + ((t + 63) & ~63ull);
 }
@@ -125,7 +125,7 @@ static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr_isa isa = best_isa();
   int tm = isa == TSR_ISA_AVX512 ? 12 : isa == TSR_ISA_AVX2 ? 6 : 4;
   int tn = isa == TSR_ISA_AVX512 ? 32 : isa == TSR_ISA_AVX2 ? 16 : 8;
-  const int64_t kc_max = 256, mc_max = 192, nc_max = 1024;
+  const int64_t kc_max = 256, mc_max = 192, nc_max = 512;
   int64_t m = p->m > 0 ? p->m : 1, n = p->n > 0 ? p->n : 1, k = p->k > 0 ? p->k : 1;
   int64_t bk = cdiv(k, cdiv(k, kc_max));
   int64_t nt = online_cores();
@@ -249,7 +249,40 @@ typedef struct {
   uint64_t next; /* next task ordinal (atomic) */
   int oom;       /* a thread could not get its buffers (atomic) */
   tsr__cpu_pool *pool;
+  /* op(B) of every batch item packed once up front (NULL: per tile):
+   * tn-column panels of K×tn, column j0 of item bt at bfull + bt*bstride
+   * + j0*K. */
+  float *bfull;
+  int64_t bstride;
+  uint64_t pack_units, next_unit; /* prepack work items (atomic counter) */
 } job;
+
+/* Columns of op(B) per prepack work item. */
+#define TSR__CPU_PREPACK_COLS 256
+/* Largest prepacked op(B) (all batch items); beyond it B is packed per tile. */
+#define TSR__CPU_PREPACK_MAX_BYTES (512ull << 20)
+
+/* Packs rows [0, len) of a block into consecutive w-wide micro-panels
+ * (panel q at dst + q*w*kc). When each k-step is contiguous in memory
+ * (rs == 1) the block is read k-row by k-row: long sequential runs that the
+ * hardware prefetcher follows, instead of one short strided run per panel. */
+static void pack_block(tsr__cpu_packer pack, int64_t kc, int64_t len, int w, const float *src,
+                       int64_t rs, int64_t ks, float *dst) {
+  if (rs != 1) { /* transposing: the packer reads w contiguous rows per panel */
+    for (int64_t r0 = 0; r0 < len; r0 += w)
+      pack(kc, len - r0 < w ? (int)(len - r0) : w, w, src + r0 * rs, rs, ks, dst + r0 * kc);
+    return;
+  }
+  for (int64_t k = 0; k < kc; k++) {
+    const float *s = src + k * ks;
+    for (int64_t r0 = 0; r0 < len; r0 += w) {
+      int n = len - r0 < w ? (int)(len - r0) : w;
+      float *d = dst + r0 * kc + k * w;
+      memcpy(d, s + r0, (size_t)n * sizeof *d);
+      for (int x = n; x < w; x++) d[x] = 0.0f;
+    }
+  }
+}
 
 static void run_tile(const job *j, float *apack, float *bpack, float *edge, int64_t bt,
                      uint32_t row, uint32_t col) {
@@ -269,22 +302,21 @@ static void run_tile(const job *j, float *apack, float *bpack, float *edge, int6
   for (int64_t p0 = 0; p0 < p->k; p0 += bk) { /* K blocks */
     const int64_t kc = p->k - p0 < bk ? p->k - p0 : bk;
     const float beta = p0 == 0 ? p->beta : 1.0f;
-    for (int64_t ir = 0; ir < mlen; ir += tm) { /* pack the A block, tm rows at a time */
-      int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
-      j->pack(kc, mr, tm, A + (i0 + ir) * ars + p0 * aks, ars, aks, apack + ir * kc);
-    }
+    pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack);
+    if (!j->bfull) pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack);
     for (int64_t jr = 0; jr < nlen; jr += tn) { /* B micro-panels (L1) */
       const int nr = nlen - jr < tn ? (int)(nlen - jr) : tn;
-      j->pack(kc, nr, tn, B + (j0 + jr) * brs + p0 * bks, brs, bks, bpack);
+      const float *bp = j->bfull ? j->bfull + bt * j->bstride + (j0 + jr) * p->k + p0 * tn
+                                 : bpack + jr * kc;
       for (int64_t ir = 0; ir < mlen; ir += tm) { /* A micro-panels (L2) */
         const int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
         float *ct = C + ir * j->ldc + jr;
         if (mr == tm && nr == tn) {
-          j->kern(kc, apack + ir * kc, bpack, ct, j->ldc, alpha, beta);
+          j->kern(kc, apack + ir * kc, bp, ct, j->ldc, alpha, beta);
           continue;
         }
         /* Edge tile: full tile into the buffer, then merge the valid part. */
-        j->kern(kc, apack + ir * kc, bpack, edge, tn, 1.0f, 0.0f);
+        j->kern(kc, apack + ir * kc, bp, edge, tn, 1.0f, 0.0f);
         for (int i = 0; i < mr; i++) {
           float *cr = ct + i * j->ldc;
           const float *er = edge + i * tn;
@@ -302,7 +334,7 @@ static void worker(void *arg, int tid) {
   job *j = arg;
   const tsr_plan *pl = j->plan;
   uint64_t abytes = ((uint64_t)round_up(pl->bm, pl->tm) * pl->bk * 4 + 63) & ~63ull;
-  uint64_t bbytes = ((uint64_t)pl->bk * pl->tn * 4 + 63) & ~63ull;
+  uint64_t bbytes = ((uint64_t)round_up(pl->bn, pl->tn) * pl->bk * 4 + 63) & ~63ull;
   float *buf = tsr__cpu_pool_scratch(j->pool, tid, pack_bytes(pl));
   if (!buf) {
     __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
@@ -316,6 +348,23 @@ static void worker(void *arg, int tid) {
     uint32_t row, col;
     tsr_walk_map(&pl->walk, j->h, j->w, (uint32_t)(t % hw), &row, &col);
     run_tile(j, apack, bpack, edge, (int64_t)(t / hw), row, col);
+  }
+}
+
+/* Phase 1 when B is prepacked: column groups of every batch item. */
+static void prepack_worker(void *arg, int tid) {
+  job *j = arg;
+  const tsr_problem *p = j->p;
+  const int tn = j->plan->tn;
+  const int64_t brs = p->op_b == TSR_OP_N ? 1 : j->ldb, bks = p->op_b == TSR_OP_N ? j->ldb : 1;
+  const uint64_t per_item = (uint64_t)cdiv(p->n, TSR__CPU_PREPACK_COLS);
+  for (;;) {
+    uint64_t u = __atomic_fetch_add(&j->next_unit, 1, __ATOMIC_RELAXED);
+    if (u >= j->pack_units) break;
+    int64_t bt = (int64_t)(u / per_item), c0 = (int64_t)(u % per_item) * TSR__CPU_PREPACK_COLS;
+    int64_t len = p->n - c0 < TSR__CPU_PREPACK_COLS ? p->n - c0 : TSR__CPU_PREPACK_COLS;
+    pack_block(j->pack, p->k, len, tn, j->b + bt * j->sb + c0 * brs, brs, bks,
+               j->bfull + bt * j->bstride + c0 * p->k);
   }
 }
 
@@ -359,7 +408,22 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   tsr__cpu_pool *pool = ctx ? context_pool(ctx) : tsr__cpu_pool_create();
   if (!pool) return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: out of memory for the thread pool");
   j.pool = pool;
-  int rc = tsr__cpu_pool_run(pool, nthreads, worker, &j);
+  tsr__cpu_pool_lock(pool);
+  /* With several tile rows every B block would be packed once per row:
+   * pack op(B) once instead (phase 1), then run the tiles (phase 2). */
+  int rc = 0;
+  j.bstride = round_up(p->n, plan->tn) * p->k;
+  uint64_t bbytes = (uint64_t)j.bstride * (uint64_t)p->batch * sizeof(float);
+  if (j.h > 1 && bbytes <= TSR__CPU_PREPACK_MAX_BYTES) {
+    j.bfull = tsr__cpu_pool_shared(pool, (size_t)bbytes);
+    j.pack_units = (uint64_t)cdiv(p->n, TSR__CPU_PREPACK_COLS) * (uint64_t)p->batch;
+    if (j.bfull) {
+      int pt = nthreads < (int64_t)j.pack_units ? nthreads : (int)j.pack_units;
+      rc = tsr__cpu_pool_run(pool, pt, prepack_worker, &j);
+    }
+  }
+  if (!rc) rc = tsr__cpu_pool_run(pool, nthreads, worker, &j);
+  tsr__cpu_pool_unlock(pool);
   if (!ctx) tsr__cpu_pool_destroy(pool);
   if (rc) return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: could not start %d worker threads", nthreads);
   if (j.oom)

@@ -59,5 +59,11 @@ int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, i
 /* Per-participant scratch of at least `bytes` (64-byte aligned), kept
  * between runs; valid only inside fn for that tid. NULL on OOM. */
 float *tsr__cpu_pool_scratch(tsr__cpu_pool *pool, int tid, size_t bytes);
+/* Scratch shared by all participants (same lifetime rules); only between
+ * tsr__cpu_pool_lock and _unlock, which keep other callers out across
+ * several runs. */
+float *tsr__cpu_pool_shared(tsr__cpu_pool *pool, size_t bytes);
+void tsr__cpu_pool_lock(tsr__cpu_pool *pool);
+void tsr__cpu_pool_unlock(tsr__cpu_pool *pool);
 
 #endif

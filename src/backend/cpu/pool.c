@@ -14,7 +14,8 @@ typedef struct {
 } scratch;
 
 struct tsr__cpu_pool {
-  pthread_mutex_t run_lock; /* serializes callers sharing this pool */
+  pthread_mutex_t call_lock; /* held by a caller across its runs (tsr__cpu_pool_lock) */
+  pthread_mutex_t run_lock; /* serializes runs */
   pthread_mutex_t lock;     /* guards everything below */
   pthread_cond_t wake, done;
   pthread_t tid[TSR__POOL_MAX];
@@ -26,7 +27,18 @@ struct tsr__cpu_pool {
   void (*fn)(void *, int);
   void *arg;
   scratch scr[TSR__POOL_MAX];
+  scratch shared;
 };
+
+/* Spin this many pause iterations (tens of microseconds) before sleeping:
+ * back-to-back runs of one GEMM then hand off without a futex wake-up. */
+#define TSR__POOL_SPIN 20000
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 typedef struct {
   tsr__cpu_pool *pool;
@@ -41,6 +53,14 @@ static void *worker_main(void *p) {
   pthread_mutex_lock(&pool->lock);
   uint64_t seen = wa.gen;
   for (;;) {
+    if (pool->gen == seen && !pool->shutdown) {
+      pthread_mutex_unlock(&pool->lock);
+      for (int i = 0; i < TSR__POOL_SPIN; i++) {
+        if (__atomic_load_n(&pool->gen, __ATOMIC_ACQUIRE) != seen) break;
+        cpu_relax();
+      }
+      pthread_mutex_lock(&pool->lock);
+    }
     while (!pool->shutdown && pool->gen == seen) pthread_cond_wait(&pool->wake, &pool->lock);
     if (pool->shutdown) break;
     seen = pool->gen;
@@ -51,7 +71,8 @@ static void *worker_main(void *p) {
       pthread_mutex_unlock(&pool->lock);
       fn(arg, tid);
       pthread_mutex_lock(&pool->lock);
-      if (--pool->pending == 0) pthread_cond_signal(&pool->done);
+      if (__atomic_sub_fetch(&pool->pending, 1, __ATOMIC_RELEASE) == 0)
+        pthread_cond_signal(&pool->done);
     }
   }
   pthread_mutex_unlock(&pool->lock);
@@ -61,6 +82,7 @@ static void *worker_main(void *p) {
 tsr__cpu_pool *tsr__cpu_pool_create(void) {
   tsr__cpu_pool *pool = calloc(1, sizeof *pool);
   if (!pool) return NULL;
+  pthread_mutex_init(&pool->call_lock, NULL);
   pthread_mutex_init(&pool->run_lock, NULL);
   pthread_mutex_init(&pool->lock, NULL);
   pthread_cond_init(&pool->wake, NULL);
@@ -76,6 +98,8 @@ void tsr__cpu_pool_destroy(tsr__cpu_pool *pool) {
   pthread_mutex_unlock(&pool->lock);
   for (int i = 0; i < pool->nworkers; i++) pthread_join(pool->tid[i], NULL);
   for (int i = 0; i < TSR__POOL_MAX; i++) free(pool->scr[i].buf);
+  free(pool->shared.buf);
+  pthread_mutex_destroy(&pool->call_lock);
   pthread_cond_destroy(&pool->wake);
   pthread_cond_destroy(&pool->done);
   pthread_mutex_destroy(&pool->lock);
@@ -122,10 +146,12 @@ int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, i
   pool->arg = arg;
   pool->job_threads = nthreads;
   pool->pending = nthreads - 1;
-  pool->gen++;
+  __atomic_add_fetch(&pool->gen, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->lock);
   fn(arg, 0);
+  for (int i = 0; i < TSR__POOL_SPIN && __atomic_load_n(&pool->pending, __ATOMIC_ACQUIRE) > 0; i++)
+    cpu_relax();
   pthread_mutex_lock(&pool->lock);
   while (pool->pending > 0) pthread_cond_wait(&pool->done, &pool->lock);
   pthread_mutex_unlock(&pool->lock);
@@ -133,12 +159,22 @@ int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, i
   return 0;
 }
 
-float *tsr__cpu_pool_scratch(tsr__cpu_pool *pool, int tid, size_t bytes) {
-  scratch *s = &pool->scr[tid];
+void tsr__cpu_pool_lock(tsr__cpu_pool *pool) { pthread_mutex_lock(&pool->call_lock); }
+void tsr__cpu_pool_unlock(tsr__cpu_pool *pool) { pthread_mutex_unlock(&pool->call_lock); }
+
+static float *grow_scratch(scratch *s, size_t bytes) {
   if (s->cap >= bytes) return s->buf;
   free(s->buf);
   size_t cap = (bytes + 63) & ~(size_t)63;
   s->buf = aligned_alloc(64, cap);
   s->cap = s->buf ? cap : 0;
   return s->buf;
+}
+
+float *tsr__cpu_pool_scratch(tsr__cpu_pool *pool, int tid, size_t bytes) {
+  return grow_scratch(&pool->scr[tid], bytes);
+}
+
+float *tsr__cpu_pool_shared(tsr__cpu_pool *pool, size_t bytes) {
+  return grow_scratch(&pool->shared, bytes);
 }

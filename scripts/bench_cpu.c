@@ -1,0 +1,244 @@
+/* bench_cpu: tessera's CPU backend paired against OpenBLAS cblas_sgemm.
+ *
+ * One process, same thread count for both (openblas_set_num_threads). For
+ * each shape: validate tessera once outside timing (dyadic inputs: max error
+ * exactly 0 against OpenBLAS, and against the FP64 oracle where that is
+ * affordable), then `rounds` rounds alternating the order of the two (ABBA).
+ * A sample is the median over `repeats` timed batches (each batch a number of
+ * back-to-back calls filling about --batch-ms) after a warm-up. Reported:
+ * median over rounds of each side's GFLOP/s and the median over rounds of the
+ * same-round ratio tessera/OpenBLAS with its [min, max].
+ *
+ *   bench_cpu [--threads T] [--rounds R] [--repeats N] [--batch-ms MS]
+ *             [--shapes MxNxK,...] [--plan TEXT]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tessera.h"
+
+/* OpenBLAS (linked directly; no header dependency beyond these). */
+enum { CblasRowMajor = 101 };
+enum { CblasNoTrans = 111, CblasTrans = 112 };
+void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a,
+                 int lda, const float *b, int ldb, float beta, float *c, int ldc);
+void openblas_set_num_threads(int n);
+char *openblas_get_corename(void);
+char *openblas_get_config(void);
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct {
+  tsr_context *ctx;
+  const tsr_problem *p;
+  const tsr_plan *plan;
+  const float *a, *b;
+  float *c;
+} side;
+
+static int run_tessera(const side *s) {
+  return tsr_gemm(s->ctx, TSR_BACKEND_CPU, s->p, s->plan, s->a, s->b, s->c) != TSR_OK;
+}
+
+static int run_openblas(const side *s) {
+  const tsr_problem *p = s->p;
+  cblas_sgemm(CblasRowMajor, p->op_a == TSR_OP_N ? CblasNoTrans : CblasTrans,
+              p->op_b == TSR_OP_N ? CblasNoTrans : CblasTrans, (int)p->m, (int)p->n, (int)p->k,
+              p->alpha, s->a, (int)p->lda, s->b, (int)p->ldb, p->beta, s->c, (int)p->ldc);
+  return 0;
+}
+
+/* Seconds per call: median over `repeats` batches of `calls` calls. */
+static double sample(int (*fn)(const side *), const side *s, int calls, int repeats) {
+  double t[64];
+  if (repeats > 64) repeats = 64;
+  for (int w = 0; w < 2; w++) fn(s); /* warm-up: caches, pool, page faults */
+  for (int r = 0; r < repeats; r++) {
+    double t0 = now_s();
+    for (int i = 0; i < calls; i++)
+      if (fn(s)) {
+        fprintf(stderr, "bench_cpu: tessera failed: %s\n", tsr_context_message(s->ctx));
+        exit(1);
+      }
+    t[r] = (now_s() - t0) / calls;
+  }
+  return median(t, repeats);
+}
+
+int main(int argc, char **argv) {
+  int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), rounds = 6, repeats = 5;
+  double batch_ms = 30.0;
+  const char *shapes_text = "512x512x512,1024x1024x1024,1024x1024x1537,2049x4097x1025,4096x4096x4096";
+  const char *plan_text = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) {
+      fprintf(stderr, "bench_cpu: %s needs a value\n", a);
+      return 2;
+    }
+    if (!strcmp(a, "--threads")) threads = atoi(v);
+    else if (!strcmp(a, "--rounds")) rounds = atoi(v);
+    else if (!strcmp(a, "--repeats")) repeats = atoi(v);
+    else if (!strcmp(a, "--batch-ms")) batch_ms = atof(v);
+    else if (!strcmp(a, "--shapes")) shapes_text = v;
+    else if (!strcmp(a, "--plan")) plan_text = v;
+    else {
+      fprintf(stderr, "bench_cpu: unknown option '%s'\n", a);
+      return 2;
+    }
+    i++;
+  }
+  if (threads < 1 || rounds < 1 || repeats < 1 || repeats > 64 || batch_ms <= 0) {
+    fprintf(stderr, "bench_cpu: threads, rounds >= 1, repeats in 1..64, batch-ms > 0\n");
+    return 2;
+  }
+  openblas_set_num_threads(threads);
+  tsr_context *ctx;
+  if (tsr_context_create(&ctx) != TSR_OK) return 1;
+
+  double load[3] = {0};
+  FILE *lf = fopen("/proc/loadavg", "r");
+  if (lf) {
+    if (fscanf(lf, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
+    fclose(lf);
+  }
+  time_t tnow = time(NULL);
+  char date[64];
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&tnow));
+  printf("# bench_cpu %s\n", date);
+  printf("# openblas: core %s | %s\n", openblas_get_corename(), openblas_get_config());
+  printf("# threads %d, rounds %d (ABBA), repeats %d, batch %.0f ms, load avg %.2f %.2f %.2f\n",
+         threads, rounds, repeats, batch_ms, load[0], load[1], load[2]);
+
+  printf("\n| shape (MxNxK) | tessera GFLOP/s | OpenBLAS GFLOP/s | ratio median | [min, max] | "
+         "rounds slower | max err | plan |\n|---|---:|---:|---:|---|---:|---:|---|\n");
+  fflush(stdout);
+
+  char *list = strdup(shapes_text);
+  int failed = 0;
+  for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+    int64_t m, n, k;
+    char msg[256];
+    if (tsr_shape_parse(tok, &m, &n, &k, msg, sizeof msg) != TSR_OK) {
+      fprintf(stderr, "bench_cpu: %s\n", msg);
+      return 2;
+    }
+    tsr_problem p;
+    tsr_problem_init(&p, m, n, k);
+    if (tsr_problem_check(&p, msg, sizeof msg) != TSR_OK) {
+      fprintf(stderr, "bench_cpu: %s\n", msg);
+      return 2;
+    }
+    tsr_plan plan;
+    tsr_plan_default(ctx, TSR_BACKEND_CPU, &p, &plan);
+    if (plan_text && tsr_plan_parse(plan_text, &plan, msg, sizeof msg) != TSR_OK) {
+      fprintf(stderr, "bench_cpu: %s\n", msg);
+      return 2;
+    }
+    plan.threads = threads;
+    tsr_plan_info info;
+    if (tsr_plan_realize(ctx, TSR_BACKEND_CPU, &p, &plan, &info) != TSR_OK) {
+      fprintf(stderr, "bench_cpu: %s\n", tsr_context_message(ctx));
+      return 2;
+    }
+    float *a = malloc((size_t)tsr_problem_elems_a(&p) * sizeof *a);
+    float *b = malloc((size_t)tsr_problem_elems_b(&p) * sizeof *b);
+    float *ct = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *ct);
+    float *co = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *co);
+    if (!a || !b || !ct || !co) return 1;
+    tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_DYADIC, 1, a);
+    tsr_fill(&p, TSR_TENSOR_B, TSR_INPUTS_DYADIC, 1, b);
+    side st = {ctx, &p, &plan, a, b, ct}, so = {ctx, &p, &plan, a, b, co};
+
+    /* Validation, outside timing: exact (dyadic) against OpenBLAS, and
+     * against the FP64 oracle when it costs under ~2^31 multiply-adds. */
+    tsr_poison(&p, ct);
+    tsr_poison(&p, co);
+    if (run_tessera(&st)) {
+      fprintf(stderr, "bench_cpu: tessera failed: %s\n", tsr_context_message(ctx));
+      return 1;
+    }
+    run_openblas(&so);
+    double err = 0.0;
+    for (int64_t i = 0; i < p.m * p.n; i++) {
+      double e = fabs((double)ct[i] - (double)co[i]);
+      if (!(e <= err)) err = isnan(e) ? INFINITY : e;
+    }
+    if ((double)m * n * k <= 2147483648.0) {
+      double *ref = malloc((size_t)(m * n) * sizeof *ref);
+      tsr_receipt r;
+      tsr_oracle_cpu(&p, a, b, NULL, ref);
+      tsr_validate(&p, ct, ref, 0.0, 0.0, &r);
+      if (!r.passed || r.max_abs_err > err) err = r.passed ? r.max_abs_err : INFINITY;
+      free(ref);
+    }
+    if (err != 0.0) failed = 1;
+
+    /* Calls per timed batch from one timed call of tessera. */
+    double t1 = now_s();
+    run_tessera(&st);
+    double one = now_s() - t1;
+    int calls = (int)(batch_ms * 1e-3 / (one > 1e-6 ? one : 1e-6));
+    if (calls < 1) calls = 1;
+    if (calls > 1000) calls = 1000;
+
+    double gt[64], go[64], ratio[64];
+    if (rounds > 64) rounds = 64;
+    int slower = 0;
+    double flops = 2.0 * (double)m * (double)n * (double)k;
+    for (int r = 0; r < rounds; r++) {
+      double tt, to;
+      if (r % 2 == 0) { /* A B */
+        tt = sample(run_tessera, &st, calls, repeats);
+        to = sample(run_openblas, &so, calls, repeats);
+      } else { /* B A */
+        to = sample(run_openblas, &so, calls, repeats);
+        tt = sample(run_tessera, &st, calls, repeats);
+      }
+      gt[r] = flops / tt * 1e-9;
+      go[r] = flops / to * 1e-9;
+      ratio[r] = to / tt; /* tessera speed / OpenBLAS speed */
+      slower += ratio[r] < 1.0;
+    }
+    double rmin = ratio[0], rmax = ratio[0];
+    for (int r = 1; r < rounds; r++) {
+      if (ratio[r] < rmin) rmin = ratio[r];
+      if (ratio[r] > rmax) rmax = ratio[r];
+    }
+    char ptxt[512];
+    tsr_plan_format(&info.plan, ptxt, sizeof ptxt);
+    printf("| %s | %.1f | %.1f | %.3f | [%.3f, %.3f] | %d/%d | %g | `%s` |\n", tok,
+           median(gt, rounds), median(go, rounds), median(ratio, rounds), rmin, rmax, slower,
+           rounds, err, ptxt);
+    fflush(stdout);
+    free(a);
+    free(b);
+    free(ct);
+    free(co);
+  }
+  free(list);
+  tsr_context_destroy(ctx);
+  if (failed) {
+    fprintf(stderr, "bench_cpu: validation FAILED (max err != 0)\n");
+    return 1;
+  }
+  return 0;
+}
