@@ -21,6 +21,10 @@ int tsr_cli_plan(int argc, char **argv);
 int tsr_cli_walk(int argc, char **argv);
 int tsr_cli_emit(int argc, char **argv);
 int tsr_cli_tune(int argc, char **argv);
+int tsr_cli_bench(int argc, char **argv);
+int tsr_cli_report(int argc, char **argv);
+/* Hidden: one bench measurement in its own process (run by tsr_cli_bench). */
+int tsr_cli_bench_run(int argc, char **argv);
 
 /* Shared option helpers (cli/common.c). */
 /* Prints "tessera <verb>: <msg>" to stderr and returns TSR_EXIT_USAGE. */

@@ -1,0 +1,75 @@
+/* tessera report DIR: regenerate report.md, tables.json and the SVG charts
+ * from DIR/results.json alone. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "bench/bench.h"
+#include "cli.h"
+
+static void print_help(void) {
+  printf("usage: tessera report DIR [--unstable-threshold X] [--quiet]\n"
+         "\n"
+         "Recomputes every table value of a bench run from the raw samples in\n"
+         "DIR/results.json (schema tessera-bench/1) and rewrites DIR/report.md,\n"
+         "DIR/tables.json and DIR/ratios_<metric>.svg; prints the tables.\n"
+         "\n"
+         "  --unstable-threshold X  flag a per-round p50 spread max/min-1 above X\n"
+         "                          (default: the value the run recorded, else 0.10)\n"
+         "  --quiet                 do not print the tables\n"
+         "\n"
+         "exit: 0 written, 1 the run has failed rows, 2 bad input or unreadable results\n");
+}
+
+int tsr_cli_report(int argc, char **argv) {
+  const char *V = "report", *dir = NULL;
+  double threshold = -1.0;
+  int quiet = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      print_help();
+      return TSR_EXIT_OK;
+    }
+    if (!strcmp(a, "--quiet")) {
+      quiet = 1;
+    } else if (!strcmp(a, "--unstable-threshold")) {
+      if (i + 1 >= argc) return tsr_cli_usage_error(V, "%s: needs a value", a);
+      const char *v = argv[++i];
+      char *end;
+      threshold = strtod(v, &end);
+      if (!*v || *end || !isfinite(threshold) || threshold < 0)
+        return tsr_cli_usage_error(V, "--unstable-threshold: '%s' is not a finite number >= 0", v);
+    } else if (!strncmp(a, "--", 2)) {
+      return tsr_cli_usage_error(V, "unknown option '%s' (tessera report --help)", a);
+    } else if (dir) {
+      return tsr_cli_usage_error(V, "unexpected argument '%s' (one DIR only)", a);
+    } else {
+      dir = a;
+    }
+  }
+  if (!dir) return tsr_cli_usage_error(V, "DIR: missing (the directory of a bench run)");
+  char path[4200];
+  snprintf(path, sizeof path, "%s/results.json", dir);
+  json_error_t err;
+  json_t *doc = json_load_file(path, 0, &err);
+  if (!doc) return tsr_cli_usage_error(V, "DIR: '%s': %s (line %d)", path, err.text, err.line);
+  char msg[512], *md = NULL;
+  if (tsr__bench_report(doc, dir, threshold, &md, msg, sizeof msg)) {
+    json_decref(doc);
+    return tsr_cli_usage_error(V, "DIR: '%s': %s", dir, msg);
+  }
+  if (!quiet) fputs(md, stdout);
+  free(md);
+  int failed = 0;
+  const json_t *rows = json_object_get(doc, "rows");
+  for (size_t i = 0; i < json_array_size(rows); i++) {
+    const char *st = json_string_value(json_object_get(json_array_get(rows, i), "status"));
+    if (!st || strcmp(st, "ok")) failed++;
+  }
+  json_decref(doc);
+  return failed ? TSR_EXIT_FAIL : TSR_EXIT_OK;
+}

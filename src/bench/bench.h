@@ -1,0 +1,199 @@
+/* The benchmark protocol (BRIEF §6, docs/protocol.md): routes, balanced
+ * round orders, per-process measurements, statistics, the raw results
+ * document ("tessera-bench/1") and the report derived from it alone. */
+#ifndef TSR_BENCH_BENCH_H
+#define TSR_BENCH_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "tessera.h"
+
+#define TSR_BENCH_SCHEMA "tessera-bench/1"
+#define TSR_BENCH_ROW_SCHEMA "tessera-bench-row/1"
+#define TSR_BENCH_TABLES_SCHEMA "tessera-bench-tables/1"
+#define TSR_BENCH_MAX_ROUTES 8
+
+/* ---- routes ------------------------------------------------------------ */
+typedef enum {
+  TSR_ROUTE_BACKEND = 0, /* a tessera backend through the vtable */
+  TSR_ROUTE_OPENBLAS,    /* dlopen'ed cblas_sgemm (src/routes/openblas.c) */
+  TSR_ROUTE_TORCH        /* python3 src/routes/torch_route.py */
+} tsr__route_kind;
+
+typedef struct {
+  const char *name;
+  tsr__route_kind kind;
+  tsr_backend_kind backend; /* for TSR_ROUTE_BACKEND */
+  int is_gpu;
+} tsr__route;
+
+/* The route table in its default base order. */
+extern const tsr__route tsr__routes[];
+extern const int tsr__route_count;
+const tsr__route *tsr__route_find(const char *name);
+
+/* ---- metrics ----------------------------------------------------------- */
+/* GPU routes record the four GPU metrics, CPU routes the two wall metrics. */
+typedef enum {
+  TSR_METRIC_GPU_BATCH = 0,
+  TSR_METRIC_GPU_SINGLE,
+  TSR_METRIC_E2E_BATCH,
+  TSR_METRIC_E2E_SINGLE,
+  TSR_METRIC_WALL_BATCH,
+  TSR_METRIC_WALL_SINGLE,
+  TSR_METRIC_COUNT
+} tsr__metric;
+
+const char *tsr__metric_name(tsr__metric m);
+/* 1 when metric m belongs to GPU routes, 0 for CPU routes. */
+int tsr__metric_is_gpu(tsr__metric m);
+
+/* ---- order design (order.c) -------------------------------------------- */
+/* Round r takes the base route order rotated by floor(r/2); odd rounds are
+ * the exact reverse of the preceding round. route_order[r*R + p] is the
+ * base index of the route at position p of round r. Shape order rotates
+ * by one each round: shape_order[r*S + j] = (j + r) mod S. */
+void tsr__order_design(int routes, int shapes, int rounds, int *route_order, int *shape_order);
+
+/* Balance of a realized order: seq[i] = (round, shape, route) in execution
+ * order. Checks that within every (round, shape) each route ran exactly
+ * once, that per shape every route held every position equally often, and
+ * that every ordered pair occurred equally often in both precedences.
+ * Returns a JSON object {balanced, rounds, position_counts, pair_counts,
+ * problems[]} (new reference). */
+typedef struct {
+  int round, shape, route;
+} tsr__order_entry;
+json_t *tsr__order_check(const tsr__order_entry *seq, size_t n, int routes, int shapes,
+                         int rounds);
+
+/* ---- statistics (stats.c) ---------------------------------------------- */
+/* Median of the finite values among v[0..n) (NaN entries are missing
+ * rounds and skipped): middle value, or the mean of the two middle values
+ * when the count is even. NaN when no finite value. */
+double tsr__median(const double *v, size_t n);
+/* p50 of one round's samples, each taken as ns[i] / calls[i] (per call). */
+double tsr__sample_p50(const int64_t *ns, const int64_t *calls, size_t n);
+
+typedef struct {
+  size_t count;  /* rounds where both values exist */
+  double median; /* median of same-round ratios x/y */
+  double min, max;
+  size_t slower; /* rounds with x/y > 1 (x slower) */
+} tsr__paired;
+/* Same-round ratios x[r]/y[r] over rounds where both are finite and > 0;
+ * ratios[r] receives each ratio (NaN where missing) when non-NULL. */
+void tsr__paired_ratios(const double *x, const double *y, size_t rounds, double *ratios,
+                        tsr__paired *out);
+/* max/min - 1 over the finite values (NaN when fewer than one). */
+double tsr__spread(const double *v, size_t n);
+
+/* ---- results document (results.c) ------------------------------------- */
+/* jansson cannot store NaN/Inf: finite doubles become reals, others the
+ * strings "nan", "inf", "-inf". */
+json_t *tsr__json_real(double v);
+/* Inverse of tsr__json_real (also accepts integers); NaN when absent. */
+double tsr__json_to_double(const json_t *v);
+/* Receipt as JSON (with phase label). */
+json_t *tsr__receipt_json(const tsr_receipt *r, const char *phase, int64_t expected);
+/* Serialize doc to path atomically (temp file in the same directory,
+ * fsync, rename). 0 on success; msg names the failing step. */
+int tsr__json_write_atomic(const json_t *doc, const char *path, char *msg, size_t cap);
+
+/* ---- oracle cache (oracle_cache.c) -------------------------------------- */
+/* The FP64 reference for problem p over the generated inputs: loaded from
+ * cache_dir (NULL: no cache) when a verified entry exists, else computed with
+ * tsr_oracle_gpu (large problems, when a GPU is usable) or tsr_oracle_cpu
+ * and stored atomically. *ref is malloc'ed (batch*m*n). source receives
+ * "gpu", "cpu", "cache:gpu" or "cache:cpu"; key_sha the key's SHA-256. */
+tsr_status tsr__oracle_cached(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
+                              const char *cache_dir, double **ref, const char **source,
+                              char key_sha[65], char *msg, size_t cap);
+/* Canonical key text of (shape, ops, alpha, beta, batch, inputs, seed). */
+void tsr__oracle_key(const tsr_problem *p, tsr_inputs inputs, uint64_t seed, char *buf,
+                     size_t cap);
+/* ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/oracle (static buffer). */
+const char *tsr__oracle_cache_default(void);
+
+/* ---- system facts (sysinfo.c) ------------------------------------------ */
+json_t *tsr__host_json(void);   /* hostname, cpu_model, ncpu, kernel */
+json_t *tsr__device_json(void); /* NVIDIA driver / GPUs from /proc/driver/nvidia */
+/* Paths of mapped shared objects of this process whose basename matches a
+ * benchmark-relevant library (libtessera, libcuda, libnvrtc, libcublas,
+ * libopenblas, libtorch, libc10). */
+json_t *tsr__mapped_libraries(void);
+void tsr__utc_now(char *buf, size_t cap); /* ISO 8601 "2026-11-29T12:00:00Z" */
+
+/* ---- the child measurement (runner.c) ---------------------------------- */
+typedef struct {
+  const tsr__route *route;
+  tsr_problem problem;
+  char shape_label[64];
+  tsr_inputs inputs;
+  uint64_t seed;
+  int samples;
+  int sample_ms, warmup_ms;
+  int threads;
+  double atol, rtol;
+  const char *oracle_cache; /* NULL: none */
+  const char *work_dir;     /* scratch files (torch outputs) */
+  const char *torch_script;
+} tsr__run_params;
+
+/* Measures one (route, shape) in this process and returns the row result
+ * object (schema tessera-bench-row/1); never NULL. */
+json_t *tsr__run_measure(const tsr__run_params *rp);
+/* Compute (or verify) the cached oracle of a problem: {status, error,
+ * source, key_sha256, ns}. */
+json_t *tsr__run_oracle(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
+                        const char *cache_dir);
+/* Availability of a route in this process: {route, available, reason,
+ * versions{}}. */
+json_t *tsr__run_probe(const tsr__route *route, const char *torch_script);
+/* Default location of torch_route.py: $TSR_TORCH_SCRIPT, then next to the
+ * executable's source tree, then the source tree this file was compiled
+ * from. Static buffer. */
+const char *tsr__torch_script_default(void);
+
+/* ---- the orchestrator (orchestrate.c) ---------------------------------- */
+typedef struct {
+  const char *routes;  /* comma list, NULL: every route of the table */
+  char **shapes;       /* labels "MxNxK" */
+  int nshapes;
+  int batch, trans_a, trans_b;
+  float alpha, beta;
+  tsr_inputs inputs;
+  uint64_t seed;
+  int samples, sample_ms, warmup_ms;
+  int rounds; /* 0: 2R */
+  int timeout_s;
+  int threads;
+  double atol, rtol;
+  double unstable_threshold;
+  const char *preset; /* label, may be NULL */
+  const char *out_dir;
+  const char *oracle_cache; /* NULL: none */
+  const char *torch_script;
+  int progress; /* progress line on stderr */
+  int argc;
+  char **argv; /* full command line for the record */
+} tsr__bench_config;
+
+/* Runs the whole protocol; returns a CLI exit code (0 all rows valid,
+ * 1 some row failed/crashed/timed out, 2 refused or nothing to run). */
+int tsr__bench_run(const tsr__bench_config *cfg);
+
+/* ---- report (report.c) -------------------------------------------------- */
+/* Tables computed from the raw document alone (schema
+ * tessera-bench-tables/1). threshold < 0 takes the document's own. */
+json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t cap);
+/* Writes report.md, tables.json and ratios_<metric>.svg into dir from the
+ * raw document; md_out (optional) receives the table text for printing.
+ * 0 on success. */
+int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char **md_tables,
+                      char *msg, size_t cap);
+
+#endif

@@ -1,0 +1,595 @@
+/* The bench orchestrator: discovers routes, runs every (round, shape, route)
+ * measurement in its own child process (fork + exec of /proc/self/exe with
+ * the hidden verb bench-run) under a timeout, records the realized order and
+ * every row, and writes the raw document atomically after each row. */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "core/hash.h"
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+typedef struct {
+  json_t *result; /* parsed JSON from fd 3, NULL if none */
+  int exited, code, signaled, sig, timed_out;
+  int64_t wall_ns;
+} child_out;
+
+/* Runs `/proc/self/exe argv...` in its own process group with fd 3 as the
+ * result pipe and stdout/stderr appended to log_path. On timeout the whole
+ * group is killed. */
+static void run_child(char *const argv[], int timeout_s, const char *log_path, child_out *co) {
+  memset(co, 0, sizeof *co);
+  int pfd[2];
+  if (pipe2(pfd, O_CLOEXEC) != 0) return;
+  int64_t t0 = now_ns();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(pfd[0]);
+    close(pfd[1]);
+    return;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the orchestrator */
+    int logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul >= 0) dup2(nul, 0);
+    if (logfd >= 0) {
+      dup2(logfd, 1);
+      dup2(logfd, 2);
+    }
+    if (pfd[1] == 3) fcntl(3, F_SETFD, 0);
+    else dup2(pfd[1], 3);
+    execv("/proc/self/exe", argv);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(pfd[1]);
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  int64_t deadline = t0 + (int64_t)timeout_s * 1000000000;
+  int eof = 0;
+  while (!eof) {
+    int64_t left = deadline - now_ns();
+    if (left <= 0) break;
+    struct pollfd pf = {pfd[0], POLLIN, 0};
+    int r = poll(&pf, 1, (int)(left / 1000000 + 1));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    if (len + 4096 >= cap) buf = realloc(buf, cap *= 2);
+    ssize_t got = read(pfd[0], buf + len, cap - len - 1);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) eof = 1;
+    else len += (size_t)got;
+  }
+  close(pfd[0]);
+  buf[len] = '\0';
+  int status = 0, reaped = 0;
+  /* After EOF the child is exiting; still bound the wait by the deadline. */
+  while (!reaped) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) reaped = 1;
+    else if (w < 0 && errno != EINTR) break;
+    else if (now_ns() >= deadline) {
+      co->timed_out = 1;
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+      reaped = 1;
+    } else {
+      struct timespec ts = {0, 2000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  if (!co->timed_out) kill(-pid, SIGKILL); /* stray grandchildren (python) */
+  co->wall_ns = now_ns() - t0;
+  if (WIFEXITED(status)) co->exited = 1, co->code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) co->signaled = 1, co->sig = WTERMSIG(status);
+  if (co->timed_out) co->signaled = 0;
+  json_error_t jerr;
+  if (len) co->result = json_loads(buf, 0, &jerr);
+  free(buf);
+}
+
+/* Keep only logs that say something. Returns 1 when the log was kept. */
+static int drop_empty_log(const char *path) {
+  struct stat st;
+  if (stat(path, &st) == 0 && st.st_size == 0) {
+    unlink(path);
+    return 0;
+  }
+  return 1;
+}
+
+static json_t *tail_of_file(const char *path, size_t max) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return json_string("");
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  long from = size > (long)max ? size - (long)max : 0;
+  fseek(f, from, SEEK_SET);
+  char *buf = calloc(max + 1, 1);
+  size_t got = fread(buf, 1, max, f);
+  fclose(f);
+  buf[got] = '\0';
+  for (size_t i = 0; i < got; i++) { /* logs are ASCII; keep the JSON valid anyway */
+    unsigned char ch = (unsigned char)buf[i];
+    if (ch >= 0x80 || (ch < 0x20 && ch != '\n' && ch != '\t')) buf[i] = '?';
+  }
+  json_t *s = json_stringn(buf, got);
+  free(buf);
+  return s;
+}
+
+static int mkdir_parents(const char *path) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  char *last = strrchr(tmp, '/');
+  if (!last || last == tmp) return 0;
+  *last = '\0';
+  for (char *s = tmp + 1; *s; s++)
+    if (*s == '/') {
+      *s = '\0';
+      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+      *s = '/';
+    }
+  return (mkdir(tmp, 0755) != 0 && errno != EEXIST) ? -1 : 0;
+}
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  char *s = NULL;
+  if (vasprintf(&s, f, ap) < 0) s = NULL;
+  va_end(ap);
+  return s;
+}
+
+typedef struct {
+  const tsr__bench_config *cfg;
+  json_t *doc;
+  char results_path[4200];
+} run_state;
+
+static void save(run_state *s) {
+  char msg[512];
+  if (tsr__json_write_atomic(s->doc, s->results_path, msg, sizeof msg))
+    fprintf(stderr, "tessera bench: %s\n", msg);
+}
+
+enum { CHILD_MEASURE = 0, CHILD_PROBE = 1, CHILD_ORACLE = 2 };
+
+static char **child_argv(const tsr__bench_config *cfg, const char *route, const char *shape,
+                         const char *work_dir, int mode) {
+  int probe = mode == CHILD_PROBE;
+  char **v = calloc(64, sizeof *v);
+  int i = 0;
+  v[i++] = strdup("tessera");
+  v[i++] = strdup("bench-run");
+  if (probe) {
+    v[i++] = strdup("--probe");
+    v[i++] = strdup(route);
+  } else {
+    if (mode == CHILD_ORACLE) {
+      v[i++] = strdup("--oracle-only");
+    } else {
+      v[i++] = strdup("--route");
+      v[i++] = strdup(route);
+    }
+    v[i++] = strdup("--shape");
+    v[i++] = strdup(shape);
+    v[i++] = strdup("--batch");
+    v[i++] = fmt("%d", cfg->batch);
+    if (cfg->trans_a) v[i++] = strdup("--trans-a");
+    if (cfg->trans_b) v[i++] = strdup("--trans-b");
+    v[i++] = strdup("--alpha");
+    v[i++] = fmt("%.9g", (double)cfg->alpha);
+    v[i++] = strdup("--beta");
+    v[i++] = fmt("%.9g", (double)cfg->beta);
+    v[i++] = strdup("--inputs");
+    v[i++] = strdup(cfg->inputs == TSR_INPUTS_RANDOM ? "random" : "dyadic");
+    v[i++] = strdup("--seed");
+    v[i++] = fmt("%" PRIu64, cfg->seed);
+    v[i++] = strdup("--samples");
+    v[i++] = fmt("%d", cfg->samples);
+    v[i++] = strdup("--sample-ms");
+    v[i++] = fmt("%d", cfg->sample_ms);
+    v[i++] = strdup("--warmup-ms");
+    v[i++] = fmt("%d", cfg->warmup_ms);
+    v[i++] = strdup("--threads");
+    v[i++] = fmt("%d", cfg->threads);
+    v[i++] = strdup("--atol");
+    v[i++] = fmt("%.17g", cfg->atol);
+    v[i++] = strdup("--rtol");
+    v[i++] = fmt("%.17g", cfg->rtol);
+    v[i++] = strdup("--oracle-cache");
+    v[i++] = strdup(cfg->oracle_cache ? cfg->oracle_cache : "none");
+    v[i++] = strdup("--work-dir");
+    v[i++] = strdup(work_dir);
+  }
+  v[i++] = strdup("--torch-script");
+  v[i++] = strdup(cfg->torch_script);
+  v[i++] = strdup("--result-fd");
+  v[i++] = strdup("3");
+  v[i] = NULL;
+  return v;
+}
+
+static void free_argv(char **v) {
+  for (int i = 0; v[i]; i++) free(v[i]);
+  free(v);
+}
+
+static json_t *argv_json(char **v) {
+  json_t *a = json_array();
+  for (int i = 0; v[i]; i++) json_array_append_new(a, json_string(v[i]));
+  return a;
+}
+
+static const char *row_status(const child_out *co, char *detail, size_t cap) {
+  if (co->timed_out) {
+    snprintf(detail, cap, "killed after the timeout");
+    return "timeout";
+  }
+  if (co->signaled) {
+    snprintf(detail, cap, "child died from signal %d (%s)", co->sig, strsignal(co->sig));
+    return "crashed";
+  }
+  if (!json_is_object(co->result)) {
+    snprintf(detail, cap, "child exited with code %d without a result", co->code);
+    return "error";
+  }
+  const char *st = json_string_value(json_object_get(co->result, "status"));
+  const char *err = json_string_value(json_object_get(co->result, "error"));
+  snprintf(detail, cap, "%s", err ? err : "");
+  if (!st) return "error";
+  if (co->exited && co->code != 0 && !strcmp(st, "ok")) {
+    snprintf(detail, cap, "child exited with code %d", co->code);
+    return "error";
+  }
+  return st;
+}
+
+static void hash_into(json_t *arr, const char *path) {
+  for (size_t i = 0; i < json_array_size(arr); i++)
+    if (!strcmp(json_string_value(json_object_get(json_array_get(arr, i), "path")), path)) return;
+  char sha[65];
+  json_t *o = json_object();
+  json_object_set_new(o, "path", json_string(path));
+  json_object_set_new(o, "sha256", tsr__sha256_file(path, sha) ? json_null() : json_string(sha));
+  json_array_append_new(arr, o);
+}
+
+int tsr__bench_run(const tsr__bench_config *cfg) {
+  const char *dir = cfg->out_dir;
+  struct stat sb;
+  if (stat(dir, &sb) == 0 || errno != ENOENT) {
+    fprintf(stderr, "tessera bench: --out: '%s' already exists; refusing to touch it\n", dir);
+    return 2;
+  }
+  if (mkdir_parents(dir) != 0 || mkdir(dir, 0755) != 0) {
+    int e = errno;
+    fprintf(stderr, "tessera bench: --out: cannot create '%s': %s\n", dir, strerror(e));
+    return 2;
+  }
+  run_state s = {cfg, json_object(), ""};
+  snprintf(s.results_path, sizeof s.results_path, "%s/results.json", dir);
+  char logs[4200], work[4200];
+  snprintf(logs, sizeof logs, "%s/logs", dir);
+  snprintf(work, sizeof work, "%s/tmp", dir);
+  mkdir(logs, 0755);
+  mkdir(work, 0755);
+
+  json_t *doc = s.doc;
+  char when[64];
+  tsr__utc_now(when, sizeof when);
+  json_object_set_new(doc, "schema", json_string(TSR_BENCH_SCHEMA));
+  json_object_set_new(doc, "complete", json_false());
+  json_object_set_new(doc, "tessera_version", json_string(TSR_VERSION));
+  json_object_set_new(doc, "started_utc", json_string(when));
+  json_t *cmd = json_array();
+  for (int i = 0; i < cfg->argc; i++) json_array_append_new(cmd, json_string(cfg->argv[i]));
+  json_object_set_new(doc, "command_line", cmd);
+
+  /* Protocol parameters. */
+  json_t *proto = json_object();
+  json_object_set_new(proto, "preset", cfg->preset ? json_string(cfg->preset) : json_null());
+  json_object_set_new(proto, "samples", json_integer(cfg->samples));
+  json_object_set_new(proto, "sample_ms", json_integer(cfg->sample_ms));
+  json_object_set_new(proto, "warmup_ms", json_integer(cfg->warmup_ms));
+  json_object_set_new(proto, "timeout_s", json_integer(cfg->timeout_s));
+  json_object_set_new(proto, "threads", json_integer(cfg->threads));
+  json_object_set_new(proto, "inputs", json_string(cfg->inputs == TSR_INPUTS_RANDOM ? "random" : "dyadic"));
+  json_object_set_new(proto, "seed", json_integer((json_int_t)cfg->seed));
+  json_object_set_new(proto, "atol", json_real(cfg->atol));
+  json_object_set_new(proto, "rtol", json_real(cfg->rtol));
+  json_object_set_new(proto, "unstable_threshold", json_real(cfg->unstable_threshold));
+  json_object_set_new(proto, "batch", json_integer(cfg->batch));
+  json_object_set_new(proto, "op_a", json_string(cfg->trans_a ? "T" : "N"));
+  json_object_set_new(proto, "op_b", json_string(cfg->trans_b ? "T" : "N"));
+  json_object_set_new(proto, "alpha", json_real(cfg->alpha));
+  json_object_set_new(proto, "beta", json_real(cfg->beta));
+  json_object_set_new(proto, "oracle_cache", cfg->oracle_cache ? json_string(cfg->oracle_cache) : json_null());
+  json_t *shapes = json_array();
+  for (int i = 0; i < cfg->nshapes; i++) {
+    int64_t m = 0, n = 0, k = 0;
+    tsr_shape_parse(cfg->shapes[i], &m, &n, &k, NULL, 0);
+    json_t *o = json_object();
+    json_object_set_new(o, "label", json_string(cfg->shapes[i]));
+    json_object_set_new(o, "m", json_integer(m));
+    json_object_set_new(o, "n", json_integer(n));
+    json_object_set_new(o, "k", json_integer(k));
+    json_array_append_new(shapes, o);
+  }
+  json_object_set_new(proto, "shapes", shapes);
+  json_t *mg = json_array(), *mc = json_array();
+  for (int m = 0; m < TSR_METRIC_COUNT; m++)
+    json_array_append_new(tsr__metric_is_gpu((tsr__metric)m) ? mg : mc,
+                          json_string(tsr__metric_name((tsr__metric)m)));
+  json_object_set_new(proto, "metrics_gpu", mg);
+  json_object_set_new(proto, "metrics_cpu", mc);
+  json_object_set_new(doc, "protocol", proto);
+  json_object_set_new(doc, "host", tsr__host_json());
+  json_object_set_new(doc, "device", tsr__device_json());
+
+  /* Executable identity, checked again at the end. */
+  char exe[4096] = "", exe_sha[65] = "";
+  ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (el > 0) exe[el] = '\0';
+  json_t *art = json_object();
+  json_t *jexe = json_object();
+  json_object_set_new(jexe, "path", json_string(exe));
+  json_object_set_new(jexe, "sha256", tsr__sha256_file(exe, exe_sha) ? json_null() : json_string(exe_sha));
+  json_object_set_new(art, "executable", jexe);
+  json_object_set_new(art, "libraries", json_array());
+  json_object_set_new(doc, "artifacts", art);
+
+  /* Route discovery, each probe in its own child too. */
+  const char *req[TSR_BENCH_MAX_ROUTES];
+  int nreq = 0;
+  if (cfg->routes) {
+    char *copy = strdup(cfg->routes), *save_p = NULL;
+    for (char *t = strtok_r(copy, ",", &save_p); t && nreq < TSR_BENCH_MAX_ROUTES;
+         t = strtok_r(NULL, ",", &save_p))
+      req[nreq++] = tsr__route_find(t)->name; /* validated by the CLI */
+    free(copy);
+  } else {
+    for (int i = 0; i < tsr__route_count; i++) req[nreq++] = tsr__routes[i].name;
+  }
+  json_t *jroutes = json_array(), *base = json_array();
+  const tsr__route *measured[TSR_BENCH_MAX_ROUTES];
+  int R = 0;
+  for (int i = 0; i < nreq; i++) {
+    const tsr__route *rt = tsr__route_find(req[i]);
+    char **av = child_argv(cfg, rt->name, NULL, work, CHILD_PROBE);
+    char log[4400];
+    snprintf(log, sizeof log, "%s/probe-%s.log", logs, rt->name);
+    child_out co;
+    run_child(av, cfg->timeout_s < 120 ? cfg->timeout_s : 120, log, &co);
+    drop_empty_log(log);
+    free_argv(av);
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(rt->name));
+    json_object_set_new(o, "kind", json_string(rt->is_gpu ? "gpu" : "cpu"));
+    json_object_set_new(o, "runner", json_string(rt->kind == TSR_ROUTE_TORCH      ? "torch"
+                                                 : rt->kind == TSR_ROUTE_OPENBLAS ? "openblas"
+                                                                                  : "backend"));
+    if (rt->kind == TSR_ROUTE_BACKEND)
+      json_object_set_new(o, "backend", json_string(tsr_backend_name(rt->backend)));
+    int avail = json_is_true(json_object_get(co.result, "available"));
+    json_object_set_new(o, "available", json_boolean(avail));
+    if (avail) {
+      json_object_set_new(o, "reason", json_null());
+    } else {
+      const char *why = json_string_value(json_object_get(co.result, "reason"));
+      char buf[512];
+      if (!why) {
+        snprintf(buf, sizeof buf, "probe %s", co.timed_out ? "timed out" : co.signaled ? "crashed" : "gave no result");
+        why = buf;
+      }
+      json_object_set_new(o, "reason", json_string(why));
+      fprintf(stderr, "tessera bench: route %s skipped: %s\n", rt->name, why);
+    }
+    json_t *ver = json_object_get(co.result, "versions");
+    json_object_set(o, "versions", ver ? ver : json_object());
+    json_array_append_new(jroutes, o);
+    if (avail && R < TSR_BENCH_MAX_ROUTES) {
+      measured[R++] = rt;
+      json_array_append_new(base, json_string(rt->name));
+    }
+    json_decref(co.result);
+  }
+  json_object_set_new(doc, "routes", jroutes);
+  if (cfg->torch_script) {
+    json_t *ts = json_object();
+    char sha[65];
+    json_object_set_new(ts, "path", json_string(cfg->torch_script));
+    json_object_set_new(ts, "sha256", tsr__sha256_file(cfg->torch_script, sha) ? json_null() : json_string(sha));
+    json_object_set_new(art, "torch_script", ts);
+  }
+
+  int S = cfg->nshapes;
+  int rounds = cfg->rounds > 0 ? cfg->rounds : 2 * R;
+  json_object_set_new(proto, "rounds", json_integer(rounds));
+  json_t *order = json_object();
+  json_object_set_new(order, "base_routes", base);
+  json_object_set_new(doc, "order", order);
+  json_object_set_new(doc, "rows", json_array());
+  save(&s);
+  if (R == 0) {
+    fprintf(stderr, "tessera bench: no requested route is available here (see %s)\n", s.results_path);
+    json_object_set_new(doc, "complete", json_true());
+    save(&s);
+    rmdir(work);
+    json_decref(doc);
+    return 2;
+  }
+
+  int *ro = malloc((size_t)rounds * R * sizeof *ro), *so = malloc((size_t)rounds * S * sizeof *so);
+  tsr__order_design(R, S, rounds, ro, so);
+  json_t *planned = json_array();
+  for (int r = 0; r < rounds; r++) {
+    json_t *o = json_object(), *rr = json_array(), *ss = json_array();
+    for (int p = 0; p < R; p++) json_array_append_new(rr, json_string(measured[ro[r * R + p]]->name));
+    for (int j = 0; j < S; j++) json_array_append_new(ss, json_string(cfg->shapes[so[r * S + j]]));
+    json_object_set_new(o, "round", json_integer(r));
+    json_object_set_new(o, "routes", rr);
+    json_object_set_new(o, "shapes", ss);
+    json_array_append_new(planned, o);
+  }
+  json_object_set_new(order, "design", json_string("route order rotated by floor(r/2), odd rounds reverse the preceding round; shape order rotated by r"));
+  json_object_set_new(order, "planned", planned);
+  json_t *realized = json_array();
+  json_object_set_new(order, "realized", realized);
+
+  /* Warm the oracle cache outside every measurement's budget, each in its
+   * own child too (the GPU oracle must not leave a CUDA context in this
+   * process). A failure here only means each child computes its own. */
+  json_t *pre = json_array();
+  json_object_set_new(doc, "oracle_precompute", pre);
+  if (cfg->oracle_cache) {
+    for (int j = 0; j < S; j++) {
+      if (cfg->progress) fprintf(stderr, "\r\033[Koracle %s ...", cfg->shapes[j]);
+      char **av = child_argv(cfg, NULL, cfg->shapes[j], work, CHILD_ORACLE);
+      char log[4400];
+      snprintf(log, sizeof log, "%s/oracle-%s.log", logs, cfg->shapes[j]);
+      child_out co;
+      run_child(av, cfg->timeout_s, log, &co);
+      drop_empty_log(log);
+      free_argv(av);
+      json_t *o = json_object();
+      json_object_set_new(o, "shape", json_string(cfg->shapes[j]));
+      json_object_set_new(o, "wall_ns", json_integer(co.wall_ns));
+      json_object_set_new(o, "result", co.result ? co.result : json_null());
+      if (!co.result || strcmp(json_string_value(json_object_get(co.result, "status")) ? json_string_value(json_object_get(co.result, "status")) : "", "ok"))
+        fprintf(stderr, "%stessera bench: oracle precompute for %s failed; each child computes its own\n",
+                cfg->progress ? "\r\033[K" : "", cfg->shapes[j]);
+      json_array_append_new(pre, o);
+    }
+  }
+
+  tsr__order_entry *seq = malloc((size_t)rounds * S * R * sizeof *seq);
+  size_t nseq = 0;
+  int total = rounds * S * R, failed = 0;
+  json_t *rows = json_object_get(doc, "rows");
+  json_t *libs = json_object_get(art, "libraries");
+  int64_t bench_t0 = now_ns();
+  for (int r = 0; r < rounds; r++)
+    for (int j = 0; j < S; j++)
+      for (int p = 0; p < R; p++) {
+        int si = so[r * S + j], ri = ro[r * R + p];
+        const char *shape = cfg->shapes[si], *route = measured[ri]->name;
+        int seqno = (int)nseq;
+        if (cfg->progress) {
+          double el = (double)(now_ns() - bench_t0) * 1e-9;
+          fprintf(stderr, "\r\033[K[%d/%d] %.0fs round %d/%d  %s  %s", seqno + 1, total, el,
+                  r + 1, rounds, shape, route);
+        }
+        char log[4400], rel[256];
+        snprintf(rel, sizeof rel, "logs/%04d-r%02d-%s-%s.log", seqno, r, shape, route);
+        snprintf(log, sizeof log, "%s/%s", dir, rel);
+        char **av = child_argv(cfg, route, shape, work, CHILD_MEASURE);
+        child_out co;
+        run_child(av, cfg->timeout_s, log, &co);
+        char detail[1024];
+        const char *st = row_status(&co, detail, sizeof detail);
+        json_t *row = json_object();
+        json_object_set_new(row, "seq", json_integer(seqno));
+        json_object_set_new(row, "round", json_integer(r));
+        json_object_set_new(row, "shape", json_string(shape));
+        json_object_set_new(row, "route", json_string(route));
+        json_object_set_new(row, "position", json_integer(p));
+        json_object_set_new(row, "shape_position", json_integer(j));
+        json_object_set_new(row, "status", json_string(st));
+        json_object_set_new(row, "detail", json_string(detail));
+        json_t *ex = json_object();
+        json_object_set_new(ex, "code", co.exited ? json_integer(co.code) : json_null());
+        json_object_set_new(ex, "signal", co.signaled ? json_integer(co.sig) : json_null());
+        json_object_set_new(ex, "timed_out", json_boolean(co.timed_out));
+        json_object_set_new(ex, "wall_ns", json_integer(co.wall_ns));
+        json_object_set_new(row, "exit", ex);
+        json_object_set_new(row, "argv", argv_json(av));
+        if (strcmp(st, "ok")) json_object_set_new(row, "stderr_tail", tail_of_file(log, 2000));
+        json_object_set_new(row, "log", drop_empty_log(log) ? json_string(rel) : json_null());
+        json_object_set_new(row, "result", co.result ? co.result : json_null());
+        if (strcmp(st, "ok")) {
+          failed++;
+          fprintf(stderr, "%stessera bench: FAILED round %d %s %s: %s: %s\n",
+                  cfg->progress ? "\r\033[K" : "", r, shape, route, st, detail);
+        }
+        json_t *jl = json_object_get(co.result, "libraries");
+        for (size_t i = 0; i < json_array_size(jl); i++)
+          hash_into(libs, json_string_value(json_array_get(jl, i)));
+        free_argv(av);
+        json_array_append_new(rows, row);
+        json_t *re = json_object();
+        json_object_set_new(re, "seq", json_integer(seqno));
+        json_object_set_new(re, "round", json_integer(r));
+        json_object_set_new(re, "shape", json_string(shape));
+        json_object_set_new(re, "route", json_string(route));
+        json_array_append_new(realized, re);
+        seq[nseq++] = (tsr__order_entry){r, si, ri};
+        save(&s);
+      }
+  if (cfg->progress) fprintf(stderr, "\r\033[K");
+
+  json_t *check = tsr__order_check(seq, nseq, R, S, rounds);
+  json_object_set_new(order, "check", check);
+  if (!json_is_true(json_object_get(check, "balanced")))
+    fprintf(stderr, "tessera bench: WARNING: the realized order is not balanced (%zu problems; "
+                    "use a multiple of 2R rounds)\n",
+            json_array_size(json_object_get(check, "problems")));
+  char exe_sha2[65] = "";
+  tsr__sha256_file(exe, exe_sha2);
+  json_object_set_new(jexe, "sha256_at_end", json_string(exe_sha2));
+  json_object_set_new(jexe, "unchanged", json_boolean(!strcmp(exe_sha, exe_sha2)));
+  tsr__utc_now(when, sizeof when);
+  json_object_set_new(doc, "finished_utc", json_string(when));
+  json_t *sum = json_object();
+  json_object_set_new(sum, "rows", json_integer((json_int_t)nseq));
+  json_object_set_new(sum, "failed_rows", json_integer(failed));
+  json_object_set_new(sum, "wall_ns", json_integer(now_ns() - bench_t0));
+  json_object_set_new(doc, "summary", sum);
+  json_object_set_new(doc, "complete", json_true());
+  save(&s);
+  rmdir(work);
+  free(seq);
+  free(ro);
+  free(so);
+
+  char msg[512], *md = NULL;
+  int rc = failed ? 1 : 0;
+  if (tsr__bench_report(doc, dir, -1.0, &md, msg, sizeof msg)) {
+    fprintf(stderr, "tessera bench: report: %s\n", msg);
+    rc = 1;
+  } else {
+    fputs(md, stdout);
+    printf("\nraw results: %s\nreport: %s/report.md\n", s.results_path, dir);
+  }
+  if (failed)
+    fprintf(stderr, "tessera bench: %d of %zu rows FAILED (crash, timeout, error or invalid output); see report.md\n",
+            failed, nseq);
+  free(md);
+  json_decref(doc);
+  return rc;
+}

@@ -1,0 +1,493 @@
+/* The report: every value recomputed from the raw document's samples.
+ * tables.json holds the computed numbers (for the auditor to cross-check),
+ * report.md renders them, ratios_<metric>.svg draws the paired ratios. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+
+/* ---- growable text ------------------------------------------------------ */
+typedef struct {
+  char *s;
+  size_t len, cap;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *f, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, f);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, f, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (b->s && (size_t)n < room) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t want = b->len + (size_t)n + 1;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < want) cap *= 2;
+    char *t = realloc(b->s, cap);
+    if (!t) return;
+    b->s = t;
+    b->cap = cap;
+  }
+}
+
+static const char *jstr(const json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? s : "";
+}
+
+static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+/* ---- tables ------------------------------------------------------------- */
+static double row_p50(const json_t *row, const char *metric) {
+  if (strcmp(jstr(row, "status"), "ok")) return NAN;
+  const json_t *res = json_object_get(row, "result");
+  if (strcmp(jstr(res, "status"), "ok")) return NAN;
+  const json_t *arr = json_object_get(json_object_get(res, "metrics"), metric);
+  size_t n = json_array_size(arr);
+  if (!n) return NAN;
+  int64_t *ns = malloc(n * sizeof *ns), *calls = malloc(n * sizeof *calls);
+  for (size_t i = 0; i < n; i++) {
+    const json_t *s = json_array_get(arr, i);
+    ns[i] = json_integer_value(json_object_get(s, "ns"));
+    calls[i] = json_integer_value(json_object_get(s, "calls"));
+  }
+  double p = tsr__sample_p50(ns, calls, n);
+  free(ns);
+  free(calls);
+  return p;
+}
+
+json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t cap) {
+  if (strcmp(jstr(doc, "schema"), TSR_BENCH_SCHEMA)) {
+    snprintf(msg, cap, "schema: '%s' is not %s", jstr(doc, "schema"), TSR_BENCH_SCHEMA);
+    return NULL;
+  }
+  const json_t *proto = json_object_get(doc, "protocol");
+  if (threshold < 0) {
+    threshold = tsr__json_to_double(json_object_get(proto, "unstable_threshold"));
+    if (!isfinite(threshold)) threshold = 0.10;
+  }
+  int rounds = (int)json_integer_value(json_object_get(proto, "rounds"));
+  const json_t *shapes = json_object_get(proto, "shapes");
+  const json_t *base = json_object_get(json_object_get(doc, "order"), "base_routes");
+  const json_t *routes = json_object_get(doc, "routes");
+  const json_t *rows = json_object_get(doc, "rows");
+
+  /* (round|shape|route) → row */
+  json_t *index = json_object();
+  for (size_t i = 0; i < json_array_size(rows); i++) {
+    const json_t *row = json_array_get(rows, i);
+    char key[512];
+    snprintf(key, sizeof key, "%lld|%s|%s", (long long)json_integer_value(json_object_get(row, "round")),
+             jstr(row, "shape"), jstr(row, "route"));
+    json_object_set(index, key, (json_t *)row);
+  }
+
+  json_t *out = json_object();
+  json_object_set_new(out, "schema", json_string(TSR_BENCH_TABLES_SCHEMA));
+  json_object_set_new(out, "unstable_threshold", json_real(threshold));
+  json_object_set_new(out, "rounds", json_integer(rounds));
+  json_object_set_new(out, "statistic",
+                      json_string("per round: p50 of samples (ns/calls each; even count: mean of "
+                                  "the two middle values); cell: median of per-round p50s; ratio: "
+                                  "median of same-round ratios reference/peer"));
+  json_t *jmetrics = json_array();
+  double *x = malloc((size_t)(rounds > 0 ? rounds : 1) * sizeof *x);
+  double *y = malloc((size_t)(rounds > 0 ? rounds : 1) * sizeof *y);
+  double *q = malloc((size_t)(rounds > 0 ? rounds : 1) * sizeof *q);
+  for (int m = 0; m < TSR_METRIC_COUNT; m++) {
+    const char *mname = tsr__metric_name((tsr__metric)m);
+    int gpu = tsr__metric_is_gpu((tsr__metric)m);
+    /* Routes of this metric's kind, in base order. */
+    const char *mr[TSR_BENCH_MAX_ROUTES];
+    int nr = 0;
+    for (size_t i = 0; i < json_array_size(base) && nr < TSR_BENCH_MAX_ROUTES; i++) {
+      const char *name = json_string_value(json_array_get(base, i));
+      for (size_t j = 0; j < json_array_size(routes); j++) {
+        const json_t *rt = json_array_get(routes, j);
+        if (!strcmp(jstr(rt, "name"), name) && !strcmp(jstr(rt, "kind"), gpu ? "gpu" : "cpu"))
+          mr[nr++] = name;
+      }
+    }
+    if (!nr) continue;
+    const char *ref = gpu ? "tessera-gpu" : "tessera-cpu";
+    int ref_idx = -1;
+    for (int i = 0; i < nr; i++)
+      if (!strcmp(mr[i], ref)) ref_idx = i;
+    json_t *jm = json_object(), *cells = json_array(), *ratios = json_array();
+    json_object_set_new(jm, "metric", json_string(mname));
+    json_object_set_new(jm, "unit", json_string("ns_per_call"));
+    json_object_set_new(jm, "reference", ref_idx >= 0 ? json_string(ref) : json_null());
+    json_t *jr = json_array();
+    for (int i = 0; i < nr; i++) json_array_append_new(jr, json_string(mr[i]));
+    json_object_set_new(jm, "routes", jr);
+    for (size_t si = 0; si < json_array_size(shapes); si++) {
+      const char *shape = jstr(json_array_get(shapes, si), "label");
+      double *p50 = malloc((size_t)nr * (size_t)(rounds > 0 ? rounds : 1) * sizeof *p50);
+      for (int i = 0; i < nr; i++) {
+        json_t *cell = json_object(), *by = json_array();
+        int valid = 0;
+        for (int r = 0; r < rounds; r++) {
+          char key[512];
+          snprintf(key, sizeof key, "%d|%s|%s", r, shape, mr[i]);
+          double v = row_p50(json_object_get(index, key), mname);
+          x[r] = v;
+          p50[(size_t)i * rounds + r] = v;
+          if (isfinite(v)) valid++;
+          json_array_append_new(by, num_or_null(v));
+        }
+        double med = tsr__median(x, (size_t)rounds), spread = tsr__spread(x, (size_t)rounds);
+        json_object_set_new(cell, "shape", json_string(shape));
+        json_object_set_new(cell, "route", json_string(mr[i]));
+        json_object_set_new(cell, "rounds_total", json_integer(rounds));
+        json_object_set_new(cell, "rounds_valid", json_integer(valid));
+        json_object_set_new(cell, "p50_by_round", by);
+        json_object_set_new(cell, "median_of_p50", num_or_null(med));
+        json_object_set_new(cell, "spread", num_or_null(spread));
+        json_object_set_new(cell, "unstable", json_boolean(isfinite(spread) && spread > threshold));
+        json_array_append_new(cells, cell);
+      }
+      if (ref_idx < 0) {
+        free(p50);
+        continue;
+      }
+      for (int i = 0; i < nr; i++) {
+        if (i == ref_idx) continue;
+        for (int r = 0; r < rounds; r++) {
+          x[r] = p50[(size_t)ref_idx * rounds + r];
+          y[r] = p50[(size_t)i * rounds + r];
+        }
+        tsr__paired pr;
+        tsr__paired_ratios(x, y, (size_t)rounds, q, &pr);
+        json_t *o = json_object(), *by = json_array();
+        for (int r = 0; r < rounds; r++) json_array_append_new(by, num_or_null(q[r]));
+        json_object_set_new(o, "shape", json_string(shape));
+        json_object_set_new(o, "reference", json_string(ref));
+        json_object_set_new(o, "peer", json_string(mr[i]));
+        json_object_set_new(o, "ratio_by_round", by);
+        json_object_set_new(o, "count", json_integer((json_int_t)pr.count));
+        json_object_set_new(o, "median", num_or_null(pr.median));
+        json_object_set_new(o, "min", num_or_null(pr.min));
+        json_object_set_new(o, "max", num_or_null(pr.max));
+        json_object_set_new(o, "slower", json_integer((json_int_t)pr.slower));
+        json_array_append_new(ratios, o);
+      }
+      free(p50);
+    }
+    json_object_set_new(jm, "cells", cells);
+    json_object_set_new(jm, "ratios", ratios);
+    json_array_append_new(jmetrics, jm);
+  }
+  free(x);
+  free(y);
+  free(q);
+  json_object_set_new(out, "metrics", jmetrics);
+
+  json_t *fails = json_array();
+  for (size_t i = 0; i < json_array_size(rows); i++) {
+    const json_t *row = json_array_get(rows, i);
+    if (!strcmp(jstr(row, "status"), "ok")) continue;
+    json_t *f = json_object();
+    json_object_set(f, "seq", json_object_get(row, "seq"));
+    json_object_set(f, "round", json_object_get(row, "round"));
+    json_object_set_new(f, "shape", json_string(jstr(row, "shape")));
+    json_object_set_new(f, "route", json_string(jstr(row, "route")));
+    json_object_set_new(f, "status", json_string(jstr(row, "status")));
+    json_object_set_new(f, "detail", json_string(jstr(row, "detail")));
+    json_array_append_new(fails, f);
+  }
+  json_object_set_new(out, "failures", fails);
+  const json_t *check = json_object_get(json_object_get(doc, "order"), "check");
+  json_object_set_new(out, "order_balanced", json_boolean(json_is_true(json_object_get(check, "balanced"))));
+  json_decref(index);
+  return out;
+}
+
+/* ---- rendering ---------------------------------------------------------- */
+static const char *metric_title(const char *m) {
+  if (!strcmp(m, "gpu_batch")) return "GPU batch (CUDA events around n back-to-back calls, / n)";
+  if (!strcmp(m, "gpu_single")) return "GPU single (CUDA events around one synchronized call)";
+  if (!strcmp(m, "e2e_batch")) return "E2E batch (host clock around n calls + sync, / n)";
+  if (!strcmp(m, "e2e_single")) return "E2E single (host clock around one call + sync)";
+  if (!strcmp(m, "wall_batch")) return "CPU wall batch (host clock around n calls, / n)";
+  if (!strcmp(m, "wall_single")) return "CPU wall single (host clock around one call)";
+  return m;
+}
+
+static void us(sbuf *b, double ns) { sb_printf(b, "%.3f", ns / 1000.0); }
+
+static void render_tables(sbuf *b, const json_t *tables, double threshold) {
+  const json_t *metrics = json_object_get(tables, "metrics");
+  const json_t *fails = json_object_get(tables, "failures");
+  if (json_array_size(fails)) {
+    sb_printf(b, "## FAILED ROWS (%zu)\n\nThese rows have no time; they are excluded from every median "
+                 "and ratio below and counted in each cell's valid-round count.\n\n"
+                 "| seq | round | M×N×K | route | status | detail |\n|---:|---:|---|---|---|---|\n",
+              json_array_size(fails));
+    for (size_t i = 0; i < json_array_size(fails); i++) {
+      const json_t *f = json_array_get(fails, i);
+      char detail[300];
+      snprintf(detail, sizeof detail, "%s", jstr(f, "detail"));
+      for (char *c = detail; *c; c++)
+        if (*c == '|' || *c == '\n') *c = ' ';
+      sb_printf(b, "| %lld | %lld | %s | %s | **%s** | %s |\n",
+                (long long)json_integer_value(json_object_get(f, "seq")),
+                (long long)json_integer_value(json_object_get(f, "round")), jstr(f, "shape"),
+                jstr(f, "route"), jstr(f, "status"), detail);
+    }
+    sb_printf(b, "\n");
+  }
+  for (size_t mi = 0; mi < json_array_size(metrics); mi++) {
+    const json_t *jm = json_array_get(metrics, mi);
+    const json_t *routes = json_object_get(jm, "routes"), *cells = json_object_get(jm, "cells");
+    size_t nr = json_array_size(routes);
+    sb_printf(b, "## %s\n\nMedian of per-round p50s, µs per call (lower is better). "
+                 "⚠ = unstable (per-round p50 spread > %.0f%%); (k/N) = only k of N rounds valid.\n\n| M×N×K |",
+              metric_title(jstr(jm, "metric")), threshold * 100);
+    for (size_t i = 0; i < nr; i++) sb_printf(b, " %s |", json_string_value(json_array_get(routes, i)));
+    sb_printf(b, "\n|---|");
+    for (size_t i = 0; i < nr; i++) sb_printf(b, "---:|");
+    sb_printf(b, "\n");
+    sbuf unstable = {0};
+    for (size_t c = 0; c < json_array_size(cells); c++) {
+      const json_t *cell = json_array_get(cells, c);
+      if (c % nr == 0) sb_printf(b, "| %s |", jstr(cell, "shape"));
+      double med = tsr__json_to_double(json_object_get(cell, "median_of_p50"));
+      long long valid = json_integer_value(json_object_get(cell, "rounds_valid"));
+      long long total = json_integer_value(json_object_get(cell, "rounds_total"));
+      sb_printf(b, " ");
+      if (!isfinite(med)) sb_printf(b, "**FAILED**");
+      else us(b, med);
+      if (json_is_true(json_object_get(cell, "unstable"))) {
+        double sp = tsr__json_to_double(json_object_get(cell, "spread"));
+        sb_printf(b, " ⚠");
+        sb_printf(&unstable, "- %s, %s: per-round p50 spread %.1f%% (max/min − 1)\n",
+                  jstr(cell, "route"), jstr(cell, "shape"), sp * 100);
+      }
+      if (valid != total) sb_printf(b, " (%lld/%lld)", valid, total);
+      sb_printf(b, " |");
+      if (c % nr == nr - 1) sb_printf(b, "\n");
+    }
+    sb_printf(b, "\n");
+    if (unstable.len) {
+      sb_printf(b, "**Unstable** (threshold %.0f%%):\n\n%s\n", threshold * 100, unstable.s);
+    }
+    free(unstable.s);
+    const json_t *ratios = json_object_get(jm, "ratios");
+    if (!json_array_size(ratios)) {
+      if (json_is_null(json_object_get(jm, "reference")))
+        sb_printf(b, "No paired ratios: the reference route (tessera-%s) was not measured.\n\n",
+                  strncmp(jstr(jm, "metric"), "wall", 4) ? "gpu" : "cpu");
+      continue;
+    }
+    const char *ref = jstr(jm, "reference");
+    sb_printf(b, "Paired ratios %s / peer: median of same-round ratios [min, max]; "
+                 "slower = rounds where %s was slower / rounds paired.\n\n| M×N×K |", ref, ref);
+    size_t np = 0;
+    const char *first_shape = jstr(json_array_get(ratios, 0), "shape");
+    for (size_t i = 0; i < json_array_size(ratios); i++) {
+      const json_t *o = json_array_get(ratios, i);
+      if (strcmp(jstr(o, "shape"), first_shape)) break;
+      sb_printf(b, " %s/%s | slower |", ref, jstr(o, "peer"));
+      np++;
+    }
+    sb_printf(b, "\n|---|");
+    for (size_t i = 0; i < np; i++) sb_printf(b, "---:|---:|");
+    sb_printf(b, "\n");
+    for (size_t i = 0; i < json_array_size(ratios); i++) {
+      const json_t *o = json_array_get(ratios, i);
+      if (i % np == 0) sb_printf(b, "| %s |", jstr(o, "shape"));
+      long long cnt = json_integer_value(json_object_get(o, "count"));
+      if (!cnt) sb_printf(b, " — | 0/0 |");
+      else
+        sb_printf(b, " %.3f [%.3f, %.3f] | %lld/%lld |",
+                  tsr__json_to_double(json_object_get(o, "median")),
+                  tsr__json_to_double(json_object_get(o, "min")),
+                  tsr__json_to_double(json_object_get(o, "max")),
+                  (long long)json_integer_value(json_object_get(o, "slower")), cnt);
+      if (i % np == np - 1) sb_printf(b, "\n");
+    }
+    sb_printf(b, "\n");
+  }
+}
+
+/* Paired ratios of one metric with [min, max] whiskers on a log axis. */
+static char *render_svg(const json_t *jm) {
+  const json_t *ratios = json_object_get(jm, "ratios");
+  size_t n = json_array_size(ratios);
+  double lo = 1.0, hi = 1.0;
+  for (size_t i = 0; i < n; i++) {
+    const json_t *o = json_array_get(ratios, i);
+    double a = tsr__json_to_double(json_object_get(o, "min")), z = tsr__json_to_double(json_object_get(o, "max"));
+    if (isfinite(a) && a < lo) lo = a;
+    if (isfinite(z) && z > hi) hi = z;
+  }
+  lo /= 1.15;
+  hi *= 1.15;
+  const double X0 = 300, X1 = 760, ROW = 24, TOP = 64;
+  double H = TOP + ROW * (double)n + 50;
+  double llo = log(lo), lhi = log(hi);
+#define XPOS(v) (X0 + (X1 - X0) * (log(v) - llo) / (lhi - llo))
+  sbuf b = {0};
+  sb_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"800\" height=\"%.0f\" "
+                "viewBox=\"0 0 800 %.0f\" font-family=\"monospace\" font-size=\"12\">\n",
+            H, H);
+  sb_printf(&b, "<rect width=\"800\" height=\"%.0f\" fill=\"white\"/>\n", H);
+  sb_printf(&b, "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">%s: %s / peer</text>\n",
+            jstr(jm, "metric"), jstr(jm, "reference"));
+  sb_printf(&b, "<text x=\"10\" y=\"38\">dot: median of same-round ratios; bar: [min, max] over "
+                "rounds; left of 1 = %s faster (log scale)</text>\n",
+            jstr(jm, "reference"));
+  static const double ticks[] = {0.05, 0.1, 0.2, 0.25, 0.5, 0.667, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2, 4, 5, 10, 20};
+  double last_x = -100;
+  for (size_t t = 0; t < sizeof ticks / sizeof *ticks; t++) {
+    double v = ticks[t];
+    if (v < lo || v > hi) continue;
+    double xp = XPOS(v);
+    if (xp - last_x < 34 && v != 1.0) continue;
+    last_x = xp;
+    sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"%s\" %s/>\n", xp,
+              TOP - 8, xp, TOP + ROW * (double)n, v == 1.0 ? "black" : "#ddd",
+              v == 1.0 ? "stroke-dasharray=\"4,3\"" : "");
+    sb_printf(&b, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>\n", xp,
+              TOP + ROW * (double)n + 16, v);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const json_t *o = json_array_get(ratios, i);
+    double yc = TOP + ROW * (double)i + ROW / 2;
+    double md = tsr__json_to_double(json_object_get(o, "median"));
+    double a = tsr__json_to_double(json_object_get(o, "min")), z = tsr__json_to_double(json_object_get(o, "max"));
+    sb_printf(&b, "<text x=\"10\" y=\"%.1f\">%s vs %s</text>\n", yc + 4, jstr(o, "shape"), jstr(o, "peer"));
+    if (!isfinite(md)) {
+      sb_printf(&b, "<text x=\"%.0f\" y=\"%.1f\" fill=\"red\">no valid pair</text>\n", X0, yc + 4);
+      continue;
+    }
+    const char *col = md <= 1.0 ? "#1a7f37" : "#c0392b";
+    sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+              XPOS(a), yc, XPOS(z), yc, col);
+    sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", XPOS(a), yc - 5, XPOS(a), yc + 5, col);
+    sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", XPOS(z), yc - 5, XPOS(z), yc + 5, col);
+    sb_printf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>median %.4f [%.4f, %.4f] slower %lld/%lld</title></circle>\n",
+              XPOS(md), yc, col, md, a, z, (long long)json_integer_value(json_object_get(o, "slower")),
+              (long long)json_integer_value(json_object_get(o, "count")));
+  }
+#undef XPOS
+  sb_printf(&b, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">ratio %s / peer</text>\n</svg>\n",
+            (X0 + X1) / 2, H - 8, jstr(jm, "reference"));
+  return b.s;
+}
+
+static int write_text_atomic(const char *dir, const char *name, const char *text, char *msg, size_t cap) {
+  char path[4200], tmp[4300];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    snprintf(msg, cap, "cannot create %s", tmp);
+    return -1;
+  }
+  int ok = fputs(text, f) >= 0;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    remove(tmp);
+    snprintf(msg, cap, "cannot write %s", path);
+    return -1;
+  }
+  return 0;
+}
+
+int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char **md_tables,
+                      char *msg, size_t cap) {
+  json_t *tables = tsr__bench_tables(doc, threshold, msg, cap);
+  if (!tables) return -1;
+  threshold = json_real_value(json_object_get(tables, "unstable_threshold"));
+  sbuf t = {0}, r = {0};
+  render_tables(&t, tables, threshold);
+  sb_printf(&t, "%s", "");
+
+  const json_t *proto = json_object_get(doc, "protocol"), *host = json_object_get(doc, "host");
+  sb_printf(&r, "# tessera bench report\n\n");
+  if (!json_is_true(json_object_get(doc, "complete")))
+    sb_printf(&r, "**INCOMPLETE RUN**: the raw document was not finished; tables cover the rows present.\n\n");
+  sb_printf(&r, "Generated from `results.json` alone (`tessera report DIR` regenerates this file, "
+                "`tables.json` and the SVG charts). Schema %s; see docs/protocol.md.\n\n",
+            jstr(doc, "schema"));
+  sb_printf(&r, "- started %s, finished %s; host %s, CPU %s (%lld online)\n", jstr(doc, "started_utc"),
+            jstr(doc, "finished_utc"), jstr(host, "hostname"), jstr(host, "cpu_model"),
+            (long long)json_integer_value(json_object_get(host, "ncpu_online")));
+  const char *drv = jstr(json_object_get(doc, "device"), "nvidia_driver");
+  sb_printf(&r, "- device: %s\n", *drv ? drv : "no NVIDIA driver found");
+  sb_printf(&r, "- command:");
+  const json_t *cl = json_object_get(doc, "command_line");
+  for (size_t i = 0; i < json_array_size(cl); i++) sb_printf(&r, " %s", json_string_value(json_array_get(cl, i)));
+  sb_printf(&r, "\n- protocol: %lld rounds, %lld samples, sample window %lld ms, warm-up %lld ms, "
+                "timeout %lld s, %s inputs (seed %lld), %lld CPU threads, batch %lld, op(A)=%s op(B)=%s, "
+                "alpha %g, beta %g, atol %g, rtol %g\n",
+            (long long)json_integer_value(json_object_get(proto, "rounds")),
+            (long long)json_integer_value(json_object_get(proto, "samples")),
+            (long long)json_integer_value(json_object_get(proto, "sample_ms")),
+            (long long)json_integer_value(json_object_get(proto, "warmup_ms")),
+            (long long)json_integer_value(json_object_get(proto, "timeout_s")), jstr(proto, "inputs"),
+            (long long)json_integer_value(json_object_get(proto, "seed")),
+            (long long)json_integer_value(json_object_get(proto, "threads")),
+            (long long)json_integer_value(json_object_get(proto, "batch")), jstr(proto, "op_a"),
+            jstr(proto, "op_b"), tsr__json_to_double(json_object_get(proto, "alpha")),
+            tsr__json_to_double(json_object_get(proto, "beta")),
+            tsr__json_to_double(json_object_get(proto, "atol")),
+            tsr__json_to_double(json_object_get(proto, "rtol")));
+  const json_t *routes = json_object_get(doc, "routes");
+  sb_printf(&r, "- routes:\n");
+  for (size_t i = 0; i < json_array_size(routes); i++) {
+    const json_t *rt = json_array_get(routes, i);
+    if (json_is_true(json_object_get(rt, "available")))
+      sb_printf(&r, "  - %s (%s): measured\n", jstr(rt, "name"), jstr(rt, "kind"));
+    else
+      sb_printf(&r, "  - %s (%s): **skipped**: %s\n", jstr(rt, "name"), jstr(rt, "kind"), jstr(rt, "reason"));
+  }
+  const json_t *check = json_object_get(json_object_get(doc, "order"), "check");
+  if (json_is_true(json_object_get(check, "balanced")))
+    sb_printf(&r, "- order: balanced (checked on the realized order: every route holds every position "
+                  "equally often per shape, every ordered pair occurs equally often in both precedences)\n");
+  else
+    sb_printf(&r, "- order: **NOT BALANCED** (%zu problems listed in results.json order.check)\n",
+              json_array_size(json_object_get(check, "problems")));
+  const json_t *jexe = json_object_get(json_object_get(doc, "artifacts"), "executable");
+  sb_printf(&r, "- executable sha256 %s%s\n", jstr(jexe, "sha256"),
+            json_is_false(json_object_get(jexe, "unchanged")) ? " (**CHANGED during the run**)" : "");
+  sb_printf(&r, "\nStatistics: per round, the p50 of the samples (each sample is ns / calls); a table "
+                "value is the median of the per-round p50s; a paired ratio is the median over rounds "
+                "of the same-round ratio, with its [min, max] and the count of rounds where the "
+                "reference was slower. Never a ratio of medians, never a selected minimum.\n\n");
+  sb_printf(&r, "%s", t.s ? t.s : "");
+  const json_t *metrics = json_object_get(tables, "metrics");
+  int rc = 0;
+  for (size_t i = 0; i < json_array_size(metrics) && !rc; i++) {
+    const json_t *jm = json_array_get(metrics, i);
+    if (!json_array_size(json_object_get(jm, "ratios"))) continue;
+    char name[128];
+    snprintf(name, sizeof name, "ratios_%s.svg", jstr(jm, "metric"));
+    char *svg = render_svg(jm);
+    rc = write_text_atomic(dir, name, svg, msg, cap);
+    free(svg);
+    sb_printf(&r, "![%s paired ratios](%s)\n\n", jstr(jm, "metric"), name);
+  }
+  if (!rc) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tables.json", dir);
+    rc = tsr__json_write_atomic(tables, path, msg, cap);
+  }
+  if (!rc) rc = write_text_atomic(dir, "report.md", r.s, msg, cap);
+  if (md_tables && !rc) *md_tables = t.s ? t.s : strdup("");
+  else free(t.s);
+  free(r.s);
+  json_decref(tables);
+  return rc;
+}

@@ -1,0 +1,628 @@
+/* One (route, shape) measurement inside its own process (the hidden
+ * `tessera bench-run` verb). Order of work: inputs, oracle, prepare
+ * (compile/alloc/upload), a validated call, warm-up + calibration, the timed
+ * samples of every metric, a second validated call. Only launch/sync/event
+ * calls are ever inside a timed region. */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "core/backend.h"
+#include "core/context.h"
+#include "backend/cuda/cuda.h"
+#include "core/hash.h"
+#include "routes/openblas.h"
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- test hooks --------------------------------------------------------- */
+/* TSR_BENCH_TEST_{CRASH,HANG,CORRUPT}=route[,route...]: make a route crash
+ * (SIGSEGV), hang, or return one wrong output element, so that the tests can
+ * prove each is recorded as a failed row without stopping the run. */
+static int hook(const char *var, const char *route) {
+  const char *v = getenv(var);
+  if (!v || !*v) return 0;
+  size_t n = strlen(route);
+  for (const char *s = v; *s;) {
+    const char *e = strchr(s, ',');
+    size_t l = e ? (size_t)(e - s) : strlen(s);
+    if (l == n && !strncmp(s, route, n)) return 1;
+    if (!e) break;
+    s = e + 1;
+  }
+  return 0;
+}
+
+static void apply_crash_hang_hooks(const char *route) {
+  if (hook("TSR_BENCH_TEST_CRASH", route)) {
+    fprintf(stderr, "bench-run: TSR_BENCH_TEST_CRASH: raising SIGSEGV for %s\n", route);
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+  }
+  if (hook("TSR_BENCH_TEST_HANG", route)) {
+    fprintf(stderr, "bench-run: TSR_BENCH_TEST_HANG: hanging in %s\n", route);
+    for (;;) pause();
+  }
+}
+
+/* ---- shared pieces ------------------------------------------------------ */
+static json_t *problem_json(const tsr_problem *p) {
+  json_t *o = json_object();
+  json_object_set_new(o, "m", json_integer(p->m));
+  json_object_set_new(o, "n", json_integer(p->n));
+  json_object_set_new(o, "k", json_integer(p->k));
+  json_object_set_new(o, "batch", json_integer(p->batch));
+  json_object_set_new(o, "op_a", json_string(p->op_a == TSR_OP_T ? "T" : "N"));
+  json_object_set_new(o, "op_b", json_string(p->op_b == TSR_OP_T ? "T" : "N"));
+  json_object_set_new(o, "alpha", json_real(p->alpha));
+  json_object_set_new(o, "beta", json_real(p->beta));
+  return o;
+}
+
+static json_t *plan_info_json(const tsr_plan_info *info) {
+  char text[512];
+  tsr_plan_format(&info->plan, text, sizeof text);
+  json_t *o = json_object();
+  json_object_set_new(o, "plan", json_string(text));
+  json_object_set_new(o, "grid_rows", json_integer(info->grid_rows));
+  json_object_set_new(o, "grid_cols", json_integer(info->grid_cols));
+  json_object_set_new(o, "grid_batch", json_integer(info->grid_batch));
+  json_object_set_new(o, "threads", json_integer(info->threads));
+  json_object_set_new(o, "smem_bytes", json_integer((json_int_t)info->smem_bytes));
+  json_object_set_new(o, "regs", json_integer(info->regs));
+  json_object_set_new(o, "local_bytes", json_integer(info->local_bytes));
+  json_object_set_new(o, "tail_m", json_integer(info->tail_m));
+  json_object_set_new(o, "tail_n", json_integer(info->tail_n));
+  json_object_set_new(o, "tail_k", json_integer(info->tail_k));
+  json_object_set_new(o, "source_sha256",
+                      info->source_sha256[0] ? json_string(info->source_sha256) : json_null());
+  return o;
+}
+
+static void set_error(json_t *row, const char *status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_error(json_t *row, const char *status, const char *fmt, ...) {
+  char buf[TSR__MSG_CAP + 256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  json_object_set_new(row, "status", json_string(status));
+  json_object_set_new(row, "error", json_string(buf));
+}
+
+static json_t *sample_json(int64_t ns, int64_t calls) {
+  json_t *s = json_object();
+  json_object_set_new(s, "ns", json_integer(ns));
+  json_object_set_new(s, "calls", json_integer(calls));
+  return s;
+}
+
+static int add_receipt(json_t *row, const tsr_problem *p, const float *c, const double *ref,
+                       const tsr__run_params *rp, const char *phase) {
+  tsr_receipt r;
+  tsr_validate(p, c, ref, rp->atol, rp->rtol, &r);
+  int64_t expected = p->batch * p->m * p->n;
+  json_array_append_new(json_object_get(row, "validation"), tsr__receipt_json(&r, phase, expected));
+  int ok = r.passed && r.checked == expected;
+  if (!ok) {
+    char fail[256];
+    snprintf(fail, sizeof fail,
+             "%s: %" PRId64 " of %" PRId64 " elements outside atol=%g rtol=%g, first at %" PRId64
+             ", max abs err %g",
+             phase, r.failed, r.checked, r.atol, r.rtol, r.first_fail, r.max_abs_err);
+    set_error(row, "failed_validation", "%s", fail);
+    fprintf(stderr, "bench-run: VALIDATION FAILED %s\n", fail);
+  }
+  return ok;
+}
+
+/* Device, driver, NVRTC and cuBLAS versions (GPU backends). */
+static void cuda_versions(tsr_context *ctx, json_t *v) {
+  tsr__cuda_device d;
+  memset(&d, 0, sizeof d);
+  if (tsr__cuda_describe(ctx, &d) != TSR_OK) return;
+  char buf[32];
+  json_object_set_new(v, "device", json_string(d.name));
+  snprintf(buf, sizeof buf, "%d.%d", d.cc_major, d.cc_minor);
+  json_object_set_new(v, "compute_capability", json_string(buf));
+  json_object_set_new(v, "sm_count", json_integer(d.sm_count));
+  json_object_set_new(v, "cuda_driver_version", json_integer(d.driver_version));
+  snprintf(buf, sizeof buf, "%d.%d", d.nvrtc_major, d.nvrtc_minor);
+  json_object_set_new(v, "nvrtc_version", d.nvrtc_major ? json_string(buf) : json_null());
+  json_object_set_new(v, "cublas_version", d.cublas_version ? json_integer(d.cublas_version) : json_null());
+  json_object_set_new(v, "total_mem", json_integer((json_int_t)d.total_mem));
+}
+
+/* ---- backend-shaped routes (tessera backends and openblas) -------------- */
+typedef struct {
+  const tsr__backend *be;
+  void *ex;
+} exec_ref;
+
+/* Warm-up for warmup_ms with doubling batches; the last batch's per-call
+ * host time sets n, the calls per batch sample filling sample_ms. */
+static tsr_status calibrate(exec_ref *x, const tsr__run_params *rp, json_t *row, int64_t *n_out) {
+  const int64_t warm_ns = (int64_t)rp->warmup_ms * 1000000, win_ns = (int64_t)rp->sample_ms * 1000000;
+  int64_t start = now_ns(), calls = 0, k = 1, per_call = 0, batches = 0;
+  for (;;) {
+    int64_t t0 = now_ns();
+    tsr_status st = x->be->launch(x->ex, (int)k);
+    if (!st) st = x->be->sync(x->ex);
+    if (st) return st;
+    int64_t t1 = now_ns();
+    calls += k;
+    batches++;
+    per_call = (t1 - t0) / k;
+    if (per_call < 1) per_call = 1;
+    if (t1 - start >= warm_ns) break;
+    int64_t fit = (warm_ns - (t1 - start)) / per_call;
+    k = k * 2 < fit ? k * 2 : fit;
+    if (k < 1) k = 1;
+    if (k > (1 << 24)) k = 1 << 24;
+  }
+  int64_t n = (win_ns + per_call - 1) / per_call;
+  if (n < 1) n = 1;
+  if (n > (1 << 24)) n = 1 << 24;
+  json_t *cal = json_object();
+  json_object_set_new(cal, "warmup_calls", json_integer(calls));
+  json_object_set_new(cal, "warmup_batches", json_integer(batches));
+  json_object_set_new(cal, "warmup_ns", json_integer(now_ns() - start));
+  json_object_set_new(cal, "est_call_ns", json_integer(per_call));
+  json_object_set_new(cal, "calls_per_batch", json_integer(n));
+  json_object_set_new(row, "calibration", cal);
+  *n_out = n;
+  return TSR_OK;
+}
+
+static tsr_status time_metric(exec_ref *x, tsr__metric m, int64_t n, int samples, json_t *arr) {
+  const tsr__backend *be = x->be;
+  for (int s = 0; s < samples; s++) {
+    /* Restoring C and draining the queue are outside the timed region. */
+    tsr_status st = be->reset_c(x->ex);
+    if (!st) st = be->sync(x->ex);
+    if (st) return st;
+    int64_t ns = 0, calls = 1;
+    switch (m) {
+      case TSR_METRIC_GPU_BATCH:
+        calls = n;
+        st = be->event_time(x->ex, (int)n, &ns);
+        break;
+      case TSR_METRIC_GPU_SINGLE:
+        st = be->event_time(x->ex, 1, &ns);
+        break;
+      case TSR_METRIC_E2E_BATCH:
+      case TSR_METRIC_WALL_BATCH: {
+        calls = n;
+        int64_t t0 = now_ns();
+        st = be->launch(x->ex, (int)n);
+        if (!st) st = be->sync(x->ex);
+        ns = now_ns() - t0;
+        break;
+      }
+      default: {
+        int64_t t0 = now_ns();
+        st = be->launch(x->ex, 1);
+        if (!st) st = be->sync(x->ex);
+        ns = now_ns() - t0;
+        break;
+      }
+    }
+    if (st) return st;
+    json_array_append_new(arr, sample_json(ns, calls));
+  }
+  return TSR_OK;
+}
+
+/* A validated call outside timing: restore C, one call, download into a
+ * NaN-poisoned host buffer, compare every element. */
+static tsr_status validated_call(exec_ref *x, const tsr__run_params *rp, const tsr_problem *p,
+                                 float *host_c, const double *ref, json_t *row, const char *phase,
+                                 int *ok) {
+  tsr_status st = x->be->reset_c(x->ex);
+  if (!st) st = x->be->launch(x->ex, 1);
+  if (!st) st = x->be->sync(x->ex);
+  if (st) return st;
+  tsr_poison(p, host_c);
+  st = x->be->download(x->ex, host_c);
+  if (st) return st;
+  if (hook("TSR_BENCH_TEST_CORRUPT", rp->route->name)) host_c[0] += 1.0f;
+  *ok = add_receipt(row, p, host_c, ref, rp, phase);
+  return TSR_OK;
+}
+
+static void measure_backend(const tsr__run_params *rp, json_t *row) {
+  const tsr__route *route = rp->route;
+  const tsr__backend *be =
+      route->kind == TSR_ROUTE_OPENBLAS ? &tsr__route_openblas : tsr__backend_get(route->backend);
+  tsr_context *ctx = NULL;
+  float *a = NULL, *b = NULL, *c0 = NULL, *host_c = NULL;
+  double *ref = NULL;
+  exec_ref x = {be, NULL};
+  tsr_problem p = rp->problem;
+  char msg[512];
+
+  if (tsr_context_create(&ctx)) {
+    set_error(row, "error", "cannot create a context");
+    return;
+  }
+  tsr_status st = be->available(ctx);
+  if (st) {
+    set_error(row, "error", "route unavailable: %s", tsr_context_message(ctx));
+    goto done;
+  }
+  st = tsr_problem_check(&p, msg, sizeof msg);
+  if (st) {
+    set_error(row, "error", "%s", msg);
+    goto done;
+  }
+  int64_t na = tsr_problem_elems_a(&p), nb = tsr_problem_elems_b(&p), nc = tsr_problem_elems_c(&p);
+  a = malloc((size_t)na * sizeof *a);
+  b = malloc((size_t)nb * sizeof *b);
+  host_c = malloc((size_t)nc * sizeof *host_c);
+  c0 = p.beta != 0.0f ? malloc((size_t)nc * sizeof *c0) : NULL;
+  if (!a || !b || !host_c || (p.beta != 0.0f && !c0)) {
+    set_error(row, "error", "out of host memory for the inputs");
+    goto done;
+  }
+  tsr_fill(&p, TSR_TENSOR_A, rp->inputs, rp->seed, a);
+  tsr_fill(&p, TSR_TENSOR_B, rp->inputs, rp->seed, b);
+  if (c0) tsr_fill(&p, TSR_TENSOR_C, rp->inputs, rp->seed, c0);
+
+  const char *oracle_src = "";
+  char key_sha[65];
+  st = tsr__oracle_cached(&p, rp->inputs, rp->seed, rp->oracle_cache, &ref, &oracle_src, key_sha,
+                          msg, sizeof msg);
+  if (st) {
+    set_error(row, "error", "%s", msg);
+    goto done;
+  }
+  json_t *oracle = json_object();
+  char key[512];
+  tsr__oracle_key(&p, rp->inputs, rp->seed, key, sizeof key);
+  json_object_set_new(oracle, "source", json_string(oracle_src));
+  json_object_set_new(oracle, "key", json_string(key));
+  json_object_set_new(oracle, "key_sha256", json_string(key_sha));
+  json_object_set_new(row, "oracle", oracle);
+
+  tsr_plan plan;
+  if (route->kind == TSR_ROUTE_BACKEND) st = tsr_plan_default(ctx, route->backend, &p, &plan);
+  else be->default_plan(&p, &plan), st = TSR_OK;
+  if (st) {
+    set_error(row, "error", "default plan: %s", tsr_context_message(ctx));
+    goto done;
+  }
+  if (!be->is_gpu) plan.threads = rp->threads;
+  tsr_plan_info info;
+  st = be->realize(ctx, &p, &plan, &info);
+  if (st) {
+    set_error(row, "error", "plan rejected: %s", tsr_context_message(ctx));
+    goto done;
+  }
+  st = be->prepare(ctx, &p, &info.plan, a, b, c0, &x.ex);
+  if (st) {
+    set_error(row, "error", "prepare: %s: %s", tsr_status_str(st), tsr_context_message(ctx));
+    goto done;
+  }
+  if (be->exec_info) be->exec_info(x.ex, &info);
+  json_object_set_new(row, "plan_info", plan_info_json(&info));
+  if (be->is_gpu) cuda_versions(ctx, json_object_get(row, "versions"));
+  if (route->kind == TSR_ROUTE_OPENBLAS) {
+    char text[128];
+    snprintf(text, sizeof text, "cblas_sgemm (OpenBLAS), threads=%d", tsr__openblas_threads());
+    json_object_set_new(json_object_get(row, "plan_info"), "plan", json_string(text));
+    json_t *v = json_object_get(row, "versions");
+    json_object_set_new(v, "openblas_config", json_string(tsr__openblas_config()));
+    json_object_set_new(v, "openblas_path", json_string(tsr__openblas_path()));
+    json_object_set_new(v, "openblas_threads", json_integer(tsr__openblas_threads()));
+  }
+
+  int ok = 0;
+  st = validated_call(&x, rp, &p, host_c, ref, row, "before_timing", &ok);
+  if (st || !ok) goto fail_or_done;
+
+  int64_t n = 1;
+  st = calibrate(&x, rp, row, &n);
+  if (st) goto fail_or_done;
+  json_t *metrics = json_object_get(row, "metrics");
+  static const tsr__metric gpu_m[] = {TSR_METRIC_GPU_BATCH, TSR_METRIC_E2E_BATCH,
+                                      TSR_METRIC_GPU_SINGLE, TSR_METRIC_E2E_SINGLE};
+  static const tsr__metric cpu_m[] = {TSR_METRIC_WALL_BATCH, TSR_METRIC_WALL_SINGLE};
+  const tsr__metric *ms = be->is_gpu ? gpu_m : cpu_m;
+  int nm = be->is_gpu ? 4 : 2;
+  if (be->is_gpu && !be->event_time) {
+    set_error(row, "error", "GPU backend %s has no event_time", be->name);
+    goto done;
+  }
+  for (int i = 0; i < nm && !st; i++) {
+    json_t *arr = json_array();
+    json_object_set_new(metrics, tsr__metric_name(ms[i]), arr);
+    st = time_metric(&x, ms[i], n, rp->samples, arr);
+  }
+  if (st) goto fail_or_done;
+  st = validated_call(&x, rp, &p, host_c, ref, row, "after_timing", &ok);
+
+fail_or_done:
+  if (st) set_error(row, "error", "%s: %s", tsr_status_str(st), tsr_context_message(ctx));
+done:
+  if (x.ex) be->destroy(x.ex);
+  free(a);
+  free(b);
+  free(c0);
+  free(host_c);
+  free(ref);
+  tsr_context_destroy(ctx);
+}
+
+/* ---- torch: a python3 process produces samples and outputs -------------- */
+/* Runs argv with stdout captured (NUL-terminated, malloc'ed); stderr is
+ * inherited. Returns the wait status, or -1 when it could not start. */
+static int run_capture(char *const argv[], char **out) {
+  *out = NULL;
+  int pfd[2];
+  if (pipe2(pfd, O_CLOEXEC) != 0) return -1;
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(pfd[0]);
+    close(pfd[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    dup2(pfd[1], 1);
+    execvp(argv[0], argv);
+    fprintf(stderr, "bench-run: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  close(pfd[1]);
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
+    ssize_t r = read(pfd[0], buf + len, cap - len - 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  buf[len] = '\0';
+  close(pfd[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  *out = buf;
+  return status;
+}
+
+const char *tsr__torch_script_default(void) {
+  static char buf[4096];
+  const char *env = getenv("TSR_TORCH_SCRIPT");
+  if (env && *env) return env;
+  /* <build>/tessera with the build dir inside the source tree. */
+  char exe[4096];
+  ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (l > 0) {
+    exe[l] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+      *slash = '\0';
+      static const char *const rel[] = {"../src/routes/torch_route.py",
+                                        "../share/tessera/torch_route.py"};
+      for (int i = 0; i < 2; i++) {
+        char cand[8192];
+        snprintf(cand, sizeof cand, "%s/%s", exe, rel[i]);
+        if (realpath(cand, buf)) return buf;
+      }
+    }
+  }
+  /* The source tree this file was compiled from (CMake passes absolute
+   * paths): src/bench/runner.c → src/routes/torch_route.py. */
+  snprintf(buf, sizeof buf, "%s", __FILE__);
+  char *slash = strrchr(buf, '/');
+  if (slash) snprintf(slash, sizeof buf - (size_t)(slash - buf), "/../routes/torch_route.py");
+  return buf;
+}
+
+static int read_floats(const char *path, float *out, size_t count) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  int ok = fread(out, sizeof *out, count, f) == count && fgetc(f) == EOF;
+  fclose(f);
+  return ok ? 0 : -1;
+}
+
+static void measure_torch(const tsr__run_params *rp, json_t *row) {
+  tsr_problem p = rp->problem;
+  char msg[512];
+  if (tsr_problem_check(&p, msg, sizeof msg)) {
+    set_error(row, "error", "%s", msg);
+    return;
+  }
+  if (p.lda != (p.op_a == TSR_OP_N ? p.k : p.m) || p.ldb != (p.op_b == TSR_OP_N ? p.n : p.k) ||
+      p.ldc != p.n) {
+    set_error(row, "error", "torch route: only compact layouts");
+    return;
+  }
+  double *ref = NULL;
+  const char *oracle_src = "";
+  char key_sha[65], key[512];
+  tsr_status st = tsr__oracle_cached(&p, rp->inputs, rp->seed, rp->oracle_cache, &ref,
+                                     &oracle_src, key_sha, msg, sizeof msg);
+  if (st) {
+    set_error(row, "error", "%s", msg);
+    return;
+  }
+  tsr__oracle_key(&p, rp->inputs, rp->seed, key, sizeof key);
+  json_t *oracle = json_object();
+  json_object_set_new(oracle, "source", json_string(oracle_src));
+  json_object_set_new(oracle, "key", json_string(key));
+  json_object_set_new(oracle, "key_sha256", json_string(key_sha));
+  json_object_set_new(row, "oracle", oracle);
+
+  char before[4200], after[4200];
+  const char *wd = rp->work_dir ? rp->work_dir : "/tmp";
+  snprintf(before, sizeof before, "%s/torch-%ld-before.f32", wd, (long)getpid());
+  snprintf(after, sizeof after, "%s/torch-%ld-after.f32", wd, (long)getpid());
+  char sm[32], sn[32], sk[32], sb[32], sal[64], sbe[64], sseed[32], ssam[16], sms[16], swm[16];
+  snprintf(sm, sizeof sm, "%" PRId64, p.m);
+  snprintf(sn, sizeof sn, "%" PRId64, p.n);
+  snprintf(sk, sizeof sk, "%" PRId64, p.k);
+  snprintf(sb, sizeof sb, "%" PRId64, p.batch);
+  snprintf(sal, sizeof sal, "%.9g", (double)p.alpha);
+  snprintf(sbe, sizeof sbe, "%.9g", (double)p.beta);
+  snprintf(sseed, sizeof sseed, "%" PRIu64, rp->seed);
+  snprintf(ssam, sizeof ssam, "%d", rp->samples);
+  snprintf(sms, sizeof sms, "%d", rp->sample_ms);
+  snprintf(swm, sizeof swm, "%d", rp->warmup_ms);
+  char *argv[] = {"python3", (char *)rp->torch_script, "--m", sm, "--n", sn, "--k", sk,
+                  "--batch", sb, "--op-a", p.op_a == TSR_OP_T ? "T" : "N", "--op-b",
+                  p.op_b == TSR_OP_T ? "T" : "N", "--alpha", sal, "--beta", sbe, "--inputs",
+                  rp->inputs == TSR_INPUTS_RANDOM ? "random" : "dyadic", "--seed", sseed,
+                  "--samples", ssam, "--sample-ms", sms, "--warmup-ms", swm, "--out-before",
+                  before, "--out-after", after, NULL};
+  char *out = NULL;
+  int status = run_capture(argv, &out);
+  json_error_t jerr;
+  json_t *res = out ? json_loads(out, 0, &jerr) : NULL;
+  if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_object(res)) {
+    const char *why = res ? json_string_value(json_object_get(res, "error")) : NULL;
+    set_error(row, "error", "torch_route.py failed (wait status %d): %s", status,
+              why ? why : "no JSON result on stdout");
+    goto done;
+  }
+  json_object_set(row, "calibration", json_object_get(res, "calibration"));
+  json_object_update(json_object_get(row, "versions"), json_object_get(res, "versions"));
+  json_t *plan_info = json_object();
+  json_object_set_new(plan_info, "plan", json_string("torch.mm(out=) allow_tf32=False"));
+  json_object_set_new(plan_info, "source_sha256", json_null());
+  json_object_set_new(row, "plan_info", plan_info);
+
+  size_t count = (size_t)(p.batch * p.m * p.n);
+  float *c = malloc(count * sizeof *c);
+  int ok = c != NULL;
+  const char *paths[2] = {before, after}, *phases[2] = {"before_timing", "after_timing"};
+  for (int i = 0; i < 2 && ok; i++) {
+    if (read_floats(paths[i], c, count) != 0) {
+      set_error(row, "error", "torch output %s missing or of the wrong size", paths[i]);
+      ok = 0;
+      break;
+    }
+    if (hook("TSR_BENCH_TEST_CORRUPT", rp->route->name)) c[0] += 1.0f;
+    ok = add_receipt(row, &p, c, ref, rp, phases[i]);
+  }
+  free(c);
+  /* Samples count only when both complete outputs validated. */
+  if (ok) json_object_set(row, "metrics", json_object_get(res, "metrics"));
+done:
+  unlink(before);
+  unlink(after);
+  json_decref(res);
+  free(out);
+  free(ref);
+}
+
+/* ---- entry points ------------------------------------------------------ */
+json_t *tsr__run_oracle(const tsr_problem *problem, tsr_inputs inputs, uint64_t seed,
+                        const char *cache_dir) {
+  json_t *o = json_object();
+  tsr_problem p = *problem;
+  char msg[512], key_sha[65] = "";
+  const char *src = "";
+  double *ref = NULL;
+  int64_t t0 = now_ns();
+  tsr_status st = tsr_problem_check(&p, msg, sizeof msg);
+  if (!st) st = tsr__oracle_cached(&p, inputs, seed, cache_dir, &ref, &src, key_sha, msg, sizeof msg);
+  free(ref);
+  json_object_set_new(o, "status", json_string(st ? "error" : "ok"));
+  json_object_set_new(o, "error", st ? json_string(msg) : json_null());
+  json_object_set_new(o, "source", json_string(src));
+  json_object_set_new(o, "key_sha256", json_string(key_sha));
+  json_object_set_new(o, "ns", json_integer(now_ns() - t0));
+  return o;
+}
+
+json_t *tsr__run_measure(const tsr__run_params *rp) {
+  json_t *row = json_object();
+  json_object_set_new(row, "schema", json_string(TSR_BENCH_ROW_SCHEMA));
+  json_object_set_new(row, "route", json_string(rp->route->name));
+  json_object_set_new(row, "shape", json_string(rp->shape_label));
+  json_object_set_new(row, "problem", problem_json(&rp->problem));
+  json_object_set_new(row, "pid", json_integer(getpid()));
+  json_object_set_new(row, "status", json_string("ok"));
+  json_object_set_new(row, "validation", json_array());
+  json_object_set_new(row, "metrics", json_object());
+  json_object_set_new(row, "versions", json_object());
+  json_object_set_new(row, "threads_requested", json_integer(rp->threads));
+  apply_crash_hang_hooks(rp->route->name);
+  int64_t t0 = now_ns();
+  if (rp->route->kind == TSR_ROUTE_TORCH) measure_torch(rp, row);
+  else measure_backend(rp, row);
+  json_object_set_new(row, "child_ns", json_integer(now_ns() - t0));
+  if (strcmp(json_string_value(json_object_get(row, "status")), "ok"))
+    json_object_set_new(row, "metrics", json_object()); /* a failed row never has a time */
+  json_object_set_new(row, "libraries", tsr__mapped_libraries());
+  return row;
+}
+
+json_t *tsr__run_probe(const tsr__route *route, const char *torch_script) {
+  json_t *o = json_object(), *v = json_object();
+  json_object_set_new(o, "route", json_string(route->name));
+  json_object_set_new(o, "versions", v);
+  int ok = 0;
+  char reason[TSR__MSG_CAP + 64] = "";
+  if (route->kind == TSR_ROUTE_TORCH) {
+    if (access(torch_script, R_OK) != 0) {
+      snprintf(reason, sizeof reason, "torch_route.py not found at %s", torch_script);
+    } else {
+      char *argv[] = {"python3", (char *)torch_script, "--probe", NULL};
+      char *out = NULL;
+      int status = run_capture(argv, &out);
+      json_error_t jerr;
+      json_t *res = out ? json_loads(out, 0, &jerr) : NULL;
+      if (status < 0) snprintf(reason, sizeof reason, "cannot start python3");
+      else if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        snprintf(reason, sizeof reason, "python3 not found");
+      else if (!json_is_object(res))
+        snprintf(reason, sizeof reason, "torch_route.py --probe gave no JSON (wait status %d)",
+                 status);
+      else if (!json_is_true(json_object_get(res, "available"))) {
+        const char *r = json_string_value(json_object_get(res, "reason"));
+        snprintf(reason, sizeof reason, "%s", r ? r : "torch unavailable");
+      } else
+        ok = 1;
+      if (res) json_object_update(v, json_object_get(res, "versions"));
+      json_decref(res);
+      free(out);
+    }
+  } else {
+    tsr_context *ctx = NULL;
+    tsr_context_create(&ctx);
+    const tsr__backend *be =
+        route->kind == TSR_ROUTE_OPENBLAS ? &tsr__route_openblas : tsr__backend_get(route->backend);
+    tsr_status st = be->available(ctx);
+    if (st) snprintf(reason, sizeof reason, "%s: %s", tsr_status_name(st), tsr_context_message(ctx));
+    else ok = 1;
+    if (ok && be->is_gpu) cuda_versions(ctx, v);
+    if (ok && route->kind == TSR_ROUTE_OPENBLAS) {
+      json_object_set_new(v, "openblas_config", json_string(tsr__openblas_config()));
+      json_object_set_new(v, "openblas_path", json_string(tsr__openblas_path()));
+    }
+    tsr_context_destroy(ctx);
+  }
+  json_object_set_new(o, "available", json_boolean(ok));
+  json_object_set_new(o, "reason", ok ? json_null() : json_string(reason));
+  return o;
+}

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""torch route of `tessera bench` (docs/protocol.md).
+
+Run by the bench-run child process with the machine's python3:
+    torch_route.py --probe
+        prints {"available": bool, "reason": str|null, "versions": {...}}
+    torch_route.py --m M --n N --k K [--batch B --op-a N|T --op-b N|T --alpha A
+                   --beta B --inputs dyadic|random --seed S --samples N
+                   --sample-ms T --warmup-ms T] --out-before FILE --out-after FILE
+        prints {"ok": true, "calibration": {...}, "metrics": {...}, "versions": {...}}
+        and writes the complete FP32 output (compact, batch*m*n) of one
+        validated call before and one after timing; the C side validates both
+        against the FP64 oracle with the same validator as every other route.
+
+torch.mm(a, b, out=c) (torch.bmm for batches; addmm_/baddbmm_ when alpha != 1
+or beta != 0) on CUDA with torch.backends.cuda.matmul.allow_tf32 = False.
+Inputs are generated on the device by exactly the formulas of
+src/core/inputs.c, vectorized:
+  dyadic: v = (((r*ca + c*cb + batch*cd) mod q) - o) / 8 per tensor
+  random: idx = (batch * 2^32 + r) * cols + c (uint64, wrapping)
+          x = splitmix64(seed ^ splitmix64(idx ^ ((t + 1) << 60)))
+          v = (x >> 40) * 2^-23 - 1
+uint64 arithmetic is done on int64 tensors: addition, multiplication and xor
+wrap identically in two's complement; logical right shifts mask off the sign
+extension. Metrics (ns, calls per sample) follow the C runner exactly.
+"""
+import argparse
+import json
+import sys
+import time
+
+DYADIC = {0: (7, 3, 5, 17, 8), 1: (5, 11, 3, 13, 6), 2: (3, 7, 11, 9, 4)}
+MASK64 = (1 << 64) - 1
+
+
+def s64(u):
+    """uint64 constant → the int64 with the same bits."""
+    u &= MASK64
+    return u - (1 << 64) if u >= (1 << 63) else u
+
+
+def probe():
+    out = {"available": False, "reason": None, "versions": {}}
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001 - any import failure means "absent"
+        out["reason"] = "import torch failed: %s" % (e,)
+        return out
+    out["versions"]["torch"] = torch.__version__
+    out["versions"]["torch_cuda"] = torch.version.cuda
+    if not torch.cuda.is_available():
+        out["reason"] = "torch %s: torch.cuda.is_available() is False" % torch.__version__
+        return out
+    out["versions"]["torch_device"] = torch.cuda.get_device_name(0)
+    out["versions"]["torch_cublas"] = None
+    out["available"] = True
+    return out
+
+
+def lsr(torch, x, s):
+    """Logical right shift of int64 tensor bits."""
+    return (x >> s) & ((1 << (64 - s)) - 1)
+
+
+def splitmix64(torch, x):
+    x = x + s64(0x9E3779B97F4A7C15)
+    x = (x ^ lsr(torch, x, 30)) * s64(0xBF58476D1CE4E5B9)
+    x = (x ^ lsr(torch, x, 27)) * s64(0x94D049BB133111EB)
+    return x ^ lsr(torch, x, 31)
+
+
+def generate(torch, t, kind, seed, batch, rows, cols, dev):
+    """Stored tensor t (0 A, 1 B, 2 C) as float32 [batch, rows, cols]."""
+    b = torch.arange(batch, dtype=torch.int64, device=dev).view(batch, 1, 1)
+    r = torch.arange(rows, dtype=torch.int64, device=dev).view(1, rows, 1)
+    c = torch.arange(cols, dtype=torch.int64, device=dev).view(1, 1, cols)
+    if kind == "dyadic":
+        ca, cb, cd, q, o = DYADIC[t]
+        v = (r * ca + c * cb + b * cd) % q
+        return ((v - o).to(torch.float32) / 8.0).contiguous()
+    idx = (b * (1 << 32) + r) * cols + c
+    x = splitmix64(torch, seed_tensor(torch, seed, dev) ^ splitmix64(torch, idx ^ ((t + 1) << 60)))
+    v = lsr(torch, x, 40).to(torch.float64) * (1.0 / 8388608.0) - 1.0
+    return v.to(torch.float32).contiguous()
+
+
+def seed_tensor(torch, seed, dev):
+    return torch.tensor(s64(seed), dtype=torch.int64, device=dev)
+
+
+def measure(a):
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    if hasattr(torch, "set_float32_matmul_precision"):
+        torch.set_float32_matmul_precision("highest")
+    dev = torch.device("cuda")
+    B, M, N, K = a.batch, a.m, a.n, a.k
+    ar, ac = (M, K) if a.op_a == "N" else (K, M)
+    br, bc = (K, N) if a.op_b == "N" else (N, K)
+    A = generate(torch, 0, a.inputs, a.seed, B, ar, ac, dev)
+    Bm = generate(torch, 1, a.inputs, a.seed, B, br, bc, dev)
+    opA = A if a.op_a == "N" else A.transpose(1, 2)
+    opB = Bm if a.op_b == "N" else Bm.transpose(1, 2)
+    C0 = generate(torch, 2, a.inputs, a.seed, B, M, N, dev) if a.beta != 0.0 else None
+    C = torch.empty((B, M, N), dtype=torch.float32, device=dev)
+    plain = a.alpha == 1.0 and a.beta == 0.0
+    if B == 1:
+        opA2, opB2, C2 = opA[0], opB[0], C[0]
+        if plain:
+            def call():
+                torch.mm(opA2, opB2, out=C2)
+        else:
+            def call():
+                C2.addmm_(opA2, opB2, beta=a.beta, alpha=a.alpha)
+    else:
+        if plain:
+            def call():
+                torch.bmm(opA, opB, out=C)
+        else:
+            def call():
+                C.baddbmm_(opA, opB, beta=a.beta, alpha=a.alpha)
+
+    def reset_c():
+        if C0 is not None:
+            C.copy_(C0)
+        else:
+            C.fill_(float("nan"))
+
+    def validated_call(path):
+        reset_c()
+        call()
+        torch.cuda.synchronize()
+        write_output(torch, C, path)
+
+    def launch(n):
+        for _ in range(n):
+            call()
+
+    sync = torch.cuda.synchronize
+    validated_call(a.out_before)
+
+    # Warm-up with doubling batches; the last batch's per-call host time sets n.
+    warm_ns, win_ns = a.warmup_ms * 1000000, a.sample_ms * 1000000
+    start = time.monotonic_ns()
+    calls = batches = 0
+    k = 1
+    while True:
+        t0 = time.monotonic_ns()
+        launch(k)
+        sync()
+        t1 = time.monotonic_ns()
+        calls += k
+        batches += 1
+        per_call = max(1, (t1 - t0) // k)
+        if t1 - start >= warm_ns:
+            break
+        k = max(1, min(k * 2, (warm_ns - (t1 - start)) // per_call, 1 << 24))
+    n = max(1, min(-(-win_ns // per_call), 1 << 24))
+    calibration = {"warmup_calls": calls, "warmup_batches": batches,
+                   "warmup_ns": time.monotonic_ns() - start, "est_call_ns": per_call,
+                   "calls_per_batch": n}
+
+    def events(count):
+        e0 = torch.cuda.Event(enable_timing=True)
+        e1 = torch.cuda.Event(enable_timing=True)
+        sync()
+        e0.record()
+        launch(count)
+        e1.record()
+        e1.synchronize()
+        return int(round(e0.elapsed_time(e1) * 1e6))  # ms → ns
+
+    def host(count):
+        sync()
+        t0 = time.monotonic_ns()
+        launch(count)
+        sync()
+        return time.monotonic_ns() - t0
+
+    metrics = {}
+    for name, fn, count in (("gpu_batch", events, n), ("e2e_batch", host, n),
+                            ("gpu_single", events, 1), ("e2e_single", host, 1)):
+        samples = []
+        for _ in range(a.samples):
+            reset_c()
+            sync()
+            samples.append({"ns": fn(count), "calls": count})
+        metrics[name] = samples
+    validated_call(a.out_after)
+    versions = probe()["versions"]
+    return {"ok": True, "calibration": calibration, "metrics": metrics, "versions": versions}
+
+
+def write_output(torch, C, path):
+    """Raw little-endian float32, compact [batch, m, n], without numpy: a
+    file-backed CPU tensor (created by from_file with shared=True)."""
+    f = torch.from_file(path, shared=True, size=C.numel(), dtype=torch.float32)
+    f.copy_(C.reshape(-1))
+    del f
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--probe", action="store_true")
+    p.add_argument("--m", type=int)
+    p.add_argument("--n", type=int)
+    p.add_argument("--k", type=int)
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--op-a", choices=["N", "T"], default="N")
+    p.add_argument("--op-b", choices=["N", "T"], default="N")
+    p.add_argument("--alpha", type=float, default=1.0)
+    p.add_argument("--beta", type=float, default=0.0)
+    p.add_argument("--inputs", choices=["dyadic", "random"], default="dyadic")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--samples", type=int, default=5)
+    p.add_argument("--sample-ms", type=int, default=20)
+    p.add_argument("--warmup-ms", type=int, default=100)
+    p.add_argument("--out-before")
+    p.add_argument("--out-after")
+    a = p.parse_args()
+    if a.probe:
+        out = probe()
+        print(json.dumps(out))
+        return 0
+    if not (a.m and a.n and a.k and a.out_before and a.out_after):
+        print(json.dumps({"ok": False, "error": "--m --n --k --out-before --out-after are required"}))
+        return 2
+    pr = probe()
+    if not pr["available"]:
+        print(json.dumps({"ok": False, "error": pr["reason"]}))
+        return 3
+    try:
+        out = measure(a)
+    except Exception as e:  # noqa: BLE001 - reported to the C side as the row's error
+        print(json.dumps({"ok": False, "error": "%s: %s" % (type(e).__name__, e)}))
+        return 4
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# tessera bench / report end to end on the CPU routes, with tiny shapes:
+# a preset run, a run that writes every artifact and regenerates the report
+# from the raw JSON alone, refusal of an existing --out, crash / timeout /
+# invalid-output rows recorded while the run completes, and bad options.
+# usage: bash test_bench_cli.sh BUILD_DIR SOURCE_DIR
+set -u
+B=$1
+S=$2
+T=$B/tessera
+W=$(mktemp -d /tmp/tsr-bench-cli.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok: $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+
+# JSON assertions through python3's standard json module.
+pyassert() { # pyassert FILE 'python expression over d' description
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = eval(sys.argv[2])
+sys.exit(0 if ok else 1)
+PY
+}
+
+TINY=(--samples 2 --sample-ms 2 --warmup-ms 5 --oracle-cache "$W/oracle" --no-progress)
+routes=tessera-cpu,openblas
+
+# ---- 1. a run writes raw JSON + report + tables + SVG; order balanced ----------
+"$T" bench --shapes 16x16x16,33x17x9 --routes $routes "${TINY[@]}" --out "$W/run1" >"$W/run1.out" 2>"$W/run1.err"
+rc=$?
+R=$(python3 -c "import json;print(sum(1 for r in json.load(open('$W/run1/results.json'))['routes'] if r['available']))")
+check "run exits 0 (rc=$rc)" test $rc -eq 0
+for f in results.json report.md tables.json ratios_wall_batch.svg; do
+  check "run writes $f" test -s "$W/run1/$f"
+done
+check "schema, complete, $R routes × 2 shapes × 2R rounds rows" pyassert "$W/run1/results.json" \
+  "d['schema']=='tessera-bench/1' and d['complete'] and d['protocol']['rounds']==2*$R and len(d['rows'])==2*$R*2*$R"
+check "realized order checked balanced" pyassert "$W/run1/results.json" "d['order']['check']['balanced'] is True and len(d['order']['realized'])==len(d['rows'])"
+check "every row ok with two passing complete receipts and integer samples" pyassert "$W/run1/results.json" \
+  "all(r['status']=='ok' and len(r['result']['validation'])==2 and all(v['passed'] and v['checked']==v['expected']==r['result']['problem']['m']*r['result']['problem']['n'] for v in r['result']['validation']) and all(isinstance(s['ns'],int) and isinstance(s['calls'],int) and s['calls']>=1 for m in ('wall_batch','wall_single') for s in r['result']['metrics'][m]) and len(r['result']['metrics']['wall_batch'])==2 for r in d['rows'])"
+check "dyadic receipts have max error exactly 0" pyassert "$W/run1/results.json" \
+  "all(v['max_abs_err']==0 for r in d['rows'] for v in r['result']['validation'])"
+check "GPU routes skipped with a reason" pyassert "$W/run1/results.json" \
+  "all(r['available'] or (isinstance(r['reason'],str) and r['reason']) for r in d['routes'])"
+check "executable hashed" pyassert "$W/run1/results.json" "len(d['artifacts']['executable']['sha256'])==64 and d['artifacts']['executable']['unchanged']"
+check "stdout has the tables" grep -q "Median of per-round p50s" "$W/run1.out"
+# tables.json agrees with an independent recomputation from the raw samples
+check "tables.json recomputable from raw samples" python3 - "$W/run1" <<'PY'
+import json, statistics, sys
+d = json.load(open(sys.argv[1] + "/results.json"))
+t = json.load(open(sys.argv[1] + "/tables.json"))
+def p50(row, m):
+    return statistics.median(s["ns"] / s["calls"] for s in row["result"]["metrics"][m])
+for met in t["metrics"]:
+    for c in met["cells"]:
+        rows = sorted((r for r in d["rows"] if r["shape"] == c["shape"] and r["route"] == c["route"]), key=lambda r: r["round"])
+        want = statistics.median(p50(r, met["metric"]) for r in rows)
+        assert abs(c["median_of_p50"] - want) <= 1e-9 * want, (c, want)
+    for q in met["ratios"]:
+        by = {}
+        for r in d["rows"]:
+            if r["shape"] == q["shape"] and r["route"] in (q["reference"], q["peer"]):
+                by.setdefault(r["round"], {})[r["route"]] = p50(r, met["metric"])
+        ratios = [v[q["reference"]] / v[q["peer"]] for v in by.values()]
+        assert abs(q["median"] - statistics.median(ratios)) <= 1e-12 * q["median"]
+        assert q["min"] == min(ratios) and q["max"] == max(ratios)
+        assert q["slower"] == sum(x > 1 for x in ratios)
+PY
+# report regenerates byte-identically from the raw JSON alone
+cp "$W/run1/report.md" "$W/report.before"
+cp "$W/run1/tables.json" "$W/tables.before"
+rm "$W/run1/report.md" "$W/run1/tables.json" "$W/run1"/ratios_*.svg
+"$T" report "$W/run1" >"$W/report.out"
+check "tessera report regenerates report.md identically" cmp -s "$W/report.before" "$W/run1/report.md"
+check "tessera report regenerates tables.json identically" cmp -s "$W/tables.before" "$W/run1/tables.json"
+check "tessera report regenerates the SVG" grep -q "<svg" "$W/run1/ratios_wall_batch.svg"
+
+# ---- 2. an existing --out is refused: exit 2, nothing touched ------------------
+snap() { (cd "$W/run1" && find . -type f -exec sha256sum {} + | sort; ls -lR --time-style=full-iso .; stat -c "%n %y" .); }
+snap >"$W/snap.before"
+"$T" bench --shapes 16x16x16 --routes $routes "${TINY[@]}" --out "$W/run1" >"$W/refuse.out" 2>"$W/refuse.err"
+rc=$?
+snap >"$W/snap.after"
+check "rerun into an existing dir exits 2 (rc=$rc)" test $rc -eq 2
+check "refusal names the directory" grep -q "already exists" "$W/refuse.err"
+check "refusal touched nothing" cmp -s "$W/snap.before" "$W/snap.after"
+
+# ---- 3. a crash and a timeout are rows; the run completes ----------------------
+start=$(date +%s)
+TSR_BENCH_TEST_CRASH=tessera-cpu TSR_BENCH_TEST_HANG=openblas \
+  "$T" bench --shapes 16x16x16 --routes $routes "${TINY[@]}" --timeout 2 --out "$W/run3" >"$W/run3.out" 2>"$W/run3.err"
+rc=$?
+check "crash/timeout run exits 1 (rc=$rc)" test $rc -eq 1
+check "crash/timeout run completed" pyassert "$W/run3/results.json" "d['complete'] and len(d['rows'])==2*$R*$R"
+check "crashed rows record SIGSEGV and no time" pyassert "$W/run3/results.json" \
+  "all(r['status']=='crashed' and r['exit']['signal']==11 and r['result'] is None for r in d['rows'] if r['route']=='tessera-cpu')"
+if [ "$R" -ge 2 ]; then
+  check "hung rows are timeouts killed near 2 s" pyassert "$W/run3/results.json" \
+    "all(r['status']=='timeout' and r['exit']['timed_out'] and 2e9 <= r['exit']['wall_ns'] < 10e9 for r in d['rows'] if r['route']=='openblas')"
+fi
+check "report lists the failed rows loudly" grep -q "FAILED ROWS" "$W/run3/report.md"
+check "stderr names each failure" grep -q "FAILED round 0 16x16x16 tessera-cpu: crashed" "$W/run3.err"
+check "cells without a valid round say FAILED" grep -q "FAILED\*\*" "$W/run3/report.md"
+
+# ---- 4. a wrong output element is a failed row, never a time -------------------
+TSR_BENCH_TEST_CORRUPT=tessera-cpu \
+  "$T" bench --shapes 8x8x8 --routes tessera-cpu "${TINY[@]}" --out "$W/run4" >"$W/run4.out" 2>"$W/run4.err"
+rc=$?
+check "invalid output exits 1 (rc=$rc)" test $rc -eq 1
+check "invalid rows: failed_validation, receipt failed at element 0, no samples" pyassert "$W/run4/results.json" \
+  "all(r['status']=='failed_validation' and r['result']['metrics']=={} and r['result']['validation'][0]['passed'] is False and r['result']['validation'][0]['first_fail']==0 for r in d['rows'])"
+
+# ---- 5. the quick preset's shapes on the CPU routes ----------------------------
+"$T" bench --preset quick --routes $routes --samples 1 --sample-ms 2 --warmup-ms 5 --oracle-cache "$W/oracle" --no-progress --out "$W/quick" >"$W/quick.out" 2>"$W/quick.err"
+rc=$?
+check "quick preset shapes run (rc=$rc)" test $rc -eq 0
+check "quick preset: 4 shapes recorded" pyassert "$W/quick/results.json" \
+  "[s['label'] for s in d['protocol']['shapes']]==['128x128x61','256x256x256','513x257x129','1024x1024x1024'] and d['protocol']['preset']=='quick'"
+
+# ---- 6. bad input: one line naming the option, exit 2 ---------------------------
+expect_usage() { # expect_usage NEEDLE args...
+  local needle=$1; shift
+  "$T" "$@" >"$W/u.out" 2>"$W/u.err"
+  local rc=$?
+  if [ $rc -eq 2 ] && grep -q -- "$needle" "$W/u.err" && [ "$(wc -l <"$W/u.err")" -eq 1 ]; then ok "usage error: $needle"; else bad "usage error $needle (rc=$rc: $(cat "$W/u.err"))"; fi
+}
+expect_usage "--samples" bench --shapes 8x8x8 --samples 0 --out "$W/x1"
+expect_usage "--routes" bench --shapes 8x8x8 --routes tessera-cpu,nope --out "$W/x2"
+expect_usage "--shapes" bench --shapes 8x0x8 --out "$W/x3"
+expect_usage "--preset" bench --preset huge --out "$W/x4"
+expect_usage "--inputs" bench --shapes 8x8x8 --inputs gaussian --out "$W/x5"
+expect_usage "no shapes" bench --out "$W/x6"
+expect_usage "DIR" report "$W/does-not-exist"
+check "bad options created no directory" test ! -e "$W/x1" -a ! -e "$W/x2" -a ! -e "$W/x6"
+"$T" bench --help >/dev/null && "$T" report --help >/dev/null && "$T" bench-run --help >/dev/null
+check "--help of bench, report, bench-run exit 0" test $? -eq 0
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
