@@ -32,7 +32,7 @@ struct tsr__cpu_pool {
 
 /* Spin this many pause iterations (tens of microseconds) before sleeping:
  * back-to-back runs of one GEMM then hand off without a futex wake-up. */
-#define TSR__POOL_SPIN 20000
+#define TSR__POOL_SPIN 4000
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
