@@ -57,35 +57,83 @@ def probe():
     return out
 
 
-def lsr(torch, x, s):
-    """Logical right shift of int64 tensor bits."""
+def lsr(x, s):
+    """Logical right shift of int64 bits (tensor or I64)."""
     return (x >> s) & ((1 << (64 - s)) - 1)
 
 
-def splitmix64(torch, x):
+def splitmix64(x):
     x = x + s64(0x9E3779B97F4A7C15)
-    x = (x ^ lsr(torch, x, 30)) * s64(0xBF58476D1CE4E5B9)
-    x = (x ^ lsr(torch, x, 27)) * s64(0x94D049BB133111EB)
-    return x ^ lsr(torch, x, 31)
+    x = (x ^ lsr(x, 30)) * s64(0xBF58476D1CE4E5B9)
+    x = (x ^ lsr(x, 27)) * s64(0x94D049BB133111EB)
+    return x ^ lsr(x, 31)
 
 
-def generate(torch, t, kind, seed, batch, rows, cols, dev):
-    """Stored tensor t (0 A, 1 B, 2 C) as float32 [batch, rows, cols]."""
-    b = torch.arange(batch, dtype=torch.int64, device=dev).view(batch, 1, 1)
-    r = torch.arange(rows, dtype=torch.int64, device=dev).view(1, rows, 1)
-    c = torch.arange(cols, dtype=torch.int64, device=dev).view(1, 1, cols)
+def element_values(t, kind, seed, b, r, c, cols, to_f64):
+    """Value of stored element (b, r, c) of tensor t (0 A, 1 B, 2 C) as FP64,
+    from int64 operands b, r, c (broadcast tensors, or I64 scalars in the
+    self-check); to_f64 converts int64 to float64."""
     if kind == "dyadic":
         ca, cb, cd, q, o = DYADIC[t]
         v = (r * ca + c * cb + b * cd) % q
-        return ((v - o).to(torch.float32) / 8.0).contiguous()
+        return (to_f64(v) - o) / 8.0
     idx = (b * (1 << 32) + r) * cols + c
-    x = splitmix64(torch, seed_tensor(torch, seed, dev) ^ splitmix64(torch, idx ^ ((t + 1) << 60)))
-    v = lsr(torch, x, 40).to(torch.float64) * (1.0 / 8388608.0) - 1.0
-    return v.to(torch.float32).contiguous()
+    x = splitmix64(splitmix64(idx ^ ((t + 1) << 60)) ^ s64(seed))
+    return to_f64(lsr(x, 40)) * (1.0 / 8388608.0) - 1.0
 
 
-def seed_tensor(torch, seed, dev):
-    return torch.tensor(s64(seed), dtype=torch.int64, device=dev)
+def generate(torch, t, kind, seed, batch, rows, cols, dev):
+    """Stored tensor t as float32 [batch, rows, cols] on dev."""
+    b = torch.arange(batch, dtype=torch.int64, device=dev).view(batch, 1, 1)
+    r = torch.arange(rows, dtype=torch.int64, device=dev).view(1, rows, 1)
+    c = torch.arange(cols, dtype=torch.int64, device=dev).view(1, 1, cols)
+    v = element_values(t, kind, seed, b, r, c, cols, lambda x: x.to(torch.float64))
+    return v.expand(batch, rows, cols).to(torch.float32).contiguous()
+
+
+class I64:
+    """int64 with two's-complement wrapping, as torch int64 tensors behave;
+    lets the self-check run element_values without torch."""
+
+    def __init__(self, v):
+        v &= MASK64
+        self.v = v - (1 << 64) if v >= (1 << 63) else v
+
+    @staticmethod
+    def _v(o):
+        return o.v if isinstance(o, I64) else o
+
+    def __add__(self, o):
+        return I64(self.v + I64._v(o))
+
+    def __mul__(self, o):
+        return I64(self.v * I64._v(o))
+
+    def __xor__(self, o):
+        return I64(self.v ^ I64._v(o))
+
+    def __and__(self, o):
+        return I64(self.v & I64._v(o))
+
+    def __rshift__(self, s):
+        return I64(self.v >> s)  # arithmetic, like torch
+
+    def __mod__(self, q):
+        return I64(self.v % q)  # operands are non-negative here
+
+    __radd__, __rmul__, __rxor__ = __add__, __mul__, __xor__
+
+
+def self_check_values():
+    """stdin lines "t kind seed batch r c cols" → float.hex of the value."""
+    for line in sys.stdin:
+        f = line.split()
+        if not f:
+            continue
+        t, kind, seed = int(f[0]), f[1], int(f[2])
+        b, r, c, cols = (I64(int(x)) for x in f[3:7])
+        v = element_values(t, kind, seed, b, r, c, cols.v, lambda x: float(x.v))
+        print(float(v).hex())
 
 
 def measure(a):
@@ -204,6 +252,8 @@ def write_output(torch, C, path):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--probe", action="store_true")
+    p.add_argument("--self-check-values", action="store_true",
+                   help="read 't kind seed batch r c cols' lines, print each value (no torch needed)")
     p.add_argument("--m", type=int)
     p.add_argument("--n", type=int)
     p.add_argument("--k", type=int)
@@ -220,6 +270,9 @@ def main():
     p.add_argument("--out-before")
     p.add_argument("--out-after")
     a = p.parse_args()
+    if a.self_check_values:
+        self_check_values()
+        return 0
     if a.probe:
         out = probe()
         print(json.dumps(out))
