@@ -67,8 +67,9 @@ static void emit_header(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       (long long)p->ldb, (long long)p->ldc, (long long)p->stride_a, (long long)p->stride_b,
       (long long)p->stride_c, p->beta == 0.0f);
   put(s, "// plan: %s\n", plan);
-  put(s, "// tails: m=%d n=%d k=%d; offsets: %s\n\n", g->tail_m, g->tail_n, g->tail_k,
+  put(s, "// tails: m=%d n=%d k=%d; offsets: %s\n", g->tail_m, g->tail_n, g->tail_k,
       g->idx64 ? "64-bit" : "32-bit");
+  put(s, "#pragma nv_diag_suppress 177 // constants a specialization leaves unused\n\n");
 }
 
 static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {

@@ -1,0 +1,106 @@
+// Launcher for the emulated kernel (see harness.hpp). Usage:
+//   emu walk             print "row col" for every ordinal of the tile grid
+//   emu run DIR          DIR/args: g0 g1 g2 block smem ws r0 rblock alpha beta
+//                        na nb nc deferred; DIR/{A,B,C}.bin in, DIR/out.bin out
+typedef void (*emu_main_fn)(const float *, const float *, float *, float *, float, float);
+typedef void (*emu_reduce_fn)(const float *, float *, float, float);
+
+struct emu_job {
+  unsigned bx, by, bz, tx;
+  int is_reduce;
+  const float *a, *b;
+  float *c, *w;
+  float alpha, beta;
+};
+#ifndef TSR_EMU_HAS_REDUCE
+static void tsr_gemm_reduce(const float *, float *, float, float) { emu_die("no reduce kernel"); }
+#endif
+static void *emu_thread(void *p) {
+  emu_job *j = (emu_job *)p;
+  blockIdx = {j->bx, j->by, j->bz};
+  threadIdx = {j->tx, 0, 0};
+  emu_groups.clear();
+  emu_open.clear();
+  if (j->is_reduce) tsr_gemm_reduce(j->w, j->c, j->alpha, j->beta);
+  else tsr_gemm_main(j->a, j->b, j->c, j->w, j->alpha, j->beta);
+  return nullptr;
+}
+static void emu_launch(int is_reduce, const unsigned grid[3], unsigned block, size_t smem,
+                       const float *a, const float *b, float *c, float *w, float alpha,
+                       float beta) {
+  std::vector<pthread_t> th(block);
+  std::vector<emu_job> jobs(block);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 1 << 20);
+  for (unsigned z = 0; z < grid[2]; z++)
+    for (unsigned y = 0; y < grid[1]; y++)
+      for (unsigned x = 0; x < grid[0]; x++) {
+        emu_smem_bytes = smem;
+        emu_smem = smem ? (float *)malloc(smem) : nullptr;
+        for (size_t i = 0; i < smem / 4; i++) emu_smem[i] = NAN;
+        pthread_barrier_init(&emu_block_bar, nullptr, block);
+        for (unsigned wp = 0; wp < (block + 31) / 32; wp++)
+          pthread_barrier_init(&emu_warp_bar[wp], nullptr, 32);
+        for (unsigned t = 0; t < block; t++) {
+          jobs[t] = {x, y, z, t, is_reduce, a, b, c, w, alpha, beta};
+          if (pthread_create(&th[t], &attr, emu_thread, &jobs[t])) emu_die("pthread_create");
+        }
+        for (unsigned t = 0; t < block; t++) pthread_join(th[t], nullptr);
+        pthread_barrier_destroy(&emu_block_bar);
+        for (unsigned wp = 0; wp < (block + 31) / 32; wp++)
+          pthread_barrier_destroy(&emu_warp_bar[wp]);
+        free(emu_smem);
+        emu_smem = nullptr;
+      }
+  pthread_attr_destroy(&attr);
+}
+static float *emu_read(const char *dir, const char *name, size_t n) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "rb");
+  if (!f) emu_die("cannot open input");
+  float *p = (float *)malloc(n * 4);
+  if (fread(p, 4, n, f) != n) emu_die("short input");
+  fclose(f);
+  return p;
+}
+int main(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "walk")) {
+    for (unsigned i = 0; i < GRID_H * GRID_W; i++) {
+      unsigned r, c;
+      tsr_walk(i, r, c);
+      printf("%u %u\n", r, c);
+    }
+    return 0;
+  }
+  if (argc < 3) return 2;
+  const char *dir = argv[2];
+  char path[4096];
+  snprintf(path, sizeof path, "%s/args", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) return 3;
+  unsigned g[3], block, rg[3] = {1, 1, 1}, rblock;
+  unsigned long long smem, ws, na, nb, nc;
+  float alpha, beta;
+  if (fscanf(f, "%u %u %u %u %llu %llu %u %u %f %f %llu %llu %llu %d", &g[0], &g[1], &g[2],
+             &block, &smem, &ws, &rg[0], &rblock, &alpha, &beta, &na, &nb, &nc,
+             &emu_deferred) != 14)
+    return 4;
+  fclose(f);
+  float *a = emu_read(dir, "A.bin", na), *b = emu_read(dir, "B.bin", nb),
+        *c = emu_read(dir, "C.bin", nc);
+  float *w = ws ? (float *)malloc(ws) : nullptr;
+  for (size_t i = 0; i < ws / 4; i++) w[i] = NAN;
+  emu_launch(0, g, block, smem, a, b, c, w, alpha, beta);
+  if (ws) emu_launch(1, rg, rblock, 0, a, b, c, w, alpha, beta);
+  snprintf(path, sizeof path, "%s/out.bin", dir);
+  f = fopen(path, "wb");
+  if (!f || fwrite(c, 4, nc, f) != nc) return 5;
+  fclose(f);
+  free(a);
+  free(b);
+  free(c);
+  free(w);
+  return 0;
+}

@@ -1,0 +1,129 @@
+// Host emulation of the device layer of tessera's generated kernels, for
+// tests/emit only. The test strips the source's "// tsr:ptx-begin" ..
+// "// tsr:ptx-end" section and compiles the rest against these definitions
+// with AddressSanitizer: every CTA runs as real threads (one per CUDA thread)
+// with a pthread barrier for __syncthreads, cp.async lands either at issue or
+// only at the matching cp.async.wait_group (EMU_DEFERRED), and mma.sync
+// exchanges fragments through a per-warp barrier using the PTX ISA fragment
+// layout of m16n8k8 .tf32. Shared memory is malloc'd at exactly the launch
+// size and NaN-poisoned, so out-of-range or unwritten shared reads show.
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) float2 { float x, y; };
+struct emu_dim { unsigned x, y, z; };
+static thread_local emu_dim threadIdx, blockIdx;
+static pthread_barrier_t emu_block_bar;
+static void __syncthreads() { pthread_barrier_wait(&emu_block_bar); }
+
+static float *emu_smem;
+static size_t emu_smem_bytes;
+static int emu_deferred;
+
+static void emu_die(const char *what) {
+  fprintf(stderr, "emu: %s (block %u,%u,%u thread %u)\n", what, blockIdx.x, blockIdx.y,
+          blockIdx.z, threadIdx.x);
+  abort();
+}
+
+struct emu_copy {
+  float *dst;
+  const float *src;
+  int size, bytes;
+};
+static thread_local std::vector<std::vector<emu_copy>> emu_groups;
+static thread_local std::vector<emu_copy> emu_open;
+
+static void emu_land(const emu_copy &c) {
+  if (c.bytes) memcpy(c.dst, c.src, (size_t)c.bytes);
+  memset((char *)c.dst + c.bytes, 0, (size_t)(c.size - c.bytes));
+}
+static void emu_cp(float *dst, const float *src, int size, int bytes) {
+  if (bytes < 0 || bytes > size || bytes % 4) emu_die("cp.async src-size out of range");
+  if ((uintptr_t)dst % (uintptr_t)size) emu_die("misaligned cp.async destination");
+  if (bytes && (uintptr_t)src % (uintptr_t)size) emu_die("misaligned cp.async source");
+  if ((char *)dst < (char *)emu_smem || (char *)dst + size > (char *)emu_smem + emu_smem_bytes)
+    emu_die("cp.async destination outside dynamic shared memory");
+  emu_copy c = {dst, src, size, bytes};
+  if (emu_deferred) emu_open.push_back(c);
+  else emu_land(c);
+}
+static inline float *tsr_dynamic_smem() { return emu_smem; }
+static inline void tsr_cp16(float *d, const float *s, int b) { emu_cp(d, s, 16, b); }
+static inline void tsr_cp8(float *d, const float *s, int b) { emu_cp(d, s, 8, b); }
+static inline void tsr_cp4(float *d, const float *s, int b) { emu_cp(d, s, 4, b); }
+static inline void tsr_cp_commit() {
+  emu_groups.push_back(emu_open);
+  emu_open.clear();
+}
+template <int PENDING> static inline void tsr_cp_wait() {
+  /* all but the newest PENDING committed groups complete */
+  while ((int)emu_groups.size() > PENDING) {
+    for (const emu_copy &c : emu_groups.front()) emu_land(c);
+    emu_groups.erase(emu_groups.begin());
+  }
+}
+
+static inline unsigned emu_bits(float x) {
+  unsigned u;
+  memcpy(&u, &x, 4);
+  return u;
+}
+static inline float emu_float(unsigned u) {
+  float x;
+  memcpy(&x, &u, 4);
+  return x;
+}
+/* cvt.rna.tf32.f32: round to nearest, ties away from zero, 10 mantissa bits */
+static inline unsigned emu_tf32(float x) {
+  unsigned u = emu_bits(x);
+  if ((u & 0x7f800000u) != 0x7f800000u) u += 0x1000u;
+  return u & 0xffffe000u;
+}
+static inline void tsr_split(float x, unsigned &big, unsigned &small) {
+  big = emu_tf32(x);
+  small = emu_tf32(x - emu_float(big));
+}
+struct emu_warp_x {
+  float a[32][4], b[32][2];
+};
+static emu_warp_x emu_wx[32];
+static pthread_barrier_t emu_warp_bar[32];
+static void tsr_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5;
+  for (int r = 0; r < 4; r++) {
+    if (a[r] & 0x1fffu) emu_die("mma A operand is not TF32");
+    emu_wx[w].a[lane][r] = emu_float(a[r]);
+  }
+  for (int r = 0; r < 2; r++) {
+    if (b[r] & 0x1fffu) emu_die("mma B operand is not TF32");
+    emu_wx[w].b[lane][r] = emu_float(b[r]);
+  }
+  pthread_barrier_wait(&emu_warp_bar[w]);
+  const int gq = lane >> 2, tq = lane & 3;
+  for (int r = 0; r < 4; r++) {
+    const int row = gq + 8 * (r >> 1), col = 2 * tq + (r & 1);
+    double sum = 0;
+    for (int k = 0; k < 8; k++) {
+      /* A(row, k): lane (row % 8) * 4 + k % 4, register (row >= 8) + 2 * (k >= 4) */
+      double av = emu_wx[w].a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)];
+      /* B(k, col): lane col * 4 + k % 4, register (k >= 4) */
+      double bv = emu_wx[w].b[col * 4 + k % 4][k >= 4];
+      sum += av * bv;
+    }
+    d[r] = (float)(sum + (double)d[r]);
+  }
+  pthread_barrier_wait(&emu_warp_bar[w]);
+}

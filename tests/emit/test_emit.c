@@ -1,0 +1,666 @@
+/* The emitter: byte-identical deterministic source, walk normalization,
+ * one-line rejections naming the field, the default table, thread ->
+ * output ownership, and — with a host C++ compiler — every kernel family and
+ * feature run under a host emulation of the device layer (tests/emit/emu,
+ * AddressSanitizer) against the FP64 oracle; with nvcc, the default plans and
+ * a variant matrix compiled for sm_90 with no spills in the defaults. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/hash.h"
+#include "emit/emit.h"
+#include "tessera.h"
+
+#define SMEM_LIMIT (227u * 1024u)
+#define NVCC "/usr/local/cuda/bin/nvcc"
+
+/* ---- helpers -------------------------------------------------------------- */
+typedef struct {
+  int64_t m, n, k, batch;
+  char opa, opb;
+  float beta;
+  int64_t lda_pad, ldb_pad, ldc_pad, stride_pad;
+} prob_spec;
+
+static tsr_problem mkprob(prob_spec s) {
+  tsr_problem p;
+  tsr_problem_init(&p, s.m, s.n, s.k);
+  p.batch = s.batch ? s.batch : 1;
+  p.op_a = s.opa == 'T' ? TSR_OP_T : TSR_OP_N;
+  p.op_b = s.opb == 'T' ? TSR_OP_T : TSR_OP_N;
+  p.beta = s.beta;
+  p.alpha = s.beta != 0.0f ? 0.75f : 1.0f;
+  if (s.lda_pad) p.lda = (p.op_a == TSR_OP_N ? s.k : s.m) + s.lda_pad;
+  if (s.ldb_pad) p.ldb = (p.op_b == TSR_OP_N ? s.n : s.k) + s.ldb_pad;
+  if (s.ldc_pad) p.ldc = s.n + s.ldc_pad;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  if (s.stride_pad && p.batch > 1) {
+    p.stride_a += s.stride_pad;
+    p.stride_b += s.stride_pad;
+    p.stride_c += s.stride_pad;
+    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  }
+  return p;
+}
+
+static tsr_problem P(int64_t m, int64_t n, int64_t k) {
+  return mkprob((prob_spec){.m = m, .n = n, .k = k});
+}
+
+static tsr_plan mkplan(const char *text) {
+  tsr_plan pl = {.bm = 32, .bn = 32, .bk = 8, .wm = 16, .wn = 32, .tm = 4, .tn = 4,
+                 .stages = 1, .vec = 1, .walk = {TSR_WALK_LINEAR, 1, 1}, .splitk = 1};
+  char msg[256];
+  if (tsr_plan_parse(text, &pl, msg, sizeof msg) != TSR_OK) fail_msg("%s: %s", text, msg);
+  return pl;
+}
+
+static void emit_ok(const tsr_problem *p, const tsr_plan *pl, tsr__kernel_src *k) {
+  char msg[512];
+  tsr_status s = tsr__emit_gemm(p, pl, SMEM_LIMIT, k, msg, sizeof msg);
+  if (s != TSR_OK) {
+    char t[512];
+    tsr_plan_format(pl, t, sizeof t);
+    fail_msg("emit rejected %s: %s", t, msg);
+  }
+}
+
+static char *tmpdir_make(void) {
+  char *d = strdup("/tmp/tsr_emit_XXXXXX");
+  assert_non_null(mkdtemp(d));
+  return d;
+}
+static void tmpdir_remove(char *d) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", d);
+  free(d);
+}
+static void write_file(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, 1, n, f), n);
+  fclose(f);
+}
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = calloc((size_t)n + 1, 1);
+  if (fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
+  s[n] = '\0';
+  fclose(f);
+  return s;
+}
+static int have_cxx(void) { return system("g++ --version > /dev/null 2>&1") == 0; }
+
+/* ---- determinism and normalization ----------------------------------------- */
+static void test_deterministic(void **state) {
+  tsr_problem p = P(4096, 4096, 4096);
+  tsr_plan pl;
+  tsr__emit_default_plan(&p, &pl);
+  tsr__kernel_src a, b, c;
+  emit_ok(&p, &pl, &a);
+  emit_ok(&p, &pl, &b);
+  assert_int_equal(a.len, b.len);
+  assert_int_equal(a.len, strlen(a.source));
+  assert_memory_equal(a.source, b.source, a.len);
+  assert_string_equal(a.sha256, b.sha256);
+  char h[65];
+  assert_int_equal(tsr__sha256_hex(a.source, a.len, h), 0);
+  assert_string_equal(h, a.sha256);
+  /* no pointers or timestamps: nothing printed with %p-like hex */
+  assert_null(strstr(a.source, "0x7f"));
+  /* a different plan is a different source */
+  pl.stages = 2;
+  emit_ok(&p, &pl, &c);
+  assert_string_not_equal(a.sha256, c.sha256);
+  assert_int_equal(a.grid[0], 32 * 32);
+  assert_int_equal(a.block[0], (uint32_t)((pl.bm / pl.wm) * (pl.bn / pl.wn) * 32));
+  assert_int_equal(a.workspace_bytes, 0);
+  assert_string_equal(a.reduce_name, "");
+  assert_string_equal(a.main_name, "tsr_gemm_main");
+  tsr__kernel_src_free(&a);
+  tsr__kernel_src_free(&b);
+  tsr__kernel_src_free(&c);
+  tsr__kernel_src_free(NULL);
+}
+
+/* Walks that visit in the linear order give the linear source, byte for
+ * byte; rect:Rx1 gives the stripe:R source. */
+static void test_walk_identity(void **state) {
+  tsr_problem p = P(1000, 900, 64); /* 32x32 tiles: H = 32, W = 29 */
+  tsr_plan lin = mkplan("stages=2");
+  tsr__kernel_src ref, k;
+  emit_ok(&p, &lin, &ref);
+  const char *same[] = {"walk=rect:1x7", "walk=rect:5x29", "walk=rect:3x1000", "walk=stripe:1",
+                        "walk=rect:1x1"};
+  for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+    tsr_plan q = lin;
+    char msg[128];
+    assert_int_equal(tsr_plan_parse(same[i], &q, msg, sizeof msg), TSR_OK);
+    emit_ok(&p, &q, &k);
+    if (strcmp(k.source, ref.source) != 0) fail_msg("%s does not emit the linear source", same[i]);
+    tsr__kernel_src_free(&k);
+  }
+  tsr__kernel_src_free(&ref);
+  tsr_plan s4 = mkplan("stages=2,walk=stripe:4"), r41 = mkplan("stages=2,walk=rect:4x1");
+  emit_ok(&p, &s4, &ref);
+  emit_ok(&p, &r41, &k);
+  assert_string_equal(ref.source, k.source);
+  tsr__kernel_src_free(&ref);
+  tsr__kernel_src_free(&k);
+}
+
+/* ---- rejections ------------------------------------------------------------ */
+static void expect_reject(tsr_problem p, const char *plan, const char *needle) {
+  tsr_plan pl = mkplan(plan);
+  char msg[512] = "";
+  tsr__kernel_src k;
+  tsr_status s = tsr__emit_gemm(&p, &pl, SMEM_LIMIT, &k, msg, sizeof msg);
+  if (s == TSR_OK) fail_msg("plan '%s' was accepted; expected '%s'", plan, needle);
+  assert_null(k.source);
+  assert_int_equal(tsr__emit_check(&p, &pl, SMEM_LIMIT, msg, sizeof msg), s);
+  if (!strstr(msg, needle)) fail_msg("plan '%s': message '%s' lacks '%s'", plan, msg, needle);
+  assert_null(strchr(msg, '\n'));
+}
+
+static void test_rejections(void **state) {
+  tsr_problem big = P(4096, 4096, 4096);
+  expect_reject(big, "bm=96,wm=64,wn=32,tm=8,tn=8", "bm=96 is not a multiple of wm=64");
+  expect_reject(big, "bn=48,wn=32", "bn=48 is not a multiple of wn=32");
+  expect_reject(big, "bm=256,bn=256,wm=16,wn=32", "4096 threads per block");
+  expect_reject(big, "bm=256,bn=256,bk=32,wm=64,wn=64,tm=8,tn=16,stages=4,pad=4,vec=4",
+                "exceeds the 227.0 KiB limit (bm=256,bn=256,bk=32,stages=4,pad=4)");
+  expect_reject(big, "wm=16,wn=32,tm=4,tn=8", "not 32");
+  expect_reject(big, "bm=64,bn=64,wm=32,wn=64,tm=6,tn=8", "wm=32 is not a multiple of tm=6");
+  expect_reject(big, "bm=128,bn=128,wm=64,wn=128,tm=16,tn=16", "registers");
+  expect_reject(big, "vec=3", "vec=3 is not 1, 2 or 4");
+  expect_reject(big, "threads=4", "threads=4");
+  expect_reject(big, "a=view,b=view,stages=2", "stages=2 needs a staged operand");
+  expect_reject(big, "mma=tf32x3", "tm=4 is unused by mma=tf32x3");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,wm=24,bm=48", "wm=24 is not a multiple of 16");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,bk=12", "bk=12 is not a multiple of 8");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,a=view", "a=view is not supported");
+  expect_reject(big, "vec=4,pad=1", "pad=1 makes the shared B row 33 floats");
+  tsr_problem odd = P(128, 128, 61);
+  expect_reject(odd, "vec=4", "vec=4 needs lda=61 to be a multiple of 4");
+  expect_reject(odd, "splitk=9", "splitk=9 exceeds the 8 K blocks (k=61, bk=8)");
+  tsr_problem tb = mkprob((prob_spec){.m = 64, .n = 64, .k = 64, .opb = 'T', .ldb_pad = 2});
+  expect_reject(tb, "vec=4", "vec=4 needs ldb=66");
+  tsr_problem bt = mkprob((prob_spec){.m = 64, .n = 64, .k = 64, .batch = 70000});
+  expect_reject(bt, "stages=1", "batch=70000 exceeds the gridDim.z limit 65535");
+  expect_reject(big, "splitk=65536", "splitk=65536 exceeds the gridDim.y limit 65535");
+  tsr_problem tall = P(2147483640, 1, 1);
+  expect_reject(tall, "bm=32", "m=2147483640 exceeds the int32 coordinate range");
+}
+
+/* beta == 0 must never read C: the store path of a beta == 0 source has no
+ * load of C (the emulated runs also start C as NaN). */
+static void test_beta_zero_source(void **state) {
+  tsr_problem p0 = P(100, 100, 40), p1 = mkprob((prob_spec){.m = 100, .n = 100, .k = 40, .beta = 2});
+  const char *plans[] = {"stages=2", "mma=tf32x3,tm=1,tn=1,bk=16", "splitk=3"};
+  for (size_t i = 0; i < 3; i++) {
+    tsr_plan pl = mkplan(plans[i]);
+    tsr__kernel_src k0, k1;
+    emit_ok(&p0, &pl, &k0);
+    emit_ok(&p1, &pl, &k1);
+    assert_null(strstr(k0.source, "beta *"));
+    assert_non_null(strstr(k1.source, "beta *"));
+    tsr__kernel_src_free(&k0);
+    tsr__kernel_src_free(&k1);
+  }
+}
+
+/* ---- default table --------------------------------------------------------- */
+static const int64_t brief_shapes[][3] = {{128, 128, 61},    {32, 32, 32},     {512, 512, 512},
+                                          {1024, 1024, 1024}, {1024, 1024, 1537}, {2049, 4097, 1025},
+                                          {4096, 4096, 4096}, {4096, 4096, 11008}, {8192, 8192, 8192}};
+#define NSHAPES (sizeof brief_shapes / sizeof brief_shapes[0])
+
+static void test_default_table(void **state) {
+  for (size_t i = 0; i < NSHAPES; i++) {
+    tsr_problem p = P(brief_shapes[i][0], brief_shapes[i][1], brief_shapes[i][2]);
+    tsr_plan pl;
+    tsr__emit_default_plan(&p, &pl);
+    char msg[512], t[512];
+    tsr_plan_format(&pl, t, sizeof t);
+    if (tsr__emit_check(&p, &pl, SMEM_LIMIT, msg, sizeof msg) != TSR_OK)
+      fail_msg("default plan %s for shape %zu rejected: %s", t, i, msg);
+    assert_int_equal(pl.threads, 0);
+    assert_int_equal(pl.isa, TSR_ISA_AUTO);
+    /* parse(format(default)) round-trips */
+    tsr_plan q = mkplan("stages=1");
+    assert_int_equal(tsr_plan_parse(t, &q, msg, sizeof msg), TSR_OK);
+    assert_true(tsr_plan_equal(&pl, &q));
+  }
+  /* batched, transposed, odd leading dimensions still get a legal plan */
+  tsr_problem p = mkprob((prob_spec){.m = 3000, .n = 2000, .k = 999, .batch = 3, .opa = 'T',
+                                     .opb = 'T', .lda_pad = 1, .stride_pad = 3});
+  tsr_plan pl;
+  char msg[512];
+  tsr__emit_default_plan(&p, &pl);
+  if (tsr__emit_check(&p, &pl, SMEM_LIMIT, msg, sizeof msg) != TSR_OK) fail_msg("%s", msg);
+  assert_int_equal(pl.vec, 1);
+}
+
+/* ---- ownership: every output of a tile is written by exactly one thread ----
+ * The formulas below restate the emitted epilogue (docs/emit.md). */
+static void ownership_ffma(int bm, int bn, int wm, int wn, int tm, int tn) {
+  int lr = wm / tm, lc = wn / tn, fm = tm < 4 ? tm : 4, fn = tn < 4 ? tn : 4;
+  int warps_n = bn / wn, nt = (bm / wm) * warps_n * 32;
+  int *cnt = calloc((size_t)bm * bn, sizeof *cnt);
+  for (int t = 0; t < nt; t++) {
+    int lane = t & 31, warp = t >> 5;
+    int rbase = (warp / warps_n) * wm + (lane / lc) * fm;
+    int cbase = (warp % warps_n) * wn + (lane % lc) * fn;
+    for (int i = 0; i < tm; i++)
+      for (int f = 0; f < tn / fn; f++)
+        for (int e = 0; e < fn; e++) {
+          int r = rbase + (i / fm) * (lr * fm) + i % fm, c = cbase + f * (lc * fn) + e;
+          assert_true(r >= 0 && r < bm && c >= 0 && c < bn);
+          cnt[r * bn + c]++;
+        }
+  }
+  for (int i = 0; i < bm * bn; i++) assert_int_equal(cnt[i], 1);
+  free(cnt);
+}
+static void ownership_tf32(int bm, int bn, int wm, int wn) {
+  int warps_n = bn / wn, nt = (bm / wm) * warps_n * 32;
+  int *cnt = calloc((size_t)bm * bn, sizeof *cnt);
+  for (int t = 0; t < nt; t++) {
+    int lane = t & 31, warp = t >> 5;
+    int rbase = (warp / warps_n) * wm + (lane >> 2), cbase = (warp % warps_n) * wn + (lane & 3) * 2;
+    for (int i = 0; i < wm / 16; i++)
+      for (int j = 0; j < wn / 8; j++)
+        for (int h = 0; h < 2; h++)
+          for (int e = 0; e < 2; e++) cnt[(rbase + i * 16 + h * 8) * bn + cbase + j * 8 + e]++;
+  }
+  for (int i = 0; i < bm * bn; i++) assert_int_equal(cnt[i], 1);
+  free(cnt);
+}
+static void test_ownership(void **state) {
+  ownership_ffma(128, 128, 32, 64, 8, 8);
+  ownership_ffma(128, 128, 64, 32, 8, 8);
+  ownership_ffma(32, 32, 16, 32, 4, 4);
+  ownership_ffma(16, 16, 8, 8, 2, 1);
+  ownership_ffma(64, 128, 64, 64, 16, 8);
+  ownership_ffma(24, 24, 12, 24, 3, 3);
+  ownership_tf32(128, 128, 64, 32);
+  ownership_tf32(64, 64, 32, 32);
+  ownership_tf32(32, 32, 16, 16);
+  ownership_tf32(128, 256, 64, 64);
+}
+
+/* ---- host emulation ---------------------------------------------------------- */
+/* The source with its PTX section removed, wrapped by the harness. */
+static void write_emu_source(const char *path, const tsr__kernel_src *k) {
+  const char *b = strstr(k->source, "// tsr:ptx-begin\n");
+  const char *e = strstr(k->source, "// tsr:ptx-end\n");
+  assert_non_null(b);
+  assert_non_null(e);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "#include \"harness.hpp\"\n");
+  fwrite(k->source, 1, (size_t)(b - k->source), f);
+  fputs(e + strlen("// tsr:ptx-end\n"), f);
+  if (k->reduce_name[0]) fprintf(f, "#define TSR_EMU_HAS_REDUCE 1\n");
+  fprintf(f, "#include \"driver.hpp\"\n");
+  fclose(f);
+}
+
+static void emu_compile_all(const char *dir, int n) {
+  /* two at a time: the dev machine has two cores */
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && seq 0 %d | xargs -P2 -I{} sh -c 'g++ -std=c++17 -O1 -g "
+           "-fsanitize=address,undefined -fno-sanitize-recover=all -pthread -Wno-unknown-pragmas "
+           "-Wno-unused-variable -I%s/tests/emit/emu -o emu{} emu{}.cpp > emu{}.log 2>&1 || echo "
+           "FAILED > emu{}.fail'",
+           dir, n - 1, TSR_SOURCE_DIR);
+  assert_int_equal(system(cmd), 0);
+}
+
+typedef struct {
+  const char *name;
+  prob_spec prob;
+  const char *plan; /* over the base mkplan() */
+  int use_default;  /* 1: the default-table plan of the named big shape applied here */
+  int64_t dm, dn, dk;
+  int random;
+} emu_case;
+
+static const emu_case emu_cases[] = {
+    /* FFMA, base 32x32x8 tile, warp 16x32, micro 4x4 (LR=4, LC=8), 64 threads */
+    {"ffma NN full 2-stage vec4", {64, 64, 32, 1, 'N', 'N', 0}, "stages=2,vec=4,pad=4"},
+    {"ffma NN tails 1-stage", {70, 45, 37, 1, 'N', 'N', 0.5f}, "stages=1,vec=1"},
+    {"ffma TN tails 2-stage vec2", {70, 45, 37, 1, 'T', 'N', 0}, "stages=2,vec=1,pad=2"},
+    {"ffma NT 3-stage vec4 splitk2", {64, 48, 40, 1, 'N', 'T', 0}, "stages=3,vec=4,pad=4,splitk=2"},
+    {"ffma TT batch2 splitk3 beta1", {66, 50, 36, 2, 'T', 'T', 1.0f}, "stages=2,vec=2,pad=2,splitk=3"},
+    {"ffma TN vec2 1-stage tails", {66, 38, 26, 1, 'T', 'N', 0}, "stages=1,vec=2,pad=2"},
+    {"ffma view A NN tails", {70, 45, 37, 1, 'N', 'N', 0}, "stages=2,a=view"},
+    {"ffma view B vec4 NN tail n", {64, 44, 32, 1, 'N', 'N', 0.25f}, "stages=1,b=view,vec=4,pad=4"},
+    {"ffma view both TN splitk7", {40, 40, 64, 1, 'T', 'N', 0}, "stages=1,a=view,b=view,splitk=7"},
+    {"ffma view A T vec4 tail m", {68, 64, 16, 1, 'T', 'N', 0}, "stages=2,a=view,vec=4,pad=4"},
+    {"ffma 8x8 micro rect walk", {150, 148, 24, 1, 'N', 'N', 0},
+     "bm=64,bn=64,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=4,walk=rect:2x2"},
+    {"ffma 2x1 micro pad1 stripe", {40, 37, 19, 1, 'N', 'T', 0},
+     "bm=16,bn=16,bk=4,wm=8,wn=8,tm=2,tn=1,stages=2,pad=1,walk=stripe:2"},
+    {"ffma ld/stride padding batch", {33, 35, 21, 2, 'N', 'N', 0.5f, 3, 5, 7, 11}, "stages=2"},
+    {"ffma random", {64, 72, 80, 1, 'N', 'N', 0}, "stages=3,vec=4,pad=4", 0, 0, 0, 0, 1},
+    /* 3xTF32, base 32x32x16 tile, warp 16x16 (MI=1, NI=2), 128 threads */
+    {"tf32 NN full 3-stage vec4", {64, 64, 32, 1, 'N', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=3,vec=4,pad=4"},
+    {"tf32 NN tails 2-stage", {70, 45, 37, 1, 'N', 'N', 0.5f},
+     "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,pad=8"},
+    {"tf32 TT tails 1-stage", {70, 45, 37, 1, 'T', 'T', 0},
+     "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=1,pad=4"},
+    {"tf32 NT tails 1-stage vec2", {70, 46, 38, 1, 'N', 'T', 0},
+     "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=1,vec=2,pad=4"},
+    {"tf32 NT batch2 splitk3 4-stage", {64, 64, 96, 2, 'N', 'T', 1.0f},
+     "mma=tf32x3,tm=1,tn=1,bk=8,wm=16,wn=16,stages=4,vec=4,pad=4,splitk=3"},
+    {"tf32 TN 2-stage stripe", {100, 90, 50, 1, 'T', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=16,wm=32,wn=32,stages=2,pad=8,walk=stripe:2"},
+    {"tf32 random", {64, 64, 200, 1, 'N', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=3,vec=4,pad=4", 0, 0, 0, 0, 1},
+    {"tf32 random TT tails", {50, 70, 90, 1, 'T', 'T', 0.5f},
+     "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,pad=4", 0, 0, 0, 0, 1},
+    /* the default table's plans on shrunken problems */
+    {"default large (4096^3) plan", {256, 256, 96, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
+    {"default large plan, tails", {260, 250, 70, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
+    {"default medium (1024^3) plan", {130, 120, 100, 1, 'N', 'N', 0}, NULL, 1, 1024, 1024, 1024},
+    {"default 512^3 plan (split-K)", {128, 128, 512, 1, 'N', 'N', 0}, NULL, 1, 512, 512, 512},
+    {"default small plan 128x128x61", {128, 128, 61, 1, 'N', 'N', 0}, NULL, 1, 128, 128, 61},
+};
+#define NCASES (sizeof emu_cases / sizeof emu_cases[0])
+
+static void test_emulated(void **state) {
+  if (!have_cxx()) skip();
+  char *dir = tmpdir_make();
+  tsr__kernel_src ks[NCASES];
+  tsr_problem probs[NCASES];
+  /* TSR_EMU_ONLY=<substring> runs the matching cases only (debugging) */
+  const char *only = getenv("TSR_EMU_ONLY");
+  int skipped[NCASES] = {0};
+  for (size_t i = 0; i < NCASES; i++) {
+    const emu_case *c = &emu_cases[i];
+    probs[i] = mkprob(c->prob);
+    skipped[i] = only && !strstr(c->name, only);
+    tsr_plan pl;
+    if (c->use_default) {
+      tsr_problem big = P(c->dm, c->dn, c->dk);
+      tsr__emit_default_plan(&big, &pl);
+      tsr_plan here;
+      tsr__emit_default_plan(&probs[i], &here);
+      pl.vec = here.vec; /* the shrunken problem's leading dimensions decide vec */
+    } else {
+      pl = mkplan(c->plan);
+    }
+    emit_ok(&probs[i], &pl, &ks[i]);
+    char path[512];
+    snprintf(path, sizeof path, "%s/emu%zu.cpp", dir, i);
+    if (skipped[i]) snprintf(path, sizeof path, "%s/skip%zu.cpp", dir, i);
+    write_emu_source(path, &ks[i]);
+  }
+  emu_compile_all(dir, (int)NCASES);
+  int failures = 0;
+  for (size_t i = 0; i < NCASES; i++) {
+    const emu_case *c = &emu_cases[i];
+    char path[512];
+    if (skipped[i]) {
+      tsr__kernel_src_free(&ks[i]);
+      continue;
+    }
+    snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
+    if (access(path, F_OK) == 0) {
+      snprintf(path, sizeof path, "%s/emu%zu.log", dir, i);
+      char *log = read_text(path);
+      fprintf(stderr, "[%s] host compile failed:\n%.4000s\n", c->name, log ? log : "");
+      free(log);
+      failures++;
+      continue;
+    }
+    const tsr_problem *p = &probs[i];
+    int64_t na = tsr_problem_elems_a(p), nb = tsr_problem_elems_b(p), nc = tsr_problem_elems_c(p);
+    float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4), *c0 = malloc((size_t)nc * 4);
+    tsr_inputs kind = c->random ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC;
+    tsr_fill(p, TSR_TENSOR_A, kind, 7, a);
+    tsr_fill(p, TSR_TENSOR_B, kind, 7, b);
+    if (p->beta != 0.0f) tsr_fill(p, TSR_TENSOR_C, kind, 7, c0);
+    else tsr_poison(p, c0);
+    double *ref = malloc((size_t)(p->batch * p->m * p->n) * sizeof(double));
+    assert_int_equal(tsr_oracle_cpu(p, a, b, p->beta != 0.0f ? c0 : NULL, ref), TSR_OK);
+    snprintf(path, sizeof path, "%s/A.bin", dir);
+    write_file(path, a, (size_t)na * 4);
+    snprintf(path, sizeof path, "%s/B.bin", dir);
+    write_file(path, b, (size_t)nb * 4);
+    snprintf(path, sizeof path, "%s/C.bin", dir);
+    write_file(path, c0, (size_t)nc * 4);
+    /* stages >= 2: once with copies landing at issue, once only at wait_group */
+    int modes = ks[i].smem_bytes && strstr(ks[i].source, "tsr_cp_wait<") ? 2 : 1;
+    for (int deferred = 0; deferred < modes; deferred++) {
+      char args[512];
+      snprintf(args, sizeof args, "%u %u %u %u %u %llu %u %u %.9g %.9g %lld %lld %lld %d\n",
+               ks[i].grid[0], ks[i].grid[1], ks[i].grid[2], ks[i].block[0], ks[i].smem_bytes,
+               (unsigned long long)ks[i].workspace_bytes, ks[i].reduce_grid[0],
+               ks[i].reduce_block[0], (double)p->alpha, (double)p->beta, (long long)na,
+               (long long)nb, (long long)nc, deferred);
+      snprintf(path, sizeof path, "%s/args", dir);
+      write_file(path, args, strlen(args));
+      char cmd[1024];
+      snprintf(cmd, sizeof cmd, "cd '%s' && rm -f out.bin && ./emu%zu run . > run.log 2>&1", dir, i);
+      if (system(cmd) != 0) {
+        snprintf(path, sizeof path, "%s/run.log", dir);
+        char *log = read_text(path);
+        fprintf(stderr, "[%s] emulated run failed (deferred=%d):\n%.4000s\n", c->name, deferred,
+                log ? log : "");
+        free(log);
+        failures++;
+        continue;
+      }
+      float *out = malloc((size_t)nc * 4);
+      snprintf(path, sizeof path, "%s/out.bin", dir);
+      FILE *f = fopen(path, "rb");
+      assert_non_null(f);
+      assert_int_equal(fread(out, 4, (size_t)nc, f), (size_t)nc);
+      fclose(f);
+      tsr_receipt r;
+      double tol = c->random ? 1e-4 : 0.0;
+      tsr_validate(p, out, ref, tol, tol, &r);
+      /* nothing outside the logical outputs was written */
+      int64_t stray = 0;
+      for (int64_t e = 0; e < nc; e++) {
+        int64_t bi = p->stride_c ? e / p->stride_c : 0, in = p->stride_c ? e % p->stride_c : e;
+        int logical = bi < p->batch && in / p->ldc < p->m && in % p->ldc < p->n;
+        if (!logical && memcmp(&out[e], &c0[e], 4) != 0) stray++;
+      }
+      if (!r.passed || stray) {
+        fprintf(stderr,
+                "[%s] deferred=%d: %lld of %lld outputs wrong (first %lld, max abs %.3g), %lld "
+                "stray writes\n",
+                c->name, deferred, (long long)r.failed, (long long)r.checked,
+                (long long)r.first_fail, r.max_abs_err, (long long)stray);
+        failures++;
+      } else {
+        fprintf(stderr, "[%s] deferred=%d ok: %lld outputs, max abs err %.3g\n", c->name,
+                deferred, (long long)r.checked, r.max_abs_err);
+      }
+      free(out);
+    }
+    free(a);
+    free(b);
+    free(c0);
+    free(ref);
+    tsr__kernel_src_free(&ks[i]);
+  }
+  tmpdir_remove(dir);
+  assert_int_equal(failures, 0);
+}
+
+/* The emitted walk, compiled on the host, visits exactly tsr_walk_map's order. */
+static void test_emulated_walks(void **state) {
+  if (!have_cxx()) skip();
+  static const struct {
+    int64_t m, n;
+    const char *walk;
+  } cases[] = {{7 * 32 - 5, 13 * 32, "rect:3x5"}, {7 * 32, 13 * 32 - 1, "stripe:4"},
+               {5 * 32, 7 * 32, "rect:2x3"},      {9 * 32, 4 * 32, "rect:4x3"},
+               {6 * 32, 6 * 32, "linear"},        {1 * 32, 40 * 32, "rect:8x16"}};
+  size_t n = sizeof cases / sizeof cases[0];
+  char *dir = tmpdir_make();
+  tsr_walk walks[16];
+  uint32_t hs[16], ws[16];
+  for (size_t i = 0; i < n; i++) {
+    tsr_problem p = P(cases[i].m, cases[i].n, 16);
+    char text[64];
+    snprintf(text, sizeof text, "walk=%s", cases[i].walk);
+    tsr_plan pl = mkplan(text);
+    tsr__kernel_src k;
+    emit_ok(&p, &pl, &k);
+    char path[512];
+    snprintf(path, sizeof path, "%s/emu%zu.cpp", dir, i);
+    write_emu_source(path, &k);
+    tsr__kernel_src_free(&k);
+    walks[i] = pl.walk;
+    hs[i] = (uint32_t)((cases[i].m + 31) / 32);
+    ws[i] = (uint32_t)((cases[i].n + 31) / 32);
+  }
+  emu_compile_all(dir, (int)n);
+  for (size_t i = 0; i < n; i++) {
+    char cmd[1024], path[512];
+    snprintf(cmd, sizeof cmd, "cd '%s' && ./emu%zu walk > walk%zu.txt", dir, i, i);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/walk%zu.txt", dir, i);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    for (uint32_t o = 0; o < hs[i] * ws[i]; o++) {
+      unsigned r, c;
+      uint32_t er, ec;
+      assert_int_equal(fscanf(f, "%u %u", &r, &c), 2);
+      tsr_walk_map(&walks[i], hs[i], ws[i], o, &er, &ec);
+      if (r != er || c != ec)
+        fail_msg("walk %s ordinal %u: emitted (%u,%u), tsr_walk_map (%u,%u)", cases[i].walk, o, r,
+                 c, er, ec);
+    }
+    unsigned extra;
+    assert_int_equal(fscanf(f, "%u", &extra), EOF);
+    fclose(f);
+  }
+  tmpdir_remove(dir);
+}
+
+/* ---- nvcc: defaults without spills, variants compile ------------------------- */
+typedef struct {
+  char label[160];
+  int is_default;
+} nv_job;
+
+static void test_nvcc(void **state) {
+  if (access(NVCC, X_OK) != 0) skip();
+  char *dir = tmpdir_make();
+  nv_job jobs[64];
+  int nj = 0;
+  for (size_t i = 0; i < NSHAPES; i++) {
+    tsr_problem p = P(brief_shapes[i][0], brief_shapes[i][1], brief_shapes[i][2]);
+    tsr_plan pl;
+    tsr__emit_default_plan(&p, &pl);
+    tsr__kernel_src k;
+    emit_ok(&p, &pl, &k);
+    char path[512];
+    snprintf(path, sizeof path, "%s/k%d.cu", dir, nj);
+    write_file(path, k.source, k.len);
+    char t[400];
+    tsr_plan_format(&pl, t, sizeof t);
+    snprintf(jobs[nj].label, sizeof jobs[nj].label, "default %lldx%lldx%lld",
+             (long long)p.m, (long long)p.n, (long long)p.k);
+    jobs[nj++].is_default = 1;
+    tsr__kernel_src_free(&k);
+  }
+  static const struct {
+    prob_spec prob;
+    const char *plan;
+  } variants[] = {
+      {{1000, 1000, 1000, 1, 'N', 'N', 0}, "bm=128,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=4"},
+      {{1000, 1000, 1000, 1, 'T', 'T', 0.5f}, "bm=128,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=4,splitk=3"},
+      {{999, 1001, 997, 2, 'N', 'T', 0}, "bm=64,bn=64,bk=16,wm=32,wn=32,tm=4,tn=8,stages=1,vec=1,pad=1"},
+      {{1024, 1024, 1024, 1, 'N', 'N', 1}, "bm=64,bn=64,bk=8,wm=32,wn=32,tm=4,tn=8,stages=2,vec=2,a=view,pad=2"},
+      {{1024, 1024, 1024, 1, 'T', 'N', 0}, "bm=64,bn=64,bk=8,wm=32,wn=32,tm=4,tn=8,stages=1,vec=4,a=view,b=view,splitk=7"},
+      {{1000, 1000, 1000, 2, 'T', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=128,bk=32,wm=64,wn=32,stages=3,vec=4,pad=8,splitk=2"},
+      {{999, 1001, 997, 1, 'N', 'N', 1}, "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=16,wm=32,wn=32,stages=2,vec=1,pad=4"},
+      {{1024, 1024, 1024, 1, 'T', 'T', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=64,bk=16,wm=64,wn=32,stages=1,vec=4,pad=4"},
+      {{1024, 1024, 1024, 1, 'N', 'T', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=3,vec=4,pad=4"},
+  };
+  for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+    tsr_problem p = mkprob(variants[i].prob);
+    tsr_plan pl = mkplan(variants[i].plan);
+    tsr__kernel_src k;
+    emit_ok(&p, &pl, &k);
+    char path[512];
+    snprintf(path, sizeof path, "%s/k%d.cu", dir, nj);
+    write_file(path, k.source, k.len);
+    snprintf(jobs[nj].label, sizeof jobs[nj].label, "variant %s", variants[i].plan);
+    jobs[nj++].is_default = 0;
+    tsr__kernel_src_free(&k);
+  }
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && seq 0 %d | xargs -P2 -I{} sh -c '" NVCC
+           " -cubin -arch=sm_90 -Xptxas -v -o k{}.cubin k{}.cu > k{}.log 2>&1 || echo FAILED >> "
+           "k{}.log'",
+           dir, nj - 1);
+  assert_int_equal(system(cmd), 0);
+  int failures = 0;
+  for (int i = 0; i < nj; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/k%d.log", dir, i);
+    char *log = read_text(path);
+    assert_non_null(log);
+    const char *mainf = strstr(log, "'tsr_gemm_main'");
+    int regs = -1, spill_st = -1, spill_ld = -1;
+    if (mainf) {
+      const char *sp = strstr(mainf, "bytes spill stores");
+      if (sp) {
+        const char *q = sp;
+        while (q > mainf && q[-1] != ',') q--;
+        sscanf(q, " %d", &spill_st);
+        const char *l = strstr(sp, ", ");
+        if (l) sscanf(l + 2, "%d", &spill_ld);
+      }
+      const char *u = strstr(mainf, "Used ");
+      if (u) sscanf(u + 5, "%d", &regs);
+    }
+    if (strstr(log, "FAILED") || strstr(log, "error") || regs < 0) {
+      fprintf(stderr, "[%s] nvcc failed:\n%.4000s\n", jobs[i].label, log);
+      failures++;
+    } else {
+      fprintf(stderr, "[%s] %d registers, spill stores %d, spill loads %d\n", jobs[i].label, regs,
+              spill_st, spill_ld);
+      if (jobs[i].is_default && (spill_st != 0 || spill_ld != 0)) failures++;
+    }
+    free(log);
+  }
+  tmpdir_remove(dir);
+  assert_int_equal(failures, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_walk_identity),
+      cmocka_unit_test(test_rejections),      cmocka_unit_test(test_beta_zero_source),
+      cmocka_unit_test(test_default_table),   cmocka_unit_test(test_ownership),
+      cmocka_unit_test(test_emulated_walks),  cmocka_unit_test(test_emulated),
+      cmocka_unit_test(test_nvcc),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
