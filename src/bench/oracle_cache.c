@@ -74,7 +74,7 @@ static int load(const char *path, const char *key, size_t count, double *ref,
 static void store(const char *dir, const char *path, const char *key, size_t count,
                   const double *ref, const char *producer) {
   if (mkdir_p(dir) != 0) return;
-  char tmp[4200], sha[65];
+  char tmp[4400], sha[65];
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   if (tsr__sha256_hex(ref, count * sizeof *ref, sha)) return;
   FILE *f = fopen(tmp, "wb");

@@ -410,8 +410,23 @@ int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char
   if (!tables) return -1;
   threshold = json_real_value(json_object_get(tables, "unstable_threshold"));
   sbuf t = {0}, r = {0};
+  /* One summary paragraph first, so the printed tables stand on their own. */
+  const json_t *rts = json_object_get(doc, "routes");
+  const json_t *chk = json_object_get(json_object_get(doc, "order"), "check");
+  sb_printf(&t, "%zu rows, %zu failed; order %s; measured:", json_array_size(json_object_get(doc, "rows")),
+            json_array_size(json_object_get(tables, "failures")),
+            json_is_true(json_object_get(chk, "balanced")) ? "balanced" : "NOT BALANCED");
+  for (size_t i = 0; i < json_array_size(rts); i++)
+    if (json_is_true(json_object_get(json_array_get(rts, i), "available")))
+      sb_printf(&t, " %s", jstr(json_array_get(rts, i), "name"));
+  sb_printf(&t, "\n");
+  for (size_t i = 0; i < json_array_size(rts); i++) {
+    const json_t *rt = json_array_get(rts, i);
+    if (!json_is_true(json_object_get(rt, "available")))
+      sb_printf(&t, "- skipped %s: %s\n", jstr(rt, "name"), jstr(rt, "reason"));
+  }
+  sb_printf(&t, "\n");
   render_tables(&t, tables, threshold);
-  sb_printf(&t, "%s", "");
 
   const json_t *proto = json_object_get(doc, "protocol"), *host = json_object_get(doc, "host");
   sb_printf(&r, "# tessera bench report\n\n");
