@@ -222,6 +222,16 @@ static void shape_text(const tsr_problem *p, char *buf, size_t cap) {
   snprintf(buf, cap, "%lldx%lldx%lld", (long long)p->m, (long long)p->n, (long long)p->k);
 }
 
+/* Replay measurements use longer samples than the search (at least 50 ms
+ * each, at least 7 of them): fewer, more careful measurements. */
+static tsr__measure_opts replay_opts(const tsr__tune_config *cfg) {
+  tsr__measure_opts mo = cfg->measure;
+  mo.bypass_cache = 1;
+  if (mo.sample_ms < 50) mo.sample_ms = 50;
+  if (mo.samples < 7) mo.samples = 7;
+  return mo;
+}
+
 /* One replay measurement of plan c in a fresh process: "<exe> tune
  * --replay-child ..." prints one JSON object (cmd_tune.c). */
 static void replay_child(const tsr__tune_config *cfg, const tsr__tune_cand *src, double timeout_s,
@@ -233,8 +243,9 @@ static void replay_child(const tsr__tune_config *cfg, const tsr__tune_cand *src,
   char shape[96], batch[32], samples[16], sms[16], wms[16], alpha[32], beta[32], spill[16];
   shape_text(&cfg->problem, shape, sizeof shape);
   snprintf(batch, sizeof batch, "%lld", (long long)cfg->problem.batch);
-  snprintf(samples, sizeof samples, "%d", cfg->measure.samples);
-  snprintf(sms, sizeof sms, "%d", cfg->measure.sample_ms);
+  tsr__measure_opts mo = replay_opts(cfg);
+  snprintf(samples, sizeof samples, "%d", mo.samples);
+  snprintf(sms, sizeof sms, "%d", mo.sample_ms);
   snprintf(wms, sizeof wms, "%d", cfg->measure.warmup_ms);
   snprintf(alpha, sizeof alpha, "%.9g", cfg->problem.alpha);
   snprintf(beta, sizeof beta, "%.9g", cfg->problem.beta);
@@ -479,8 +490,13 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
     r->measured++;
     done++;
     if (c->status != TSR__CAND_OK) r->rejected++;
-    if (must)
-      reserve = 2.0 * cfg->rounds * (c->seconds + (cfg->child_exe ? 0.3 + r->oracle_s * 0.1 : 0.0));
+    if (must) {
+      tsr__measure_opts ro = replay_opts(cfg);
+      double per_call = c->status == TSR__CAND_OK ? c->time_ns * 1e-9 : 0.0;
+      reserve = 2.0 * cfg->rounds *
+                (c->seconds + ro.samples * fmax(ro.sample_ms * 1e-3, per_call) +
+                 (cfg->child_exe ? 0.3 + 0.1 * r->oracle_s : 0.0));
+    }
     if (db) {
       size_t one = i;
       if ((st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, &one, 1, msg, sizeof msg))) {
@@ -533,8 +549,7 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
         } else {
           /* In-process: a fresh prepare (and, on CUDA, a compile that
            * bypasses the module caches) for every measurement. */
-          tsr__measure_opts mo = cfg->measure;
-          mo.bypass_cache = 1;
+          tsr__measure_opts mo = replay_opts(cfg);
           m = *src;
           tsr__tune_measure(ctx, b, &p, A, B, C0, ref, C, &mo, &m);
         }

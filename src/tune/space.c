@@ -146,17 +146,21 @@ static int gen_cpu(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
     /* Unsupported ISAs are still offered: the planner rejects them with its reason. */
     for (const tsr__cpu_kernel *kn = tab; kn->fn; kn++)
       for (size_t a = 0; a < sizeof kcs / sizeof kcs[0]; a++)
-        for (size_t bi = 0; bi < sizeof mcs / sizeof mcs[0]; bi++)
-          for (size_t c = 0; c < sizeof ncs / sizeof ncs[0]; c++)
+        for (size_t bi = 0; bi < 2 * sizeof mcs / sizeof mcs[0]; bi++)
+          for (size_t c = 0; c < 2 * sizeof ncs / sizeof ncs[0]; c++)
             for (int w = 0; w < 3; w++)
               for (int t = 0; t < nthr; t++) {
+                /* MC and NC as equal blocks rounded to the micro-tile, and
+                 * rounded to 16 floats (a cache line pair): the planner
+                 * rejects the latter where the micro-tile does not divide. */
+                size_t nm = sizeof mcs / sizeof mcs[0], nn = sizeof ncs / sizeof ncs[0];
                 tsr_plan pl = *base;
                 pl.isa = isas[ii];
                 pl.tm = kn->tm;
                 pl.tn = kn->tn;
                 pl.bk = equal_block(p->k, kcs[a], 1);
-                pl.bm = equal_block(p->m, mcs[bi], kn->tm);
-                pl.bn = equal_block(p->n, ncs[c], kn->tn);
+                pl.bm = equal_block(p->m, mcs[bi % nm], bi < nm ? kn->tm : 16);
+                pl.bn = equal_block(p->n, ncs[c % nn], c < nn ? kn->tn : 16);
                 pl.walk = walks[w];
                 pl.threads = thread_opts[t];
                 if (push(pv, &pl)) return -1;

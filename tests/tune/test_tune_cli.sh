@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# tessera tune end to end on the CPU backend with tiny shapes and budgets:
+# bad input, a stored result that `tessera gemm` then uses, results files
+# that are never overwritten, two concurrent tuners on one database, and a
+# corrupted database file (clear message, defaults, bytes unchanged).
+# Usage: bash test_tune_cli.sh BUILD_DIR SOURCE_DIR
+set -u
+BUILD=$1
+T=$BUILD/tessera
+tmp=$(mktemp -d /tmp/tsr_tune_cli.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME=$tmp/cache
+export TESSERA_TUNE_DB=off
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect_rc() { # want, description, command...
+  local want=$1 what=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ "$rc" = "$want" ] || fail "$what: exit $rc, want $want; stderr: $(cat "$tmp/err")"
+}
+
+# ---- bad input: exit 2 naming the option -------------------------------------
+expect_rc 2 "no shape" $T tune --backend cpu --no-db
+grep -q -- "--shape" "$tmp/err" || fail "no shape: message does not name --shape"
+expect_rc 2 "max-candidates 0" $T tune --shape 32x32x32 --backend cpu --max-candidates 0 --no-db
+grep -q -- "--max-candidates" "$tmp/err" || fail "max-candidates 0 not named"
+expect_rc 2 "odd rounds" $T tune --shape 32x32x32 --backend cpu --rounds 3 --no-db
+grep -q -- "--rounds" "$tmp/err" || fail "--rounds 3 not named"
+expect_rc 2 "negative seconds" $T tune --shape 32x32x32 --backend cpu --max-seconds -1 --no-db
+expect_rc 2 "untunable backend" $T tune --shape 32x32x32 --backend cublas --no-db
+expect_rc 2 "unknown preset" $T tune --preset nope --backend cpu --no-db
+grep -q "seed" "$tmp/err" || fail "unknown preset: message does not list seed"
+
+# ---- tune, store, then gemm uses it ------------------------------------------
+db=$tmp/tune.db
+expect_rc 0 "tune 96x64x80" $T tune --shape 96x64x80 --backend cpu --max-candidates 5 \
+  --max-seconds 30 --rounds 2 --sample-ms 2 --warmup-ms 5 --db "$db" --out "$tmp/res" --quiet
+cp "$tmp/out" "$tmp/tune_out"
+grep -q "^decision " "$tmp/tune_out" || fail "tune output has no decision line"
+grep -q "measured 5 " "$tmp/tune_out" || fail "tune did not measure exactly 5 candidates: $(grep budget "$tmp/tune_out")"
+grep -q "fresh process each" "$tmp/tune_out" || grep -q "decision  incumbent (search best)" "$tmp/tune_out" ||
+  fail "replay did not run in fresh processes: $(cat "$tmp/tune_out")"
+res=$tmp/res/tune_cpu_96x64x80.json
+[ -s "$res" ] || fail "results file $res missing"
+grep -q '"schema": "tessera-tune/1"' "$res" || fail "results file lacks its schema"
+expect_rc 2 "results never overwritten" $T tune --shape 96x64x80 --backend cpu --max-candidates 2 \
+  --db "$db" --out "$tmp/res" --quiet
+grep -q "never overwritten" "$tmp/err" || fail "overwrite refusal message"
+
+TESSERA_TUNE_DB=$db $T gemm --shape 96x64x80 --backend cpu --samples 0 >"$tmp/gemm" 2>"$tmp/gemm_err" ||
+  fail "gemm with the tuned DB failed: $(cat "$tmp/gemm_err")"
+grep -q "^plan from tuned (exact" "$tmp/gemm" || fail "gemm did not use the tuned entry: $(cat "$tmp/gemm")"
+if command -v sqlite3 >/dev/null; then
+  stored=$(sqlite3 "$db" "SELECT plan FROM tuned WHERE m=96 AND n=64 AND k=80")
+  grep -q "^plan      $stored\$" "$tmp/gemm" || fail "gemm plan is not the stored plan '$stored'"
+  [ "$(sqlite3 "$db" "PRAGMA journal_mode")" = wal ] || fail "database not in WAL mode"
+fi
+TESSERA_TUNE_DB=off $T gemm --shape 96x64x80 --backend cpu --samples 0 >"$tmp/gemm" 2>&1
+grep -q "^plan from default (tuning database off)" "$tmp/gemm" || fail "TESSERA_TUNE_DB=off not honoured"
+
+expect_rc 0 "show" $T tune --show --db "$db"
+grep -q "integrity ok" "$tmp/out" || fail "--show: integrity not ok"
+grep -q "96x64x80" "$tmp/out" || fail "--show does not list the entry"
+expect_rc 0 "show json" $T tune --show --db "$db" --json
+grep -q '"integrity": "ok"' "$tmp/out" || fail "--show --json"
+
+# ---- two tuners on one database at the same time ------------------------------
+cdb=$tmp/concurrent.db
+$T tune --shape 64x64x64 --backend cpu --max-candidates 4 --rounds 2 --sample-ms 2 \
+  --warmup-ms 5 --db "$cdb" --quiet --in-process >"$tmp/c1" 2>&1 &
+p1=$!
+$T tune --shape 48x64x32 --backend cpu --max-candidates 4 --rounds 2 --sample-ms 2 \
+  --warmup-ms 5 --db "$cdb" --quiet --in-process >"$tmp/c2" 2>&1 &
+p2=$!
+wait $p1 || fail "concurrent tuner 1 failed: $(cat "$tmp/c1")"
+wait $p2 || fail "concurrent tuner 2 failed: $(cat "$tmp/c2")"
+expect_rc 0 "show concurrent" $T tune --show --db "$cdb"
+grep -q "integrity ok" "$tmp/out" || fail "concurrent DB integrity"
+[ "$(grep -c ' done: measured 4' "$tmp/out")" = 2 ] || fail "concurrent DB lacks two finished runs: $(cat "$tmp/out")"
+
+# ---- corrupted database file ---------------------------------------------------
+bad=$tmp/garbage.db
+head -c 16384 /dev/urandom >"$bad"
+sum0=$(sha256sum "$bad" | cut -d' ' -f1)
+TESSERA_TUNE_DB=$bad $T gemm --shape 64x64x64 --backend cpu --samples 0 >"$tmp/gemm" 2>"$tmp/gemm_err"
+rc=$?
+[ $rc = 0 ] || fail "gemm with a corrupted DB: exit $rc"
+grep -q "^plan from default (tuning database unreadable)" "$tmp/gemm" || fail "corrupted DB: defaults not reported"
+[ "$(grep -c "warning: tuning database $bad: unreadable" "$tmp/gemm_err")" = 1 ] ||
+  fail "corrupted DB: want exactly one clear warning, got: $(cat "$tmp/gemm_err")"
+grep -q "^receipt   PASS" "$tmp/gemm" || fail "corrupted DB: the run did not continue"
+expect_rc 2 "tune on a corrupted DB" $T tune --shape 32x32x32 --backend cpu --db "$bad" --quiet
+grep -q "not a database" "$tmp/err" || fail "tune on a corrupted DB: unclear message: $(cat "$tmp/err")"
+expect_rc 2 "show on a corrupted DB" $T tune --show --db "$bad"
+[ "$(sha256sum "$bad" | cut -d' ' -f1)" = "$sum0" ] || fail "corrupted DB file was modified"
+[ -e "$bad-wal" ] || [ -e "$bad-journal" ] && fail "side files created next to the corrupted DB"
+
+if [ $fails = 0 ]; then echo "test_tune_cli: all checks passed"; else echo "test_tune_cli: $fails failure(s)"; fi
+[ $fails = 0 ]

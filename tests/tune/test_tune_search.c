@@ -1,0 +1,225 @@
+/* The search on the CPU backend with tiny shapes and budgets: the incumbent
+ * is always a measured member, budgets (count and seconds) hold and are
+ * recorded, a candidate corrupted by construction (test hook) is rejected by
+ * validation and never wins even when it was the fastest, and the database
+ * records what happened. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/backend.h"
+#include "tune/tune.h"
+
+static char tmpdir[256], dbpath[400];
+
+static int setup(void **state) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/tsr_tune_search_XXXXXX");
+  if (!mkdtemp(tmpdir)) return -1;
+  snprintf(dbpath, sizeof dbpath, "%s/tune.db", tmpdir);
+  unsetenv("TSR_TUNE_TEST_CORRUPT_PLAN");
+  setenv("TESSERA_TUNE_DB", "off", 1);
+  return 0;
+}
+
+static int teardown(void **state) {
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  unsetenv("TSR_TUNE_TEST_CORRUPT_PLAN");
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void config(tsr__tune_config *cfg, int64_t m, int64_t n, int64_t k) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->backend = TSR_BACKEND_CPU;
+  tsr_problem_init(&cfg->problem, m, n, k);
+  cfg->measure = (tsr__measure_opts){.samples = 5, .sample_ms = 1, .warmup_ms = 2};
+  cfg->rounds = 2;
+  cfg->db_path = dbpath;
+  cfg->child_exe = NULL; /* replay in process */
+  cfg->oracle_cache = NULL;
+  cfg->command = "test";
+}
+
+static int64_t query_int(const char *sql) {
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open_v2(dbpath, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  sqlite3_stmt *s;
+  assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &s, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(h);
+  return v;
+}
+
+static void check_invariants(const tsr__tune_result *r) {
+  /* The built-in default is the first candidate and was measured. */
+  assert_true(r->n > 0);
+  assert_int_equal(r->incumbent, 0);
+  assert_int_equal(r->cands[0].role, TSR__ROLE_INCUMBENT);
+  tsr_plan def;
+  tsr_problem p;
+  tsr_problem_init(&p, 1, 1, 1);
+  assert_int_not_equal(r->cands[0].status, TSR__CAND_UNMEASURED);
+  /* Every timed candidate passed validation; rejected ones have a reason
+   * and no time. */
+  for (size_t i = 0; i < r->n; i++) {
+    const tsr__tune_cand *c = &r->cands[i];
+    if (c->status == TSR__CAND_OK) {
+      assert_true(isfinite(c->time_ns) && c->time_ns > 0);
+      assert_true(c->nsamples >= 5);
+    } else if (c->status != TSR__CAND_UNMEASURED) {
+      assert_true(c->reason[0] != '\0');
+    }
+  }
+  (void)def;
+  if (r->best >= 0) assert_int_equal(r->cands[r->best].status, TSR__CAND_OK);
+  if (r->chosen >= 0) assert_int_equal(r->cands[r->chosen].status, TSR__CAND_OK);
+  for (size_t i = 0; i < r->ntie; i++) assert_int_equal(r->cands[r->tie[i]].status, TSR__CAND_OK);
+}
+
+static void test_max_candidates(void **state) {
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr__tune_config cfg;
+  config(&cfg, 96, 80, 64);
+  cfg.max_candidates = 4;
+  tsr__tune_result r;
+  assert_int_equal(tsr__tune_run(ctx, &cfg, &r), TSR_OK);
+  check_invariants(&r);
+  assert_int_equal(r.measured, 4);
+  assert_true(r.legal > 4);
+  size_t measured = 0;
+  for (size_t i = 0; i < r.n; i++)
+    measured += r.cands[i].status != TSR__CAND_UNMEASURED && r.cands[i].status != TSR__CAND_REJ_PLANNER;
+  assert_int_equal(measured, 4);
+  assert_int_equal(r.unmeasured, r.legal - 4);
+  /* recorded */
+  assert_int_equal(query_int("SELECT measured FROM runs"), 4);
+  assert_int_equal(query_int("SELECT max_candidates FROM runs"), 4);
+  assert_int_equal(query_int("SELECT count(*) FROM candidates WHERE status NOT IN "
+                             "('unmeasured','rejected-planner')"),
+                   4);
+  assert_int_equal(query_int("SELECT count(*) FROM candidates WHERE status='rejected-planner'"),
+                   (int64_t)(r.planner_rejected < TSR__TUNE_KEEP_REJECTED ? r.planner_rejected
+                                                                         : TSR__TUNE_KEEP_REJECTED));
+  assert_true(r.planner_rejected > 0); /* MC/NC not divisible by the micro-tile */
+  assert_int_equal(query_int("SELECT count(*) FROM runs WHERE status='done' AND "
+                             "search_seconds IS NOT NULL AND total_seconds IS NOT NULL"),
+                   1);
+  assert_int_equal(query_int("SELECT count(*) FROM tuned"), r.chosen >= 0 ? 1 : 0);
+  tsr__tune_result_free(&r);
+  tsr_context_destroy(ctx);
+}
+
+static void test_max_seconds(void **state) {
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr__tune_config cfg;
+  config(&cfg, 128, 128, 128);
+  cfg.max_seconds = 1.5;
+  cfg.measure.warmup_ms = 20; /* each candidate costs at least ~25 ms */
+  tsr__tune_result r;
+  assert_int_equal(tsr__tune_run(ctx, &cfg, &r), TSR_OK);
+  check_invariants(&r);
+  assert_true(r.measured >= 1);
+  assert_true(r.measured < r.legal); /* stopped by the clock, not by the space */
+  assert_true(r.unmeasured > 0);
+  /* The search stops starting candidates at the deadline minus the replay
+   * reserve; one candidate and the replay estimate may overshoot a little. */
+  assert_true(r.total_s < cfg.max_seconds + 2.0);
+  assert_true(r.search_s <= r.total_s);
+  assert_int_equal(query_int("SELECT count(*) FROM runs WHERE max_seconds = 1.5 AND "
+                             "total_seconds < 3.5"),
+                   1);
+  tsr__tune_result_free(&r);
+  tsr_context_destroy(ctx);
+}
+
+static void test_corrupted_fastest_never_wins(void **state) {
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr__tune_config cfg;
+  config(&cfg, 64, 96, 48);
+  cfg.max_candidates = 6;
+  cfg.db_path = NULL; /* the second run must see the same space and order */
+  tsr__tune_result r1;
+  assert_int_equal(tsr__tune_run(ctx, &cfg, &r1), TSR_OK);
+  check_invariants(&r1);
+  assert_true(r1.best >= 0);
+  char fastest[TSR__TUNE_PLAN_CAP];
+  snprintf(fastest, sizeof fastest, "%s", r1.cands[r1.best].text);
+  tsr__tune_result_free(&r1);
+
+  /* Same space and order; now the fastest plan's output is corrupted. */
+  setenv("TSR_TUNE_TEST_CORRUPT_PLAN", fastest, 1);
+  cfg.db_path = dbpath;
+  tsr__tune_result r2;
+  assert_int_equal(tsr__tune_run(ctx, &cfg, &r2), TSR_OK);
+  unsetenv("TSR_TUNE_TEST_CORRUPT_PLAN");
+  check_invariants(&r2);
+  long hit = -1;
+  for (size_t i = 0; i < r2.n; i++)
+    if (!strcmp(r2.cands[i].text, fastest)) hit = (long)i;
+  assert_true(hit >= 0);
+  assert_int_equal(r2.cands[hit].status, TSR__CAND_REJ_VALIDATION);
+  assert_non_null(strstr(r2.cands[hit].reason, "validation: 1 of 6144 elements differ"));
+  assert_false(isfinite(r2.cands[hit].time_ns));
+  assert_int_not_equal(r2.best, hit);
+  assert_int_not_equal(r2.chosen, hit);
+  for (size_t i = 0; i < r2.ntie; i++) assert_int_not_equal(r2.tie[i], hit);
+  assert_true(r2.rejected >= 1);
+  /* The stored entry is not the corrupted plan, and the rejection is on
+   * record with its reason. */
+  char sql[800];
+  snprintf(sql, sizeof sql,
+           "SELECT count(*) FROM candidates WHERE run_id=%lld AND plan='%s' AND "
+           "status='rejected-validation' AND reason LIKE 'validation:%%'",
+           (long long)r2.run_id, fastest);
+  assert_int_equal(query_int(sql), 1);
+  if (r2.chosen >= 0) {
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM tuned WHERE run_id=%lld AND plan='%s'",
+             (long long)r2.run_id, r2.cands[hit].realized);
+    assert_int_equal(query_int(sql), 0);
+  }
+  tsr__tune_result_free(&r2);
+  tsr_context_destroy(ctx);
+}
+
+static void test_refusals(void **state) {
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr__tune_config cfg;
+  config(&cfg, 32, 32, 32);
+  tsr__tune_result r;
+  cfg.rounds = 3;
+  assert_int_equal(tsr__tune_run(ctx, &cfg, &r), TSR_ERR_INVALID);
+  assert_non_null(strstr(tsr_context_message(ctx), "--rounds"));
+  cfg.rounds = 2;
+  cfg.backend = TSR_BACKEND_CUBLAS;
+  assert_int_not_equal(tsr__tune_run(ctx, &cfg, &r), TSR_OK);
+  cfg.backend = TSR_BACKEND_CPU;
+  cfg.problem.m = 0;
+  assert_int_not_equal(tsr__tune_run(ctx, &cfg, &r), TSR_OK);
+  assert_non_null(strstr(tsr_context_message(ctx), "m"));
+  tsr_context_destroy(ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_max_candidates, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_max_seconds, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_corrupted_fastest_never_wins, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
