@@ -118,7 +118,7 @@ static int run_case(tsr_backend_kind kind, const tsr_problem *p, const tsr_plan 
   describe(what, sizeof what, kind, p, &plan, in);
   tsr_plan_info info;
   tsr_status st = be->realize(ctx, p, &plan, &info);
-  if (st == TSR_ERR_REJECTED || st == TSR_ERR_UNSUPPORTED) {
+  if (st == TSR_ERR_REJECTED || st == TSR_ERR_UNSUPPORTED || st == TSR_ERR_OVERFLOW) {
     if (!plan_in) {
       printf("FAIL default plan rejected: %s: %s\n", what, tsr_context_message(ctx));
       return RUN_FAIL;
@@ -206,7 +206,7 @@ static void test_cuda_default_matrix(void **state) {
 static void test_cuda_variants(void **state) {
   NEED_GPU();
   static const shape vs[] = {{127, 193, 61, 1}, {513, 257, 129, 1}, {32, 32, 32, 1},
-                             {2048, 1536, 96, 1}};
+                             {2048, 1536, 96, 1}, {130, 100, 1029, 1}};
   static const char *const variants[] = {
       "walk=linear", "walk=rect:2x3", "walk=stripe:2", "walk=rect:3x2", "splitk=1", "splitk=2",
       "splitk=3",    "splitk=7",      "stages=1",      "stages=2",      "stages=3", "stages=4",
@@ -215,8 +215,9 @@ static void test_cuda_variants(void **state) {
   enum { NV = sizeof variants / sizeof variants[0] };
   int accepted[NV] = {0}, fails = 0, runs = 0, rejected = 0;
   for (size_t s = 0; s < sizeof vs / sizeof vs[0]; s++)
-    for (int ops = 0; ops < 4; ops += 3) /* NN and TT */
+    for (int ops = 0; ops < 4; ops += 3) /* NN everywhere, TT on the first shape */
       for (int v = 0; v < NV; v++) {
+        if (ops && s) continue;
         tsr_problem p;
         make_problem(&p, &vs[s], (tsr_op)(ops & 1), (tsr_op)(ops >> 1), s & 1);
         tsr_plan plan;

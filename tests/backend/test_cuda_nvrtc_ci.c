@@ -1,0 +1,112 @@
+/* CI without a GPU: every kernel of the default plan set (the emitter's
+ * default table over the seed and test shapes, each op pair, beta = 0 and
+ * beta != 0) compiles with NVRTC for sm_90, and ptxas reports no spills and
+ * registers that fit the block. Skips when NVRTC is not installed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/cuda/gpu.h"
+#include "core/backend.h"
+#include "core/context.h"
+#include "emit/emit.h"
+#include "tessera.h"
+
+static const int64_t shapes[][3] = {
+    {128, 128, 61},   {512, 512, 512},    {1024, 1024, 1024}, {1024, 1024, 1537},
+    {2049, 4097, 1025}, {4096, 4096, 4096}, {4096, 4096, 11008}, {8192, 8192, 8192},
+    {127, 193, 61},   {513, 257, 129},    {32, 32, 32},       {1, 1, 1},
+    {64, 80, 1},
+};
+
+static int check_function(const char *log, const char *name, uint64_t threads, const char *what) {
+  int regs = -1, stack = -1, ss = -1, sl = -1;
+  if (tsr__ptxas_parse(log, name, &regs, &stack, &ss, &sl) != 0) {
+    printf("FAIL %s: no ptxas resources for %s in the log\n", what, name);
+    return 1;
+  }
+  int bad = ss + sl != 0 || regs > 255 || (uint64_t)regs * threads > 65536;
+  printf("%s %s %s: %d registers x %llu threads, %d stack, %d/%d spill bytes\n",
+         bad ? "FAIL" : "#", what, name, regs, (unsigned long long)threads, stack, ss, sl);
+  return bad;
+}
+
+static void test_default_plans_compile_clean(void **state) {
+  char msg[1024];
+  if (!tsr__nvrtc_load(msg, sizeof msg)) {
+    printf("# NVRTC absent: %s\n", msg);
+    skip();
+  }
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  int fails = 0, kernels = 0;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int v = 0; v < 8; v++) {
+      /* every op pair with beta = 0; NN and TT also with beta != 0 */
+      if ((v & 4) && (v & 3) != 0 && (v & 3) != 3) continue;
+      tsr_problem p;
+      tsr_problem_init(&p, shapes[s][0], shapes[s][1], shapes[s][2]);
+      p.op_a = (tsr_op)(v & 1);
+      p.op_b = (tsr_op)((v >> 1) & 1);
+      p.beta = (v & 4) ? 0.5f : 0.0f;
+      assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+      tsr_plan plan;
+      tsr__emit_default_plan(&p, &plan);
+      char what[600], pt[400];
+      tsr_plan_format(&plan, pt, sizeof pt);
+      snprintf(what, sizeof what, "%lldx%lldx%lld %c%c beta %g [%s]", (long long)p.m,
+               (long long)p.n, (long long)p.k, p.op_a ? 'T' : 'N', p.op_b ? 'T' : 'N', p.beta,
+               pt);
+      tsr_plan_info info;
+      tsr_status st = tsr__backend_cuda.realize(ctx, &p, &plan, &info);
+      if (st) {
+        printf("FAIL %s: realize: %s\n", what, tsr_context_message(ctx));
+        fails++;
+        continue;
+      }
+      tsr__kernel_src k;
+      memset(&k, 0, sizeof k);
+      st = tsr__emit_gemm(&p, &info.plan, TSR__SM90_SMEM_OPTIN, &k, msg, sizeof msg);
+      if (st) {
+        printf("FAIL %s: emit: %s\n", what, msg);
+        fails++;
+        continue;
+      }
+      void *bin = NULL;
+      size_t n = 0;
+      char *log = NULL;
+      st = tsr__nvrtc_compile(ctx, k.source, 9, 0, &bin, &n, &log);
+      if (st) {
+        printf("FAIL %s: %s\n", what, tsr_context_message(ctx));
+        fails++;
+      } else {
+        uint64_t threads = (uint64_t)k.block[0] * k.block[1] * k.block[2];
+        fails += check_function(log, k.main_name, threads, what);
+        kernels++;
+        if (k.reduce_name[0]) {
+          uint64_t rt = (uint64_t)k.reduce_block[0] * k.reduce_block[1] * k.reduce_block[2];
+          fails += check_function(log, k.reduce_name, rt, what);
+          kernels++;
+        }
+      }
+      free(bin);
+      free(log);
+      tsr__kernel_src_free(&k);
+    }
+  printf("# %d kernels compiled for sm_90, %d failures\n", kernels, fails);
+  tsr_context_destroy(ctx);
+  assert_int_equal(fails, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_default_plans_compile_clean),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
