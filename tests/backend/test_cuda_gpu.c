@@ -347,7 +347,13 @@ static void test_out_of_memory(void **state) {
       assert_null(ex);
     }
     printf("# %s absurd batch: %s (%s)\n", be->name, tsr_status_name(st), tsr_context_message(ctx));
-    assert_true(st == TSR_ERR_NOMEM || st == TSR_ERR_CUDA || st == TSR_ERR_OVERFLOW);
+    /* hand and cuBLAS reach the allocation; the generated route may refuse
+     * the plan earlier (a limit of the emitter), which is also clean */
+    if (kinds[i] == TSR_BACKEND_CUDA)
+      assert_true(st == TSR_ERR_NOMEM || st == TSR_ERR_CUDA || st == TSR_ERR_OVERFLOW ||
+                  st == TSR_ERR_REJECTED);
+    else
+      assert_true(st == TSR_ERR_NOMEM || st == TSR_ERR_CUDA);
     /* still usable */
     tsr_problem q;
     const shape s = {32, 32, 32, 1};
