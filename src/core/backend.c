@@ -80,7 +80,7 @@ tsr_status tsr_gemm(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
   if (st) return tsr__fail(ctx, st, "%s", msg);
   tsr_plan pl;
   if (plan) pl = *plan;
-  else be->default_plan(&q, &pl);
+  else if ((st = tsr_plan_default(ctx, b, &q, &pl))) return st; /* tuning DB, else built-in */
   tsr_plan_info info;
   st = be->realize(ctx, &q, &pl, &info);
   if (st) return st;
