@@ -483,9 +483,11 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
 }
 
 /* 3xTF32: per 8-deep K step, each warp loads MI A fragments and NI B
- * fragments (32-bit LDS; with row stride = 8 mod 32 the 32 lanes hit 32
- * distinct banks), splits them into big/small TF32 and issues 3 MMAs per
- * 16x8 tile, small products first. */
+ * fragments (32-bit LDS), splits them into big/small TF32 and issues 3 MMAs
+ * per 16x8 tile, small products first. Banks: a fragment load touches 4 rows
+ * x 8 consecutive floats when shared rows run along k (conflict-free when the
+ * row stride is 8 or 24 mod 32) and 8 rows x 4 consecutive floats when they
+ * run along x (conflict-free when the stride is 4 mod 8). */
 static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
   put(s,
       "__device__ __forceinline__ void tsr_block(float (&acc)[MI][NI][4], const float *as, const "

@@ -255,6 +255,7 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
   if (ea <= 0 || eb <= 0 || ec <= 0)
     return reject(msg, cap, "problem: tensor extents exceed the int64 index space");
   g->idx64 = ea > MAX_COORD || eb > MAX_COORD || ec > MAX_COORD ||
-             g->workspace_bytes / 4 > (uint64_t)MAX_COORD;
+             g->workspace_bytes / 4 > (uint64_t)MAX_COORD ||
+             g->reduce_blocks * 256 > (uint64_t)MAX_COORD; /* reduction thread index */
   return TSR_OK;
 }
