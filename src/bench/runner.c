@@ -534,6 +534,56 @@ done:
   free(ref);
 }
 
+/* ---- instrumentation markers --------------------------------------------- */
+/* A profiled or instrumented child is not a control: record what would make
+ * it one, so that an auditor can reject the row (docs/audit.md). Markers:
+ * profiler/tool injection and preload variables in the environment, tool
+ * libraries mapped into this process, and a sanitizer build. */
+static json_t *instrumentation_json(void) {
+  static const char *const vars[] = {"CUDA_INJECTION64_PATH", "CUDA_INJECTION32_PATH",
+                                     "NVTX_INJECTION64_PATH", "NVTX_INJECTION32_PATH",
+                                     "LD_PRELOAD", "CUDA_LAUNCH_BLOCKING"};
+  static const char *const libs[] = {"libcupti", "libnvperf", "libToolsInjection",
+                                     "libnvtx3interop", "libcuda-gdb"};
+  json_t *markers = json_array();
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    if (!v || !*v || (!strcmp(vars[i], "CUDA_LAUNCH_BLOCKING") && !strcmp(v, "0"))) continue;
+    char buf[4200];
+    snprintf(buf, sizeof buf, "env %s=%s", vars[i], v);
+    json_array_append_new(markers, json_string(buf));
+  }
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[4600];
+  while (f && fgets(line, sizeof line, f)) {
+    char *path = strchr(line, '/');
+    if (!path) continue;
+    path[strcspn(path, "\n")] = '\0';
+    const char *base = strrchr(path, '/') + 1;
+    for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
+      if (strncmp(base, libs[i], strlen(libs[i]))) continue;
+      char buf[4700];
+      snprintf(buf, sizeof buf, "mapped %s", path);
+      int seen = 0;
+      for (size_t j = 0; j < json_array_size(markers); j++)
+        seen |= !strcmp(json_string_value(json_array_get(markers, j)), buf);
+      if (!seen) json_array_append_new(markers, json_string(buf));
+    }
+  }
+  if (f) fclose(f);
+#if defined(__SANITIZE_ADDRESS__)
+  json_array_append_new(markers, json_string("build AddressSanitizer"));
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  json_array_append_new(markers, json_string("build AddressSanitizer"));
+#endif
+#endif
+  json_t *o = json_object();
+  json_object_set_new(o, "instrumented", json_boolean(json_array_size(markers) > 0));
+  json_object_set_new(o, "markers", markers);
+  return o;
+}
+
 /* ---- entry points ------------------------------------------------------ */
 json_t *tsr__run_oracle(const tsr_problem *problem, tsr_inputs inputs, uint64_t seed,
                         const char *cache_dir) {
@@ -574,6 +624,7 @@ json_t *tsr__run_measure(const tsr__run_params *rp) {
   if (strcmp(json_string_value(json_object_get(row, "status")), "ok"))
     json_object_set_new(row, "metrics", json_object()); /* a failed row never has a time */
   json_object_set_new(row, "libraries", tsr__mapped_libraries());
+  json_object_set_new(row, "instrumentation", instrumentation_json());
   return row;
 }
 

@@ -1,0 +1,118 @@
+/* tessera audit DIR: the independent audit of a bench results directory
+ * (src/audit/, docs/audit.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/audit.h"
+#include "cli.h"
+
+static void help(FILE *f) {
+  fprintf(f,
+          "usage: tessera audit [--json] [--current-artifacts] [--self-test] DIR\n"
+          "\n"
+          "Re-derives a bench results directory from its raw data, without the bench's\n"
+          "statistics, order or validation code, and rejects it on any discrepancy:\n"
+          "schema and protocol parameters; every (round, shape, route) row exactly once;\n"
+          "sample counts as declared, every sample finite and positive, positive call\n"
+          "counts; element counts M×N×batch; validation receipts (or the row reported\n"
+          "failed); no instrumented/profiled row; the realized order equal to the\n"
+          "documented design and balanced; every tables.json value and paired ratio and\n"
+          "every number in report.md recomputed from the raw nanoseconds (1e-9 relative);\n"
+          "source and artifact hashes recorded (and unchanged during the run).\n"
+          "\n"
+          "  --json               print the verdict as JSON (schema tessera-audit/1)\n"
+          "  --current-artifacts  also hash the recorded executable, libraries and torch\n"
+          "                       script on disk and regenerate every generated kernel\n"
+          "                       source with this build: each must match the record\n"
+          "  --self-test          audit corrupted copies of DIR in a temporary directory\n"
+          "                       (missing row, wrong order, invalid output, NaN time,\n"
+          "                       missing source hash, wrong element count, instrumented\n"
+          "                       control, changed artifact, table value, report value);\n"
+          "                       pass only when each is rejected for its reason and the\n"
+          "                       pristine copy passes\n"
+          "\n"
+          "Each finding prints as 'REJECT <reason>: <row or field>: <detail>'; the reasons\n"
+          "are listed in docs/audit.md.\n"
+          "exit: 0 pass, 1 audit failure (or a self-test case not rejected), 2 unusable\n"
+          "input (missing directory or file, truncated or non-JSON file, bad option)\n");
+}
+
+int tsr_cli_audit(int argc, char **argv) {
+  const char *verb = "audit", *dir = NULL;
+  int json = 0, self_test = 0;
+  tsr__audit_options opt = {0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      help(stdout);
+      return TSR_EXIT_OK;
+    } else if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--self-test")) self_test = 1;
+    else if (!strcmp(a, "--current-artifacts")) opt.current_artifacts = 1;
+    else if (a[0] == '-' && a[1]) return tsr_cli_usage_error(verb, "unknown option '%s' (see --help)", a);
+    else if (dir) return tsr_cli_usage_error(verb, "one DIR only ('%s' and '%s')", dir, a);
+    else dir = a;
+  }
+  if (!dir) return tsr_cli_usage_error(verb, "DIR: missing (a bench results directory; see --help)");
+  char msg[1200];
+
+  if (self_test) {
+    json_t *cases = json ? json_array() : NULL;
+    int rc = tsr__audit_self_test(dir, &opt, json ? NULL : stdout, cases, msg, sizeof msg);
+    if (rc == 2) {
+      json_decref(cases);
+      return tsr_cli_usage_error(verb, "%s", msg);
+    }
+    if (json) {
+      json_t *o = json_object();
+      json_object_set_new(o, "schema", json_string(TSR_AUDIT_SCHEMA));
+      json_object_set_new(o, "dir", json_string(dir));
+      json_object_set_new(o, "self_test", json_string(rc ? "fail" : "pass"));
+      json_object_set_new(o, "cases", cases);
+      json_dumpf(o, stdout, JSON_INDENT(2));
+      printf("\n");
+      json_decref(o);
+    } else
+      printf("self-test: %s\n", rc ? "FAIL" : "PASS");
+    return rc ? TSR_EXIT_FAIL : TSR_EXIT_OK;
+  }
+
+  tsr__audit_input in;
+  if (tsr__audit_load_dir(dir, &in, msg, sizeof msg)) return tsr_cli_usage_error(verb, "%s", msg);
+  tsr__audit_result res;
+  tsr__audit_result_init(&res);
+  tsr__audit_check(&in, &opt, &res);
+  if (json) {
+    json_t *o = tsr__audit_result_json(&res, dir);
+    json_object_set_new(o, "current_artifacts", json_boolean(opt.current_artifacts));
+    json_dumpf(o, stdout, JSON_INDENT(2));
+    printf("\n");
+    json_decref(o);
+  } else {
+    for (size_t i = 0; i < res.n; i++)
+      printf("REJECT %s: %s: %s\n", tsr__audit_reason_name(res.items[i].reason), res.items[i].where,
+             res.items[i].detail);
+    if (res.total > res.n) printf("(%zu more findings not shown)\n", res.total - res.n);
+    printf("audit %s: %zu rows (%zu ok, %zu failed) over %d rounds × %d shapes × %d routes; "
+           "%zu samples; %zu receipts, %lld elements validated; order %s; recomputed %zu table "
+           "cells, %zu paired ratios, %zu report numbers; artifacts %s",
+           dir, res.rows, res.rows_ok, res.rows_failed, res.rounds, res.shapes, res.routes,
+           res.samples, res.receipts, (long long)res.elements,
+           res.order_balanced ? "= design, balanced" : "NOT balanced", res.cells, res.ratios,
+           res.report_numbers, opt.current_artifacts ? "hashed on disk" : "recorded (not compared to disk)");
+    if (opt.current_artifacts) printf(" (%zu files, %zu sources regenerated)", res.artifacts_hashed, res.sources_regenerated);
+    printf("\n");
+    if (res.total) {
+      printf("FAIL: %zu findings:", res.total);
+      for (int i = 0; i < TSR__AR_COUNT; i++)
+        if (res.counts[i]) printf(" %s %zu", tsr__audit_reason_name((tsr__audit_reason)i), res.counts[i]);
+      printf("\n");
+    } else
+      printf("PASS\n");
+  }
+  int rc = res.total ? TSR_EXIT_FAIL : TSR_EXIT_OK;
+  tsr__audit_result_free(&res);
+  tsr__audit_input_free(&in);
+  return rc;
+}

@@ -1,0 +1,177 @@
+/* The independent auditor of a bench results directory (BRIEF §7,
+ * docs/audit.md). It reloads results.json (tessera-bench/1), tables.json
+ * (tessera-bench-tables/1) and report.md and re-derives everything from the
+ * raw nanoseconds and call counts: rows, samples, receipts, the order design
+ * and its balance, every table value, ratio and reported number, and the
+ * artifact hashes. It shares only jansson and the file format definition
+ * with the bench: none of src/bench/ (statistics, order, validation) is used. */
+#ifndef TSR_AUDIT_AUDIT_H
+#define TSR_AUDIT_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#define TSR_AUDIT_SCHEMA "tessera-audit/1"
+/* The format definition (docs/protocol.md). */
+#define TSR_AUDIT_BENCH_SCHEMA "tessera-bench/1"
+#define TSR_AUDIT_ROW_SCHEMA "tessera-bench-row/1"
+#define TSR_AUDIT_TABLES_SCHEMA "tessera-bench-tables/1"
+/* Relative tolerance of every recomputed value. */
+#define TSR_AUDIT_RTOL 1e-9
+/* rounds × shapes × routes above this is refused as implausible. */
+#define TSR_AUDIT_MAX_SLOTS (1u << 20)
+#define TSR_AUDIT_MAX_ROUTES 8
+
+/* Reasons: one token per kind of finding (name, meaning). */
+#define TSR__AUDIT_REASONS(X)                                                                    \
+  X(SCHEMA, "schema", "a required field is missing or has the wrong type")                       \
+  X(INCOMPLETE, "incomplete", "results.json is not marked complete")                             \
+  X(PROTOCOL, "protocol", "a protocol parameter is missing, out of range or inconsistent")       \
+  X(ROUTE, "route", "the route list or base order is inconsistent with the format")              \
+  X(ROW_MISSING, "row_missing", "a (round, shape, route) row is absent")                         \
+  X(ROW_DUPLICATE, "row_duplicate", "a (round, shape, route) row occurs more than once")         \
+  X(ROW_UNEXPECTED, "row_unexpected", "a row names an unknown round, shape or route")            \
+  X(ROW_IDENTITY, "row_identity", "a row's child result names another route or shape")           \
+  X(ROW_STATUS, "row_status", "a row's status contradicts its exit, result or samples")          \
+  X(SAMPLE_COUNT, "sample_count", "a valid row lacks a metric or has not `samples` samples")     \
+  X(SAMPLE_VALUE, "sample_value", "a sample's ns is not a finite positive integer")              \
+  X(CALL_COUNT, "call_count", "a sample's call count is not a positive integer (1 for single)")  \
+  X(ELEMENT_COUNT, "element_count", "M×N×batch of a row or receipt differs from its shape")      \
+  X(PROBLEM, "problem", "a row's K, ops, alpha or beta differ from the protocol")                \
+  X(VALIDATION, "validation", "a valid row lacks two passed receipts")                           \
+  X(INSTRUMENTED, "instrumented", "a row ran under a profiler, tool injection or sanitizer")     \
+  X(INSTRUMENTATION_UNRECORDED, "instrumentation_unrecorded",                                     \
+    "a row's child result has no instrumentation record")                                        \
+  X(SOURCE_HASH, "source_hash", "a generated-source SHA-256 is missing, varies or differs")      \
+  X(ARTIFACT_HASH, "artifact_hash", "an executable/library/script hash is missing or malformed") \
+  X(ARTIFACT_CHANGED, "artifact_changed", "an artifact changed during the run or differs on disk") \
+  X(ORDER_DESIGN, "order_design", "the realized order differs from the documented design")       \
+  X(ORDER_BALANCE, "order_balance", "the realized order is not balanced")                        \
+  X(ORDER_RECORD, "order_record", "the recorded order (realized/planned/check) is inconsistent") \
+  X(SUMMARY, "summary", "the summary counts differ from the rows")                               \
+  X(TABLE_MISMATCH, "table_mismatch", "a tables.json value differs from the recomputation")      \
+  X(REPORT_MISMATCH, "report_mismatch", "a report.md number differs from the recomputation")     \
+  X(FAILURE_UNREPORTED, "failure_unreported", "a failed row is not listed as failed")
+
+typedef enum {
+#define TSR__AR_ENUM(id, name, text) TSR__AR_##id,
+  TSR__AUDIT_REASONS(TSR__AR_ENUM)
+#undef TSR__AR_ENUM
+      TSR__AR_COUNT
+} tsr__audit_reason;
+
+const char *tsr__audit_reason_name(tsr__audit_reason r);
+const char *tsr__audit_reason_text(tsr__audit_reason r);
+/* -1 when unknown. */
+int tsr__audit_reason_find(const char *name);
+
+typedef struct {
+  tsr__audit_reason reason;
+  char where[192];  /* the failing row or field */
+  char detail[384]; /* what was found and what was expected */
+} tsr__audit_finding;
+
+/* Findings plus what was covered. At most TSR_AUDIT_MAX_FINDINGS are kept;
+ * `total` and `counts` count all of them. */
+#define TSR_AUDIT_MAX_FINDINGS 2000
+typedef struct {
+  tsr__audit_finding *items;
+  size_t n, cap, total;
+  size_t counts[TSR__AR_COUNT];
+  /* coverage */
+  size_t rows, rows_ok, rows_failed, samples, receipts;
+  int64_t elements;
+  int rounds, shapes, routes;
+  int order_balanced; /* recomputed */
+  size_t cells, ratios, report_numbers, artifacts_hashed, sources_regenerated;
+} tsr__audit_result;
+
+void tsr__audit_result_init(tsr__audit_result *r);
+void tsr__audit_result_free(tsr__audit_result *r);
+void tsr__audit_fail(tsr__audit_result *r, tsr__audit_reason reason, const char *where,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* 1 when some finding has this reason. */
+int tsr__audit_has(const tsr__audit_result *r, tsr__audit_reason reason);
+
+/* ---- input (load.c) ----------------------------------------------------- */
+typedef struct {
+  json_t *results; /* tessera-bench/1 */
+  json_t *tables;  /* tessera-bench-tables/1 */
+  char *report;    /* report.md, NUL-terminated */
+  size_t report_len;
+} tsr__audit_input;
+
+/* Loads DIR/results.json, DIR/tables.json and DIR/report.md. Returns 0, or
+ * -1 with one line in msg when the input is unusable (missing directory or
+ * file, unreadable, truncated or not JSON, not a tessera-bench/1 object). */
+int tsr__audit_load_dir(const char *dir, tsr__audit_input *in, char *msg, size_t cap);
+/* Same from memory (the fuzz harness); tables/report may be NULL (their
+ * checks then report them missing). */
+int tsr__audit_load_buffers(const char *results, size_t results_len, const char *tables,
+                            size_t tables_len, const char *report, size_t report_len,
+                            tsr__audit_input *in, char *msg, size_t cap);
+void tsr__audit_input_free(tsr__audit_input *in);
+/* Whole file into a malloc'ed NUL-terminated buffer; NULL on failure. */
+char *tsr__audit_read_file(const char *path, size_t *len);
+
+/* ---- the audit (check.c) ------------------------------------------------ */
+typedef struct {
+  int current_artifacts; /* hash the recorded artifacts on disk, regenerate sources */
+} tsr__audit_options;
+
+void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,
+                      tsr__audit_result *res);
+/* The verdict document (schema tessera-audit/1; new reference). */
+json_t *tsr__audit_result_json(const tsr__audit_result *r, const char *dir);
+
+/* ---- recomputation pieces (recompute.c) --------------------------------- */
+/* Median of the finite values of v (odd count: middle; even: mean of the
+ * two middle values); NaN when none. */
+double tsr__audit_median(const double *v, size_t n);
+/* p50 of one row's samples, each ns[i] / calls[i]; samples with ns <= 0 or
+ * calls <= 0 are skipped; NaN when none remain. */
+double tsr__audit_row_p50(const int64_t *ns, const int64_t *calls, size_t n);
+/* max/min − 1 over the finite values; NaN when none or min <= 0. */
+double tsr__audit_spread(const double *v, size_t n);
+typedef struct {
+  size_t count, slower;
+  double median, min, max;
+} tsr__audit_pair;
+/* Same-round ratios ref[r]/peer[r] where both are finite and > 0 (ratios[r]
+ * NaN elsewhere); median/min/max over them, slower = ratios > 1. */
+void tsr__audit_pairs(const double *ref, const double *peer, size_t rounds, double *ratios,
+                      tsr__audit_pair *out);
+/* |a − b| <= TSR_AUDIT_RTOL · max(|a|, |b|); two NaNs are equal. */
+int tsr__audit_close(double a, double b);
+/* Printed text equals v rendered with fmt (one double conversion), allowing
+ * v to move by TSR_AUDIT_RTOL relative. */
+int tsr__audit_printed_equal(const char *text, const char *fmt, double v);
+
+/* ---- order (order_design.c) ---------------------------------------------- */
+/* Documented rule: route_at[r*R + p] = base index at position p of round r
+ * = (q + floor(r/2)) mod R, q = p (even r) or R−1−p (odd r);
+ * shape_at[r*S + j] = (j + r) mod S. */
+void tsr__audit_design(int R, int S, int rounds, int *route_at, int *shape_at);
+/* Balance of realized positions pos[(r*S + s)*R + route] (−1: did not run).
+ * Fills position_counts[(s*R + route)*R + position] and
+ * pair_counts[(s*R + x)*R + y] (x ran before y in the same round and
+ * shape). Returns the number of problems: a missing route in a (round,
+ * shape), unequal position counts within a shape, or an ordered pair more
+ * often in one precedence than the other. */
+int tsr__audit_balance(const int *pos, int R, int S, int rounds, int *position_counts,
+                       int *pair_counts);
+
+/* ---- self-test (selftest.c) ---------------------------------------------- */
+/* Copies DIR into a temporary directory, audits the pristine copy and each
+ * corrupted copy; prints one line per case to out (may be NULL) and appends
+ * {case, expected, rejected, reasons} objects to cases (may be NULL).
+ * Returns 0 when the pristine copy passes and every corruption is rejected
+ * with its expected reason, 1 when not, 2 (msg set) when DIR is unusable or
+ * the temporary copies cannot be made. */
+int tsr__audit_self_test(const char *dir, const tsr__audit_options *opt, FILE *out,
+                         json_t *cases, char *msg, size_t cap);
+
+#endif

@@ -1,0 +1,45 @@
+/* Shared state of one audit run (check.c, tables.c, report_md.c). */
+#ifndef TSR_AUDIT_INTERNAL_H
+#define TSR_AUDIT_INTERNAL_H
+
+#include "audit/audit.h"
+
+#define TSR__AUDIT_METRICS 6
+/* The format definition: metric names in table order, GPU first. */
+extern const char *const tsr__audit_metric_names[TSR__AUDIT_METRICS];
+int tsr__audit_metric_is_gpu(int m);
+
+typedef struct {
+  const char *label;
+  int64_t m, n, k;
+} tsr__audit_shape;
+
+typedef struct {
+  const tsr__audit_input *in;
+  const tsr__audit_options *opt;
+  tsr__audit_result *res;
+  const json_t *doc, *proto;
+  int samples, rounds, S, R;
+  int64_t batch;
+  tsr__audit_shape *shapes;        /* S */
+  const char *base[TSR_AUDIT_MAX_ROUTES];
+  int base_gpu[TSR_AUDIT_MAX_ROUTES];
+  int usable;                      /* rounds, shapes and routes are usable for indexing */
+  const json_t **slot;             /* [(r*S + s)*R + route] → row or NULL */
+  double *p50;                     /* [((m*S + s)*R + route)*rounds + r], NaN: not valid */
+  int balanced;                    /* recomputed */
+  double threshold;                /* unstable threshold: tables.json's, else the protocol's */
+} tsr__audit_ctx;
+
+/* Helpers. */
+const char *tsr__audit_str(const json_t *o, const char *key);
+/* 1 when o[key] is the string value. */
+int tsr__audit_is(const json_t *o, const char *key, const char *value);
+int tsr__audit_int(const json_t *o, const char *key, json_int_t *out);
+/* Integer or real (finite or not, incl. the "nan"/"inf"/"-inf" strings). */
+int tsr__audit_num(const json_t *v, double *out);
+
+void tsr__audit_check_tables(tsr__audit_ctx *c);
+void tsr__audit_check_report(tsr__audit_ctx *c);
+
+#endif

@@ -1,0 +1,999 @@
+/* The audit of results.json: schema, protocol, routes, every row and
+ * sample, receipts, instrumentation, artifacts and the order; then the
+ * tables (tables.c) and the report (report_md.c) against the recomputation. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/audit_internal.h"
+#include "backend/cuda/cuda.h"
+#include "core/hash.h"
+#include "emit/emit.h"
+
+/* ---- reasons and findings ------------------------------------------------ */
+static const char *const reason_names[] = {
+#define TSR__AR_NAME(id, name, text) name,
+    TSR__AUDIT_REASONS(TSR__AR_NAME)
+#undef TSR__AR_NAME
+};
+static const char *const reason_texts[] = {
+#define TSR__AR_TEXT(id, name, text) text,
+    TSR__AUDIT_REASONS(TSR__AR_TEXT)
+#undef TSR__AR_TEXT
+};
+
+const char *tsr__audit_reason_name(tsr__audit_reason r) {
+  return (unsigned)r < TSR__AR_COUNT ? reason_names[r] : "?";
+}
+const char *tsr__audit_reason_text(tsr__audit_reason r) {
+  return (unsigned)r < TSR__AR_COUNT ? reason_texts[r] : "?";
+}
+int tsr__audit_reason_find(const char *name) {
+  for (int i = 0; i < TSR__AR_COUNT; i++)
+    if (!strcmp(reason_names[i], name)) return i;
+  return -1;
+}
+
+void tsr__audit_result_init(tsr__audit_result *r) { memset(r, 0, sizeof *r); }
+void tsr__audit_result_free(tsr__audit_result *r) {
+  if (!r) return;
+  free(r->items);
+  memset(r, 0, sizeof *r);
+}
+
+void tsr__audit_fail(tsr__audit_result *r, tsr__audit_reason reason, const char *where,
+                     const char *fmt, ...) {
+  r->total++;
+  r->counts[reason]++;
+  if (r->n >= TSR_AUDIT_MAX_FINDINGS) return;
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? r->cap * 2 : 32;
+    tsr__audit_finding *t = realloc(r->items, cap * sizeof *t);
+    if (!t) return;
+    r->items = t;
+    r->cap = cap;
+  }
+  tsr__audit_finding *f = &r->items[r->n++];
+  f->reason = reason;
+  snprintf(f->where, sizeof f->where, "%s", where);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(f->detail, sizeof f->detail, fmt, ap);
+  va_end(ap);
+}
+
+int tsr__audit_has(const tsr__audit_result *r, tsr__audit_reason reason) {
+  return r->counts[reason] > 0;
+}
+
+/* ---- format definition ---------------------------------------------------- */
+const char *const tsr__audit_metric_names[TSR__AUDIT_METRICS] = {
+    "gpu_batch", "gpu_single", "e2e_batch", "e2e_single", "wall_batch", "wall_single"};
+int tsr__audit_metric_is_gpu(int m) { return m < 4; }
+static int metric_is_single(int m) { return m == 1 || m == 3 || m == 5; }
+
+typedef struct {
+  const char *name, *kind, *runner, *backend;
+  int generated; /* the row records a generated-source SHA-256 */
+} route_fmt;
+static const route_fmt route_table[] = {
+    {"tessera-gpu", "gpu", "backend", "cuda", 1}, {"hand", "gpu", "backend", "hand", 1},
+    {"cublas", "gpu", "backend", "cublas", 0},    {"torch", "gpu", "torch", NULL, 0},
+    {"tessera-cpu", "cpu", "backend", "cpu", 0},  {"openblas", "cpu", "openblas", NULL, 0},
+};
+static const route_fmt *route_fmt_find(const char *name) {
+  for (size_t i = 0; name && i < sizeof route_table / sizeof *route_table; i++)
+    if (!strcmp(route_table[i].name, name)) return &route_table[i];
+  return NULL;
+}
+
+/* ---- JSON helpers ----------------------------------------------------------- */
+const char *tsr__audit_str(const json_t *o, const char *key) {
+  return json_string_value(json_object_get(o, key));
+}
+int tsr__audit_int(const json_t *o, const char *key, json_int_t *out) {
+  const json_t *v = json_object_get(o, key);
+  if (!json_is_integer(v)) return 0;
+  *out = json_integer_value(v);
+  return 1;
+}
+int tsr__audit_num(const json_t *v, double *out) {
+  if (json_is_integer(v)) *out = (double)json_integer_value(v);
+  else if (json_is_real(v)) *out = json_real_value(v);
+  else if (json_is_string(v) && !strcmp(json_string_value(v), "nan")) *out = NAN;
+  else if (json_is_string(v) && !strcmp(json_string_value(v), "inf")) *out = INFINITY;
+  else if (json_is_string(v) && !strcmp(json_string_value(v), "-inf")) *out = -INFINITY;
+  else return 0;
+  return 1;
+}
+int tsr__audit_is(const json_t *o, const char *key, const char *value) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s && !strcmp(s, value);
+}
+#define S_(o, k) tsr__audit_str(o, k)
+#define FAIL tsr__audit_fail
+
+static int is_hex64(const char *s) {
+  if (!s || strlen(s) != 64) return 0;
+  for (const char *p = s; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
+  return 1;
+}
+
+/* "row seq N (round r, SHAPE, ROUTE)" */
+static void row_where(const json_t *row, size_t index, char *buf, size_t cap) {
+  json_int_t seq = -1, round = -1;
+  int has_seq = tsr__audit_int(row, "seq", &seq);
+  tsr__audit_int(row, "round", &round);
+  const char *shape = S_(row, "shape"), *route = S_(row, "route");
+  if (has_seq)
+    snprintf(buf, cap, "row seq %lld (round %lld, %.64s, %.32s)", (long long)seq, (long long)round,
+             shape ? shape : "?", route ? route : "?");
+  else
+    snprintf(buf, cap, "rows[%zu] (round %lld, %.64s, %.32s)", index, (long long)round,
+             shape ? shape : "?", route ? route : "?");
+}
+
+/* ---- protocol ---------------------------------------------------------------- */
+static int proto_int(tsr__audit_ctx *c, const char *key, long long lo, long long hi,
+                     json_int_t *out) {
+  json_int_t v;
+  if (!tsr__audit_int(c->proto, key, &v) || v < lo || v > hi) {
+    char where[96];
+    snprintf(where, sizeof where, "protocol.%s", key);
+    FAIL(c->res, TSR__AR_PROTOCOL, where, "must be an integer in [%lld, %lld]", lo, hi);
+    return 0;
+  }
+  if (out) *out = v;
+  return 1;
+}
+
+static void proto_real(tsr__audit_ctx *c, const char *key, int nonneg) {
+  double v;
+  const json_t *j = json_object_get(c->proto, key);
+  if (!(json_is_real(j) || json_is_integer(j)) || !tsr__audit_num(j, &v) || !isfinite(v) ||
+      (nonneg && v < 0)) {
+    char where[96];
+    snprintf(where, sizeof where, "protocol.%s", key);
+    FAIL(c->res, TSR__AR_PROTOCOL, where, "must be a finite%s number", nonneg ? " non-negative" : "");
+  }
+}
+
+static void proto_enum(tsr__audit_ctx *c, const char *key, const char *a, const char *b) {
+  const char *s = S_(c->proto, key);
+  if (!s || (strcmp(s, a) && strcmp(s, b))) {
+    char where[96];
+    snprintf(where, sizeof where, "protocol.%s", key);
+    FAIL(c->res, TSR__AR_PROTOCOL, where, "'%.40s' is not '%s' or '%s'", s ? s : "(missing)", a, b);
+  }
+}
+
+static void check_names(tsr__audit_ctx *c, const char *key, int first, int count) {
+  const json_t *a = json_object_get(c->proto, key);
+  int ok = json_is_array(a) && json_array_size(a) == (size_t)count;
+  for (int i = 0; ok && i < count; i++) {
+    const char *s = json_string_value(json_array_get(a, (size_t)i));
+    ok = s && !strcmp(s, tsr__audit_metric_names[first + i]);
+  }
+  if (!ok) {
+    char where[96];
+    snprintf(where, sizeof where, "protocol.%s", key);
+    FAIL(c->res, TSR__AR_PROTOCOL, where, "must list the documented metrics in order");
+  }
+}
+
+static void check_protocol(tsr__audit_ctx *c) {
+  tsr__audit_result *res = c->res;
+  const json_t *doc = c->doc;
+  if (!json_is_true(json_object_get(doc, "complete")))
+    FAIL(res, TSR__AR_INCOMPLETE, "complete", "results.json is not marked complete (run interrupted?)");
+  static const char *const strs[] = {"tessera_version", "started_utc", "finished_utc"};
+  for (size_t i = 0; i < 3; i++)
+    if (!S_(doc, strs[i])) FAIL(res, TSR__AR_SCHEMA, strs[i], "missing or not a string");
+  static const char *const objs[] = {"protocol", "host", "device", "artifacts", "order", "summary"};
+  for (size_t i = 0; i < 6; i++)
+    if (!json_is_object(json_object_get(doc, objs[i])))
+      FAIL(res, TSR__AR_SCHEMA, objs[i], "missing or not an object");
+  static const char *const arrs[] = {"command_line", "routes", "rows"};
+  for (size_t i = 0; i < 3; i++)
+    if (!json_is_array(json_object_get(doc, arrs[i])))
+      FAIL(res, TSR__AR_SCHEMA, arrs[i], "missing or not an array");
+
+  c->proto = json_object_get(doc, "protocol");
+  json_int_t v;
+  int ok = 1;
+  ok &= proto_int(c, "samples", 1, 1000000, &v);
+  c->samples = ok ? (int)v : 0;
+  int rounds_ok = proto_int(c, "rounds", 1, 1000000, &v);
+  c->rounds = rounds_ok ? (int)v : 0;
+  ok &= rounds_ok;
+  proto_int(c, "sample_ms", 1, INT32_MAX, NULL);
+  proto_int(c, "warmup_ms", 0, INT32_MAX, NULL);
+  proto_int(c, "timeout_s", 1, INT32_MAX, NULL);
+  proto_int(c, "threads", 1, 1 << 20, NULL);
+  proto_int(c, "seed", INT64_MIN, INT64_MAX, NULL);
+  if (proto_int(c, "batch", 1, INT32_MAX, &v)) c->batch = v;
+  else ok = 0;
+  proto_enum(c, "inputs", "dyadic", "random");
+  proto_enum(c, "op_a", "N", "T");
+  proto_enum(c, "op_b", "N", "T");
+  proto_real(c, "atol", 1);
+  proto_real(c, "rtol", 1);
+  proto_real(c, "unstable_threshold", 1);
+  c->threshold = 0.10;
+  tsr__audit_num(json_object_get(c->proto, "unstable_threshold"), &c->threshold);
+  proto_real(c, "alpha", 0);
+  proto_real(c, "beta", 0);
+  const json_t *pre = json_object_get(c->proto, "preset");
+  if (!json_is_null(pre) && !json_is_string(pre))
+    FAIL(res, TSR__AR_PROTOCOL, "protocol.preset", "must be null or a string");
+  const json_t *oc = json_object_get(c->proto, "oracle_cache");
+  if (!json_is_null(oc) && !json_is_string(oc))
+    FAIL(res, TSR__AR_PROTOCOL, "protocol.oracle_cache", "must be null or a path");
+  check_names(c, "metrics_gpu", 0, 4);
+  check_names(c, "metrics_cpu", 4, 2);
+
+  const json_t *shapes = json_object_get(c->proto, "shapes");
+  size_t ns = json_array_size(shapes);
+  if (!ns || ns > 100000) {
+    FAIL(res, TSR__AR_PROTOCOL, "protocol.shapes", "must be a non-empty array (has %zu)", ns);
+    ok = 0;
+  } else {
+    c->shapes = calloc(ns, sizeof *c->shapes);
+    c->S = (int)ns;
+    for (size_t i = 0; i < ns && c->shapes; i++) {
+      const json_t *s = json_array_get(shapes, i);
+      tsr__audit_shape *sh = &c->shapes[i];
+      char where[64];
+      snprintf(where, sizeof where, "protocol.shapes[%zu]", i);
+      json_int_t m = 0, n = 0, k = 0;
+      sh->label = S_(s, "label");
+      if (!sh->label || !tsr__audit_int(s, "m", &m) || !tsr__audit_int(s, "n", &n) ||
+          !tsr__audit_int(s, "k", &k) || m < 1 || n < 1 || k < 1) {
+        FAIL(res, TSR__AR_PROTOCOL, where, "needs a label and positive integer m, n, k");
+        ok = 0;
+        continue;
+      }
+      sh->m = m;
+      sh->n = n;
+      sh->k = k;
+      char label[96];
+      snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+      if (strcmp(label, sh->label))
+        FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' is not %s", sh->label, label);
+      for (size_t j = 0; j < i; j++)
+        if (c->shapes[j].label && !strcmp(c->shapes[j].label, sh->label)) {
+          FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' repeats shapes[%zu]", sh->label, j);
+          ok = 0;
+        }
+    }
+    if (!c->shapes) ok = 0;
+  }
+  c->usable = ok;
+}
+
+/* ---- routes ------------------------------------------------------------------ */
+static void check_routes(tsr__audit_ctx *c) {
+  tsr__audit_result *res = c->res;
+  const json_t *routes = json_object_get(c->doc, "routes");
+  const char *avail[TSR_AUDIT_MAX_ROUTES];
+  int navail = 0, ok = 1;
+  for (size_t i = 0; i < json_array_size(routes); i++) {
+    const json_t *rt = json_array_get(routes, i);
+    char where[64];
+    snprintf(where, sizeof where, "routes[%zu]", i);
+    const char *name = S_(rt, "name");
+    const route_fmt *f = route_fmt_find(name);
+    if (!f) {
+      FAIL(res, TSR__AR_ROUTE, where, "unknown route '%.40s'", name ? name : "(missing)");
+      ok = 0;
+      continue;
+    }
+    for (size_t j = 0; j < i; j++)
+      if (tsr__audit_is(json_array_get(routes, j), "name", name))
+        FAIL(res, TSR__AR_ROUTE, where, "route '%s' listed twice", name);
+    const char *kind = S_(rt, "kind"), *runner = S_(rt, "runner");
+    if (!kind || strcmp(kind, f->kind) || !runner || strcmp(runner, f->runner))
+      FAIL(res, TSR__AR_ROUTE, where, "%s: kind/runner '%.8s'/'%.12s', the format says '%s'/'%s'",
+           name, kind ? kind : "?", runner ? runner : "?", f->kind, f->runner);
+    const json_t *av = json_object_get(rt, "available");
+    if (!json_is_boolean(av)) {
+      FAIL(res, TSR__AR_SCHEMA, where, "%s: 'available' is not a boolean", name);
+      continue;
+    }
+    const json_t *reason = json_object_get(rt, "reason");
+    if (json_is_true(av) ? !json_is_null(reason) : !json_is_string(reason))
+      FAIL(res, TSR__AR_ROUTE, where, "%s: reason must be null when available, a text when skipped",
+           name);
+    if (json_is_true(av)) {
+      if (navail < TSR_AUDIT_MAX_ROUTES) avail[navail++] = name;
+      else ok = 0;
+    }
+  }
+  const json_t *base = json_object_get(json_object_get(c->doc, "order"), "base_routes");
+  size_t nb = json_array_size(base);
+  if (!json_is_array(base) || nb != (size_t)navail) {
+    FAIL(res, TSR__AR_ROUTE, "order.base_routes", "has %zu routes, %d are available", nb, navail);
+    ok = 0;
+  }
+  for (int i = 0; ok && i < navail; i++) {
+    const char *b = json_string_value(json_array_get(base, (size_t)i));
+    if (!b || strcmp(b, avail[i])) {
+      FAIL(res, TSR__AR_ROUTE, "order.base_routes", "position %d is '%.40s', the available routes "
+           "in order give '%s'", i, b ? b : "?", avail[i]);
+      ok = 0;
+    }
+  }
+  if (ok) {
+    c->R = navail;
+    for (int i = 0; i < navail; i++) {
+      c->base[i] = avail[i];
+      c->base_gpu[i] = !strcmp(route_fmt_find(avail[i])->kind, "gpu");
+    }
+  }
+  if (!ok || navail == 0) c->usable = 0;
+}
+
+static int route_index(const tsr__audit_ctx *c, const char *name) {
+  for (int i = 0; name && i < c->R; i++)
+    if (!strcmp(c->base[i], name)) return i;
+  return -1;
+}
+static int shape_index(const tsr__audit_ctx *c, const char *label) {
+  for (int i = 0; label && i < c->S; i++)
+    if (c->shapes[i].label && !strcmp(c->shapes[i].label, label)) return i;
+  return -1;
+}
+
+/* ---- one row ------------------------------------------------------------------- */
+static void check_receipts(tsr__audit_ctx *c, const char *where, const json_t *result, int ok_row,
+                           int64_t want) {
+  tsr__audit_result *res = c->res;
+  const json_t *val = json_object_get(result, "validation");
+  static const char *const phases[2] = {"before_timing", "after_timing"};
+  if (ok_row && (!json_is_array(val) || json_array_size(val) != 2)) {
+    FAIL(res, TSR__AR_VALIDATION, where, "a valid row needs 2 validation receipts, has %zu",
+         json_array_size(val));
+  }
+  for (size_t i = 0; i < json_array_size(val); i++) {
+    const json_t *r = json_array_get(val, i);
+    json_int_t checked = -1, expected = -1, failed = -1;
+    int have = tsr__audit_int(r, "checked", &checked) & tsr__audit_int(r, "expected", &expected) &
+               tsr__audit_int(r, "failed", &failed);
+    const char *phase = S_(r, "phase");
+    c->res->receipts++;
+    if (!have || !json_is_boolean(json_object_get(r, "passed")) || !phase) {
+      FAIL(res, TSR__AR_SCHEMA, where, "validation[%zu]: needs phase, checked, expected, failed, passed", i);
+      continue;
+    }
+    if (expected != want || checked != want)
+      FAIL(res, TSR__AR_ELEMENT_COUNT, where,
+           "validation[%zu] (%s): checked %lld, expected %lld; M×N×batch is %lld", i, phase,
+           (long long)checked, (long long)expected, (long long)want);
+    else if (ok_row)
+      c->res->elements += checked;
+    if (!ok_row) continue;
+    if (i < 2 && strcmp(phase, phases[i]))
+      FAIL(res, TSR__AR_VALIDATION, where, "validation[%zu] phase '%.20s', expected '%s'", i, phase, phases[i]);
+    if (!json_is_true(json_object_get(r, "passed")) || failed != 0)
+      FAIL(res, TSR__AR_VALIDATION, where,
+           "validation[%zu] (%s) did not pass (%lld of %lld elements failed) but the row is 'ok'",
+           i, phase, (long long)failed, (long long)checked);
+  }
+}
+
+static void check_metrics(tsr__audit_ctx *c, const char *where, const json_t *result, int gpu) {
+  tsr__audit_result *res = c->res;
+  const json_t *metrics = json_object_get(result, "metrics");
+  if (!json_is_object(metrics)) {
+    FAIL(res, TSR__AR_SAMPLE_COUNT, where, "result.metrics missing");
+    return;
+  }
+  const char *key;
+  const json_t *val;
+  json_object_foreach((json_t *)metrics, key, val) {
+    int m = -1;
+    for (int i = 0; i < TSR__AUDIT_METRICS; i++)
+      if (!strcmp(key, tsr__audit_metric_names[i])) m = i;
+    if (m < 0 || tsr__audit_metric_is_gpu(m) != gpu)
+      FAIL(res, TSR__AR_SAMPLE_COUNT, where, "metric '%.40s' does not belong to a %s route", key,
+           gpu ? "GPU" : "CPU");
+  }
+  for (int m = gpu ? 0 : 4; m < (gpu ? 4 : 6); m++) {
+    const char *mn = tsr__audit_metric_names[m];
+    const json_t *arr = json_object_get(metrics, mn);
+    if (!json_is_array(arr) || json_array_size(arr) != (size_t)c->samples) {
+      FAIL(res, TSR__AR_SAMPLE_COUNT, where, "%s: %zu samples, the protocol declares %d", mn,
+           json_array_size(arr), c->samples);
+    }
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+      const json_t *s = json_array_get(arr, i), *ns = json_object_get(s, "ns"),
+                   *calls = json_object_get(s, "calls");
+      res->samples++;
+      double d = NAN;
+      if (!json_is_integer(ns) || json_integer_value(ns) <= 0) {
+        char text[64] = "missing";
+        if (json_is_string(ns)) snprintf(text, sizeof text, "\"%.20s\"", json_string_value(ns));
+        else if (tsr__audit_num(ns, &d)) snprintf(text, sizeof text, "%.17g", d);
+        FAIL(res, TSR__AR_SAMPLE_VALUE, where, "%s sample %zu: ns is %s, not a finite positive integer",
+             mn, i, text);
+      }
+      if (!json_is_integer(calls) || json_integer_value(calls) <= 0)
+        FAIL(res, TSR__AR_CALL_COUNT, where, "%s sample %zu: calls is not a positive integer", mn, i);
+      else if (metric_is_single(m) && json_integer_value(calls) != 1)
+        FAIL(res, TSR__AR_CALL_COUNT, where, "%s sample %zu: %lld calls in a single-call metric", mn,
+             i, (long long)json_integer_value(calls));
+    }
+  }
+}
+
+static void check_instrumentation(tsr__audit_ctx *c, const char *where, const json_t *result) {
+  const json_t *ins = json_object_get(result, "instrumentation");
+  if (!json_is_object(ins) || !json_is_boolean(json_object_get(ins, "instrumented")) ||
+      !json_is_array(json_object_get(ins, "markers"))) {
+    FAIL(c->res, TSR__AR_INSTRUMENTATION_UNRECORDED, where,
+         "result.instrumentation {instrumented, markers} missing: cannot tell a profiled run "
+         "from a control");
+    return;
+  }
+  const json_t *markers = json_object_get(ins, "markers");
+  if (json_is_true(json_object_get(ins, "instrumented")) || json_array_size(markers)) {
+    const char *m0 = json_string_value(json_array_get(markers, 0));
+    FAIL(c->res, TSR__AR_INSTRUMENTED, where, "instrumented run (%zu markers%s%.200s)",
+         json_array_size(markers), m0 ? ": " : "", m0 ? m0 : "");
+  }
+}
+
+static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si, int ri) {
+  tsr__audit_result *res = c->res;
+  char where[192];
+  row_where(row, index, where, sizeof where);
+  const char *status = S_(row, "status");
+  static const char *const statuses[] = {"ok", "failed_validation", "error", "crashed", "timeout"};
+  int known = 0;
+  for (size_t i = 0; status && i < 5; i++) known |= !strcmp(status, statuses[i]);
+  if (!known) {
+    FAIL(res, TSR__AR_SCHEMA, where, "status '%.30s' is not in the documented vocabulary",
+         status ? status : "(missing)");
+    return;
+  }
+  int ok_row = !strcmp(status, "ok");
+  res->rows++;
+  if (ok_row) res->rows_ok++;
+  else res->rows_failed++;
+  const json_t *result = json_object_get(row, "result"), *ex = json_object_get(row, "exit");
+  if (!json_is_object(ex)) FAIL(res, TSR__AR_SCHEMA, where, "exit record missing");
+  if (ok_row) {
+    json_int_t code = -1;
+    if (!tsr__audit_int(ex, "code", &code) || code != 0 || json_is_true(json_object_get(ex, "timed_out")))
+      FAIL(res, TSR__AR_ROW_STATUS, where, "status 'ok' but the child did not exit 0");
+    if (!json_is_object(result) || !tsr__audit_is(result, "status", "ok"))
+      FAIL(res, TSR__AR_ROW_STATUS, where, "status 'ok' but the child result is %s",
+           json_is_object(result) ? "not 'ok'" : "missing");
+  }
+  if (!json_is_object(result)) {
+    if (!json_is_null(result)) FAIL(res, TSR__AR_SCHEMA, where, "result is neither null nor an object");
+    return;
+  }
+  if (!tsr__audit_is(result, "schema", TSR_AUDIT_ROW_SCHEMA))
+    FAIL(res, TSR__AR_SCHEMA, where, "result.schema is not %s", TSR_AUDIT_ROW_SCHEMA);
+  const char *rr = S_(result, "route"), *rs = S_(result, "shape");
+  if (!rr || !rs || !tsr__audit_is(row, "route", rr) || !tsr__audit_is(row, "shape", rs))
+    FAIL(res, TSR__AR_ROW_IDENTITY, where, "child result is for (%.64s, %.32s)", rs ? rs : "?",
+         rr ? rr : "?");
+  check_instrumentation(c, where, result);
+
+  /* The problem: element counts, then the rest against the protocol. */
+  const tsr__audit_shape *sh = &c->shapes[si];
+  const json_t *prob = json_object_get(result, "problem");
+  json_int_t m = -1, n = -1, k = -1, b = -1;
+  tsr__audit_int(prob, "m", &m);
+  tsr__audit_int(prob, "n", &n);
+  tsr__audit_int(prob, "k", &k);
+  tsr__audit_int(prob, "batch", &b);
+  int64_t want = sh->m * sh->n * c->batch;
+  if (m != sh->m || n != sh->n || b != c->batch)
+    FAIL(res, TSR__AR_ELEMENT_COUNT, where, "problem M×N×batch %lld×%lld×%lld, the shape gives %lld×%lld×%lld",
+         (long long)m, (long long)n, (long long)b, (long long)sh->m, (long long)sh->n, (long long)c->batch);
+  if (k != sh->k) FAIL(res, TSR__AR_PROBLEM, where, "problem K %lld, the shape has %lld", (long long)k, (long long)sh->k);
+  static const char *const same[] = {"op_a", "op_b"};
+  for (int i = 0; i < 2; i++) {
+    const char *x = S_(prob, same[i]), *y = S_(c->proto, same[i]);
+    if (!x || !y || strcmp(x, y))
+      FAIL(res, TSR__AR_PROBLEM, where, "problem.%s '%.4s', protocol '%.4s'", same[i], x ? x : "?", y ? y : "?");
+  }
+  static const char *const reals[] = {"alpha", "beta"};
+  for (int i = 0; i < 2; i++) {
+    double x = NAN, y = NAN;
+    tsr__audit_num(json_object_get(prob, reals[i]), &x);
+    tsr__audit_num(json_object_get(c->proto, reals[i]), &y);
+    /* The child stores the float value; the protocol the parsed double. */
+    if (!(isfinite(x) && isfinite(y) && (float)x == (float)y))
+      FAIL(res, TSR__AR_PROBLEM, where, "problem.%s %g, protocol %g", reals[i], x, y);
+  }
+  check_receipts(c, where, result, ok_row, want);
+
+  if (ok_row) {
+    check_metrics(c, where, result, c->base_gpu[ri]);
+    const route_fmt *f = route_fmt_find(c->base[ri]);
+    const json_t *pi = json_object_get(result, "plan_info");
+    const char *src = S_(pi, "source_sha256");
+    if (f && f->generated && !is_hex64(src))
+      FAIL(res, TSR__AR_SOURCE_HASH, where, "plan_info.source_sha256 %s for a generated-source route",
+           src ? "malformed" : "missing");
+  } else {
+    const json_t *metrics = json_object_get(result, "metrics");
+    if (json_object_size(metrics))
+      FAIL(res, TSR__AR_ROW_STATUS, where, "failed row (%s) carries samples", status);
+  }
+  /* Every mapped library must be in the run's hashed inventory. */
+  const json_t *libs = json_object_get(result, "libraries");
+  const json_t *inv = json_object_get(json_object_get(c->doc, "artifacts"), "libraries");
+  for (size_t i = 0; i < json_array_size(libs); i++) {
+    const char *p = json_string_value(json_array_get(libs, i));
+    int found = 0;
+    for (size_t j = 0; p && j < json_array_size(inv) && !found; j++) {
+      const char *q = S_(json_array_get(inv, j), "path");
+      found = q && !strcmp(p, q);
+    }
+    if (!found)
+      FAIL(res, TSR__AR_ARTIFACT_HASH, where, "mapped library %.200s is not in artifacts.libraries",
+           p ? p : "(not a string)");
+  }
+}
+
+/* ---- rows, order ---------------------------------------------------------------- */
+static void check_rows_and_order(tsr__audit_ctx *c) {
+  tsr__audit_result *res = c->res;
+  const json_t *rows = json_object_get(c->doc, "rows");
+  const json_t *order = json_object_get(c->doc, "order");
+  size_t nrows = json_array_size(rows);
+  int R = c->R, S = c->S, rounds = c->rounds;
+  size_t slots = (size_t)rounds * S * R;
+  c->slot = calloc(slots, sizeof *c->slot);
+  int *route_at = malloc((size_t)rounds * R * sizeof *route_at);
+  int *shape_at = malloc((size_t)rounds * S * sizeof *shape_at);
+  int *route_pos = malloc((size_t)rounds * R * sizeof *route_pos); /* inverse */
+  int *shape_pos = malloc((size_t)rounds * S * sizeof *shape_pos);
+  int *pos = malloc(slots * sizeof *pos);
+  int *next = calloc((size_t)rounds * S, sizeof *next);
+  int *pc = malloc((size_t)S * R * R * sizeof *pc), *pp = malloc((size_t)S * R * R * sizeof *pp);
+  if (!c->slot || !route_at || !shape_at || !route_pos || !shape_pos || !pos || !next || !pc || !pp) {
+    FAIL(res, TSR__AR_PROTOCOL, "protocol", "out of memory for %zu order slots", slots);
+    c->usable = 0;
+    goto out;
+  }
+  tsr__audit_design(R, S, rounds, route_at, shape_at);
+  for (int r = 0; r < rounds; r++) {
+    for (int p = 0; p < R; p++) route_pos[(size_t)r * R + route_at[(size_t)r * R + p]] = p;
+    for (int j = 0; j < S; j++) shape_pos[(size_t)r * S + shape_at[(size_t)r * S + j]] = j;
+  }
+  for (size_t i = 0; i < slots; i++) pos[i] = -1;
+
+  const json_t *realized = json_object_get(order, "realized");
+  if (!json_is_array(realized) || json_array_size(realized) != nrows)
+    FAIL(res, TSR__AR_ORDER_RECORD, "order.realized", "%zu entries for %zu rows",
+         json_array_size(realized), nrows);
+  long long prev_d = -1, prev_seq = -1;
+  size_t design_problems = 0;
+  for (size_t i = 0; i < nrows; i++) {
+    const json_t *row = json_array_get(rows, i);
+    char where[192];
+    row_where(row, i, where, sizeof where);
+    json_int_t seq, round, position, shape_position;
+    const char *shape = S_(row, "shape"), *route = S_(row, "route");
+    if (!json_is_object(row) || !tsr__audit_int(row, "seq", &seq) ||
+        !tsr__audit_int(row, "round", &round) || !tsr__audit_int(row, "position", &position) ||
+        !tsr__audit_int(row, "shape_position", &shape_position) || !shape || !route) {
+      FAIL(res, TSR__AR_SCHEMA, where, "needs integer seq, round, position, shape_position and "
+           "string shape, route");
+      continue;
+    }
+    int si = shape_index(c, shape), ri = route_index(c, route);
+    if (round < 0 || round >= rounds || si < 0 || ri < 0) {
+      FAIL(res, TSR__AR_ROW_UNEXPECTED, where, "%s is not part of this run",
+           round < 0 || round >= rounds ? "the round" : si < 0 ? "the shape" : "the route");
+      continue;
+    }
+    if (seq <= prev_seq)
+      FAIL(res, TSR__AR_ORDER_RECORD, where, "seq %lld does not increase (previous %lld)",
+           (long long)seq, prev_seq);
+    prev_seq = seq;
+    const json_t *re = json_array_get(realized, i);
+    json_int_t rseq = -1, rround = -1;
+    tsr__audit_int(re, "seq", &rseq);
+    tsr__audit_int(re, "round", &rround);
+    if (rseq != seq || rround != round || !tsr__audit_is(re, "shape", shape) ||
+        !tsr__audit_is(re, "route", route))
+      FAIL(res, TSR__AR_ORDER_RECORD, where, "order.realized[%zu] names another execution", i);
+    size_t s = ((size_t)round * S + si) * R + ri;
+    if (c->slot[s]) {
+      FAIL(res, TSR__AR_ROW_DUPLICATE, where, "(round %lld, %s, %s) already ran", (long long)round,
+           shape, route);
+      continue;
+    }
+    c->slot[s] = row;
+    size_t g = (size_t)round * S + si;
+    pos[s] = next[g]++;
+    /* Design index: round-major, then the round's shape order, then its route order. */
+    int j = shape_pos[(size_t)round * S + si], p = route_pos[(size_t)round * R + ri];
+    long long d = ((long long)round * S + j) * R + p;
+    if ((d <= prev_d || position != p || shape_position != j) && design_problems++ < 50) {
+      if (d <= prev_d)
+        FAIL(res, TSR__AR_ORDER_DESIGN, where, "ran after an execution that the design places later "
+             "(design index %lld ≤ %lld)", d, prev_d);
+      else
+        FAIL(res, TSR__AR_ORDER_DESIGN, where, "at position %lld, shape position %lld; the design "
+             "gives %d, %d", (long long)position, (long long)shape_position, p, j);
+    }
+    if (d > prev_d) prev_d = d;
+    if (pos[s] != position && design_problems++ < 50)
+      FAIL(res, TSR__AR_ORDER_DESIGN, where, "realized position %d in its (round, shape), recorded %lld",
+           pos[s], (long long)position);
+    check_row(c, row, i, si, ri);
+  }
+  size_t missing = 0;
+  for (int r = 0; r < rounds; r++)
+    for (int s = 0; s < S; s++)
+      for (int x = 0; x < R; x++)
+        if (!c->slot[((size_t)r * S + s) * R + x]) {
+          char where[192];
+          snprintf(where, sizeof where, "round %d, %.64s, %s", r, c->shapes[s].label, c->base[x]);
+          if (missing++ < 200) FAIL(res, TSR__AR_ROW_MISSING, where, "no row");
+          else res->total++, res->counts[TSR__AR_ROW_MISSING]++;
+        }
+
+  /* The planned order as recorded. */
+  const json_t *planned = json_object_get(order, "planned");
+  if (!json_is_array(planned) || json_array_size(planned) != (size_t)rounds)
+    FAIL(res, TSR__AR_ORDER_RECORD, "order.planned", "%zu rounds, the protocol has %d",
+         json_array_size(planned), rounds);
+  for (int r = 0; r < rounds && json_is_array(planned); r++) {
+    const json_t *pr = json_array_get(planned, (size_t)r);
+    const json_t *prt = json_object_get(pr, "routes"), *psh = json_object_get(pr, "shapes");
+    json_int_t rr = -1;
+    tsr__audit_int(pr, "round", &rr);
+    int ok = rr == r && json_array_size(prt) == (size_t)R && json_array_size(psh) == (size_t)S;
+    for (int p = 0; ok && p < R; p++) {
+      const char *n = json_string_value(json_array_get(prt, (size_t)p));
+      ok = n && !strcmp(n, c->base[route_at[(size_t)r * R + p]]);
+    }
+    for (int j = 0; ok && j < S; j++) {
+      const char *n = json_string_value(json_array_get(psh, (size_t)j));
+      ok = n && !strcmp(n, c->shapes[shape_at[(size_t)r * S + j]].label);
+    }
+    if (!ok) {
+      char where[64];
+      snprintf(where, sizeof where, "order.planned[%d]", r);
+      FAIL(res, TSR__AR_ORDER_RECORD, where, "differs from the documented design");
+    }
+  }
+
+  /* Balance, recomputed from the realized positions. */
+  int problems = tsr__audit_balance(pos, R, S, rounds, pc, pp);
+  c->balanced = problems == 0;
+  res->order_balanced = c->balanced;
+  if (problems) {
+    char ex[200] = "";
+    for (int s = 0; s < S && !ex[0]; s++)
+      for (int x = 0; x < R && !ex[0]; x++)
+        for (int q = 0; q < R && !ex[0]; q++) {
+          const int *P = pc + (size_t)s * R * R, *Q = pp + (size_t)s * R * R;
+          if (P[x * R + q] != P[0])
+            snprintf(ex, sizeof ex, "%.64s: %s holds position %d %d times, %s position 0 %d times",
+                     c->shapes[s].label, c->base[x], q, P[x * R + q], c->base[0], P[0]);
+          else if (q > x && Q[x * R + q] != Q[q * R + x])
+            snprintf(ex, sizeof ex, "%.64s: %s precedes %s %d times, the reverse %d times",
+                     c->shapes[s].label, c->base[x], c->base[q], Q[x * R + q], Q[q * R + x]);
+        }
+    if (!ex[0]) snprintf(ex, sizeof ex, "some (round, shape) lacks a route");
+    FAIL(res, TSR__AR_ORDER_BALANCE, "order", "%d balance problems over %d rounds (%s)", problems,
+         rounds, ex);
+  }
+  const json_t *chk = json_object_get(order, "check");
+  if (!json_is_object(chk)) {
+    FAIL(res, TSR__AR_ORDER_RECORD, "order.check", "missing");
+  } else {
+    if (json_is_true(json_object_get(chk, "balanced")) != c->balanced)
+      FAIL(res, TSR__AR_ORDER_RECORD, "order.check.balanced", "records %s, the realized order is %s",
+           json_is_true(json_object_get(chk, "balanced")) ? "true" : "false",
+           c->balanced ? "balanced" : "not balanced");
+    json_int_t v = -1;
+    if (!tsr__audit_int(chk, "rounds", &v) || v != rounds)
+      FAIL(res, TSR__AR_ORDER_RECORD, "order.check.rounds", "%lld, the protocol has %d", (long long)v, rounds);
+    if (!tsr__audit_int(chk, "entries", &v) || v != (json_int_t)nrows)
+      FAIL(res, TSR__AR_ORDER_RECORD, "order.check.entries", "%lld for %zu rows", (long long)v, nrows);
+    static const char *const mats[2] = {"position_counts", "pair_counts"};
+    for (int k = 0; k < 2; k++) {
+      const json_t *a = json_object_get(chk, mats[k]);
+      const int *mine = k ? pp : pc;
+      int ok = json_array_size(a) == (size_t)S;
+      for (int s = 0; ok && s < S; s++) {
+        const json_t *as = json_array_get(a, (size_t)s);
+        ok = json_array_size(as) == (size_t)R;
+        for (int x = 0; ok && x < R; x++) {
+          const json_t *ax = json_array_get(as, (size_t)x);
+          ok = json_array_size(ax) == (size_t)R;
+          for (int y = 0; ok && y < R; y++) {
+            const json_t *e = json_array_get(ax, (size_t)y);
+            ok = json_is_integer(e) && json_integer_value(e) == mine[((size_t)s * R + x) * R + y];
+          }
+        }
+      }
+      if (!ok) {
+        char where[64];
+        snprintf(where, sizeof where, "order.check.%s", mats[k]);
+        FAIL(res, TSR__AR_ORDER_RECORD, where, "differs from the counts of the realized order");
+      }
+    }
+  }
+
+  /* Source hashes: one per (generated route, shape), the same in every round. */
+  for (int x = 0; x < R; x++) {
+    const route_fmt *f = route_fmt_find(c->base[x]);
+    if (!f || !f->generated) continue;
+    for (int s = 0; s < S; s++) {
+      const char *first = NULL;
+      for (int r = 0; r < rounds; r++) {
+        const json_t *row = c->slot[((size_t)r * S + s) * R + x];
+        const char *h = S_(json_object_get(json_object_get(row, "result"), "plan_info"), "source_sha256");
+        if (!h || !tsr__audit_is(row, "status", "ok")) continue;
+        if (!first) first = h;
+        else if (strcmp(first, h)) {
+          char where[192];
+          row_where(row, 0, where, sizeof where);
+          FAIL(res, TSR__AR_SOURCE_HASH, where, "source_sha256 %.16s… differs from round 0's %.16s… "
+               "(same plan must give the same source)", h, first);
+        }
+      }
+    }
+  }
+
+  /* Samples → per-round p50 of every valid row, for the tables and report. */
+  c->p50 = malloc((size_t)TSR__AUDIT_METRICS * slots * sizeof *c->p50);
+  if (!c->p50) goto out;
+  for (size_t i = 0; i < (size_t)TSR__AUDIT_METRICS * slots; i++) c->p50[i] = NAN;
+  for (int r = 0; r < rounds; r++)
+    for (int s = 0; s < S; s++)
+      for (int x = 0; x < R; x++) {
+        const json_t *row = c->slot[((size_t)r * S + s) * R + x];
+        const json_t *result = json_object_get(row, "result");
+        if (!row || !tsr__audit_is(row, "status", "ok") || !tsr__audit_is(result, "status", "ok"))
+          continue;
+        for (int m = 0; m < TSR__AUDIT_METRICS; m++) {
+          if (tsr__audit_metric_is_gpu(m) != c->base_gpu[x]) continue;
+          const json_t *arr = json_object_get(json_object_get(result, "metrics"), tsr__audit_metric_names[m]);
+          size_t n = json_array_size(arr);
+          if (!n) continue;
+          int64_t *ns = malloc(n * sizeof *ns), *calls = malloc(n * sizeof *calls);
+          if (!ns || !calls) {
+            free(ns);
+            free(calls);
+            continue;
+          }
+          for (size_t q = 0; q < n; q++) {
+            const json_t *e = json_array_get(arr, q), *a = json_object_get(e, "ns"), *b = json_object_get(e, "calls");
+            ns[q] = json_is_integer(a) ? json_integer_value(a) : 0;
+            calls[q] = json_is_integer(b) ? json_integer_value(b) : 0;
+          }
+          c->p50[(((size_t)m * S + s) * R + x) * rounds + r] = tsr__audit_row_p50(ns, calls, n);
+          free(ns);
+          free(calls);
+        }
+      }
+out:
+  free(route_at);
+  free(shape_at);
+  free(route_pos);
+  free(shape_pos);
+  free(pos);
+  free(next);
+  free(pc);
+  free(pp);
+}
+
+/* ---- artifacts ---------------------------------------------------------------- */
+static void hash_on_disk(tsr__audit_ctx *c, const char *where, const char *path, const char *sha) {
+  if (!c->opt || !c->opt->current_artifacts || !path || !is_hex64(sha)) return;
+  char now[65];
+  c->res->artifacts_hashed++;
+  if (tsr__sha256_file(path, now))
+    FAIL(c->res, TSR__AR_ARTIFACT_CHANGED, where, "%.200s cannot be read now", path);
+  else if (strcmp(now, sha))
+    FAIL(c->res, TSR__AR_ARTIFACT_CHANGED, where, "%.200s has sha256 %.16s… on disk, recorded %.16s…",
+         path, now, sha);
+}
+
+static void check_artifacts(tsr__audit_ctx *c) {
+  tsr__audit_result *res = c->res;
+  const json_t *art = json_object_get(c->doc, "artifacts");
+  const json_t *exe = json_object_get(art, "executable");
+  const char *sha = S_(exe, "sha256"), *end = S_(exe, "sha256_at_end"), *path = S_(exe, "path");
+  if (!path || !is_hex64(sha))
+    FAIL(res, TSR__AR_ARTIFACT_HASH, "artifacts.executable", "path or sha256 %s",
+         sha ? "malformed" : "missing");
+  if (!is_hex64(end))
+    FAIL(res, TSR__AR_ARTIFACT_HASH, "artifacts.executable.sha256_at_end", "%s",
+         end ? "malformed" : "missing");
+  else if (is_hex64(sha) && strcmp(sha, end))
+    FAIL(res, TSR__AR_ARTIFACT_CHANGED, "artifacts.executable", "sha256 %.16s… at the start, %.16s… "
+         "at the end: the executable changed during the run", sha, end);
+  if (!json_is_true(json_object_get(exe, "unchanged")))
+    FAIL(res, TSR__AR_ARTIFACT_CHANGED, "artifacts.executable.unchanged", "is not true");
+  hash_on_disk(c, "artifacts.executable", path, sha);
+  const json_t *libs = json_object_get(art, "libraries");
+  if (!json_is_array(libs)) FAIL(res, TSR__AR_ARTIFACT_HASH, "artifacts.libraries", "missing");
+  for (size_t i = 0; i < json_array_size(libs); i++) {
+    const json_t *l = json_array_get(libs, i);
+    char where[64];
+    snprintf(where, sizeof where, "artifacts.libraries[%zu]", i);
+    if (!S_(l, "path") || !is_hex64(S_(l, "sha256")))
+      FAIL(res, TSR__AR_ARTIFACT_HASH, where, "%.200s: sha256 missing or malformed",
+           S_(l, "path") ? S_(l, "path") : "(no path)");
+    else
+      hash_on_disk(c, where, S_(l, "path"), S_(l, "sha256"));
+  }
+  const json_t *ts = json_object_get(art, "torch_script");
+  int torch = route_index(c, "torch") >= 0;
+  if (torch && (!S_(ts, "path") || !is_hex64(S_(ts, "sha256"))))
+    FAIL(res, TSR__AR_ARTIFACT_HASH, "artifacts.torch_script", "the torch route ran but the script's "
+         "sha256 is missing or malformed");
+  if (json_is_object(ts) && is_hex64(S_(ts, "sha256")))
+    hash_on_disk(c, "artifacts.torch_script", S_(ts, "path"), S_(ts, "sha256"));
+}
+
+/* --current-artifacts: regenerate each generated source from the recorded
+ * problem and plan with this build's emitter and compare its SHA-256. */
+static void regenerate_sources(tsr__audit_ctx *c) {
+  if (!c->opt || !c->opt->current_artifacts || !c->usable || !c->slot) return;
+  for (int x = 0; x < c->R; x++) {
+    const route_fmt *f = route_fmt_find(c->base[x]);
+    if (!f || !f->generated) continue;
+    for (int s = 0; s < c->S; s++) {
+      const json_t *row = NULL;
+      for (int r = 0; r < c->rounds && !row; r++) {
+        const json_t *cand = c->slot[((size_t)r * c->S + s) * c->R + x];
+        if (cand && !!tsr__audit_is(cand, "status", "ok")) row = cand;
+      }
+      if (!row) continue;
+      char where[192];
+      row_where(row, 0, where, sizeof where);
+      const json_t *result = json_object_get(row, "result"), *prob = json_object_get(result, "problem");
+      const char *want = S_(json_object_get(result, "plan_info"), "source_sha256");
+      const char *plan_text = S_(json_object_get(result, "plan_info"), "plan");
+      if (!is_hex64(want)) continue; /* already reported */
+      tsr_problem p;
+      tsr_problem_init(&p, c->shapes[s].m, c->shapes[s].n, c->shapes[s].k);
+      p.batch = c->batch;
+      p.op_a = tsr__audit_is(prob, "op_a", "T") ? TSR_OP_T : TSR_OP_N;
+      p.op_b = tsr__audit_is(prob, "op_b", "T") ? TSR_OP_T : TSR_OP_N;
+      double al = 1, be = 0;
+      tsr__audit_num(json_object_get(prob, "alpha"), &al);
+      tsr__audit_num(json_object_get(prob, "beta"), &be);
+      p.alpha = (float)al;
+      p.beta = (float)be;
+      char msg[512], got[65] = "";
+      if (tsr_problem_check(&p, msg, sizeof msg)) {
+        FAIL(c->res, TSR__AR_SOURCE_HASH, where, "cannot regenerate the source: %s", msg);
+        continue;
+      }
+      if (!strcmp(f->backend, "hand")) {
+        char *src = tsr__hand_source(&p);
+        if (src) tsr__sha256_hex(src, strlen(src), got);
+        free(src);
+      } else {
+        tsr_plan plan;
+        memset(&plan, 0, sizeof plan);
+        tsr__kernel_src k;
+        memset(&k, 0, sizeof k);
+        if (!plan_text || tsr_plan_parse(plan_text, &plan, msg, sizeof msg) ||
+            tsr__emit_gemm(&p, &plan, UINT32_MAX, &k, msg, sizeof msg)) {
+          FAIL(c->res, TSR__AR_SOURCE_HASH, where, "cannot regenerate the source from plan '%.120s': %s",
+               plan_text ? plan_text : "(missing)", plan_text ? msg : "no plan");
+          tsr__kernel_src_free(&k);
+          continue;
+        }
+        memcpy(got, k.sha256, sizeof got);
+        tsr__kernel_src_free(&k);
+      }
+      c->res->sources_regenerated++;
+      if (strcmp(got, want))
+        FAIL(c->res, TSR__AR_SOURCE_HASH, where, "this build generates source %.16s…, recorded %.16s…",
+             got, want);
+    }
+  }
+}
+
+static void check_summary(tsr__audit_ctx *c) {
+  const json_t *sum = json_object_get(c->doc, "summary"), *rows = json_object_get(c->doc, "rows");
+  size_t failed = 0;
+  for (size_t i = 0; i < json_array_size(rows); i++) {
+    const char *st = S_(json_array_get(rows, i), "status");
+    if (!st || strcmp(st, "ok")) failed++;
+  }
+  json_int_t n = -1, f = -1;
+  if (!tsr__audit_int(sum, "rows", &n) || n != (json_int_t)json_array_size(rows))
+    FAIL(c->res, TSR__AR_SUMMARY, "summary.rows", "%lld, results.json has %zu rows", (long long)n,
+         json_array_size(rows));
+  if (!tsr__audit_int(sum, "failed_rows", &f) || f != (json_int_t)failed)
+    FAIL(c->res, TSR__AR_SUMMARY, "summary.failed_rows", "%lld, results.json has %zu failed rows",
+         (long long)f, failed);
+  if (c->usable && json_array_size(rows) != (size_t)c->rounds * c->S * c->R && c->res->counts[TSR__AR_ROW_MISSING] == 0 &&
+      c->res->counts[TSR__AR_ROW_DUPLICATE] == 0 && c->res->counts[TSR__AR_ROW_UNEXPECTED] == 0 &&
+      c->res->counts[TSR__AR_SCHEMA] == 0)
+    FAIL(c->res, TSR__AR_SUMMARY, "rows", "%zu rows for %d rounds × %d shapes × %d routes",
+         json_array_size(rows), c->rounds, c->S, c->R);
+}
+
+void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,
+                      tsr__audit_result *res) {
+  tsr__audit_ctx c;
+  memset(&c, 0, sizeof c);
+  c.in = in;
+  c.opt = opt;
+  c.res = res;
+  c.doc = in->results;
+  check_protocol(&c);
+  check_routes(&c);
+  res->rounds = c.rounds;
+  res->shapes = c.S;
+  res->routes = c.R;
+  if (c.usable && (size_t)c.rounds * c.S * c.R > TSR_AUDIT_MAX_SLOTS) {
+    FAIL(res, TSR__AR_PROTOCOL, "protocol.rounds", "%d rounds × %d shapes × %d routes is beyond %u rows",
+         c.rounds, c.S, c.R, TSR_AUDIT_MAX_SLOTS);
+    c.usable = 0;
+  }
+  if (c.usable) check_rows_and_order(&c);
+  else if (json_array_size(json_object_get(c.doc, "rows")))
+    FAIL(res, TSR__AR_PROTOCOL, "rows", "not audited: the protocol, shapes or routes are unusable");
+  check_artifacts(&c);
+  regenerate_sources(&c);
+  check_summary(&c);
+  if (c.usable && c.p50) {
+    tsr__audit_check_tables(&c);
+    tsr__audit_check_report(&c);
+  }
+  free(c.shapes);
+  free(c.slot);
+  free(c.p50);
+}
+
+json_t *tsr__audit_result_json(const tsr__audit_result *r, const char *dir) {
+  json_t *o = json_object(), *f = json_array(), *counts = json_object();
+  json_object_set_new(o, "schema", json_string(TSR_AUDIT_SCHEMA));
+  json_object_set_new(o, "dir", dir ? json_string(dir) : json_null());
+  json_object_set_new(o, "verdict", json_string(r->total ? "fail" : "pass"));
+  json_object_set_new(o, "findings_total", json_integer((json_int_t)r->total));
+  for (int i = 0; i < TSR__AR_COUNT; i++)
+    if (r->counts[i]) json_object_set_new(counts, reason_names[i], json_integer((json_int_t)r->counts[i]));
+  json_object_set_new(o, "reasons", counts);
+  for (size_t i = 0; i < r->n; i++) {
+    json_t *e = json_object();
+    json_object_set_new(e, "reason", json_string(reason_names[r->items[i].reason]));
+    json_object_set_new(e, "where", json_string(r->items[i].where));
+    json_object_set_new(e, "detail", json_string(r->items[i].detail));
+    json_array_append_new(f, e);
+  }
+  json_object_set_new(o, "findings", f);
+  json_t *cov = json_object();
+  json_object_set_new(cov, "rows", json_integer((json_int_t)r->rows));
+  json_object_set_new(cov, "rows_ok", json_integer((json_int_t)r->rows_ok));
+  json_object_set_new(cov, "rows_failed", json_integer((json_int_t)r->rows_failed));
+  json_object_set_new(cov, "rounds", json_integer(r->rounds));
+  json_object_set_new(cov, "shapes", json_integer(r->shapes));
+  json_object_set_new(cov, "routes", json_integer(r->routes));
+  json_object_set_new(cov, "samples", json_integer((json_int_t)r->samples));
+  json_object_set_new(cov, "receipts", json_integer((json_int_t)r->receipts));
+  json_object_set_new(cov, "elements_validated", json_integer((json_int_t)r->elements));
+  json_object_set_new(cov, "order_balanced", json_boolean(r->order_balanced));
+  json_object_set_new(cov, "table_cells", json_integer((json_int_t)r->cells));
+  json_object_set_new(cov, "table_ratios", json_integer((json_int_t)r->ratios));
+  json_object_set_new(cov, "report_numbers", json_integer((json_int_t)r->report_numbers));
+  json_object_set_new(cov, "artifacts_hashed", json_integer((json_int_t)r->artifacts_hashed));
+  json_object_set_new(cov, "sources_regenerated", json_integer((json_int_t)r->sources_regenerated));
+  json_object_set_new(o, "checked", cov);
+  return o;
+}

@@ -1,0 +1,320 @@
+/* report.md against the recomputation: the summary line, the failed-rows
+ * table, and in every metric section each cell (µs, 3 decimals, ⚠ and
+ * (valid/total) marks), each unstable-spread line and each paired ratio
+ * (median [min, max], slower/count). Numbers are compared as printed: the
+ * text must equal the recomputed value rendered the same way. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/audit_internal.h"
+
+#define FAIL tsr__audit_fail
+#define REPORT(c, where, ...) FAIL((c)->res, TSR__AR_REPORT_MISMATCH, where, __VA_ARGS__)
+
+static const char *const titles[TSR__AUDIT_METRICS] = {
+    "GPU batch (", "GPU single (", "E2E batch (", "E2E single (", "CPU wall batch (", "CPU wall single ("};
+
+/* Splits a table line "| a | b |" into trimmed cells (in place). */
+static int split_cells(char *line, char **cells, int max) {
+  int n = 0;
+  char *p = line;
+  if (*p != '|') return 0;
+  p++;
+  while (*p && n < max) {
+    char *e = strchr(p, '|');
+    if (!e) break;
+    *e = '\0';
+    while (*p == ' ') p++;
+    char *t = e;
+    while (t > p && t[-1] == ' ') *--t = '\0';
+    cells[n++] = p;
+    p = e + 1;
+  }
+  return n;
+}
+
+static int route_of(const tsr__audit_ctx *c, const char *name) {
+  for (int x = 0; x < c->R; x++)
+    if (!strcmp(c->base[x], name)) return x;
+  return -1;
+}
+static int shape_of(const tsr__audit_ctx *c, const char *label) {
+  for (int s = 0; s < c->S; s++)
+    if (!strcmp(c->shapes[s].label, label)) return s;
+  return -1;
+}
+
+typedef struct {
+  tsr__audit_ctx *c;
+  int rounds, S, R;
+  char *seen_cell, *seen_ratio, *seen_unstable; /* [(m*S + s)*R + x] */
+  char *seen_metric;
+  double thr;
+} rstate;
+
+static const double *p50s(const rstate *st, int m, int s, int x) {
+  return &st->c->p50[(((size_t)m * st->S + s) * st->R + x) * st->rounds];
+}
+
+static void check_cell(rstate *st, int m, int s, int x, const char *text) {
+  tsr__audit_ctx *c = st->c;
+  char where[200];
+  snprintf(where, sizeof where, "report.md %s cell (%.64s, %s)", tsr__audit_metric_names[m],
+           c->shapes[s].label, c->base[x]);
+  char *seen = &st->seen_cell[((size_t)m * st->S + s) * st->R + x];
+  if ((*seen)++) {
+    REPORT(c, where, "appears more than once");
+    return;
+  }
+  const double *p = p50s(st, m, s, x);
+  int valid = 0;
+  for (int r = 0; r < st->rounds; r++) valid += isfinite(p[r]) != 0;
+  double med = tsr__audit_median(p, (size_t)st->rounds), sp = tsr__audit_spread(p, (size_t)st->rounds);
+  int unstable = isfinite(sp) && sp > st->thr;
+  char num[64] = "";
+  const char *rest = text;
+  if (!strncmp(text, "**FAILED**", 10)) {
+    rest = text + 10;
+    if (!isnan(med)) REPORT(c, where, "shows FAILED, recomputed %.3f µs", med / 1000.0);
+  } else {
+    size_t n = strcspn(text, " ");
+    snprintf(num, sizeof num, "%.*s", (int)(n < 63 ? n : 63), text);
+    rest = text + n;
+    c->res->report_numbers++;
+    if (isnan(med)) REPORT(c, where, "shows %s, recomputed: no valid round (FAILED)", num);
+    else if (!tsr__audit_printed_equal(num, "%.3f", med / 1000.0))
+      REPORT(c, where, "shows %s µs, recomputed %.3f µs (%.17g ns)", num, med / 1000.0, med);
+  }
+  while (*rest == ' ') rest++;
+  int warn = !strncmp(rest, "⚠", strlen("⚠"));
+  if (warn) rest += strlen("⚠");
+  while (*rest == ' ') rest++;
+  if (warn != unstable)
+    REPORT(c, where, "%s the unstable mark; recomputed spread %.4g vs threshold %g", warn ? "has" : "lacks",
+           sp, st->thr);
+  long long k = -1, tot = -1;
+  int mark = *rest == '(' && sscanf(rest, "(%lld/%lld)", &k, &tot) == 2;
+  if (mark != (valid != st->rounds) || (mark && (k != valid || tot != st->rounds)))
+    REPORT(c, where, "valid-round mark '%.20s', recomputed %d of %d rounds valid", rest, valid, st->rounds);
+}
+
+static void check_ratio(rstate *st, int m, int s, int ref, int y, const char *rtext, const char *stext) {
+  tsr__audit_ctx *c = st->c;
+  char where[200];
+  snprintf(where, sizeof where, "report.md %s ratio (%.64s, %s/%s)", tsr__audit_metric_names[m],
+           c->shapes[s].label, c->base[ref], c->base[y]);
+  char *seen = &st->seen_ratio[((size_t)m * st->S + s) * st->R + y];
+  if ((*seen)++) {
+    REPORT(c, where, "appears more than once");
+    return;
+  }
+  double *q = malloc((size_t)st->rounds * sizeof *q);
+  tsr__audit_pair pr;
+  tsr__audit_pairs(p50s(st, m, s, ref), p50s(st, m, s, y), (size_t)st->rounds, q, &pr);
+  free(q);
+  char a[64], b[64], d[64];
+  long long slower = -1, count = -1;
+  if (sscanf(stext, "%lld/%lld", &slower, &count) != 2 || slower != (long long)pr.slower ||
+      count != (long long)pr.count)
+    REPORT(c, where, "slower '%.20s', recomputed %zu/%zu", stext, pr.slower, pr.count);
+  if (!pr.count) {
+    if (strcmp(rtext, "—")) REPORT(c, where, "shows '%.40s', recomputed: no paired round", rtext);
+    return;
+  }
+  if (sscanf(rtext, "%63s [%63[^,], %63[^]]]", a, b, d) != 3) {
+    REPORT(c, where, "'%.40s' is not 'median [min, max]'; recomputed %.3f [%.3f, %.3f]", rtext,
+           pr.median, pr.min, pr.max);
+    return;
+  }
+  c->res->report_numbers += 3;
+  if (!tsr__audit_printed_equal(a, "%.3f", pr.median) || !tsr__audit_printed_equal(b, "%.3f", pr.min) ||
+      !tsr__audit_printed_equal(d, "%.3f", pr.max))
+    REPORT(c, where, "shows %s [%s, %s], recomputed %.3f [%.3f, %.3f]", a, b, d, pr.median, pr.min,
+           pr.max);
+}
+
+static void check_unstable_line(rstate *st, int m, const char *line) {
+  tsr__audit_ctx *c = st->c;
+  /* "- ROUTE, SHAPE: per-round p50 spread X% (max/min − 1)" */
+  char route[64], shape[96], pct[64];
+  if (sscanf(line, "- %63[^,], %95[^:]: per-round p50 spread %63[^%]%%", route, shape, pct) != 3) return;
+  int x = route_of(c, route), s = shape_of(c, shape);
+  char where[200];
+  snprintf(where, sizeof where, "report.md %s unstable line (%.64s, %.40s)", tsr__audit_metric_names[m],
+           shape, route);
+  if (x < 0 || s < 0) {
+    REPORT(c, where, "names a shape or route that was not measured");
+    return;
+  }
+  st->seen_unstable[((size_t)m * st->S + s) * st->R + x]++;
+  const double *p = p50s(st, m, s, x);
+  double sp = tsr__audit_spread(p, (size_t)st->rounds);
+  c->res->report_numbers++;
+  if (!(isfinite(sp) && sp > st->thr))
+    REPORT(c, where, "listed unstable, recomputed spread %.4g is not above %g", sp, st->thr);
+  else if (!tsr__audit_printed_equal(pct, "%.1f", sp * 100))
+    REPORT(c, where, "spread %s%%, recomputed %.1f%%", pct, sp * 100);
+}
+
+void tsr__audit_check_report(tsr__audit_ctx *c) {
+  if (!c->in->report) {
+    REPORT(c, "report.md", "missing");
+    return;
+  }
+  rstate st = {c, c->rounds, c->S, c->R, NULL, NULL, NULL, NULL, c->threshold};
+  size_t cells = (size_t)TSR__AUDIT_METRICS * c->S * c->R;
+  st.seen_cell = calloc(cells, 1);
+  st.seen_ratio = calloc(cells, 1);
+  st.seen_unstable = calloc(cells, 1);
+  st.seen_metric = calloc(TSR__AUDIT_METRICS, 1);
+  char *text = strdup(c->in->report);
+  const json_t *rows = json_object_get(c->doc, "rows");
+  size_t nrows = json_array_size(rows), nfailed = 0;
+  for (size_t i = 0; i < nrows; i++) nfailed += !tsr__audit_is(json_array_get(rows, i), "status", "ok");
+  json_int_t *failed_seen = calloc(nrows + 1, sizeof *failed_seen);
+  size_t nfailed_seen = 0;
+  if (!st.seen_cell || !st.seen_ratio || !st.seen_unstable || !st.seen_metric || !text || !failed_seen) goto out;
+
+  int summary = 0, section = -1; /* -1 none, -2 failed rows, else metric */
+  int table = 0;                 /* 0 none, 1 cells, 2 ratios */
+  int cols[TSR_AUDIT_MAX_ROUTES * 2 + 2], ncols = 0, ref = -1;
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    size_t rn, fn;
+    char word[16];
+    if (!summary && sscanf(line, "%zu rows, %zu failed; order %15[^;]", &rn, &fn, word) == 3) {
+      summary = 1;
+      int bal = !strcmp(word, "balanced");
+      if (rn != nrows || fn != nfailed || bal != c->balanced)
+        REPORT(c, "report.md summary line", "'%zu rows, %zu failed; order %s', recomputed %zu rows, "
+               "%zu failed, order %s", rn, fn, word, nrows, nfailed, c->balanced ? "balanced" : "NOT BALANCED");
+      continue;
+    }
+    if (!strncmp(line, "## ", 3)) {
+      table = 0;
+      section = -1;
+      if (!strncmp(line + 3, "FAILED ROWS", 11)) section = -2;
+      for (int m = 0; m < TSR__AUDIT_METRICS; m++)
+        if (!strncmp(line + 3, titles[m], strlen(titles[m]))) section = m;
+      if (section >= 0 && st.seen_metric[section]++)
+        REPORT(c, "report.md", "section for %s appears twice", tsr__audit_metric_names[section]);
+      continue;
+    }
+    if (section >= 0 && line[0] == '-') {
+      check_unstable_line(&st, section, line);
+      continue;
+    }
+    if (line[0] != '|') {
+      table = 0;
+      continue;
+    }
+    char *cell[64];
+    int n = split_cells(line, cell, 64);
+    if (n < 1 || !strncmp(cell[0], "---", 3)) continue;
+    if (section == -2) {
+      long long seq;
+      if (sscanf(cell[0], "%lld", &seq) == 1 && nfailed_seen < nrows) failed_seen[nfailed_seen++] = seq;
+      continue;
+    }
+    if (section < 0) continue;
+    int m = section;
+    if (!strcmp(cell[0], "M×N×K")) { /* a table header */
+      ncols = 0;
+      ref = -1;
+      if (n >= 3 && strchr(cell[1], '/') && !strcmp(cell[2], "slower")) {
+        table = 2;
+        for (int i = 1; i + 1 < n && ncols < (int)(sizeof cols / sizeof *cols); i += 2) {
+          char *slash = strchr(cell[i], '/');
+          if (!slash) break;
+          *slash = '\0';
+          int r0 = route_of(c, cell[i]), y = route_of(c, slash + 1);
+          if (r0 < 0 || y < 0) REPORT(c, "report.md", "%s ratio header names '%s/%s'", tsr__audit_metric_names[m], cell[i], slash + 1);
+          ref = r0;
+          cols[ncols++] = y;
+        }
+      } else {
+        table = 1;
+        for (int i = 1; i < n && ncols < (int)(sizeof cols / sizeof *cols); i++) {
+          int x = route_of(c, cell[i]);
+          if (x < 0 || c->base_gpu[x] != tsr__audit_metric_is_gpu(m))
+            REPORT(c, "report.md", "%s table header names route '%.40s'", tsr__audit_metric_names[m], cell[i]);
+          cols[ncols++] = x;
+        }
+      }
+      continue;
+    }
+    int s = shape_of(c, cell[0]);
+    if (s < 0) {
+      REPORT(c, "report.md", "%s table row for unknown shape '%.64s'", tsr__audit_metric_names[m], cell[0]);
+      continue;
+    }
+    if (table == 1) {
+      for (int i = 0; i < ncols && i + 1 < n; i++)
+        if (cols[i] >= 0) check_cell(&st, m, s, cols[i], cell[i + 1]);
+    } else if (table == 2) {
+      for (int i = 0; i < ncols && 2 * i + 2 < n; i++)
+        if (cols[i] >= 0 && ref >= 0) check_ratio(&st, m, s, ref, cols[i], cell[2 * i + 1], cell[2 * i + 2]);
+    }
+  }
+  if (!summary) REPORT(c, "report.md summary line", "missing ('N rows, F failed; order ...')");
+
+  /* Everything recomputed must have been shown exactly once. */
+  for (int m = 0; m < TSR__AUDIT_METRICS; m++) {
+    int any = 0, refx = -1;
+    const char *refname = tsr__audit_metric_is_gpu(m) ? "tessera-gpu" : "tessera-cpu";
+    for (int x = 0; x < c->R; x++)
+      if (c->base_gpu[x] == tsr__audit_metric_is_gpu(m)) {
+        any = 1;
+        if (!strcmp(c->base[x], refname)) refx = x;
+      }
+    if (!any) {
+      if (st.seen_metric[m]) REPORT(c, "report.md", "has a %s section but no route of its kind ran", tsr__audit_metric_names[m]);
+      continue;
+    }
+    if (!st.seen_metric[m]) {
+      REPORT(c, "report.md", "no section for metric %s", tsr__audit_metric_names[m]);
+      continue;
+    }
+    for (int s = 0; s < c->S; s++)
+      for (int x = 0; x < c->R; x++) {
+        if (c->base_gpu[x] != tsr__audit_metric_is_gpu(m)) continue;
+        size_t k = ((size_t)m * c->S + s) * c->R + x;
+        char where[200];
+        snprintf(where, sizeof where, "report.md %s (%.64s, %s)", tsr__audit_metric_names[m],
+                 c->shapes[s].label, c->base[x]);
+        if (!st.seen_cell[k]) REPORT(c, where, "cell missing");
+        if (refx >= 0 && x != refx && !st.seen_ratio[k]) REPORT(c, where, "paired ratio missing");
+        double sp = tsr__audit_spread(p50s(&st, m, s, x), (size_t)c->rounds);
+        int unstable = isfinite(sp) && sp > st.thr;
+        if (unstable && st.seen_unstable[k] != 1)
+          REPORT(c, where, "unstable (spread %.1f%%) but listed %d times", sp * 100, st.seen_unstable[k]);
+      }
+  }
+  /* Every failed row in the FAILED ROWS table. */
+  for (size_t i = 0; i < nrows; i++) {
+    const json_t *row = json_array_get(rows, i);
+    if (tsr__audit_is(row, "status", "ok")) continue;
+    json_int_t seq = -1;
+    tsr__audit_int(row, "seq", &seq);
+    int found = 0;
+    for (size_t j = 0; j < nfailed_seen && !found; j++) found = failed_seen[j] == seq;
+    if (!found) {
+      char where[192];
+      snprintf(where, sizeof where, "row seq %lld (round %lld, %.64s, %.32s)", (long long)seq,
+               (long long)json_integer_value(json_object_get(row, "round")),
+               tsr__audit_str(row, "shape") ? tsr__audit_str(row, "shape") : "?",
+               tsr__audit_str(row, "route") ? tsr__audit_str(row, "route") : "?");
+      FAIL(c->res, TSR__AR_FAILURE_UNREPORTED, where, "status '%.30s' but not in report.md's FAILED ROWS table",
+           tsr__audit_str(row, "status") ? tsr__audit_str(row, "status") : "?");
+    }
+  }
+out:
+  free(st.seen_cell);
+  free(st.seen_ratio);
+  free(st.seen_unstable);
+  free(st.seen_metric);
+  free(text);
+  free(failed_seen);
+}
