@@ -9,10 +9,6 @@
 /* MR rows × NV vectors of 16; MR*NV accumulators + NV B vectors must fit the
  * 32 zmm registers. The C tile is prefetched before the K loop so its
  * misses overlap the FMAs. */
-/* Prefetch distance for packed B, in k-steps. */
-#ifndef TSR__PF_B
-#define TSR__PF_B 16
-#endif
 #define TSR_AVX512_KERNEL(MR, NV)                                                            \
   __attribute__((target("avx512f"))) static void k512_##MR##x##NV(                          \
       int64_t kc, const float *restrict ap, const float *restrict bp, float *restrict c,     \
@@ -27,9 +23,6 @@
     for (int64_t k = 0; k < kc; k++) {                                                       \
       /* Named B vectors: GCC spills a small __m512 array to the stack. */                  \
       const float *bk = bp + k * (NV * 16);                                                  \
-      /* B may come from memory on the first pass over a micro-panel. */                     \
-      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                   \
-          _mm_prefetch((const char *)(bk + TSR__PF_B * NV * 16 + v * 16), _MM_HINT_T0);      \
       __m512 b0 = _mm512_load_ps(bk);                                                        \
       __m512 b1 = NV > 1 ? _mm512_load_ps(bk + 16) : b0;                                     \
       __m512 b2 = NV > 2 ? _mm512_load_ps(bk + 32) : b0;                                     \

@@ -30,15 +30,6 @@ struct tsr__cpu_pool {
   scratch shared;
 };
 
-/* Spin this many pause iterations (tens of microseconds) before sleeping:
- * back-to-back runs of one GEMM then hand off without a futex wake-up. */
-#define TSR__POOL_SPIN 4000
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 
 typedef struct {
   tsr__cpu_pool *pool;
@@ -53,14 +44,6 @@ static void *worker_main(void *p) {
   pthread_mutex_lock(&pool->lock);
   uint64_t seen = wa.gen;
   for (;;) {
-    if (pool->gen == seen && !pool->shutdown) {
-      pthread_mutex_unlock(&pool->lock);
-      for (int i = 0; i < TSR__POOL_SPIN; i++) {
-        if (__atomic_load_n(&pool->gen, __ATOMIC_ACQUIRE) != seen) break;
-        cpu_relax();
-      }
-      pthread_mutex_lock(&pool->lock);
-    }
     while (!pool->shutdown && pool->gen == seen) pthread_cond_wait(&pool->wake, &pool->lock);
     if (pool->shutdown) break;
     seen = pool->gen;
@@ -150,8 +133,6 @@ int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, i
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->lock);
   fn(arg, 0);
-  for (int i = 0; i < TSR__POOL_SPIN && __atomic_load_n(&pool->pending, __ATOMIC_ACQUIRE) > 0; i++)
-    cpu_relax();
   pthread_mutex_lock(&pool->lock);
   while (pool->pending > 0) pthread_cond_wait(&pool->done, &pool->lock);
   pthread_mutex_unlock(&pool->lock);
