@@ -28,7 +28,8 @@ static const int64_t shapes[][3] = {
 static int check_function(const char *log, const char *name, uint64_t threads, const char *what) {
   int regs = -1, stack = -1, ss = -1, sl = -1;
   if (tsr__ptxas_parse(log, name, &regs, &stack, &ss, &sl) != 0) {
-    printf("FAIL %s: no ptxas resources for %s in the log\n", what, name);
+    printf("FAIL %s: no ptxas resources for %s in the log (%zu bytes: %.400s)\n", what, name,
+           log ? strlen(log) : 0, log ? log : "(null)");
     return 1;
   }
   int bad = ss + sl != 0 || regs > 255 || (uint64_t)regs * threads > 65536;
