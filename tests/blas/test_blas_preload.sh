@@ -133,6 +133,7 @@ echo "results: $calls calls, identical to the system BLAS, all served by tessera
 for be in cpu auto; do
   TESSERA_BACKEND=$be TESSERA_BLAS_VERBOSE=1 LD_PRELOAD="$preload" "$tmp/client" gemm \
     >"$tmp/be.out" 2>"$tmp/be.err"
+  unsign0 "$tmp/be.out"
   if grep -v '^tessera_blas: tessera ' "$tmp/be.err" | grep -q .; then
     echo "FAIL: TESSERA_BACKEND=$be printed more than the verbose lines:"; head -5 "$tmp/be.err"; fail=1
   fi
@@ -141,6 +142,7 @@ for be in cpu auto; do
   fi
 done
 TESSERA_BACKEND=bogus LD_PRELOAD="$preload" "$tmp/client" gemm >"$tmp/be.out" 2>"$tmp/be.err"
+unsign0 "$tmp/be.out"
 cmp -s "$tmp/be.out" "$tmp/ref.out" || { echo "FAIL: TESSERA_BACKEND=bogus results differ"; fail=1; }
 if [ "$(grep -c "TESSERA_BACKEND backend: 'bogus' is not one of" "$tmp/be.err" || true)" != 1 ] ||
    [ "$(grep -c . "$tmp/be.err")" != 1 ]; then
@@ -155,6 +157,7 @@ if [ -f "$netlib_dir/libblas.so.3" ]; then
   # number  8 ...": the routine and the number must match; CBLAS-detected
   # errors must match word for word.
   LD_LIBRARY_PATH="$netlib_dir" "$tmp/client" gemm >"$tmp/netlib.out"
+  unsign0 "$tmp/netlib.out"
   cmp -s "$tmp/netlib.out" "$tmp/ref.out" || { echo "FAIL: netlib and system BLAS differ"; fail=1; }
   N=78 T=84 C=67 X=88 # 'N' 'T' 'C' 'X'
   cases=(
