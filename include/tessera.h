@@ -142,6 +142,10 @@ typedef struct {
   int threads;
   tsr_isa isa;
   tsr_mma mma;
+  /* GPU occupancy hint: 0 = none (default), N >= 1 = the kernel is compiled
+   * with __launch_bounds__(threads, N) (registers capped so that N blocks fit
+   * on one SM) and the plan must fit N blocks' shared memory on one SM. */
+  int minblocks;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

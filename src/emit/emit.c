@@ -88,8 +88,13 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
   put(s, "static constexpr unsigned GRID_H = %uu, GRID_W = %uu;\n", g->h, g->w);
   put(s, "static constexpr int LSA = %d, LSB = %d, A_STAGE = %d, B_STAGE = %d; // floats\n", g->a.ls,
       g->b.ls, g->a.stage_floats, g->b.stage_floats);
-  if (g->tf32)
+  if (g->tf32) {
     put(s, "static constexpr int MI = %d, NI = %d; // 16x8 MMA tiles per warp\n", g->mi, g->ni);
+    put(s,
+        "static constexpr int VA = %d, VB = %d; // warp-tile row/column permutation widths "
+        "(fragment LDS width)\n",
+        g->a.fv, g->b.fv);
+  }
   else
     put(s, "static constexpr int TM = %d, TN = %d, LR = %d, LC = %d, FM = %d, FN = %d;\n", pl->tm,
         pl->tn, g->lr, g->lc, g->fm, g->fn);
@@ -106,14 +111,16 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
         "  return reinterpret_cast<float *>(tsr_smem4);\n"
         "}\n");
   }
-  if (any_staged && g->plan.stages >= 2) {
+  if (any_staged && (g->plan.stages >= 2 || g->a.ldsm || g->b.ldsm))
     put(s,
         "__device__ __forceinline__ unsigned tsr_smem_addr(const void *p) {\n"
         "  unsigned a;\n"
         "  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %%1; cvt.u32.u64 %%0, t; }\" : \"=r\"(a) : "
         "\"l\"(p));\n"
         "  return a;\n"
-        "}\n"
+        "}\n");
+  if (any_staged && g->plan.stages >= 2) {
+    put(s,
         "// Copies bytes (<= size) from src and zero-fills the rest of the size-byte chunk.\n"
         "__device__ __forceinline__ void tsr_cp16(float *dst, const float *src, int bytes) {\n"
         "  asm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: "
@@ -144,6 +151,26 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
         "  r = x - bf;\n"
         "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(small) : \"f\"(r));\n"
         "}\n"
+        "__device__ __forceinline__ void tsr_split_bits(unsigned u, unsigned &big, unsigned &small) {\n"
+        "  float x;\n"
+        "  asm(\"mov.b32 %%0, %%1;\" : \"=f\"(x) : \"r\"(u));\n"
+        "  tsr_split(x, big, small);\n"
+        "}\n");
+    if (g->a.ldsm || g->b.ldsm)
+      put(s,
+          "// ldmatrix .b16 on 8x4-float blocks: lanes 8q..8q+7 give the 16-byte row\n"
+          "// addresses of block q; lane l receives 32-bit word l%%4 of row l/4 of each\n"
+          "// block, which is the m16n8k8 .tf32 fragment layout (g = l/4, t = l%%4).\n"
+          "__device__ __forceinline__ void tsr_ldsm4(unsigned (&r)[4], const float *p) {\n"
+          "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0, %%1, %%2, %%3}, [%%4];\\n\"\n"
+          "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : "
+          "\"r\"(tsr_smem_addr(p)));\n"
+          "}\n"
+          "__device__ __forceinline__ void tsr_ldsm2(unsigned (&r)[2], const float *p) {\n"
+          "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0, %%1}, [%%2];\\n\"\n"
+          "               : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(tsr_smem_addr(p)));\n"
+          "}\n");
+    put(s,
         "__device__ __forceinline__ void tsr_mma(float (&d)[4], const unsigned (&a)[4],\n"
         "                                        const unsigned (&b)[2]) {\n"
         "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 \"\n"
@@ -215,6 +242,9 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
   int v = pl->vec, async = pl->stages >= 2;
   int tk = g->tail_k, tx = o->tail;
   int direct = o->srows_x == o->kmajor;
+  char dst[48]; /* shared offset of (row r, column c) of a direct copy */
+  if (o->swz) snprintf(dst, sizeof dst, "tsr_soff_%c(r, c)", o->name);
+  else snprintf(dst, sizeof dst, "r * LS%c + c", U);
   put(s, "// %c tile -> shared %c[%s * LS%c + %s] (%s global, %s copy, %s).\n", U, U,
       o->srows_x ? "x" : "k", U, o->srows_x ? "k" : "x", o->kmajor ? "k-contiguous" : "x-contiguous",
       direct ? "direct" : "transposing", async ? "cp.async" : "registers");
@@ -269,10 +299,10 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
         if (rtail) put(s, "    if (%s + r >= %s) bytes = 0;\n", rorg, rext);
         put(s, "    const float *src = bytes ? g + (tsr_idx)(%s + r) * LD%c + (%s + c) : g;\n", rorg,
             U, corg);
-        put(s, "    tsr_cp%d(s + r * LS%c + c, src, bytes);\n", v * 4, U);
+        put(s, "    tsr_cp%d(s + %s, src, bytes);\n", v * 4, dst);
       } else {
-        put(s, "    tsr_cp%d(s + r * LS%c + c, g + (tsr_idx)(%s + r) * LD%c + (%s + c), %d);\n",
-            v * 4, U, rorg, U, corg, v * 4);
+        put(s, "    tsr_cp%d(s + %s, g + (tsr_idx)(%s + r) * LD%c + (%s + c), %d);\n",
+            v * 4, dst, rorg, U, corg, v * 4);
       }
       put(s, "  }\n}\n\n");
       return;
@@ -324,12 +354,12 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
     put(s, "#pragma unroll\n    for (int q = 0; q < V; ++q) s[(k + q) * LS%c + x] = r4[q];\n", U);
   } else if (v == 4) {
     put(s, "    float4 t4; t4.x = r4[0]; t4.y = r4[1]; t4.z = r4[2]; t4.w = r4[3];\n");
-    put(s, "    *reinterpret_cast<float4 *>(s + r * LS%c + c) = t4;\n", U);
+    put(s, "    *reinterpret_cast<float4 *>(s + %s) = t4;\n", dst);
   } else if (v == 2) {
     put(s, "    float2 t2; t2.x = r4[0]; t2.y = r4[1];\n");
-    put(s, "    *reinterpret_cast<float2 *>(s + r * LS%c + c) = t2;\n", U);
+    put(s, "    *reinterpret_cast<float2 *>(s + %s) = t2;\n", dst);
   } else {
-    put(s, "    s[r * LS%c + c] = r4[0];\n", U);
+    put(s, "    s[%s] = r4[0];\n", dst);
   }
   put(s, "  }\n}\n\n");
 }
@@ -482,12 +512,54 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
       "  }\n}\n\n");
 }
 
-/* 3xTF32: per 8-deep K step, each warp loads MI A fragments and NI B
- * fragments (32-bit LDS), splits them into big/small TF32 and issues 3 MMAs
- * per 16x8 tile, small products first. Banks: a fragment load touches 4 rows
- * x 8 consecutive floats when shared rows run along k (conflict-free when the
- * row stride is 8 or 24 mod 32) and 8 rows x 4 consecutive floats when they
- * run along x (conflict-free when the stride is 4 mod 8). */
+/* Shared offsets of the tf32x3 operands: (row r, column c) of the shared
+ * tile, plain (r * LS + c) or with 16-byte chunks XOR-swizzled (pad == 0):
+ * [x][k] rows: chunk ^ ((r >> SH) & (Z - 1)), so the 8 rows of one ldmatrix
+ * block land in 8 distinct bank groups; [k][x] rows: chunk ^ ((k & 3) << 1),
+ * so the 4 k rows t = 0..3 of a fragment LDS land in distinct bank groups.
+ * A copy's 8 consecutive 16-byte chunks of one row stay a permutation of 8
+ * bank groups either way (the XOR stays inside an aligned group of 8). */
+static void emit_soff(sb_t *s, const tsr__emit_operand *o) {
+  char U = (char)(o->name - 32);
+  put(s, "__device__ __forceinline__ int tsr_soff_%c(int r, int c) {\n", o->name);
+  if (!o->swz)
+    put(s, "  return r * LS%c + c;\n}\n", U);
+  else if (o->srows_x)
+    put(s, "  return r * LS%c + ((((c >> 2) ^ ((r >> %d) & %d)) << 2) | (c & 3)); // swizzled\n}\n",
+        U, o->swz_sh, o->swz_z - 1);
+  else
+    put(s, "  return r * LS%c + ((((c >> 2) ^ ((r & 3) << 1)) << 2) | (c & 3)); // swizzled\n}\n",
+        U);
+}
+
+/* One LDS of V floats at p into v[0..V-1]. */
+static void emit_ldv(sb_t *s, int v, const char *ind) {
+  if (v == 4)
+    put(s,
+        "%sconst float4 t = *reinterpret_cast<const float4 *>(p);\n"
+        "%sconst float v[4] = {t.x, t.y, t.z, t.w};\n",
+        ind, ind);
+  else if (v == 2)
+    put(s,
+        "%sconst float2 t = *reinterpret_cast<const float2 *>(p);\n"
+        "%sconst float v[2] = {t.x, t.y};\n",
+        ind, ind);
+  else
+    put(s, "%sconst float v[1] = {p[0]};\n", ind);
+}
+
+/* 3xTF32: per 8-deep K step each warp loads its MI A and NI B fragments,
+ * splits each element once into big/small TF32 and issues 3 MMAs per 16x8
+ * tile (small products first, big x big last), reusing every split fragment
+ * across the warp tile. Fragment loads (docs/emit.md "Fragment loads"):
+ *  - [x][k] shared rows (k-contiguous operand): ldmatrix .b16 x4 on 8x4-float
+ *    blocks = one A fragment (4 regs) or two B fragments per instruction;
+ *  - [k][x] shared rows: the warp tile's rows (A) / columns (B) are permuted
+ *    so that a thread's elements of V consecutive MMA tiles are adjacent:
+ *    physical x = base + (tile / V) * (16|8) * V + (x in tile) * V + tile % V,
+ *    one V-wide LDS per (k row, tile group); the epilogue stores through the
+ *    same permutation;
+ *  - an odd row stride falls back to 32-bit LDS per element. */
 static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
   put(s,
       "__device__ __forceinline__ void tsr_block(float (&acc)[MI][NI][4], const float *as, const "
@@ -498,40 +570,83 @@ static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
       "#pragma unroll\n"
       "  for (int kk = 0; kk < BK; kk += 8) {\n"
       "    unsigned ab[MI][4], al[MI][4], bb[NI][2], bl[NI][2];\n"
-      "#pragma unroll\n"
-      "    for (int i = 0; i < MI; ++i) {\n"
-      "      // a0 (m g, k t), a1 (m g+8, k t), a2 (m g, k t+4), a3 (m g+8, k t+4)\n");
-  if (g->a.srows_x)
+      "    // a0 (m g, k t), a1 (m g+8, k t), a2 (m g, k t+4), a3 (m g+8, k t+4)\n");
+  if (g->a.srows_x && g->a.ldsm)
     put(s,
-        "      const float *p = as + (wrow + i * 16 + gq) * LSA + kk + tq; // A[m][k] in shared\n"
+        "#pragma unroll\n"
+        "    for (int i = 0; i < MI; ++i) { // ldmatrix x4: blocks (rows 0-7|8-15) x (k 0-3|4-7)\n"
+        "      unsigned r[4];\n"
+        "      tsr_ldsm4(r, as + tsr_soff_a(wrow + i * 16 + (lane & 15), kk + ((lane >> 4) << 2)));\n"
+        "#pragma unroll\n"
+        "      for (int q = 0; q < 4; ++q) tsr_split_bits(r[q], ab[i][q], al[i][q]);\n"
+        "    }\n");
+  else if (g->a.srows_x)
+    put(s,
+        "#pragma unroll\n"
+        "    for (int i = 0; i < MI; ++i) {\n"
+        "      const float *p = as + (wrow + i * 16 + gq) * LSA + kk + tq; // A[m][k], odd stride\n"
         "      tsr_split(p[0], ab[i][0], al[i][0]);\n"
         "      tsr_split(p[8 * LSA], ab[i][1], al[i][1]);\n"
         "      tsr_split(p[4], ab[i][2], al[i][2]);\n"
-        "      tsr_split(p[8 * LSA + 4], ab[i][3], al[i][3]);\n");
-  else
+        "      tsr_split(p[8 * LSA + 4], ab[i][3], al[i][3]);\n"
+        "    }\n");
+  else {
     put(s,
-        "      const float *p = as + (kk + tq) * LSA + wrow + i * 16 + gq; // A[k][m] in shared\n"
-        "      tsr_split(p[0], ab[i][0], al[i][0]);\n"
-        "      tsr_split(p[8], ab[i][1], al[i][1]);\n"
-        "      tsr_split(p[4 * LSA], ab[i][2], al[i][2]);\n"
-        "      tsr_split(p[4 * LSA + 8], ab[i][3], al[i][3]);\n");
-  put(s,
-      "    }\n"
-      "#pragma unroll\n"
-      "    for (int j = 0; j < NI; ++j) {\n"
-      "      // b0 (k t, n g), b1 (k t+4, n g)\n");
-  if (g->b.srows_x)
+        "#pragma unroll\n"
+        "    for (int ig = 0; ig < MI / VA; ++ig) // A[k][m]: tiles ig*VA.. side by side\n"
+        "#pragma unroll\n"
+        "      for (int hk = 0; hk < 2; ++hk)\n"
+        "#pragma unroll\n"
+        "        for (int h = 0; h < 2; ++h) {\n"
+        "          const float *p = as + tsr_soff_a(kk + tq + 4 * hk, wrow + ig * 16 * VA + h * 8 * VA + gq * VA);\n");
+    emit_ldv(s, g->a.fv, "          ");
     put(s,
-        "      const float *q = bs + (wcol + j * 8 + gq) * LSB + kk + tq; // B[n][k] in shared\n"
+        "#pragma unroll\n"
+        "          for (int e = 0; e < VA; ++e) tsr_split(v[e], ab[ig * VA + e][h + 2 * hk], al[ig * VA + e][h + 2 * hk]);\n"
+        "        }\n");
+  }
+  put(s, "    // b0 (k t, n g), b1 (k t+4, n g)\n");
+  if (g->b.srows_x && g->b.ldsm) {
+    put(s,
+        "#pragma unroll\n"
+        "    for (int j = 0; j + 1 < NI; j += 2) { // ldmatrix x4: blocks (tile j|j+1) x (k 0-3|4-7)\n"
+        "      unsigned r[4];\n"
+        "      tsr_ldsm4(r, bs + tsr_soff_b(wcol + (j + (lane >> 4)) * 8 + (lane & 7), kk + (((lane >> 3) & 1) << 2)));\n"
+        "      tsr_split_bits(r[0], bb[j][0], bl[j][0]);\n"
+        "      tsr_split_bits(r[1], bb[j][1], bl[j][1]);\n"
+        "      tsr_split_bits(r[2], bb[j + 1][0], bl[j + 1][0]);\n"
+        "      tsr_split_bits(r[3], bb[j + 1][1], bl[j + 1][1]);\n"
+        "    }\n");
+    if (g->ni % 2)
+      put(s,
+          "    { // odd NI: ldmatrix x2 for the last tile (lanes 0-15 give the addresses)\n"
+          "      unsigned r[2];\n"
+          "      tsr_ldsm2(r, bs + tsr_soff_b(wcol + (NI - 1) * 8 + (lane & 7), kk + (((lane >> 3) & 1) << 2)));\n"
+          "      tsr_split_bits(r[0], bb[NI - 1][0], bl[NI - 1][0]);\n"
+          "      tsr_split_bits(r[1], bb[NI - 1][1], bl[NI - 1][1]);\n"
+          "    }\n");
+  } else if (g->b.srows_x) {
+    put(s,
+        "#pragma unroll\n"
+        "    for (int j = 0; j < NI; ++j) {\n"
+        "      const float *q = bs + (wcol + j * 8 + gq) * LSB + kk + tq; // B[n][k], odd stride\n"
         "      tsr_split(q[0], bb[j][0], bl[j][0]);\n"
-        "      tsr_split(q[4], bb[j][1], bl[j][1]);\n");
-  else
+        "      tsr_split(q[4], bb[j][1], bl[j][1]);\n"
+        "    }\n");
+  } else {
     put(s,
-        "      const float *q = bs + (kk + tq) * LSB + wcol + j * 8 + gq; // B[k][n] in shared\n"
-        "      tsr_split(q[0], bb[j][0], bl[j][0]);\n"
-        "      tsr_split(q[4 * LSB], bb[j][1], bl[j][1]);\n");
+        "#pragma unroll\n"
+        "    for (int jg = 0; jg < NI / VB; ++jg) // B[k][n]: tiles jg*VB.. side by side\n"
+        "#pragma unroll\n"
+        "      for (int hk = 0; hk < 2; ++hk) {\n"
+        "        const float *p = bs + tsr_soff_b(kk + tq + 4 * hk, wcol + jg * 8 * VB + gq * VB);\n");
+    emit_ldv(s, g->b.fv, "        ");
+    put(s,
+        "#pragma unroll\n"
+        "        for (int e = 0; e < VB; ++e) tsr_split(v[e], bb[jg * VB + e][hk], bl[jg * VB + e][hk]);\n"
+        "      }\n");
+  }
   put(s,
-      "    }\n"
       "#pragma unroll\n"
       "    for (int i = 0; i < MI; ++i)\n"
       "#pragma unroll\n"
@@ -547,13 +662,17 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   const tsr_plan *pl = &g->plan;
   int any_staged = g->a.staged || g->b.staged;
   int split = pl->splitk > 1;
+  char bounds[48]; /* minblocks >= 1: registers capped for that many blocks per SM */
+  if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
+  else snprintf(bounds, sizeof bounds, "NT");
   put(s,
-      "extern \"C\" __global__ void __launch_bounds__(NT)\n"
+      "extern \"C\" __global__ void __launch_bounds__(%s)\n"
       "tsr_gemm_main(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
       "              float *__restrict__ W, float alpha, float beta) {\n"
       "  unsigned tile_row, tile_col;\n"
       "  tsr_walk(blockIdx.x, tile_row, tile_col);\n"
-      "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n");
+      "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n",
+      bounds);
   if (p->batch > 1) {
     put(s,
         "  const int bz = (int)blockIdx.z; // batch item\n"
@@ -642,15 +761,27 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   /* Epilogue. */
   if (g->tf32) {
     put(s,
-        "  // c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1)\n"
+        "  // c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1), rows and columns\n"
+        "  // through the fragment-load permutation (VA, VB; identity when 1)\n"
         "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
-        "  const int rbase = m0 + (warp / WARPS_N) * WM + (lane >> 2);\n"
-        "  const int cbase = n0 + (warp %% WARPS_N) * WN + (lane & 3) * 2;\n"
+        "  const int gq = lane >> 2, tq = lane & 3;\n"
+        "  const int rw = m0 + (warp / WARPS_N) * WM, cw = n0 + (warp %% WARPS_N) * WN;\n"
         "#pragma unroll\n  for (int i = 0; i < MI; ++i)\n"
-        "#pragma unroll\n    for (int j = 0; j < NI; ++j)\n"
-        "#pragma unroll\n      for (int h = 0; h < 2; ++h)\n"
-        "        tsr_store(out, rbase + i * 16 + h * 8, cbase + j * 8, alpha, beta, acc[i][j][2 * h],\n"
-        "                  acc[i][j][2 * h + 1]);\n");
+        "#pragma unroll\n    for (int h = 0; h < 2; ++h) {\n"
+        "      const int row = rw + (i / VA) * 16 * VA + h * 8 * VA + gq * VA + i %% VA;\n");
+    if (g->b.fv == 1)
+      put(s,
+          "#pragma unroll\n      for (int j = 0; j < NI; ++j)\n"
+          "        tsr_store(out, row, cw + j * 8 + tq * 2, alpha, beta, acc[i][j][2 * h], acc[i][j][2 * h + 1]);\n"
+          "    }\n");
+    else {
+      put(s,
+          "#pragma unroll\n      for (int jg = 0; jg < NI / VB; ++jg)\n"
+          "#pragma unroll\n        for (int c = 0; c < 2; ++c)\n"
+          "          tsr_store(out, row, cw + jg * 8 * VB + (2 * tq + c) * VB, alpha, beta");
+      for (int e = 0; e < g->b.fv; e++) put(s, ",\n                    acc[i][jg * VB + %d][2 * h + c]", e);
+      put(s, ");\n    }\n");
+    }
   } else {
     put(s,
         "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
@@ -710,11 +841,16 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t s
   emit_constants(&s, p, &g);
   emit_ptx(&s, &g);
   emit_walk(&s, &g);
+  if (g.tf32) { /* tf32x3 operands are always staged */
+    emit_soff(&s, &g.a);
+    emit_soff(&s, &g.b);
+  }
   if (g.a.staged) emit_load(&s, &g, &g.a);
   if (g.b.staged) emit_load(&s, &g, &g.b);
   if (!g.a.staged) emit_view(&s, &g, &g.a);
   if (!g.b.staged) emit_view(&s, &g, &g.b);
-  emit_store(&s, p, &g, g.tf32 ? 2 : g.fn);
+  emit_store(&s, p, &g, g.tf32 ? (g.b.fv > 1 ? g.b.fv : 2) : g.fn);
+
   if (g.tf32) emit_block_tf32(&s, &g);
   else emit_block_ffma(&s, &g);
   emit_main(&s, p, &g);

@@ -23,6 +23,15 @@ typedef struct {
   int ls;           /* shared row stride in floats: (srows_x ? bk : bmn) + pad */
   int stage_floats; /* floats of one stage (0 when view), rounded up to 4 */
   int tail;         /* 1 when ext % bmn != 0 */
+  /* tf32x3 fragment loads (docs/emit.md "Fragment loads"):
+   *  ldsm: 1 = ldmatrix .b16 x4/x2 on 8x4-float blocks of an [x][k] layout;
+   *  fv:   [k][x] layouts: width (4, 2, 1) of the LDS that fetches one
+   *        thread's fragments of fv consecutive MMA tiles at once (the warp
+   *        tile's rows/columns are permuted so those sit side by side);
+   *  swz:  XOR swizzle of 16-byte chunks instead of padding (pad == 0):
+   *        [x][k]: chunk ^ ((row >> swz_sh) & (swz_z - 1));
+   *        [k][x]: chunk ^ ((k & 3) << 1). */
+  int ldsm, fv, swz, swz_z, swz_sh;
 } tsr__emit_operand;
 
 typedef struct {

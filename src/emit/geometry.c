@@ -12,7 +12,13 @@
 #define MAX_GRID_X 2147483647ull
 #define MAX_GRID_YZ 65535
 #define MAX_REGS 255
-#define MAX_COORD 2147483647ll /* int32 row/column/k coordinates in device code */
+#define MAX_COORD 2147483647ll
+/* sm_90 per-SM resources for the minblocks occupancy hint */
+#define SM_SMEM 233472
+#define SM_SMEM_RESERVED 1024
+#define SM_THREADS 2048
+#define SM_REGS 65536
+#define MAX_BLOCKS_SM 32 /* int32 row/column/k coordinates in device code */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -55,7 +61,8 @@ static tsr_status check_vec(const tsr_problem *p, const tsr_plan *pl, const tsr_
 }
 
 static void init_operand(tsr__emit_operand *o, char name, const tsr_problem *p,
-                         const tsr_plan *pl, int tf32) {
+                         const tsr_plan *pl, const tsr__emit_geo *g) {
+  int tf32 = g->tf32;
   memset(o, 0, sizeof *o);
   o->name = name;
   if (name == 'a') {
@@ -78,6 +85,29 @@ static void init_operand(tsr__emit_operand *o, char name, const tsr_problem *p,
   o->tail = o->ext % o->bmn != 0;
   if (o->staged)
     o->stage_floats = (int)((((int64_t)(o->srows_x ? o->bmn : pl->bk) * o->ls) + 3) / 4 * 4);
+  o->fv = 1;
+  if (!tf32 || !o->staged) return;
+  if (o->srows_x) {
+    /* [x][k]: ldmatrix needs 16-byte row addresses (row stride % 4 == 0).
+     * Swizzle when unpadded and a row is 2, 4 or a multiple of 8 chunks:
+     * 8 consecutive rows then hit 8 distinct 16-byte bank groups. */
+    o->ldsm = o->ls % 4 == 0;
+    if (o->ldsm && pl->pad == 0 && (pl->bk == 8 || pl->bk == 16 || pl->bk % 32 == 0)) {
+      o->swz = 1;
+      o->swz_z = pl->bk / 4 < 8 ? pl->bk / 4 : 8;
+      o->swz_sh = o->swz_z == 8 ? 0 : o->swz_z == 4 ? 1 : 2;
+    }
+  } else {
+    /* [k][x]: one LDS of fv floats fetches fv MMA tiles' fragments. */
+    int tiles = name == 'a' ? g->mi : g->ni;
+    for (int v = 4; v > 1; v /= 2)
+      if (tiles % v == 0 && o->ls % v == 0) {
+        o->fv = v;
+        break;
+      }
+    /* Swizzle when unpadded and a row is whole groups of 8 chunks. */
+    if (pl->pad == 0 && o->bmn % 32 == 0) o->swz = 1;
+  }
 }
 
 tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
@@ -183,8 +213,8 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
                   g->reg_estimate, MAX_REGS);
 
   /* Operands, vector width and shared memory. */
-  init_operand(&g->a, 'a', p, pl, g->tf32);
-  init_operand(&g->b, 'b', p, pl, g->tf32);
+  init_operand(&g->a, 'a', p, pl, g);
+  init_operand(&g->b, 'b', p, pl, g);
   if (!g->a.staged && !g->b.staged && pl->stages != 1)
     return reject(msg, cap, "plan: stages=%d needs a staged operand (a=view,b=view); use stages=1",
                   pl->stages);
@@ -198,6 +228,37 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
                   "(bm=%d,bn=%d,bk=%d,stages=%d,pad=%d)",
                   g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
                   smem_limit / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad);
+
+  /* Occupancy hint: minblocks blocks must fit one SM's shared memory (1 KiB
+   * of it reserved per block), threads and registers. */
+  if (pl->minblocks < 0)
+    return reject(msg, cap, "plan: minblocks=%d must be at least 0", pl->minblocks);
+  if (pl->minblocks > 1) {
+    int mb = pl->minblocks;
+    uint64_t need = (uint64_t)mb * (g->smem_bytes + SM_SMEM_RESERVED);
+    if (mb > MAX_BLOCKS_SM)
+      return reject(msg, cap, "plan: minblocks=%d exceeds the %d resident blocks of an SM", mb,
+                    MAX_BLOCKS_SM);
+    if (need > SM_SMEM)
+      return reject(msg, cap,
+                    "plan: minblocks=%d needs %d x (%llu + %d) = %llu bytes of shared memory, "
+                    "more than the SM's %d",
+                    mb, mb, (unsigned long long)g->smem_bytes, SM_SMEM_RESERVED,
+                    (unsigned long long)need, SM_SMEM);
+    if ((int64_t)mb * g->nthreads > SM_THREADS)
+      return reject(msg, cap, "plan: minblocks=%d x %d threads exceed the SM's %d threads", mb,
+                    g->nthreads, SM_THREADS);
+    int cap_regs = SM_REGS / (mb * g->nthreads) / 8 * 8;
+    if (cap_regs > MAX_REGS) cap_regs = MAX_REGS;
+    /* floor: the accumulators plus ~24 for one fragment and addresses (the
+     * compiler may still spill; the runtime's spill check rejects that) */
+    int floor_regs = (g->tf32 ? pl->wm * pl->wn / 32 : pl->tm * pl->tn) + 24;
+    if (cap_regs < floor_regs)
+      return reject(msg, cap,
+                    "plan: minblocks=%d caps registers at %d per thread, below the %d the "
+                    "accumulators and one fragment set need",
+                    mb, cap_regs, floor_regs);
+  }
 
   /* Coordinates are int32 in device code (offsets may be 64-bit). */
   const struct { const char *name; int64_t v; int t; } ext[] = {

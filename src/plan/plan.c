@@ -32,6 +32,7 @@ static const struct {
     {"threads", K_INT, offsetof(tsr_plan, threads), 0},
     {"isa", K_ISA, offsetof(tsr_plan, isa), 0},
     {"mma", K_MMA, offsetof(tsr_plan, mma), 0},
+    {"minblocks", K_INT, offsetof(tsr_plan, minblocks), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -135,12 +136,12 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   tsr_walk_format(&p->walk, walk, sizeof walk);
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
-                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s",
+                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,minblocks=%d",
                   p->bm, p->bn, p->bk, p->wm, p->wn, p->tm, p->tn, p->stages, p->vec,
                   mode_names[p->a == TSR_IN_VIEW], mode_names[p->b == TSR_IN_VIEW], p->pad, walk,
                   p->splitk, p->threads,
                   isa_names[(unsigned)p->isa < 4 ? (unsigned)p->isa : 0],
-                  mma_names[p->mma == TSR_MMA_TF32X3]);
+                  mma_names[p->mma == TSR_MMA_TF32X3], p->minblocks);
 }
 
 int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
@@ -149,5 +150,6 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          a->a == b->a && a->b == b->b && a->pad == b->pad && a->walk.kind == b->walk.kind &&
          (a->walk.kind == TSR_WALK_LINEAR || a->walk.r == b->walk.r) &&
          (a->walk.kind != TSR_WALK_RECT || a->walk.c == b->walk.c) && a->splitk == b->splitk &&
-         a->threads == b->threads && a->isa == b->isa && a->mma == b->mma;
+         a->threads == b->threads && a->isa == b->isa && a->mma == b->mma &&
+         a->minblocks == b->minblocks;
 }

@@ -276,16 +276,23 @@ static void ownership_ffma(int bm, int bn, int wm, int wn, int tm, int tn) {
   for (int i = 0; i < bm * bn; i++) assert_int_equal(cnt[i], 1);
   free(cnt);
 }
-static void ownership_tf32(int bm, int bn, int wm, int wn) {
+/* va, vb: the fragment-load permutation widths of the epilogue (1 = identity). */
+static void ownership_tf32(int bm, int bn, int wm, int wn, int va, int vb) {
   int warps_n = bn / wn, nt = (bm / wm) * warps_n * 32;
   int *cnt = calloc((size_t)bm * bn, sizeof *cnt);
   for (int t = 0; t < nt; t++) {
-    int lane = t & 31, warp = t >> 5;
-    int rbase = (warp / warps_n) * wm + (lane >> 2), cbase = (warp % warps_n) * wn + (lane & 3) * 2;
+    int lane = t & 31, warp = t >> 5, gq = lane >> 2, tq = lane & 3;
+    int rw = (warp / warps_n) * wm, cw = (warp % warps_n) * wn;
     for (int i = 0; i < wm / 16; i++)
-      for (int j = 0; j < wn / 8; j++)
-        for (int h = 0; h < 2; h++)
-          for (int e = 0; e < 2; e++) cnt[(rbase + i * 16 + h * 8) * bn + cbase + j * 8 + e]++;
+      for (int h = 0; h < 2; h++) {
+        int r = rw + (i / va) * 16 * va + h * 8 * va + gq * va + i % va;
+        for (int j = 0; j < wn / 8; j++)
+          for (int e = 0; e < 2; e++) {
+            int c = cw + (j / vb) * 8 * vb + (2 * tq + e) * vb + j % vb;
+            assert_true(r >= rw && r < rw + wm && c >= cw && c < cw + wn);
+            cnt[r * bn + c]++;
+          }
+      }
   }
   for (int i = 0; i < bm * bn; i++) assert_int_equal(cnt[i], 1);
   free(cnt);
@@ -297,10 +304,13 @@ static void test_ownership(void **state) {
   ownership_ffma(16, 16, 8, 8, 2, 1);
   ownership_ffma(64, 128, 64, 64, 16, 8);
   ownership_ffma(24, 24, 12, 24, 3, 3);
-  ownership_tf32(128, 128, 64, 32);
-  ownership_tf32(64, 64, 32, 32);
-  ownership_tf32(32, 32, 16, 16);
-  ownership_tf32(128, 256, 64, 64);
+  for (int v = 1; v <= 4; v *= 2) {
+    ownership_tf32(128, 128, 64, 32, v, v);
+    ownership_tf32(64, 64, 32, 32, v > 2 ? 2 : v, v);
+    ownership_tf32(128, 256, 64, 64, v, v);
+  }
+  ownership_tf32(32, 32, 16, 16, 1, 2);
+  ownership_tf32(32, 48, 16, 24, 1, 1);
 }
 
 /* ---- host emulation ---------------------------------------------------------- */
@@ -376,6 +386,22 @@ static const emu_case emu_cases[] = {
      "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=3,vec=4,pad=4", 0, 0, 0, 0, 1},
     {"tf32 random TT tails", {50, 70, 90, 1, 'T', 'T', 0.5f},
      "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,pad=4", 0, 0, 0, 0, 1},
+    /* fragment loads: ldmatrix ([x][k]), permuted V-wide LDS ([k][x]), XOR
+     * swizzle (pad=0), odd-stride scalar fallback, minblocks */
+    {"tf32 NN swizzle bk32 ldsm A, LDS.128 B", {128, 128, 96, 1, 'N', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,vec=4,pad=0,minblocks=2"},
+    {"tf32 TN swizzle bk16 LDS.64 both tails", {70, 45, 37, 1, 'T', 'N', 0.5f},
+     "mma=tf32x3,tm=1,tn=1,bm=64,bn=32,bk=16,wm=32,wn=16,stages=2,vec=1,pad=0"},
+    {"tf32 NT swizzle bk16 ldsm x4+x2 (NI=3)", {64, 96, 48, 1, 'N', 'T', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=32,bn=48,bk=16,wm=16,wn=24,stages=2,vec=4,pad=0"},
+    {"tf32 TT swizzle bk8 LDS.128 A batch2", {130, 40, 40, 2, 'T', 'T', 1.0f},
+     "mma=tf32x3,tm=1,tn=1,bm=64,bn=32,bk=8,wm=64,wn=16,stages=4,vec=2,pad=0"},
+    {"tf32 NN odd pad scalar fallback", {70, 45, 37, 1, 'N', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=32,bn=32,bk=16,wm=16,wn=16,stages=2,vec=1,pad=1"},
+    {"tf32 random NN pad8 ldsm V4 1-stage", {96, 64, 80, 1, 'N', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=32,bn=64,bk=16,wm=16,wn=32,stages=1,vec=4,pad=8", 0, 0, 0, 0, 1},
+    {"tf32 random TN swizzle V4 A", {128, 64, 72, 1, 'T', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=64,wn=32,stages=3,vec=4,pad=0", 0, 0, 0, 0, 1},
     /* the default table's plans on shrunken problems */
     {"default large (4096^3) plan", {256, 256, 96, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
     {"default large plan, tails", {260, 250, 70, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},

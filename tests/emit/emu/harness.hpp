@@ -96,8 +96,12 @@ static inline void tsr_split(float x, unsigned &big, unsigned &small) {
   big = emu_tf32(x);
   small = emu_tf32(x - emu_float(big));
 }
+static inline void tsr_split_bits(unsigned u, unsigned &big, unsigned &small) {
+  tsr_split(emu_float(u), big, small);
+}
 struct emu_warp_x {
   float a[32][4], b[32][2];
+  const float *rows[32]; /* ldmatrix row addresses */
 };
 static emu_warp_x emu_wx[32];
 static pthread_barrier_t emu_warp_bar[32];
@@ -127,3 +131,23 @@ static void tsr_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2
   }
   pthread_barrier_wait(&emu_warp_bar[w]);
 }
+/* ldmatrix.sync.aligned.m8n8.{x4,x2}.shared.b16 (PTX ISA, "Warp-level matrix
+ * load instruction: ldmatrix"): lanes 8q..8q+7 supply the 16-byte row
+ * addresses of matrix q; lane l receives, for each matrix q, the two b16
+ * elements 2(l%4), 2(l%4)+1 of row l/4, i.e. 32-bit word l%4 of that row.
+ * The addresses of lanes >= 8*nmat are ignored (x2 uses lanes 0-15). */
+static void emu_ldsm(unsigned *r, const float *p, int nmat) {
+  const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5;
+  if (lane < 8 * nmat) {
+    if ((uintptr_t)p % 16) emu_die("misaligned ldmatrix row address");
+    if ((const char *)p < (const char *)emu_smem ||
+        (const char *)p + 16 > (const char *)emu_smem + emu_smem_bytes)
+      emu_die("ldmatrix row outside dynamic shared memory");
+  }
+  emu_wx[w].rows[lane] = p;
+  pthread_barrier_wait(&emu_warp_bar[w]);
+  for (int q = 0; q < nmat; q++) r[q] = emu_bits(emu_wx[w].rows[8 * q + lane / 4][lane % 4]);
+  pthread_barrier_wait(&emu_warp_bar[w]);
+}
+static inline void tsr_ldsm4(unsigned (&r)[4], const float *p) { emu_ldsm(r, p, 4); }
+static inline void tsr_ldsm2(unsigned (&r)[2], const float *p) { emu_ldsm(r, p, 2); }
