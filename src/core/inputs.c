@@ -6,6 +6,7 @@
 
 #include "core/context.h"
 #include "core/inputs.h"
+#include "core/par.h"
 
 /* Dyadic constants per tensor: value = (((r*ca + c*cb + batch*cd) mod q) - o) / 8.
  * |value| <= 1 and a multiple of 1/8, so products are multiples of 1/64 and
@@ -62,16 +63,39 @@ void tsr__stored_dims(const tsr_problem *p, tsr_tensor t, int64_t *rows, int64_t
   if (*stride == 0) *stride = *rows * *ld;
 }
 
+typedef struct {
+  tsr_tensor t;
+  tsr_inputs kind;
+  uint64_t seed;
+  int64_t rows, cols, ld, stride, total_rows;
+  float *buf;
+} fill_job;
+
+/* Rows g in [g0, g1) of the batch*rows stored rows; padding set to 0. */
+static void fill_rows(void *arg, int chunk, int64_t g0, int64_t g1) {
+  const fill_job *j = arg;
+  for (int64_t g = g0; g < g1; g++) {
+    int64_t b = g / j->rows, r = g % j->rows;
+    float *row = j->buf + b * j->stride + r * j->ld;
+    for (int64_t c = 0; c < j->cols; c++)
+      row[c] = tsr__input_value(j->t, j->kind, j->seed, b, r, c, j->cols);
+    /* ld padding; the stored tensor ends right after the last row's data */
+    int64_t end = g + 1 == j->total_rows ? j->cols : j->ld;
+    for (int64_t c = j->cols; c < end; c++) row[c] = 0.0f;
+  }
+}
+
 void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed, float *buf) {
-  int64_t rows, cols, ld, stride;
-  tsr__stored_dims(p, t, &rows, &cols, &ld, &stride);
-  int64_t total = (p->batch - 1) * stride + (rows - 1) * ld + cols;
-  memset(buf, 0, (size_t)total * sizeof *buf);
-  for (int64_t b = 0; b < p->batch; b++)
-    for (int64_t r = 0; r < rows; r++) {
-      float *row = buf + b * stride + r * ld;
-      for (int64_t c = 0; c < cols; c++) row[c] = tsr__input_value(t, kind, seed, b, r, c, cols);
-    }
+  fill_job j = {t, kind, seed, 0, 0, 0, 0, 0, buf};
+  tsr__stored_dims(p, t, &j.rows, &j.cols, &j.ld, &j.stride);
+  j.total_rows = p->batch * j.rows;
+  /* Gaps between batch items (stride beyond rows*ld) are zeroed here. */
+  for (int64_t b = 0; b + 1 < p->batch; b++)
+    if (j.stride > j.rows * j.ld)
+      memset(buf + b * j.stride + j.rows * j.ld, 0,
+             (size_t)(j.stride - j.rows * j.ld) * sizeof *buf);
+  tsr__parallel_rows(p->batch * j.rows, (double)(p->batch * j.rows) * (double)j.cols, fill_rows,
+                     &j);
 }
 
 void tsr_poison(const tsr_problem *p, float *c) {

@@ -123,12 +123,54 @@ static void test_validate(void **state) {
   assert_false(r.passed);
 }
 
+/* Large enough to be filled and validated in parallel chunks: every stored
+ * element (padding and batch gaps included) and the merged receipt must be
+ * exactly what the one-thread definition gives. */
+static void test_parallel_fill_validate(void **state) {
+  tsr_problem p;
+  char msg[128];
+  tsr_problem_init(&p, 700, 2000, 3);
+  p.batch = 3;
+  p.ldc = 2003;
+  p.stride_c = 700 * 2003 + 5;
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  int64_t n = tsr_problem_elems_c(&p);
+  float *c = malloc((size_t)n * sizeof *c);
+  for (int64_t i = 0; i < n; i++) c[i] = 99.0f;
+  tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_DYADIC, 0, c);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t b = i / p.stride_c, in = i % p.stride_c, r = in / p.ldc, col = in % p.ldc;
+    float want = (r < p.m && col < p.n)
+                     ? (float)((((r * 3 + col * 7 + b * 11) % 9) - 4)) / 8.0f
+                     : 0.0f;
+    if (c[i] != want) fail_msg("element %lld: %g, want %g", (long long)i, c[i], want);
+  }
+  double *ref = malloc((size_t)(p.batch * p.m * p.n) * sizeof *ref);
+  for (int64_t b = 0; b < p.batch; b++)
+    for (int64_t i = 0; i < p.m; i++)
+      for (int64_t j = 0; j < p.n; j++) ref[(b * p.m + i) * p.n + j] = c[b * p.stride_c + i * p.ldc + j];
+  tsr_receipt r;
+  tsr_validate(&p, c, ref, 0, 0, &r);
+  assert_true(r.passed);
+  assert_int_equal(r.checked, 3 * 700 * 2000);
+  c[2 * p.stride_c + 600 * p.ldc + 7] += 1.0f; /* late chunk */
+  c[0 * p.stride_c + 10 * p.ldc + 3] = NAN;     /* early chunk */
+  tsr_validate(&p, c, ref, 0, 0, &r);
+  assert_false(r.passed);
+  assert_int_equal(r.failed, 2);
+  assert_int_equal(r.first_fail, 10 * 2000 + 3);
+  assert_true(isinf(r.max_abs_err));
+  free(c);
+  free(ref);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dyadic_values),
       cmocka_unit_test(test_random_values),
       cmocka_unit_test(test_oracle_by_hand),
       cmocka_unit_test(test_validate),
+      cmocka_unit_test(test_parallel_fill_validate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
