@@ -137,5 +137,48 @@ expect_rc 1 "--current-artifacts after the executable changed" "$T" audit --curr
 check "artifact_changed names the executable" grep -q "^REJECT artifact_changed: artifacts.executable: $W/bin/tessera has sha256" "$W/out"
 expect_rc 1 "self-test --current-artifacts on a changed executable: the pristine copy fails" "$T" audit --self-test --current-artifacts "$W/cur"
 
+# ---- a GPU-shaped document (synthetic, built here from the CPU run) ------------------
+# No GPU on CI: rename the CPU routes to tessera-gpu/cublas, give every row the
+# four GPU metrics and tessera-gpu rows the real plan and generated-source
+# SHA-256 of this build (tessera plan / emit), let `tessera report` write the
+# tables; the audit must pass it, regenerate both sources with
+# --current-artifacts, and reject a missing source hash as source_hash.
+G=$W/gpu
+mkdir -p "$G"
+plan=$("$T" plan --backend cuda --shape 64x64x64 2>/dev/null | awk '$1 == "plan" {print $2}')
+sha1=$("$T" emit --backend cuda --shape 64x64x64 --sha256 2>/dev/null | tail -1)
+sha2=$("$T" emit --backend cuda --shape 96x80x72 --sha256 2>/dev/null | tail -1)
+python3 - "$D/results.json" "$G/results.json" "$plan" "$sha1" "$sha2" <<'PY'
+import copy, json, sys
+d = json.load(open(sys.argv[1]))
+plan, sha = sys.argv[3], {"64x64x64": sys.argv[4], "96x80x72": sys.argv[5]}
+ren = {"tessera-cpu": "tessera-gpu", "openblas": "cublas"}
+for rt in d["routes"]:
+    on = rt["name"] in ("tessera-gpu", "cublas")
+    rt["available"], rt["reason"] = on, (None if on else "synthetic GPU-shaped test document")
+d["order"]["base_routes"] = ["tessera-gpu", "cublas"]
+for p in d["order"]["planned"]: p["routes"] = [ren[x] for x in p["routes"]]
+for e in d["order"]["realized"]: e["route"] = ren[e["route"]]
+for r in d["rows"]:
+    r["route"] = r["result"]["route"] = ren[r["route"]]
+    m = r["result"]["metrics"]
+    r["result"]["metrics"] = {"gpu_batch": m["wall_batch"], "gpu_single": m["wall_single"],
+                              "e2e_batch": copy.deepcopy(m["wall_batch"]), "e2e_single": copy.deepcopy(m["wall_single"])}
+    if r["route"] == "tessera-gpu":
+        r["result"]["plan_info"]["plan"] = plan
+        r["result"]["plan_info"]["source_sha256"] = sha[r["shape"]]
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+check "GPU-shaped document: report regenerated" bash -c "'$T' report '$G' >/dev/null"
+expect_rc 0 "GPU-shaped document passes the audit" "$T" audit "$G"
+check "GPU-shaped: 16 cells, 8 ratios (four GPU metrics)" grep -q "16 table cells, 8 paired ratios" "$W/out"
+expect_rc 1 "GPU-shaped --current-artifacts: only the rebuilt executable differs" "$T" audit --current-artifacts "$G"
+check "GPU-shaped: both sources regenerated and equal" bash -c "grep -q '2 sources regenerated' '$W/out' && ! grep -q '^REJECT source_hash' '$W/out' && grep -q '^FAIL: 1 findings: artifact_changed 1' '$W/out'"
+expect_rc 0 "GPU-shaped self-test" "$T" audit --self-test "$G"
+check "GPU-shaped self-test: missing source hash is source_hash" grep -Eq "^self-test: missing_source_hash +rejected: source_hash: row seq [0-9]+ \(round [0-9]+, [0-9x]+, tessera-gpu\)" "$W/out"
+corrupt "$G" "$W/g2" 'r=[x for x in d["rows"] if x["route"]=="tessera-gpu"][1]; r["result"]["plan_info"]["source_sha256"]="0"*64'
+expect_rc 1 "a source hash that varies between rounds" "$T" audit "$W/g2"
+check "source_hash names the row" grep -q "^REJECT source_hash: row seq .*tessera-gpu" "$W/out"
+
 echo "test_audit: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
