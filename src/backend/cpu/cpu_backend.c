@@ -143,9 +143,16 @@ static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
       if (tasks % nt == 0 || tasks >= 8 * nt) break;
     }
   }
+  /* Walk down each tile column (stripe over the whole grid height): tasks
+   * running at the same time share one K×bn column of packed op(B), which
+   * stays in L3, so B leaves DRAM once per column rather than once per tile
+   * row (A, re-read once per column, is the smaller stream). */
+  uint32_t grid_h = (uint32_t)cdiv(m, bm);
+  tsr_walk walk = {TSR_WALK_STRIPE, grid_h, 1};
+  tsr_walk_normalize(&walk, grid_h, (uint32_t)cdiv(n, bn));
   *out = (tsr_plan){.bm = (int)bm, .bn = (int)bn, .bk = (int)bk, .wm = 1, .wn = 1, .tm = tm,
                     .tn = tn, .stages = 1, .vec = 1, .a = TSR_IN_STAGED, .b = TSR_IN_STAGED,
-                    .pad = 0, .walk = {TSR_WALK_LINEAR, 1, 1}, .splitk = 1, .threads = 0,
+                    .pad = 0, .walk = walk, .splitk = 1, .threads = 0,
                     .isa = TSR_ISA_AUTO, .mma = TSR_MMA_FFMA};
 }
 
