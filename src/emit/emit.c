@@ -561,51 +561,23 @@ static void emit_ldv(sb_t *s, int v, const char *ind) {
  *    same permutation;
  *  - an odd row stride falls back to 32-bit LDS per element. */
 static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
+  /* Order per K step: all B fragments (NI x 2 big + 2 small), then A one
+   * group of GA tiles at a time (GA = VA for [k][m], else 1), each group's
+   * 3 x GA x NI MMAs right after its split: live registers are the
+   * accumulators + B + one A group, which lets minblocks=2 fit. */
+  int ga = g->a.srows_x ? 1 : g->a.fv;
   put(s,
       "__device__ __forceinline__ void tsr_block(float (&acc)[MI][NI][4], const float *as, const "
       "float *bs) {\n"
       "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
       "  const int gq = lane >> 2, tq = lane & 3; // groupID, threadID_in_group\n"
       "  const int wrow = (warp / WARPS_N) * WM, wcol = (warp %% WARPS_N) * WN;\n"
+      "  constexpr int GA = %d; // A tiles per load group\n"
       "#pragma unroll\n"
       "  for (int kk = 0; kk < BK; kk += 8) {\n"
-      "    unsigned ab[MI][4], al[MI][4], bb[NI][2], bl[NI][2];\n"
-      "    // a0 (m g, k t), a1 (m g+8, k t), a2 (m g, k t+4), a3 (m g+8, k t+4)\n");
-  if (g->a.srows_x && g->a.ldsm)
-    put(s,
-        "#pragma unroll\n"
-        "    for (int i = 0; i < MI; ++i) { // ldmatrix x4: blocks (rows 0-7|8-15) x (k 0-3|4-7)\n"
-        "      unsigned r[4];\n"
-        "      tsr_ldsm4(r, as + tsr_soff_a(wrow + i * 16 + (lane & 15), kk + ((lane >> 4) << 2)));\n"
-        "#pragma unroll\n"
-        "      for (int q = 0; q < 4; ++q) tsr_split_bits(r[q], ab[i][q], al[i][q]);\n"
-        "    }\n");
-  else if (g->a.srows_x)
-    put(s,
-        "#pragma unroll\n"
-        "    for (int i = 0; i < MI; ++i) {\n"
-        "      const float *p = as + (wrow + i * 16 + gq) * LSA + kk + tq; // A[m][k], odd stride\n"
-        "      tsr_split(p[0], ab[i][0], al[i][0]);\n"
-        "      tsr_split(p[8 * LSA], ab[i][1], al[i][1]);\n"
-        "      tsr_split(p[4], ab[i][2], al[i][2]);\n"
-        "      tsr_split(p[8 * LSA + 4], ab[i][3], al[i][3]);\n"
-        "    }\n");
-  else {
-    put(s,
-        "#pragma unroll\n"
-        "    for (int ig = 0; ig < MI / VA; ++ig) // A[k][m]: tiles ig*VA.. side by side\n"
-        "#pragma unroll\n"
-        "      for (int hk = 0; hk < 2; ++hk)\n"
-        "#pragma unroll\n"
-        "        for (int h = 0; h < 2; ++h) {\n"
-        "          const float *p = as + tsr_soff_a(kk + tq + 4 * hk, wrow + ig * 16 * VA + h * 8 * VA + gq * VA);\n");
-    emit_ldv(s, g->a.fv, "          ");
-    put(s,
-        "#pragma unroll\n"
-        "          for (int e = 0; e < VA; ++e) tsr_split(v[e], ab[ig * VA + e][h + 2 * hk], al[ig * VA + e][h + 2 * hk]);\n"
-        "        }\n");
-  }
-  put(s, "    // b0 (k t, n g), b1 (k t+4, n g)\n");
+      "    unsigned bb[NI][2], bl[NI][2];\n"
+      "    // b0 (k t, n g), b1 (k t+4, n g)\n",
+      ga);
   if (g->b.srows_x && g->b.ldsm) {
     put(s,
         "#pragma unroll\n"
@@ -648,13 +620,49 @@ static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
   }
   put(s,
       "#pragma unroll\n"
-      "    for (int i = 0; i < MI; ++i)\n"
+      "    for (int ig = 0; ig < MI / GA; ++ig) {\n"
+      "      unsigned ab[GA][4], al[GA][4];\n"
+      "      // a0 (m g, k t), a1 (m g+8, k t), a2 (m g, k t+4), a3 (m g+8, k t+4)\n");
+  if (g->a.srows_x && g->a.ldsm)
+    put(s,
+        "      { // ldmatrix x4: blocks (rows 0-7|8-15) x (k 0-3|4-7)\n"
+        "        unsigned r[4];\n"
+        "        tsr_ldsm4(r, as + tsr_soff_a(wrow + ig * 16 + (lane & 15), kk + ((lane >> 4) << 2)));\n"
+        "#pragma unroll\n"
+        "        for (int q = 0; q < 4; ++q) tsr_split_bits(r[q], ab[0][q], al[0][q]);\n"
+        "      }\n");
+  else if (g->a.srows_x)
+    put(s,
+        "      {\n"
+        "        const float *p = as + (wrow + ig * 16 + gq) * LSA + kk + tq; // A[m][k], odd stride\n"
+        "        tsr_split(p[0], ab[0][0], al[0][0]);\n"
+        "        tsr_split(p[8 * LSA], ab[0][1], al[0][1]);\n"
+        "        tsr_split(p[4], ab[0][2], al[0][2]);\n"
+        "        tsr_split(p[8 * LSA + 4], ab[0][3], al[0][3]);\n"
+        "      }\n");
+  else {
+    put(s,
+        "#pragma unroll\n"
+        "      for (int hk = 0; hk < 2; ++hk) // A[k][m]: tiles ig*VA.. side by side\n"
+        "#pragma unroll\n"
+        "        for (int h = 0; h < 2; ++h) {\n"
+        "          const float *p = as + tsr_soff_a(kk + tq + 4 * hk, wrow + ig * 16 * VA + h * 8 * VA + gq * VA);\n");
+    emit_ldv(s, g->a.fv, "          ");
+    put(s,
+        "#pragma unroll\n"
+        "          for (int e = 0; e < VA; ++e) tsr_split(v[e], ab[e][h + 2 * hk], al[e][h + 2 * hk]);\n"
+        "        }\n");
+  }
+  put(s,
       "#pragma unroll\n"
-      "      for (int j = 0; j < NI; ++j) {\n"
-      "        tsr_mma(acc[i][j], al[i], bb[j]);\n"
-      "        tsr_mma(acc[i][j], ab[i], bl[j]);\n"
-      "        tsr_mma(acc[i][j], ab[i], bb[j]);\n"
-      "      }\n"
+      "      for (int e = 0; e < GA; ++e)\n"
+      "#pragma unroll\n"
+      "        for (int j = 0; j < NI; ++j) {\n"
+      "          tsr_mma(acc[ig * GA + e][j], al[e], bb[j]);\n"
+      "          tsr_mma(acc[ig * GA + e][j], ab[e], bl[j]);\n"
+      "          tsr_mma(acc[ig * GA + e][j], ab[e], bb[j]);\n"
+      "        }\n"
+      "    }\n"
       "  }\n}\n\n");
 }
 

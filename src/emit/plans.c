@@ -11,13 +11,16 @@
  *    3xTF32 64x64 tiles (4 warps of 32x32): 1024^2 gives 256 CTAs, about two
  *    per SM in one wave; 512^2 gives 64 CTAs, so split-K 2 doubles them when
  *    K has enough blocks.
- *  - large (e.g. 2049x4097x1025, 4096^3, 4096x4096x11008, 8192^3):
- *    3xTF32 128x128 tiles, 8 warps of 64x32 (64 accumulators per thread),
- *    bk=32, 3 stages = 102 KiB shared: two CTAs per SM when registers allow;
- *    rect:8x16 walk keeps 8 tile rows x 16 tile columns of A and B hot in
- *    L2.
- * pad=8 makes every shared row stride 8 mod 32 floats, which makes the
- * tf32x3 fragment loads conflict-free (see docs/emit.md); FFMA uses pad=4
+ *  - large (e.g. 2049x4097x1025, 4096^3, 4096x4096x11008, 8192^3), revised
+ *    2026-12 with ldmatrix/swizzle (docs/emit.md): 3xTF32 128x256 tiles of
+ *    8 warps of 64x64, bk=16 x 4 stages (96 KiB, 240 registers) when that
+ *    gives at least 3.5 waves of tiles, else 128x128 tiles of 8 warps of
+ *    64x32, bk=16 x 4 stages; rect:8x16 walk keeps 8 tile rows x 16 tile
+ *    columns of A and B hot in L2. The previous defaults (pad=4/8, 128x128
+ *    bk=32 3 stages) stay reachable by plan text.
+ * tf32x3 uses pad=0: the emitter then XOR-swizzles both operands' shared
+ * layouts so ldmatrix, the permuted 64/128-bit fragment LDS and the 16-byte
+ * cp.async stores are all conflict-free (docs/emit.md); FFMA uses pad=4
  * (16-byte rows for LDS.128). vec is the widest of 4, 2, 1 that the
  * problem's leading dimensions and batch strides allow. */
 #include <string.h>
@@ -55,16 +58,27 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
     pl.bm = 64, pl.bn = 64, pl.bk = 32;
     pl.wm = 32, pl.wn = 32;
     pl.stages = 3;
-    pl.pad = p->op_a == TSR_OP_N ? 4 : 8;
+    pl.pad = 0; /* XOR-swizzled: conflict-free fragment loads for both operands */
     int64_t tiles = ((p->m + 63) / 64) * ((p->n + 63) / 64);
     if (tiles < 132 && (p->k + 31) / 32 >= 8) pl.splitk = 2;
   } else {
     pl.mma = TSR_MMA_TF32X3;
-    pl.bm = 128, pl.bn = 128, pl.bk = 32;
-    pl.wm = 64, pl.wn = 32;
-    pl.stages = 3;
-    pl.pad = p->op_a == TSR_OP_N ? 4 : 8;
+    pl.pad = 0; /* XOR-swizzled shared layout */
     pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
+    int64_t wide_tiles = ((p->m + 127) / 128) * ((p->n + 255) / 256);
+    if (wide_tiles >= 462) {
+      /* at least 3.5 waves of 128x256 tiles: 64x64 warp tiles (2/3 of the
+       * split work per MMA of 64x32), bk=16 x 4 stages (96 KiB) */
+      pl.bm = 128, pl.bn = 256, pl.bk = 16;
+      pl.wm = 64, pl.wn = 64;
+      pl.stages = 4;
+    } else {
+      /* bk=16 x 4 stages (64 KiB): the tail guards of bk=32 pushed the
+       * swizzled 2049x4097x1025 kernel to 255 registers with spills */
+      pl.bm = 128, pl.bn = 128, pl.bk = 16;
+      pl.wm = 64, pl.wn = 32;
+      pl.stages = 4;
+    }
   }
   *out = pl;
 }

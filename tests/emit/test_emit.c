@@ -126,7 +126,7 @@ static void test_deterministic(void **state) {
   pl.stages = 2;
   emit_ok(&p, &pl, &c);
   assert_string_not_equal(a.sha256, c.sha256);
-  assert_int_equal(a.grid[0], 32 * 32);
+  assert_int_equal(a.grid[0], (uint32_t)((4096 / pl.bm) * (4096 / pl.bn)));
   assert_int_equal(a.block[0], (uint32_t)((pl.bm / pl.wm) * (pl.bn / pl.wn) * 32));
   assert_int_equal(a.workspace_bytes, 0);
   assert_string_equal(a.reduce_name, "");
@@ -202,6 +202,11 @@ static void test_rejections(void **state) {
   tsr_problem bt = mkprob((prob_spec){.m = 64, .n = 64, .k = 64, .batch = 70000});
   expect_reject(bt, "stages=1", "batch=70000 exceeds the gridDim.z limit 65535");
   expect_reject(big, "splitk=65536", "splitk=65536 exceeds the gridDim.y limit 65535");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,bm=128,bn=128,bk=32,wm=64,wn=64,stages=4,pad=0,minblocks=2",
+                "minblocks=2 needs 2 x (131072 + 1024) = 264192 bytes of shared memory, more than the SM's 233472");
+  expect_reject(big, "bm=128,bn=128,wm=16,wn=32,minblocks=3", "minblocks=3 x 1024 threads exceed");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,bm=128,bn=128,bk=16,wm=64,wn=64,stages=2,minblocks=4",
+                "minblocks=4 caps registers at 128 per thread, below the 152");
   tsr_problem tall = P(2147483640, 1, 1);
   expect_reject(tall, "bm=32", "m=2147483640 exceeds the int32 coordinate range");
 }
