@@ -115,19 +115,27 @@ static tsr_status cpu_available(tsr_context *ctx) { return TSR_OK; }
 /* Default plan for this machine class (2-core Zen AVX-512 with 48 KiB L1d,
  * 1 MiB L2 per core; same logic elsewhere):
  *  - micro-tile: avx512 12x32 (24 zmm accumulators), avx2 6x16, generic 4x8;
- *  - bk: K cut into equal blocks of at most 256, so a bk×tn B micro-panel
- *    (32 KiB at tn=32) stays in L1;
- *  - bm: about 192 rows (a 192×256 packed A block is 192 KiB of L2), bn up to
- *    1024 (A is re-packed once per bn columns); both cut into equal tiles
- *    and the grid split further until its tiles divide evenly among the
- *    cores, so small shapes (512³) still keep every core busy. */
+ *  - bk: K cut into equal blocks of at most 1280 (1024 at K = 4096, one
+ *    block at K = 1025). Measured (docs/perf.md,
+ *    step 5): long K blocks beat an L1-resident B micro-panel, because every
+ *    micro-kernel call pays a C tile update; the micro-panels stream from
+ *    L2 well enough;
+ *  - bm: the packed A block bm×bk about 384 KiB of L2 (96 rows at bk 1024,
+ *    at most 192), bn up to 512 (A is re-packed once per bn columns); both
+ *    cut into equal tiles and the grid split further until its tiles divide
+ *    evenly among the cores, so small shapes (512³) still keep every core
+ *    busy. */
 static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr_isa isa = best_isa();
   int tm = isa == TSR_ISA_AVX512 ? 12 : isa == TSR_ISA_AVX2 ? 6 : 4;
   int tn = isa == TSR_ISA_AVX512 ? 32 : isa == TSR_ISA_AVX2 ? 16 : 8;
-  const int64_t kc_max = 256, mc_max = 192, nc_max = 512;
+  const int64_t kc_max = 1280, nc_max = 512;
   int64_t m = p->m > 0 ? p->m : 1, n = p->n > 0 ? p->n : 1, k = p->k > 0 ? p->k : 1;
   int64_t bk = cdiv(k, cdiv(k, kc_max));
+  /* A block bm×bk about 384 KiB (bm 96 at bk 1024), never above 192 rows. */
+  int64_t mc_max = 96 * 1024 / bk;
+  if (mc_max > 192) mc_max = 192;
+  if (mc_max < tm) mc_max = tm;
   int64_t nt = online_cores();
   int64_t batch = p->batch > 0 ? p->batch : 1;
   int64_t gm0 = cdiv(m, mc_max), gn0 = cdiv(n, nc_max);
