@@ -121,7 +121,8 @@ static tsr_status cpu_available(tsr_context *ctx) { return TSR_OK; }
  *    micro-kernel call pays a C tile update; the micro-panels stream from
  *    L2 well enough;
  *  - bm: the packed A block bm×bk about 384 KiB of L2 (96 rows at bk 1024,
- *    at most 192), bn up to 512 (A is re-packed once per bn columns); both
+ *    at most 192), bn as wide as keeps the shared K×bn column of packed B
+ *    within 8 MiB, 512..1536 (A is re-packed once per bn columns); both
  *    cut into equal tiles and the grid split further until its tiles divide
  *    evenly among the cores, so small shapes (512³) still keep every core
  *    busy. */
@@ -129,8 +130,13 @@ static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr_isa isa = best_isa();
   int tm = isa == TSR_ISA_AVX512 ? 12 : isa == TSR_ISA_AVX2 ? 6 : 4;
   int tn = isa == TSR_ISA_AVX512 ? 32 : isa == TSR_ISA_AVX2 ? 16 : 8;
-  const int64_t kc_max = 1280, nc_max = 512;
+  const int64_t kc_max = 1280;
   int64_t m = p->m > 0 ? p->m : 1, n = p->n > 0 ? p->n : 1, k = p->k > 0 ? p->k : 1;
+  /* bn: the K×bn column of packed B the cores share stays within 8 MiB (a
+   * quarter of L3), 512..1536 columns: wider tiles re-pack A less often. */
+  int64_t nc_max = (int64_t)(2 << 20) / k;
+  if (nc_max > 1536) nc_max = 1536;
+  if (nc_max < 512) nc_max = 512;
   int64_t bk = cdiv(k, cdiv(k, kc_max));
   /* A block bm×bk about 384 KiB (bm 96 at bk 1024), never above 192 rows. */
   int64_t mc_max = 96 * 1024 / bk;
