@@ -120,6 +120,8 @@ typedef enum { TSR_ISA_AUTO = 0, TSR_ISA_GENERIC, TSR_ISA_AVX2, TSR_ISA_AVX512 }
  * of each operand, FP32 accumulation: FP32-level accuracy, exact on dyadic
  * inputs). */
 typedef enum { TSR_MMA_FFMA = 0, TSR_MMA_TF32X3 = 1 } tsr_mma;
+/* Operands packed by the GPU prologue: none, A, B or both (bit 0 A, bit 1 B). */
+typedef enum { TSR_PACK_NONE = 0, TSR_PACK_A = 1, TSR_PACK_B = 2, TSR_PACK_AB = 3 } tsr_pack;
 
 /* One struct, the single source of truth. GPU meaning: block tile bm×bn,
  * K block bk, warp tile wm×wn, per-thread micro-tile tm×tn, shared-memory
@@ -146,6 +148,11 @@ typedef struct {
    * with __launch_bounds__(threads, N) (registers capped so that N blocks fit
    * on one SM) and the plan must fit N blocks' shared memory on one SM. */
   int minblocks;
+  /* GPU operand staging prologue (docs/emit.md "Pack"): the listed operands
+   * are first copied by a prologue kernel into the workspace, zero-padded to
+   * whole tiles along m/n and k with 16-byte rows, so the main kernel reads
+   * them with 16-byte copies and no tail guards. Part of every call. */
+  tsr_pack pack;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

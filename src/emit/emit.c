@@ -77,10 +77,24 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
   put(s, "typedef %s tsr_idx;\n", idx_t(g));
   put(s, "static constexpr int M = %lld, N = %lld, K = %lld, BATCH = %lld;\n", (long long)p->m,
       (long long)p->n, (long long)p->k, (long long)p->batch);
-  put(s, "static constexpr tsr_idx LDA = %lld, LDB = %lld, LDC = %lld;\n", (long long)p->lda,
-      (long long)p->ldb, (long long)p->ldc);
-  put(s, "static constexpr tsr_idx SA = %lld, SB = %lld, SC = %lld;\n", (long long)p->stride_a,
-      (long long)p->stride_b, (long long)p->stride_c);
+  /* LDA/SA, LDB/SB: the operand as the main kernel reads it (the packed
+   * copy in W when packed; SRC_* then give the user's tensor) */
+  put(s, "static constexpr tsr_idx LDA = %lld, LDB = %lld, LDC = %lld;\n", (long long)g->a.ld,
+      (long long)g->b.ld, (long long)p->ldc);
+  put(s, "static constexpr tsr_idx SA = %lld, SB = %lld, SC = %lld;\n", (long long)g->a.stride,
+      (long long)g->b.stride, (long long)p->stride_c);
+  for (int i = 0; i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    char U = (char)(o->name - 32);
+    if (!o->packed) continue;
+    put(s,
+        "static constexpr tsr_idx SRC_LD%c = %lld, SRC_S%c = %lld; // the user's %c (op %s)\n"
+        "static constexpr long long PR%c = %lld, WOFF_%c = %lld; // packed %c: rows, float offset "
+        "in W (%s)\n",
+        U, (long long)o->src_ld, U, (long long)o->src_stride, U,
+        o->src_kmajor == (o->name == 'a') ? "N" : "T", U, (long long)o->prows, U,
+        (long long)o->poff, U, o->kmajor ? "[x][k]" : "[k][x]");
+  }
   put(s, "static constexpr int BM = %d, BN = %d, BK = %d, WM = %d, WN = %d;\n", pl->bm, pl->bn,
       pl->bk, pl->wm, pl->wn);
   put(s, "static constexpr int WARPS_N = %d, NT = %d, STAGES = %d, SPLITK = %d, NKB = %lld;\n",
@@ -239,8 +253,8 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
   char U = (char)(o->name - 32);
   const char *EXT = o->name == 'a' ? "M" : "N";
   const char *BMN = o->name == 'a' ? "BM" : "BN";
-  int v = pl->vec, async = pl->stages >= 2;
-  int tk = g->tail_k, tx = o->tail;
+  int v = o->vec, async = pl->stages >= 2;
+  int tk = o->tk, tx = o->tail;
   int direct = o->srows_x == o->kmajor;
   char dst[48]; /* shared offset of (row r, column c) of a direct copy */
   if (o->swz) snprintf(dst, sizeof dst, "tsr_soff_%c(r, c)", o->name);
@@ -369,7 +383,7 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
 static void emit_view(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *o) {
   char U = (char)(o->name - 32);
   const char *EXT = o->name == 'a' ? "M" : "N";
-  int tk = g->tail_k, tx = o->tail;
+  int tk = o->tk, tx = o->tail;
   put(s, "// %c as a view: direct global loads (%s).\n", U,
       o->kmajor ? "k-contiguous" : "x-contiguous");
   put(s,
@@ -383,7 +397,7 @@ static void emit_view(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
   else
     put(s, "  return g[(tsr_idx)k * LD%c + x];\n}\n", U);
   int frag = o->name == 'a' ? g->fm : g->fn;
-  if (!o->kmajor && g->plan.vec == 4 && frag == 4) {
+  if (!o->kmajor && o->vec == 4 && frag == 4) {
     put(s,
         "__device__ __forceinline__ void tsr_view4_%c(const float *__restrict__ g, int x, int k, "
         "float &r0, float &r1, float &r2, float &r3) {\n",
@@ -458,7 +472,6 @@ static void emit_store(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, in
  * consecutive 16-byte chunks of one shared row: LDS.128, broadcast across
  * lanes of equal lr, conflict-free within each 8-lane phase. */
 static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
-  const tsr_plan *pl = &g->plan;
   put(s,
       "__device__ __forceinline__ void tsr_block(float (&acc)[TM][TN], const float *as, const "
       "float *bs,\n"
@@ -491,7 +504,7 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
           "#pragma unroll\n"
           "    for (int q = 0; q < %s; ++q) %s[q] = %s[kk * LS%c + %s + (q / %s) * (%s * %s) + q %% %s];\n",
           T, arr, sp, U, base, F, L, F, F);
-    } else if (!o->kmajor && pl->vec == 4 && frag == 4) {
+    } else if (!o->kmajor && o->vec == 4 && frag == 4) {
       put(s,
           "#pragma unroll\n"
           "    for (int f = 0; f < %s / 4; ++f)\n"
@@ -681,16 +694,17 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       "  tsr_walk(blockIdx.x, tile_row, tile_col);\n"
       "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n",
       bounds);
+  const char *abase = g->a.packed ? "W + WOFF_A" : "A", *bbase = g->b.packed ? "W + WOFF_B" : "B";
+  if (g->a.packed || g->b.packed)
+    put(s, "  // packed operands: the prologue's zero-padded copies in W\n");
   if (p->batch > 1) {
-    put(s,
-        "  const int bz = (int)blockIdx.z; // batch item\n"
-        "  const float *__restrict__ Ag = A + (tsr_idx)bz * SA;\n"
-        "  const float *__restrict__ Bg = B + (tsr_idx)bz * SB;\n");
+    put(s, "  const int bz = (int)blockIdx.z; // batch item\n");
+    put(s, "  const float *__restrict__ Ag = %s + (tsr_idx)bz * SA;\n", abase);
+    put(s, "  const float *__restrict__ Bg = %s + (tsr_idx)bz * SB;\n", bbase);
   } else {
-    put(s,
-        "  const int bz = 0;\n"
-        "  const float *__restrict__ Ag = A;\n"
-        "  const float *__restrict__ Bg = B;\n");
+    put(s, "  const int bz = 0;\n");
+    put(s, "  const float *__restrict__ Ag = %s;\n", abase);
+    put(s, "  const float *__restrict__ Bg = %s;\n", bbase);
   }
   if (split) {
     put(s,
@@ -805,6 +819,54 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   put(s, "}\n\n");
 }
 
+/* Pack prologue of one operand (docs/emit.md "Pack"): one thread per
+ * 16-byte chunk of the packed tensor, zeros outside the problem. When the
+ * packed orientation keeps the user's, consecutive threads walk a packed row
+ * (coalesced loads and float4 stores); when it transposes (FFMA, k-contiguous
+ * operand), consecutive threads walk down a packed column, so the four loads
+ * of a thread are each coalesced across the warp and the stores are 16-byte
+ * chunks. */
+static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *o) {
+  char U = (char)(o->name - 32);
+  const char *EXT = o->name == 'a' ? "M" : "N";
+  int transpose = o->kmajor != o->src_kmajor;
+  put(s,
+      "// Pack prologue: %c (op %s, %s) -> W + WOFF_%c as PR%c x LD%c floats per batch item\n"
+      "// (%s), zero-padded to whole tiles along %s and k.\n",
+      U, o->src_kmajor == (o->name == 'a') ? "N" : "T",
+      o->src_kmajor ? "k-contiguous" : "x-contiguous", U, U, U,
+      transpose ? "transposed" : "same orientation", EXT);
+  put(s,
+      "extern \"C\" __global__ void __launch_bounds__(256)\n"
+      "tsr_gemm_pack_%c(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
+      "                float *__restrict__ W, float alpha, float beta) {\n"
+      "  constexpr long long CH = LD%c / 4; // 16-byte chunks per packed row\n"
+      "  const long long t = (long long)blockIdx.x * 256 + (long long)threadIdx.x;\n"
+      "  if (t >= PR%c * CH) return;\n",
+      o->name, U, U);
+  if (transpose) put(s, "  const long long r = t %% PR%c, c = (t / PR%c) * 4; // down a column\n", U, U);
+  else put(s, "  const long long r = t / CH, c = (t %% CH) * 4; // along a row\n");
+  put(s,
+      "  const float *__restrict__ src = %c + (tsr_idx)blockIdx.y * SRC_S%c;\n"
+      "  float *dst = W + WOFF_%c + (tsr_idx)blockIdx.y * S%c + (tsr_idx)(r * LD%c + c);\n"
+      "  float v[4];\n"
+      "#pragma unroll\n"
+      "  for (int q = 0; q < 4; ++q) {\n",
+      U, U, U, U, U);
+  if (o->kmajor) put(s, "    const long long x = r, k = c + q;\n");
+  else put(s, "    const long long k = r, x = c + q;\n");
+  if (o->src_kmajor)
+    put(s, "    v[q] = x < %s && k < K ? src[(tsr_idx)x * SRC_LD%c + (tsr_idx)k] : 0.0f;\n", EXT, U);
+  else
+    put(s, "    v[q] = x < %s && k < K ? src[(tsr_idx)k * SRC_LD%c + (tsr_idx)x] : 0.0f;\n", EXT, U);
+  put(s,
+      "  }\n"
+      "  float4 o4; o4.x = v[0]; o4.y = v[1]; o4.z = v[2]; o4.w = v[3];\n"
+      "  *reinterpret_cast<float4 *>(dst) = o4;\n"
+      "}\n\n");
+  (void)g;
+}
+
 static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   int beta0 = p->beta == 0.0f;
   put(s,
@@ -861,6 +923,8 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t s
 
   if (g.tf32) emit_block_tf32(&s, &g);
   else emit_block_ffma(&s, &g);
+  if (g.a.packed) emit_pack(&s, &g, &g.a);
+  if (g.b.packed) emit_pack(&s, &g, &g.b);
   emit_main(&s, p, &g);
   if (g.plan.splitk > 1) emit_reduce(&s, p, &g);
   if (s.oom) {
@@ -881,6 +945,18 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t s
   out->block[1] = out->block[2] = 1;
   out->smem_bytes = (uint32_t)g.smem_bytes;
   out->workspace_bytes = g.workspace_bytes;
+  for (int i = 0; i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g.b : &g.a;
+    if (!o->packed) continue;
+    int n = out->npre++;
+    snprintf(out->pre[n].name, sizeof out->pre[n].name, "tsr_gemm_pack_%c", o->name);
+    out->pre[n].grid[0] = (uint32_t)o->pre_blocks;
+    out->pre[n].grid[1] = (uint32_t)p->batch;
+    out->pre[n].grid[2] = 1;
+    out->pre[n].block[0] = 256;
+    out->pre[n].block[1] = out->pre[n].block[2] = 1;
+    out->pack_off[i] = (uint64_t)o->poff;
+  }
   if (g.plan.splitk > 1) {
     snprintf(out->reduce_name, sizeof out->reduce_name, "tsr_gemm_reduce");
     out->reduce_grid[0] = (uint32_t)g.reduce_blocks;

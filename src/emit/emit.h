@@ -13,7 +13,14 @@
  *                                            float alpha, float beta);
  * sums the partials in a fixed order (bit-identical run to run) and applies
  * alpha/beta. Launch: grid/block/smem_bytes as given here; the launcher
- * raises the dynamic shared-memory limit when smem_bytes > 48 KiB. */
+ * raises the dynamic shared-memory limit when smem_bytes > 48 KiB.
+ *
+ * Pack prologue (plan pack=a|b|ab, docs/emit.md "Pack"): npre kernels with
+ * the main kernel's ABI, launched in order before it (no dynamic shared
+ * memory), each copying one operand of every batch item into W, zero-padded
+ * to whole tiles. Workspace layout (floats): split-K partials at 0
+ * (batch x splitk x m x n), packed A at pack_off[0], packed B at pack_off[1]
+ * (each 64-float aligned; 0 when not packed); workspace_bytes covers all. */
 #ifndef TSR_EMIT_EMIT_H
 #define TSR_EMIT_EMIT_H
 
@@ -28,7 +35,13 @@ typedef struct {
   uint32_t grid[3], block[3];
   uint32_t reduce_grid[3], reduce_block[3];
   uint32_t smem_bytes;      /* dynamic shared memory of the main kernel */
-  uint64_t workspace_bytes; /* split-K partials */
+  uint64_t workspace_bytes; /* split-K partials + packed operands */
+  int npre;                 /* prologue kernels, launched before main in order */
+  struct {
+    char name[64];
+    uint32_t grid[3], block[3];
+  } pre[2];
+  uint64_t pack_off[2];     /* float offsets of packed A, B in W (0 = not packed) */
 } tsr__kernel_src;
 
 /* Legality of the plan for the GPU target (no allocation, no compile):

@@ -22,7 +22,15 @@ typedef struct {
   int64_t stride;   /* batch stride */
   int ls;           /* shared row stride in floats: (srows_x ? bk : bmn) + pad */
   int stage_floats; /* floats of one stage (0 when view), rounded up to 4 */
-  int tail;         /* 1 when ext % bmn != 0 */
+  int tail;         /* 1 when ext % bmn != 0 (0 when packed: padded to tiles) */
+  int tk;           /* 1 when the loads need K guards (K tail, not packed) */
+  int vec;          /* global-load vector width of this operand */
+  /* pack prologue: the operand is read from W + poff as a zero-padded
+   * prows x ld tensor per batch item (stride = prows * ld); src_kmajor and
+   * src_ld/src_stride describe the user's tensor the prologue reads. */
+  int packed, src_kmajor;
+  int64_t src_ld, src_stride, prows, poff;
+  uint64_t pre_blocks;
   /* tf32x3 fragment loads (docs/emit.md "Fragment loads"):
    *  ldsm: 1 = ldmatrix .b16 x4/x2 on 8x4-float blocks of an [x][k] layout;
    *  fv:   [k][x] layouts: width (4, 2, 1) of the LDS that fetches one

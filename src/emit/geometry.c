@@ -39,8 +39,8 @@ static tsr_status reject(char *msg, size_t cap, const char *fmt, ...) {
  * are assumed 16-byte aligned, as cudaMalloc gives). */
 static tsr_status check_vec(const tsr_problem *p, const tsr_plan *pl, const tsr__emit_operand *o,
                             char *msg, size_t cap) {
-  int v = pl->vec;
-  if (v == 1) return TSR_OK;
+  int v = o->vec;
+  if (v == 1 || o->packed) return TSR_OK; /* a packed operand picks its own vec */
   if (o->kmajor && pl->bk % v)
     return reject(msg, cap, "plan: vec=%d needs bk=%d to be a multiple of %d (%c is contiguous along k)",
                   v, pl->bk, v, o->name - 32);
@@ -80,6 +80,7 @@ static void init_operand(tsr__emit_operand *o, char name, const tsr_problem *p,
     o->ld = p->ldb;
     o->stride = p->stride_b;
   }
+  o->vec = pl->vec;
   o->srows_x = tf32 && o->kmajor;
   o->ls = (o->srows_x ? pl->bk : o->bmn) + pl->pad;
   o->tail = o->ext % o->bmn != 0;
@@ -108,6 +109,34 @@ static void init_operand(tsr__emit_operand *o, char name, const tsr_problem *p,
     /* Swizzle when unpadded and a row is whole groups of 8 chunks. */
     if (pl->pad == 0 && o->bmn % 32 == 0) o->swz = 1;
   }
+}
+
+/* Pack prologue layout (docs/emit.md "Pack"): the operand as the main
+ * kernel reads it from W. Its orientation is the shared tile's (tf32x3 keeps
+ * the stored orientation; FFMA's [k][x] shared rows want x-contiguous, so a
+ * k-contiguous operand is transposed), so every tile copy is direct. Extents
+ * are padded with zeros to whole tiles (x to bmn, k to bk) and rows to a
+ * multiple of 4 floats: no guards and 16-byte copies in the main kernel. */
+static void apply_pack(tsr__emit_operand *o, const tsr_problem *p, const tsr_plan *pl) {
+  o->src_kmajor = o->kmajor;
+  o->src_ld = o->ld;
+  o->src_stride = o->stride;
+  int bit = o->name == 'a' ? TSR_PACK_A : TSR_PACK_B;
+  if (!((int)pl->pack & bit)) return;
+  o->packed = 1;
+  int64_t kp = ceil_div(p->k, pl->bk) * pl->bk;
+  int64_t xp = ceil_div(o->ext, o->bmn) * o->bmn;
+  o->kmajor = o->srows_x;
+  o->prows = o->kmajor ? xp : kp;
+  o->ld = ((o->kmajor ? kp : xp) + 3) / 4 * 4;
+  o->stride = o->prows * o->ld; /* bounded by the int32 coordinate checks */
+  o->tail = 0;
+  int ext = o->kmajor ? pl->bk : o->bmn; /* tile extent along the contiguous axis */
+  for (int v = 4; v >= 1; v /= 2)
+    if (ext % v == 0 && (!o->staged || o->ls % v == 0)) {
+      o->vec = v;
+      break;
+    }
 }
 
 tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
@@ -215,6 +244,10 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
   /* Operands, vector width and shared memory. */
   init_operand(&g->a, 'a', p, pl, g);
   init_operand(&g->b, 'b', p, pl, g);
+  if ((unsigned)pl->pack > TSR_PACK_AB)
+    return reject(msg, cap, "plan: pack=%d is not none, a, b or ab", (int)pl->pack);
+  apply_pack(&g->a, p, pl);
+  apply_pack(&g->b, p, pl);
   if (!g->a.staged && !g->b.staged && pl->stages != 1)
     return reject(msg, cap, "plan: stages=%d needs a staged operand (a=view,b=view); use stages=1",
                   pl->stages);
@@ -294,6 +327,8 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
   g->tail_m = p->m % pl->bm != 0;
   g->tail_n = p->n % pl->bn != 0;
   g->tail_k = p->k % pl->bk != 0;
+  g->a.tk = g->tail_k && !g->a.packed;
+  g->b.tk = g->tail_k && !g->b.packed;
 
   /* Split-K workspace: batch x splitk compact m x n partials. */
   if (pl->splitk > 1) {
@@ -309,6 +344,27 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
     if (g->reduce_blocks > MAX_GRID_X)
       return reject(msg, cap, "plan: split-K reduction needs %llu blocks, more than %llu",
                     (unsigned long long)g->reduce_blocks, MAX_GRID_X);
+  }
+
+  /* Packed operands follow the partials in W, 64-float (256-byte) aligned. */
+  {
+    uint64_t off = (g->workspace_bytes / 4 + 63) / 64 * 64;
+    tsr__emit_operand *ops[2] = {&g->a, &g->b};
+    for (int i = 0; i < 2; i++) {
+      tsr__emit_operand *o = ops[i];
+      if (!o->packed) continue;
+      uint64_t per = (uint64_t)o->stride, items = (uint64_t)p->batch;
+      if (per > (uint64_t)INT64_MAX / 8 / items || off > (uint64_t)INT64_MAX / 8 - per * items)
+        return reject(msg, cap, "plan: pack=%s workspace for %c exceeds the int64 index space",
+                      pl->pack == TSR_PACK_AB ? "ab" : i ? "b" : "a", o->name - 32);
+      o->poff = (int64_t)off;
+      off += (per * items + 63) / 64 * 64;
+      o->pre_blocks = (per / 4 + 255) / 256; /* one thread per 16-byte chunk */
+      if (o->pre_blocks > MAX_GRID_X)
+        return reject(msg, cap, "plan: pack prologue for %c needs %llu blocks, more than %llu",
+                      o->name - 32, (unsigned long long)o->pre_blocks, MAX_GRID_X);
+    }
+    if (g->a.packed || g->b.packed) g->workspace_bytes = off * 4;
   }
 
   /* 64-bit offsets when any tensor (or the workspace) spans 2^31 elements. */

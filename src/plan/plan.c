@@ -7,7 +7,7 @@
 
 #define TSR__PLAN_INT_MAX 65536
 
-typedef enum { K_INT, K_MODE, K_WALK, K_ISA, K_MMA } key_type;
+typedef enum { K_INT, K_MODE, K_WALK, K_ISA, K_MMA, K_PACK } key_type;
 
 static const struct {
   const char *name;
@@ -33,12 +33,14 @@ static const struct {
     {"isa", K_ISA, offsetof(tsr_plan, isa), 0},
     {"mma", K_MMA, offsetof(tsr_plan, mma), 0},
     {"minblocks", K_INT, offsetof(tsr_plan, minblocks), 0},
+    {"pack", K_PACK, offsetof(tsr_plan, pack), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 static const char *const mode_names[] = {"staged", "view"};
 static const char *const isa_names[] = {"auto", "generic", "avx2", "avx512"};
 static const char *const mma_names[] = {"ffma", "tf32x3"};
+static const char *const pack_names[] = {"none", "a", "b", "ab"};
 
 tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) {
   if (!text || !p) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: empty");
@@ -115,6 +117,16 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
         *(tsr_mma *)field = (tsr_mma)found;
         break;
       }
+      case K_PACK: {
+        int found = -1;
+        for (int i = 0; i < 4; i++)
+          if (strcmp(val, pack_names[i]) == 0) found = i;
+        if (found < 0)
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: pack=%s is not none, a, b or ab",
+                              val);
+        *(tsr_pack *)field = (tsr_pack)found;
+        break;
+      }
       case K_WALK: {
         char wmsg[200];
         if (tsr_walk_parse(val, (tsr_walk *)field, wmsg, sizeof wmsg) != TSR_OK)
@@ -136,12 +148,13 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   tsr_walk_format(&p->walk, walk, sizeof walk);
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
-                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,minblocks=%d",
+                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,minblocks=%d,pack=%s",
                   p->bm, p->bn, p->bk, p->wm, p->wn, p->tm, p->tn, p->stages, p->vec,
                   mode_names[p->a == TSR_IN_VIEW], mode_names[p->b == TSR_IN_VIEW], p->pad, walk,
                   p->splitk, p->threads,
                   isa_names[(unsigned)p->isa < 4 ? (unsigned)p->isa : 0],
-                  mma_names[p->mma == TSR_MMA_TF32X3], p->minblocks);
+                  mma_names[p->mma == TSR_MMA_TF32X3], p->minblocks,
+                  pack_names[(unsigned)p->pack < 4 ? (unsigned)p->pack : 0]);
 }
 
 int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
@@ -151,5 +164,5 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          (a->walk.kind == TSR_WALK_LINEAR || a->walk.r == b->walk.r) &&
          (a->walk.kind != TSR_WALK_RECT || a->walk.c == b->walk.c) && a->splitk == b->splitk &&
          a->threads == b->threads && a->isa == b->isa && a->mma == b->mma &&
-         a->minblocks == b->minblocks;
+         a->minblocks == b->minblocks && a->pack == b->pack;
 }

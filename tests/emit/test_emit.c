@@ -331,6 +331,8 @@ static void write_emu_source(const char *path, const tsr__kernel_src *k) {
   fwrite(k->source, 1, (size_t)(b - k->source), f);
   fputs(e + strlen("// tsr:ptx-end\n"), f);
   if (k->reduce_name[0]) fprintf(f, "#define TSR_EMU_HAS_REDUCE 1\n");
+  for (int i = 0; i < k->npre; i++)
+    fprintf(f, "#define TSR_EMU_HAS_PACK_%c 1\n", k->pre[i].name[strlen(k->pre[i].name) - 1] - 32);
   fprintf(f, "#include \"driver.hpp\"\n");
   fclose(f);
 }
@@ -407,6 +409,37 @@ static const emu_case emu_cases[] = {
      "mma=tf32x3,tm=1,tn=1,bm=32,bn=64,bk=16,wm=16,wn=32,stages=1,vec=4,pad=8", 0, 0, 0, 0, 1},
     {"tf32 random TN swizzle V4 A", {128, 64, 72, 1, 'T', 'N', 0},
      "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=64,wn=32,stages=3,vec=4,pad=0", 0, 0, 0, 0, 1},
+    /* pack prologue (zero-padded operand copies in W): pack=a|b|ab x
+     * NN/NT/TN/TT x K tails x M/N tails x batch 2 x beta x split-K 2 */
+#define T3 "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,"
+    {"pack tf32 a NN tails beta", {70, 45, 37, 1, 'N', 'N', 0.5f}, T3 "stages=2,vec=1,pad=0,pack=a"},
+    {"pack tf32 b NT tails", {70, 46, 38, 1, 'N', 'T', 0}, T3 "stages=3,vec=1,pad=0,pack=b"},
+    {"pack tf32 ab TN batch2 splitk2 beta ld pad", {66, 50, 37, 2, 'T', 'N', 1.0f, 1, 3, 2, 5},
+     T3 "stages=2,vec=1,pad=4,splitk=2,pack=ab"},
+    {"pack tf32 ab TT tails 1-stage", {70, 45, 37, 1, 'T', 'T', 0}, T3 "stages=1,vec=1,pad=4,pack=ab"},
+    {"pack tf32 a TT batch2 splitk2", {45, 66, 41, 2, 'T', 'T', 0}, T3 "stages=3,vec=1,pad=0,splitk=2,pack=a"},
+    {"pack tf32 b TN batch2 beta", {33, 70, 29, 2, 'T', 'N', 0.5f, 1, 1, 0, 1}, T3 "stages=2,vec=1,pad=0,pack=b"},
+    {"pack tf32 ab NN swizzle bk32 vec1", {100, 90, 77, 1, 'N', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,vec=1,pad=0,pack=ab"},
+    {"pack tf32 ab NT 128x128 4-stage", {130, 140, 50, 1, 'N', 'T', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=128,bn=128,bk=16,wm=64,wn=32,stages=4,vec=1,pad=0,pack=ab"},
+    {"pack tf32 random a NT beta", {50, 70, 90, 1, 'N', 'T', 0.5f}, T3 "stages=2,vec=1,pad=0,pack=a",
+     0, 0, 0, 0, 1},
+    {"pack tf32 random ab NN batch2 splitk2", {61, 75, 83, 2, 'N', 'N', 0},
+     T3 "stages=3,vec=1,pad=0,splitk=2,pack=ab", 0, 0, 0, 0, 1},
+    {"pack ffma a NN tails (transposed)", {70, 45, 37, 1, 'N', 'N', 0.5f}, "stages=2,vec=1,pad=4,pack=a"},
+    {"pack ffma b NT tails (transposed)", {70, 46, 38, 1, 'N', 'T', 0}, "stages=2,vec=1,pad=4,pack=b"},
+    {"pack ffma ab TT batch2 splitk2 beta", {66, 50, 36, 2, 'T', 'T', 1.0f}, "stages=3,vec=1,pad=4,splitk=2,pack=ab"},
+    {"pack ffma ab TN 1-stage tails", {70, 45, 37, 1, 'T', 'N', 0}, "stages=1,vec=1,pad=4,pack=ab"},
+    {"pack ffma ab NN batch2 splitk2 ld pad", {37, 41, 29, 2, 'N', 'N', 0, 1, 3, 0, 2},
+     "stages=2,vec=1,pad=4,splitk=2,pack=ab"},
+    {"pack ffma a view NN", {70, 45, 37, 1, 'N', 'N', 0}, "stages=2,a=view,vec=1,pad=4,pack=a"},
+    {"pack ffma b view NT vec4", {64, 44, 30, 1, 'N', 'T', 0.25f}, "stages=1,b=view,vec=1,pad=4,pack=b"},
+    {"pack ffma 64x32 brief plan ab", {130, 70, 37, 1, 'N', 'N', 0},
+     "bm=64,bn=32,bk=16,wm=32,wn=16,tm=4,tn=4,stages=2,pad=4,vec=1,pack=ab"},
+    {"pack ffma random ab NT", {64, 72, 81, 1, 'N', 'T', 0}, "stages=3,vec=1,pad=4,pack=ab", 0, 0, 0,
+     0, 1},
+#undef T3
     /* the default table's plans on shrunken problems */
     {"default large (4096^3) plan", {256, 256, 96, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
     {"default large plan, tails", {260, 250, 70, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
@@ -489,6 +522,13 @@ static void test_emulated(void **state) {
                (long long)nb, (long long)nc, deferred);
       snprintf(path, sizeof path, "%s/args", dir);
       write_file(path, args, strlen(args));
+      char pre[512] = "";
+      for (int q = 0; q < ks[i].npre; q++)
+        snprintf(pre + strlen(pre), sizeof pre - strlen(pre), "%s %u %u %u %u\n",
+                 ks[i].pre[q].name, ks[i].pre[q].grid[0], ks[i].pre[q].grid[1],
+                 ks[i].pre[q].grid[2], ks[i].pre[q].block[0]);
+      snprintf(path, sizeof path, "%s/pre", dir);
+      write_file(path, pre, strlen(pre));
       char cmd[1024];
       snprintf(cmd, sizeof cmd, "cd '%s' && rm -f out.bin && ./emu%zu run . > run.log 2>&1", dir, i);
       if (system(cmd) != 0) {

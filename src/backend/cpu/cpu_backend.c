@@ -191,12 +191,14 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
       {"stages", plan->stages, 1}, {"vec", plan->vec, 1},
       {"pad", plan->pad, 0},       {"splitk", plan->splitk, 1},
       {"a", (int)plan->a, TSR_IN_STAGED}, {"b", (int)plan->b, TSR_IN_STAGED},
-      {"mma", (int)plan->mma, TSR_MMA_FFMA}, {"minblocks", plan->minblocks, 0}};
+      {"mma", (int)plan->mma, TSR_MMA_FFMA}, {"minblocks", plan->minblocks, 0},
+      {"pack", (int)plan->pack, TSR_PACK_NONE}};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     if (fixed[i].v != fixed[i].want) {
       const char *n = fixed[i].name;
       const char *what = !strcmp(n, "a") || !strcmp(n, "b") ? "staged"
                          : !strcmp(n, "mma")                 ? "ffma"
+                         : !strcmp(n, "pack")                ? "none"
                                                              : NULL;
       if (what)
         return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,

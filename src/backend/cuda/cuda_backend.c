@@ -75,6 +75,11 @@ static tsr_status cuda_realize(tsr_context *ctx, const tsr_problem *p, const tsr
     if (k.reduce_grid[i] == 0 || k.reduce_grid[i] > (uint32_t)max_grid[i])
       st = tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: reduction dimension %c = %u outside 1..%d",
                      "xyz"[i], k.reduce_grid[i], max_grid[i]);
+  for (int q = 0; !st && q < k.npre; q++)
+    for (int i = 0; !st && i < 3; i++)
+      if (k.pre[q].grid[i] == 0 || k.pre[q].grid[i] > (uint32_t)max_grid[i])
+        st = tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: %s dimension %c = %u outside 1..%d",
+                       k.pre[q].name, "xyz"[i], k.pre[q].grid[i], max_grid[i]);
   tsr__kernel_src_free(&k);
   return st;
 }

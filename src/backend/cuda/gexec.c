@@ -1,5 +1,5 @@
 /* Device buffers and the exec shared by the GPU backends: upload, NaN
- * poison, reset, the kernel-ABI launcher (main + reduce), event timing and
+ * poison, reset, the kernel-ABI launcher (pack prologue + main + reduce), event timing and
  * download. Every driver call's result is checked. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,12 +127,24 @@ static tsr_status func_attr(tsr__gexec *e, tsr__cu_function f, int attr, int *v,
   return r == TSR__CU_SUCCESS ? TSR_OK : tsr__cu_fail(e->ctx, e->g->cu, r, what);
 }
 
-/* One kernel-ABI call: main kernel, then the split-K reduction. */
+/* One kernel-ABI call: pack prologue kernels, main kernel, then the split-K
+ * reduction. */
 static tsr_status launch_abi(tsr__gexec *e) {
   const tsr__cu_api *cu = e->g->cu;
   float alpha = e->p.alpha, beta = e->p.beta;
   void *main_args[] = {&e->buf.a, &e->buf.b, &e->buf.c, &e->buf.w, &alpha, &beta};
-  tsr__cu_result r = cu->LaunchKernel(e->fmain, e->grid[0], e->grid[1], e->grid[2], e->block[0],
+  tsr__cu_result r;
+  for (int i = 0; i < e->npre; i++) {
+    r = cu->LaunchKernel(e->fpre[i], e->pgrid[i][0], e->pgrid[i][1], e->pgrid[i][2],
+                         e->pblock[i][0], e->pblock[i][1], e->pblock[i][2], 0, e->g->stream,
+                         main_args, NULL);
+    if (r != TSR__CU_SUCCESS) {
+      char what[128];
+      snprintf(what, sizeof what, "cuLaunchKernel(%s)", e->pre_name[i]);
+      return tsr__cu_fail(e->ctx, cu, r, what);
+    }
+  }
+  r = cu->LaunchKernel(e->fmain, e->grid[0], e->grid[1], e->grid[2], e->block[0],
                                       e->block[1], e->block[2], e->smem, e->g->stream, main_args,
                                       NULL);
   if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, cu, r, "cuLaunchKernel(main)");
@@ -156,6 +168,38 @@ tsr_status tsr__gexec_attach_kernel(tsr__gexec *e, const tsr__kernel_src *k, int
     char what[128];
     snprintf(what, sizeof what, "cuModuleGetFunction(%s)", k->main_name);
     return tsr__cu_fail(ctx, cu, r, what);
+  }
+  e->npre = 0;
+  for (int i = 0; i < k->npre && i < 2; i++) {
+    r = cu->ModuleGetFunction(&e->fpre[i], mod, k->pre[i].name);
+    if (r != TSR__CU_SUCCESS) {
+      char what[128];
+      snprintf(what, sizeof what, "cuModuleGetFunction(%s)", k->pre[i].name);
+      return tsr__cu_fail(ctx, cu, r, what);
+    }
+    memcpy(e->pgrid[i], k->pre[i].grid, sizeof e->pgrid[i]);
+    memcpy(e->pblock[i], k->pre[i].block, sizeof e->pblock[i]);
+    snprintf(e->pre_name[i], sizeof e->pre_name[i], "%s", k->pre[i].name);
+    /* the prologue's own limits: no spills, its block fits its registers */
+    int regs, local, maxt;
+    if ((st = func_attr(e, e->fpre[i], TSR__CU_FUNC_NUM_REGS, &regs,
+                        "cuFuncGetAttribute(NUM_REGS, pack)")) ||
+        (st = func_attr(e, e->fpre[i], TSR__CU_FUNC_LOCAL_SIZE_BYTES, &local,
+                        "cuFuncGetAttribute(LOCAL_SIZE_BYTES, pack)")) ||
+        (st = func_attr(e, e->fpre[i], TSR__CU_FUNC_MAX_THREADS_PER_BLOCK, &maxt,
+                        "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK, pack)")))
+      return st;
+    if (local > 0 || (uint32_t)maxt < k->pre[i].block[0])
+      return tsr__fail(ctx, TSR_ERR_REJECTED,
+                       "%s: %d registers, %d local bytes per thread, at most %d threads per "
+                       "block (launch needs %u, no spills)",
+                       k->pre[i].name, regs, local, maxt, k->pre[i].block[0]);
+    const int *mg = e->g->max_grid;
+    for (int d = 0; d < 3; d++)
+      if (k->pre[i].grid[d] == 0 || k->pre[i].grid[d] > (uint32_t)mg[d])
+        return tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: %s dimension %c = %u outside 1..%d",
+                         k->pre[i].name, "xyz"[d], k->pre[i].grid[d], mg[d]);
+    e->npre = i + 1;
   }
   e->freduce = NULL;
   if (k->reduce_name[0]) {

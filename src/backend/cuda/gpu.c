@@ -126,7 +126,7 @@ uint32_t tsr__gpu_smem_limit(tsr_context *ctx) {
 
 static const char *const field_names[] = {"bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages",
                                           "vec", "a", "b", "pad", "walk", "splitk", "threads",
-                                          "isa", "mma"};
+                                          "isa", "mma", "minblocks", "pack"};
 
 tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const tsr_plan *plan,
                                      const tsr_plan *def) {
@@ -136,7 +136,8 @@ tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const 
                 plan->tn != def->tn, plan->stages != def->stages, plan->vec != def->vec,
                 plan->a != def->a, plan->b != def->b, plan->pad != def->pad, 1,
                 plan->splitk != def->splitk, plan->threads != def->threads,
-                plan->isa != def->isa, plan->mma != def->mma};
+                plan->isa != def->isa, plan->mma != def->mma,
+                plan->minblocks != def->minblocks, plan->pack != def->pack};
   /* walk is the only field left when every scalar matches */
   size_t i = 0;
   for (; i < sizeof diff / sizeof diff[0]; i++)

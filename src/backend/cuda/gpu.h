@@ -122,6 +122,10 @@ struct tsr__gexec {
   tsr_status (*launch_one)(tsr__gexec *e); /* enqueue one call on g->stream */
   /* kernel-ABI routes (cuda, hand) */
   tsr__cu_function fmain, freduce;
+  int npre; /* pack prologue kernels, launched before fmain */
+  tsr__cu_function fpre[2];
+  uint32_t pgrid[2][3], pblock[2][3];
+  char pre_name[2][64];
   uint32_t grid[3], block[3], rgrid[3], rblock[3], smem;
   int regs, local_bytes, static_smem, max_threads;
   char sha256[65];

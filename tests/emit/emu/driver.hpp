@@ -2,16 +2,28 @@
 //   emu walk             print "row col" for every ordinal of the tile grid
 //   emu run DIR          DIR/args: g0 g1 g2 block smem ws r0 rblock alpha beta
 //                        na nb nc deferred; DIR/{A,B,C}.bin in, DIR/out.bin out
+//                        optional DIR/pre: "name g0 g1 g2 block" per prologue kernel,
+//                        run in order before the main kernel
 typedef void (*emu_main_fn)(const float *, const float *, float *, float *, float, float);
 typedef void (*emu_reduce_fn)(const float *, float *, float, float);
 
 struct emu_job {
   unsigned bx, by, bz, tx;
-  int is_reduce;
+  int is_reduce; /* 0 main, 1 reduce, 2 pack_a, 3 pack_b */
   const float *a, *b;
   float *c, *w;
   float alpha, beta;
 };
+#ifndef TSR_EMU_HAS_PACK_A
+static void tsr_gemm_pack_a(const float *, const float *, float *, float *, float, float) {
+  emu_die("no pack_a kernel");
+}
+#endif
+#ifndef TSR_EMU_HAS_PACK_B
+static void tsr_gemm_pack_b(const float *, const float *, float *, float *, float, float) {
+  emu_die("no pack_b kernel");
+}
+#endif
 #ifndef TSR_EMU_HAS_REDUCE
 static void tsr_gemm_reduce(const float *, float *, float, float) { emu_die("no reduce kernel"); }
 #endif
@@ -21,7 +33,9 @@ static void *emu_thread(void *p) {
   threadIdx = {j->tx, 0, 0};
   emu_groups.clear();
   emu_open.clear();
-  if (j->is_reduce) tsr_gemm_reduce(j->w, j->c, j->alpha, j->beta);
+  if (j->is_reduce == 1) tsr_gemm_reduce(j->w, j->c, j->alpha, j->beta);
+  else if (j->is_reduce == 2) tsr_gemm_pack_a(j->a, j->b, j->c, j->w, j->alpha, j->beta);
+  else if (j->is_reduce == 3) tsr_gemm_pack_b(j->a, j->b, j->c, j->w, j->alpha, j->beta);
   else tsr_gemm_main(j->a, j->b, j->c, j->w, j->alpha, j->beta);
   return nullptr;
 }
@@ -92,6 +106,17 @@ int main(int argc, char **argv) {
         *c = emu_read(dir, "C.bin", nc);
   float *w = ws ? (float *)malloc(ws) : nullptr;
   for (size_t i = 0; i < ws / 4; i++) w[i] = NAN;
+  snprintf(path, sizeof path, "%s/pre", dir);
+  if (FILE *pf = fopen(path, "r")) {
+    char name[64];
+    unsigned pg[3], pb;
+    while (fscanf(pf, "%63s %u %u %u %u", name, &pg[0], &pg[1], &pg[2], &pb) == 5) {
+      int kind = !strcmp(name, "tsr_gemm_pack_a") ? 2 : !strcmp(name, "tsr_gemm_pack_b") ? 3 : -1;
+      if (kind < 0) emu_die("unknown prologue kernel");
+      emu_launch(kind, pg, pb, 0, a, b, c, w, alpha, beta);
+    }
+    fclose(pf);
+  }
   emu_launch(0, g, block, smem, a, b, c, w, alpha, beta);
   if (ws) emu_launch(1, rg, rblock, 0, a, b, c, w, alpha, beta);
   snprintf(path, sizeof path, "%s/out.bin", dir);
