@@ -44,6 +44,13 @@ check "audit prints PASS and its coverage" grep -q "^PASS$" "$W/out"
 check "coverage: 16 rows, 96 samples, 8 cells, 4 ratios" grep -q "16 rows (16 ok, 0 failed).*96 samples.*8 table cells, 4 paired ratios" "$W/out"
 expect_rc 0 "--json verdict" "$T" audit --json "$D"
 check "--json verdict pass" python3 -c "import json,sys; d=json.load(open('$W/out')); sys.exit(0 if d['verdict']=='pass' and d['findings']==[] and d['checked']['rows']==16 else 1)"
+# The committed H200 seed run (GPU routes, 4 metrics) audits and self-tests too.
+H=$S/docs/results/2026-11-29-h200-seed
+if [ -d "$H" ]; then
+  expect_rc 0 "audit of the committed H200 seed directory" "$T" audit "$H"
+  expect_rc 0 "self-test of the committed H200 seed directory" "$T" audit --self-test "$H"
+  check "H200 self-test: pristine passes" grep -q "^self-test: pristine copy passes (224 rows" "$W/out"
+fi
 expect_rc 0 "self-test of the committed directory" "$T" audit --self-test "$D"
 check "self-test: pristine passes" grep -q "^self-test: pristine copy passes" "$W/out"
 for c in missing_row:row_missing wrong_order:order_design invalid_output:validation nan_time:sample_value \
