@@ -393,6 +393,39 @@ static void test_default_plan_balanced(void **state) {
   assert_int_equal(pl.wm, 1);
 }
 
+/* The default blocking (docs/perf.md, CPU steps 4-7): long K blocks, a
+ * ~384 KiB A block, B columns within 8 MiB, the walk down tile columns; and a
+ * deep, wide shape run with it (two K blocks, a stripe-walked grid with M/N
+ * tails on 2 cores with AVX-512, all transposes, beta != 0) matches the
+ * oracle exactly. */
+static void test_default_plan_blocking(void **state) {
+  gemm_case big = {.m = 4096, .n = 4096, .k = 4096, .alpha = 1.0f};
+  tsr_problem pb = make_problem(&big);
+  tsr_plan pl = default_plan_for(&big);
+  tsr_plan_info info;
+  assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &pb, &pl, &info), TSR_OK);
+  assert_int_equal(pl.bk, 1024);
+  assert_true((int64_t)pl.bm * pl.bk * 4 <= 400 * 1024);
+  assert_true((int64_t)pl.bn * 4096 * 4 <= 8 << 20);
+  assert_int_equal(info.plan.walk.kind, TSR_WALK_STRIPE);
+  assert_int_equal(info.plan.walk.r, info.grid_rows);
+  gemm_case one = {.m = 2049, .n = 4097, .k = 1025, .alpha = 1.0f};
+  pl = default_plan_for(&one);
+  assert_int_equal(pl.bk, 1025); /* one K block */
+
+  for (int t = 0; t < 4; t++) {
+    gemm_case g = {.m = 200, .n = 1601, .k = 1400, .oa = (tsr_op)(t & 1), .ob = (tsr_op)(t >> 1),
+                   .alpha = 0.5f, .beta = -1.0f, .inputs = TSR_INPUTS_DYADIC};
+    tsr_problem p = make_problem(&g);
+    tsr_plan d = default_plan_for(&g);
+    assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &d, &info), TSR_OK);
+    assert_int_equal(d.bk, 700);
+    assert_true(info.grid_rows > 1 && info.grid_cols > 1);
+    assert_int_equal(info.plan.walk.kind, TSR_WALK_STRIPE);
+    run_case(&g, NULL);
+  }
+}
+
 /* ---- vtable, NULL context, concurrency ---------------------------------- */
 
 static void test_vtable_exec(void **state) {
@@ -513,6 +546,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_rejections, setup, teardown),
       cmocka_unit_test_setup_teardown(test_realize_info, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_plan_balanced, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_default_plan_blocking, setup, teardown),
       cmocka_unit_test_setup_teardown(test_vtable_exec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_null_context, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_callers, setup, teardown),
