@@ -230,21 +230,22 @@ int tsr_cli_bench(int argc, char **argv) {
     c.nshapes = split_list(shapes, &c.shapes);
     if (c.nshapes == 0) return tsr_cli_usage_error(V, "--shapes: '%s' names no shape", shapes);
   }
+  int rc = TSR_EXIT_OK;
   for (int i = 0; i < c.nshapes; i++) {
     int64_t m, n, k;
     char msg[256];
     if (tsr_shape_parse(c.shapes[i], &m, &n, &k, msg, sizeof msg))
-      return tsr_cli_usage_error(V, "--shapes: '%s': %s", c.shapes[i], msg);
+      { rc = tsr_cli_usage_error(V, "--shapes: '%s': %s", c.shapes[i], msg); goto done; }
     tsr_problem p;
     tsr_problem_init(&p, m, n, k);
     p.batch = c.batch;
     p.op_a = c.trans_a ? TSR_OP_T : TSR_OP_N;
     p.op_b = c.trans_b ? TSR_OP_T : TSR_OP_N;
     if (tsr_problem_check(&p, msg, sizeof msg))
-      return tsr_cli_usage_error(V, "--shapes: '%s': %s", c.shapes[i], msg);
+      { rc = tsr_cli_usage_error(V, "--shapes: '%s': %s", c.shapes[i], msg); goto done; }
     for (int j = 0; j < i; j++)
       if (!strcmp(c.shapes[i], c.shapes[j]))
-        return tsr_cli_usage_error(V, "--shapes: '%s' is named twice", c.shapes[i]);
+        { rc = tsr_cli_usage_error(V, "--shapes: '%s' is named twice", c.shapes[i]); goto done; }
   }
   char defdir[128];
   if (!c.out_dir) {
@@ -259,7 +260,8 @@ int tsr_cli_bench(int argc, char **argv) {
   if (!c.torch_script) c.torch_script = tsr__torch_script_default();
   c.argc = argc + 1;
   c.argv = argv - 1; /* include the program name */
-  int rc = tsr__bench_run(&c);
+  rc = tsr__bench_run(&c);
+done:
   for (int i = 0; i < c.nshapes; i++) free(c.shapes[i]);
   free(c.shapes);
   return rc;
