@@ -134,7 +134,7 @@ CUDA_INJECTION64_PATH=/opt/nsight/libToolsInjection64.so "$T" bench "${TINY[@]}"
 expect_rc 1 "a run under CUDA_INJECTION64_PATH is rejected" "$T" audit "$W/profiled"
 check "instrumented names the row and the marker" grep -q "^REJECT instrumented: row seq 0 .*env CUDA_INJECTION64_PATH=/opt/nsight/libToolsInjection64.so" "$W/out"
 
-mkdir -p "$W/bin" && cp "$T" "$W/bin/tessera"
+mkdir -p "$W/bin" && cp "$T" "$W/bin/tessera" && sync  # (the H200 host reported "Text file busy" without the sync)
 "$W/bin/tessera" bench "${TINY[@]}" --out "$W/cur" >/dev/null 2>&1
 if [ "$sanitized" = 1 ]; then want=1; else want=0; fi
 expect_rc $want "--current-artifacts on a fresh run from a copied executable" "$W/bin/tessera" audit --current-artifacts "$W/cur"
