@@ -27,10 +27,17 @@
 
 #include "emit/emit_internal.h"
 
-static int pick_vec(const tsr_problem *p) {
+/* An operand's rows are 16-byte multiples (leading dimension and batch
+ * stride divisible by 4 floats). */
+static int aligned4(int64_t ld, int64_t stride, int64_t batch) {
+  return ld % 4 == 0 && (batch == 1 || stride % 4 == 0);
+}
+
+/* Widest of 4, 2, 1 that the unpacked operands' layouts allow. */
+static int pick_vec(const tsr_problem *p, tsr_pack pack) {
   for (int v = 4; v > 1; v /= 2) {
-    if (p->lda % v || p->ldb % v) continue;
-    if (p->batch > 1 && (p->stride_a % v || p->stride_b % v)) continue;
+    if (!(pack & TSR_PACK_A) && (p->lda % v || (p->batch > 1 && p->stride_a % v))) continue;
+    if (!(pack & TSR_PACK_B) && (p->ldb % v || (p->batch > 1 && p->stride_b % v))) continue;
     return v;
   }
   return 1;
@@ -45,12 +52,29 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
   pl.splitk = 1;
   pl.threads = 0;
   pl.isa = TSR_ISA_AUTO;
-  pl.vec = pick_vec(p);
+  /* Pack prologue (docs/emit.md "Pack") for each operand whose rows are not
+   * 16-byte multiples, in the tf32x3 classes only: there the unaligned
+   * layout costs vec=1 4-byte copies, per-element K guards and 240-255
+   * registers (measured 0.59-0.76x cuBLAS), while packing moves each operand
+   * once (~2-20 us incl. the launch) for a main kernel at the aligned rate. */
+  tsr_pack unaligned = (tsr_pack)((aligned4(p->lda, p->stride_a, p->batch) ? 0 : TSR_PACK_A) |
+                                  (aligned4(p->ldb, p->stride_b, p->batch) ? 0 : TSR_PACK_B));
+  pl.vec = pick_vec(p, TSR_PACK_NONE);
   int64_t outputs = p->m * p->n;
   if (outputs <= 65536 || p->k <= 64) {
     pl.mma = TSR_MMA_FFMA;
     pl.bm = 32, pl.bn = 32, pl.bk = 16;
     pl.wm = 16, pl.wn = 32, pl.tm = 4, pl.tn = 4;
+    pl.stages = 2;
+    pl.pad = 4;
+  } else if (outputs <= 512 * 512 && unaligned) {
+    /* small-medium, unaligned rows: FFMA 64x32 tiles of 64 threads (measured
+     * 7.97 us = 0.995x cuBLAS at 513x257x129, vs 16.5 us for tf32x3 64x64x32
+     * vec=1); no pack: two prologue launches would cost about as much as
+     * the whole call (prediction, docs/perf.md) */
+    pl.mma = TSR_MMA_FFMA;
+    pl.bm = 64, pl.bn = 32, pl.bk = 16;
+    pl.wm = 32, pl.wn = 16, pl.tm = 4, pl.tn = 4;
     pl.stages = 2;
     pl.pad = 4;
   } else if (outputs <= 1536 * 1536) {
@@ -79,6 +103,10 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
       pl.wm = 64, pl.wn = 32;
       pl.stages = 4;
     }
+  }
+  if (pl.mma == TSR_MMA_TF32X3 && unaligned) {
+    pl.pack = unaligned;
+    pl.vec = pick_vec(p, unaligned);
   }
   *out = pl;
 }

@@ -90,6 +90,10 @@ static void test_default_plans_compile_clean(void **state) {
         uint64_t threads = (uint64_t)k.block[0] * k.block[1] * k.block[2];
         fails += check_function(log, k.main_name, threads, what);
         kernels++;
+        for (int q = 0; q < k.npre; q++) { /* pack prologue kernels */
+          fails += check_function(log, k.pre[q].name, k.pre[q].block[0], what);
+          kernels++;
+        }
         if (k.reduce_name[0]) {
           uint64_t rt = (uint64_t)k.reduce_block[0] * k.reduce_block[1] * k.reduce_block[2];
           fails += check_function(log, k.reduce_name, rt, what);

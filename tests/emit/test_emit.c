@@ -231,7 +231,8 @@ static void test_beta_zero_source(void **state) {
 /* ---- default table --------------------------------------------------------- */
 static const int64_t brief_shapes[][3] = {{128, 128, 61},    {32, 32, 32},     {512, 512, 512},
                                           {1024, 1024, 1024}, {1024, 1024, 1537}, {2049, 4097, 1025},
-                                          {4096, 4096, 4096}, {4096, 4096, 11008}, {8192, 8192, 8192}};
+                                          {4096, 4096, 4096}, {4096, 4096, 11008}, {8192, 8192, 8192},
+                                          {513, 257, 129},   {127, 193, 61}};
 #define NSHAPES (sizeof brief_shapes / sizeof brief_shapes[0])
 
 static void test_default_table(void **state) {
@@ -257,7 +258,68 @@ static void test_default_table(void **state) {
   char msg[512];
   tsr__emit_default_plan(&p, &pl);
   if (tsr__emit_check(&p, &pl, SMEM_LIMIT, msg, sizeof msg) != TSR_OK) fail_msg("%s", msg);
-  assert_int_equal(pl.vec, 1);
+  /* both operands' rows are unaligned: both packed, read with vec=4 */
+  assert_int_equal(pl.pack, TSR_PACK_AB);
+  assert_int_equal(pl.vec, 4);
+  /* pack only what is unaligned: 1024x1024x1537 NN packs A (lda=1537) only */
+  tsr_problem q = P(1024, 1024, 1537);
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.pack, TSR_PACK_A);
+  assert_int_equal(pl.vec, 4);
+  q = P(4096, 4096, 4096);
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.pack, TSR_PACK_NONE);
+}
+
+/* pack: rejections name the field; the prologue is in the source and the
+ * launch description; same plan -> same bytes; the workspace holds the
+ * padded copies after the split-K partials. */
+static void test_pack_contract(void **state) {
+  tsr_problem p = mkprob((prob_spec){.m = 70, .n = 45, .k = 37, .batch = 2});
+  tsr_plan pl = mkplan("mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,pad=0,splitk=2,pack=ab");
+  tsr__kernel_src k1, k2;
+  emit_ok(&p, &pl, &k1);
+  emit_ok(&p, &pl, &k2);
+  assert_string_equal(k1.sha256, k2.sha256);
+  assert_int_equal(k1.len, k2.len);
+  assert_memory_equal(k1.source, k2.source, k1.len);
+  assert_int_equal(k1.npre, 2);
+  assert_string_equal(k1.pre[0].name, "tsr_gemm_pack_a");
+  assert_string_equal(k1.pre[1].name, "tsr_gemm_pack_b");
+  assert_non_null(strstr(k1.source, "tsr_gemm_pack_a("));
+  assert_non_null(strstr(k1.source, "tsr_gemm_pack_b("));
+  /* A: 70 -> 96 rows (bm=32) x 48 (k 37 -> 48); B: 48 k rows x 64 (n 45 -> 64) */
+  uint64_t partial = 2ull * 2 * 70 * 45, a_off = (partial + 63) / 64 * 64;
+  uint64_t a_sz = 2ull * 96 * 48, b_off = a_off + (a_sz + 63) / 64 * 64, b_sz = 2ull * 48 * 64;
+  assert_int_equal(k1.pack_off[0], a_off);
+  assert_int_equal(k1.pack_off[1], b_off);
+  assert_int_equal(k1.workspace_bytes, (b_off + (b_sz + 63) / 64 * 64) * 4);
+  assert_int_equal(k1.pre[0].grid[0], (96 * 48 / 4 + 255) / 256);
+  assert_int_equal(k1.pre[0].grid[1], 2);
+  assert_int_equal(k1.pre[0].block[0], 256);
+  /* no K load guard on packed operands (M/N stay guarded in the epilogue) */
+  assert_null(strstr(k1.source, ">= K)"));
+  assert_null(strstr(k1.source, "K - ("));
+  /* the pack=none source differs and has no prologue */
+  tsr_plan pn = pl;
+  pn.pack = TSR_PACK_NONE;
+  tsr__kernel_src k3;
+  emit_ok(&p, &pn, &k3);
+  assert_int_equal(k3.npre, 0);
+  assert_true(strstr(k3.source, ">= K)") || strstr(k3.source, "K - ("));
+  assert_null(strstr(k3.source, "tsr_gemm_pack_"));
+  assert_string_not_equal(k3.sha256, k1.sha256);
+  tsr__kernel_src_free(&k1);
+  tsr__kernel_src_free(&k2);
+  tsr__kernel_src_free(&k3);
+  /* parse rejections name the field and value */
+  tsr_plan q = pl;
+  char msg[256];
+  assert_int_equal(tsr_plan_parse("pack=c", &q, msg, sizeof msg), TSR_ERR_PARSE);
+  assert_non_null(strstr(msg, "pack=c is not none, a, b or ab"));
+  q.pack = (tsr_pack)7;
+  assert_int_not_equal(tsr__emit_check(&p, &q, SMEM_LIMIT, msg, sizeof msg), TSR_OK);
+  assert_non_null(strstr(msg, "pack=7"));
 }
 
 /* ---- ownership: every output of a tile is written by exactly one thread ----
@@ -446,6 +508,10 @@ static const emu_case emu_cases[] = {
     {"default medium (1024^3) plan", {130, 120, 100, 1, 'N', 'N', 0}, NULL, 1, 1024, 1024, 1024},
     {"default 512^3 plan (split-K)", {128, 128, 512, 1, 'N', 'N', 0}, NULL, 1, 512, 512, 512},
     {"default small plan 128x128x61", {128, 128, 61, 1, 'N', 'N', 0}, NULL, 1, 128, 128, 61},
+    {"default 1024x1024x1537 plan (pack=a)", {130, 120, 101, 1, 'N', 'N', 0}, NULL, 1, 1024, 1024, 1537},
+    {"default 2049x4097x1025 plan (pack=ab)", {260, 250, 70, 1, 'N', 'N', 0.5f}, NULL, 1, 2049, 4097, 1025},
+    {"default 2049x4097x1025 plan TT batch2", {130, 134, 45, 2, 'T', 'T', 0}, NULL, 1, 2049, 4097, 1025},
+    {"default 513x257x129 plan", {130, 65, 33, 1, 'N', 'N', 0}, NULL, 1, 513, 257, 129},
 };
 #define NCASES (sizeof emu_cases / sizeof emu_cases[0])
 
@@ -671,6 +737,10 @@ static void test_nvcc(void **state) {
       {{999, 1001, 997, 1, 'N', 'N', 1}, "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=16,wm=32,wn=32,stages=2,vec=1,pad=4"},
       {{1024, 1024, 1024, 1, 'T', 'T', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=64,bk=16,wm=64,wn=32,stages=1,vec=4,pad=4"},
       {{1024, 1024, 1024, 1, 'N', 'T', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=3,vec=4,pad=4"},
+      {{2049, 4097, 1025, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=16,wm=64,wn=64,stages=4,vec=4,pad=0,walk=rect:8x16,pack=ab"},
+      {{1024, 1024, 1537, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,vec=4,pad=0,pack=ab"},
+      {{513, 257, 129, 1, 'N', 'N', 0}, "bm=64,bn=32,bk=16,wm=32,wn=16,tm=4,tn=4,stages=2,vec=4,pad=4,pack=ab"},
+      {{513, 257, 129, 1, 'N', 'N', 0}, "bm=64,bn=32,bk=16,wm=32,wn=16,tm=4,tn=4,stages=2,vec=1,pad=4,pack=a"},
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
     tsr_problem p = mkprob(variants[i].prob);
@@ -719,6 +789,23 @@ static void test_nvcc(void **state) {
               spill_st, spill_ld);
       if (jobs[i].is_default && (spill_st != 0 || spill_ld != 0)) failures++;
     }
+    /* pack prologue kernels: registers, no spills */
+    static const char *const pre[] = {"'tsr_gemm_pack_a'", "'tsr_gemm_pack_b'"};
+    for (int q = 0; q < 2; q++) {
+      const char *pf = strstr(log, pre[q]);
+      if (!pf) continue;
+      int pr = -1, pst = -1;
+      const char *sp = strstr(pf, "bytes spill stores");
+      if (sp) {
+        const char *c = sp;
+        while (c > pf && c[-1] != ',') c--;
+        sscanf(c, " %d", &pst);
+      }
+      const char *u = strstr(pf, "Used ");
+      if (u) sscanf(u + 5, "%d", &pr);
+      fprintf(stderr, "[%s] %s: %d registers, spill stores %d\n", jobs[i].label, pre[q], pr, pst);
+      if (pr < 0 || pst != 0) failures++;
+    }
     free(log);
   }
   tmpdir_remove(dir);
@@ -729,7 +816,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_walk_identity),
       cmocka_unit_test(test_rejections),      cmocka_unit_test(test_beta_zero_source),
-      cmocka_unit_test(test_default_table),   cmocka_unit_test(test_ownership),
+      cmocka_unit_test(test_default_table),   cmocka_unit_test(test_pack_contract),
+      cmocka_unit_test(test_ownership),
       cmocka_unit_test(test_emulated_walks),  cmocka_unit_test(test_emulated),
       cmocka_unit_test(test_nvcc),
   };
