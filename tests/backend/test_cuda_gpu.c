@@ -211,7 +211,8 @@ static void test_cuda_variants(void **state) {
       "walk=linear", "walk=rect:2x3", "walk=stripe:2", "walk=rect:3x2", "splitk=1", "splitk=2",
       "splitk=3",    "splitk=7",      "stages=1",      "stages=2",      "stages=3", "stages=4",
       "vec=1",       "vec=2",         "vec=4",         "a=view",        "b=view",   "a=view,b=view",
-      "mma=ffma",    "mma=tf32x3",    "pad=0",         "pad=4"};
+      "mma=ffma",    "mma=tf32x3",    "pad=0",         "pad=4",         "pack=a",   "pack=b",
+      "pack=ab",     "pack=ab,splitk=2", "mma=ffma,bm=32,bn=32,bk=16,wm=16,wn=32,tm=4,tn=4,pack=ab"};
   enum { NV = sizeof variants / sizeof variants[0] };
   int accepted[NV] = {0}, fails = 0, runs = 0, rejected = 0;
   for (size_t s = 0; s < sizeof vs / sizeof vs[0]; s++)
@@ -244,6 +245,8 @@ static void test_cuda_variants(void **state) {
     if (!accepted[v]) printf("# variant %s was never accepted\n", variants[v]);
   int splitk_ok = accepted[5] && accepted[6] && accepted[7];
   assert_true(splitk_ok);
+  for (int v = 0; v < NV; v++) /* every pack variant ran on hardware at least once */
+    if (!strncmp(variants[v], "pack=", 5) || strstr(variants[v], ",pack=")) assert_true(accepted[v] > 0);
   assert_int_equal(fails, 0);
 }
 
