@@ -122,10 +122,31 @@ static tsr_status cpu_available(tsr_context *ctx) { return TSR_OK; }
  *    L2 well enough;
  *  - bm: the packed A block bm×bk about 384 KiB of L2 (96 rows at bk 1024,
  *    at most 192), bn as wide as keeps the shared K×bn column of packed B
- *    within 8 MiB, 512..1536 (A is re-packed once per bn columns); both
+ *    within 8 MiB, 512..1536, if that still leaves 8 tasks per core, else
+ *    512 (A is re-packed once per bn columns); both
  *    cut into equal tiles and the grid split further until its tiles divide
  *    evenly among the cores, so small shapes (512³) still keep every core
  *    busy. */
+/* Cuts m×n into equal tiles of at most mc_max×nc_max (multiples of tm, tn),
+ * then splits further (M first, then N) until the tasks share evenly among
+ * nt cores or there are at least 8 per core. Returns the task count. */
+static int64_t split_grid(int64_t m, int64_t n, int64_t batch, int64_t nt, int tm, int tn,
+                          int64_t mc_max, int64_t nc_max, int64_t *bm, int64_t *bn) {
+  int64_t gm0 = cdiv(m, mc_max), gn0 = cdiv(n, nc_max), tasks = 0;
+  for (int extra = 0; extra < 16; extra++) {
+    int64_t gm = gm0 + (extra + 1) / 2, gn = gn0 + extra / 2;
+    int64_t cbm = round_up(cdiv(m, gm), tm), cbn = round_up(cdiv(n, gn), tn);
+    int64_t t = cdiv(m, cbm) * cdiv(n, cbn) * batch;
+    if (extra == 0 || t % nt == 0 || t >= 8 * nt) {
+      *bm = cbm;
+      *bn = cbn;
+      tasks = t;
+      if (t % nt == 0 || t >= 8 * nt) break;
+    }
+  }
+  return tasks;
+}
+
 static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr_isa isa = best_isa();
   int tm = isa == TSR_ISA_AVX512 ? 12 : isa == TSR_ISA_AVX2 ? 6 : 4;
@@ -144,19 +165,13 @@ static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
   if (mc_max < tm) mc_max = tm;
   int64_t nt = online_cores();
   int64_t batch = p->batch > 0 ? p->batch : 1;
-  int64_t gm0 = cdiv(m, mc_max), gn0 = cdiv(n, nc_max);
-  int64_t bm = round_up(cdiv(m, gm0), tm), bn = round_up(cdiv(n, gn0), tn);
-  /* Split further (M first, then N) until the tasks share evenly. */
-  for (int extra = 0; extra < 16; extra++) {
-    int64_t gm = gm0 + (extra + 1) / 2, gn = gn0 + extra / 2;
-    int64_t cbm = round_up(cdiv(m, gm), tm), cbn = round_up(cdiv(n, gn), tn);
-    int64_t tasks = cdiv(m, cbm) * cdiv(n, cbn) * batch;
-    if (extra == 0 || tasks % nt == 0 || tasks >= 8 * nt) {
-      bm = cbm;
-      bn = cbn;
-      if (tasks % nt == 0 || tasks >= 8 * nt) break;
-    }
-  }
+  int64_t bm, bn;
+  int64_t tasks = split_grid(m, n, batch, nt, tm, tn, mc_max, nc_max, &bm, &bn);
+  /* Wide tiles only when there are still plenty of tasks: with fewer than
+   * 8 per core one late thread leaves the other idle for a whole tile
+   * (docs/perf.md, step 10: 1024×1024×1537 had 10 tasks at bn 1024). */
+  if (nc_max > 512 && tasks < 8 * nt)
+    split_grid(m, n, batch, nt, tm, tn, mc_max, 512, &bm, &bn);
   /* Walk down each tile column (stripe over the whole grid height): tasks
    * running at the same time share one K×bn column of packed op(B), which
    * stays in L3, so B leaves DRAM once per column rather than once per tile
