@@ -85,6 +85,13 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
     pl.pad = 0; /* XOR-swizzled: conflict-free fragment loads for both operands */
     int64_t tiles = ((p->m + 63) / 64) * ((p->n + 63) / 64);
     if (tiles < 132 && (p->k + 31) / 32 >= 8) pl.splitk = 2;
+    if (unaligned) {
+      /* packed operands: bk=16 x 4 stages measured 77.7-77.8 us = 1.03x
+       * cuBLAS at 1024x1024x1537 vs 80.8-81.3 us for bk=32 x 3 (H200 runs
+       * 5 and 6, docs/perf.md) */
+      pl.bk = 16;
+      pl.stages = 4;
+    }
   } else {
     pl.mma = TSR_MMA_TF32X3;
     pl.pad = 0; /* XOR-swizzled shared layout */
@@ -96,6 +103,15 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
       pl.bm = 128, pl.bn = 256, pl.bk = 16;
       pl.wm = 64, pl.wn = 64;
       pl.stages = 4;
+    } else if (unaligned) {
+      /* packed operands, fewer than 3.5 waves of wide tiles: 128x64x32 tiles
+       * of 4 warps, two CTAs per SM (206 registers, 96 KiB each): measured
+       * 425.8 us = 1.035x cuBLAS at 2049x4097x1025, against 517.7 us for
+       * 128x128x16 + pack (0.85x) and 431.5 us for 128x64x16 (H200 run 6) */
+      pl.bm = 128, pl.bn = 64, pl.bk = 32;
+      pl.wm = 64, pl.wn = 32;
+      pl.stages = 4;
+      pl.minblocks = 2;
     } else {
       /* bk=16 x 4 stages (64 KiB): the tail guards of bk=32 pushed the
        * swizzled 2049x4097x1025 kernel to 255 registers with spills */
