@@ -137,12 +137,6 @@ const tsr__backend tsr__backend_hand = {
     .default_plan = hand_default_plan,
     .realize = hand_realize,
     .prepare = hand_prepare,
-    .reset_c = tsr__gexec_reset_c,
-    .launch = tsr__gexec_launch,
-    .sync = tsr__gexec_sync,
-    .event_time = tsr__gexec_event_time,
-    .download = tsr__gexec_download,
-    .exec_info = tsr__gexec_info,
-    .destroy = tsr__gexec_destroy,
+    TSR__GEXEC_OPS,
     .context_release = hand_release,
 };

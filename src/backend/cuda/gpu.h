@@ -151,6 +151,13 @@ tsr_status tsr__gexec_download(void *exec, float *c);
 void tsr__gexec_info(void *exec, tsr_plan_info *info);
 void tsr__gexec_destroy(void *exec);
 
+/* The shared half of every GPU backend's vtable: the generic exec does the
+ * allocation, poisoning, launches, events and downloads for all of them. */
+#define TSR__GEXEC_OPS                                                          \
+  .reset_c = tsr__gexec_reset_c, .launch = tsr__gexec_launch, .sync = tsr__gexec_sync, \
+  .event_time = tsr__gexec_event_time, .download = tsr__gexec_download,          \
+  .exec_info = tsr__gexec_info, .destroy = tsr__gexec_destroy
+
 /* ---- plans of the fixed routes ------------------------------------------ */
 /* TSR_ERR_UNSUPPORTED naming the first field where plan differs from def. */
 tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const tsr_plan *plan,
