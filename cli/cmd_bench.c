@@ -32,6 +32,9 @@ static void print_help(void) {
       "then prints the tables.\n"
       "\n"
       "routes: tessera-gpu, hand, cublas, torch (GPU); tessera-cpu, openblas (CPU).\n"
+      "tessera-gpu and tessera-cpu take the tuning database's plan when it has one;\n"
+      "tessera-gpu-default and tessera-cpu-default (only when named) take the built-in\n"
+      "default plan, so one run replays tuned against default plans.\n"
       "Routes unavailable here are skipped with the reason recorded.\n"
       "\n"
       "  --routes a,b,c        routes in base order (default: every route of the table)\n"
@@ -141,7 +144,7 @@ int tsr_cli_bench(int argc, char **argv) {
         if (!bad && !tsr__route_find(names[j])) {
           bad = 1;
           tsr_cli_usage_error(V, "--routes: '%s' is not one of tessera-gpu, hand, cublas, torch, "
-                                 "tessera-cpu, openblas", names[j]);
+                                 "tessera-cpu, openblas, tessera-gpu-default, tessera-cpu-default", names[j]);
         }
         for (int k = 0; k < j && !bad; k++)
           if (!strcmp(names[j], names[k])) {

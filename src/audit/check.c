@@ -83,6 +83,8 @@ static const route_fmt route_table[] = {
     {"tessera-gpu", "gpu", "backend", "cuda", 1}, {"hand", "gpu", "backend", "hand", 1},
     {"cublas", "gpu", "backend", "cublas", 0},    {"torch", "gpu", "torch", NULL, 0},
     {"tessera-cpu", "cpu", "backend", "cpu", 0},  {"openblas", "cpu", "openblas", NULL, 0},
+    {"tessera-gpu-default", "gpu", "backend", "cuda", 1},
+    {"tessera-cpu-default", "cpu", "backend", "cpu", 0},
 };
 static const route_fmt *route_fmt_find(const char *name) {
   for (size_t i = 0; name && i < sizeof route_table / sizeof *route_table; i++)

@@ -28,6 +28,10 @@ typedef struct {
   tsr__route_kind kind;
   tsr_backend_kind backend; /* for TSR_ROUTE_BACKEND */
   int is_gpu;
+  /* 1: the backend's built-in default plan, the tuning database bypassed
+   * (the held-out "default" side of a tuned-vs-default replay). Such routes
+   * run only when --routes names them. */
+  int builtin_plan;
 } tsr__route;
 
 /* The route table in its default base order. */

@@ -374,7 +374,8 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
       req[nreq++] = tsr__route_find(t)->name; /* validated by the CLI */
     free(copy);
   } else {
-    for (int i = 0; i < tsr__route_count; i++) req[nreq++] = tsr__routes[i].name;
+    for (int i = 0; i < tsr__route_count; i++)
+      if (!tsr__routes[i].builtin_plan) req[nreq++] = tsr__routes[i].name;
   }
   json_t *jroutes = json_array(), *base = json_array();
   const tsr__route *measured[TSR_BENCH_MAX_ROUTES];

@@ -5,12 +5,15 @@
 
 /* Default base order: GPU routes, then CPU routes. */
 const tsr__route tsr__routes[] = {
-    {"tessera-gpu", TSR_ROUTE_BACKEND, TSR_BACKEND_CUDA, 1},
-    {"hand", TSR_ROUTE_BACKEND, TSR_BACKEND_HAND, 1},
-    {"cublas", TSR_ROUTE_BACKEND, TSR_BACKEND_CUBLAS, 1},
-    {"torch", TSR_ROUTE_TORCH, TSR_BACKEND_AUTO, 1},
-    {"tessera-cpu", TSR_ROUTE_BACKEND, TSR_BACKEND_CPU, 0},
-    {"openblas", TSR_ROUTE_OPENBLAS, TSR_BACKEND_AUTO, 0},
+    {"tessera-gpu", TSR_ROUTE_BACKEND, TSR_BACKEND_CUDA, 1, 0},
+    {"hand", TSR_ROUTE_BACKEND, TSR_BACKEND_HAND, 1, 0},
+    {"cublas", TSR_ROUTE_BACKEND, TSR_BACKEND_CUBLAS, 1, 0},
+    {"torch", TSR_ROUTE_TORCH, TSR_BACKEND_AUTO, 1, 0},
+    {"tessera-cpu", TSR_ROUTE_BACKEND, TSR_BACKEND_CPU, 0, 0},
+    {"openblas", TSR_ROUTE_OPENBLAS, TSR_BACKEND_AUTO, 0, 0},
+    /* named-only: built-in default plans beside the tuned tessera routes */
+    {"tessera-gpu-default", TSR_ROUTE_BACKEND, TSR_BACKEND_CUDA, 1, 1},
+    {"tessera-cpu-default", TSR_ROUTE_BACKEND, TSR_BACKEND_CPU, 0, 1},
 };
 const int tsr__route_count = (int)(sizeof tsr__routes / sizeof tsr__routes[0]);
 

@@ -302,8 +302,11 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
   json_object_set_new(row, "oracle", oracle);
 
   tsr_plan plan;
-  if (route->kind == TSR_ROUTE_BACKEND) st = tsr_plan_default(ctx, route->backend, &p, &plan);
+  char plan_source[256] = "built-in default (tuning database bypassed)";
+  if (route->kind == TSR_ROUTE_BACKEND && !route->builtin_plan)
+    st = tsr_plan_lookup(ctx, route->backend, &p, &plan, plan_source, sizeof plan_source);
   else be->default_plan(&p, &plan), st = TSR_OK;
+  if (route->kind != TSR_ROUTE_BACKEND) snprintf(plan_source, sizeof plan_source, "route's own");
   if (st) {
     set_error(row, "error", "default plan: %s", tsr_context_message(ctx));
     goto done;
@@ -322,6 +325,7 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
   }
   if (be->exec_info) be->exec_info(x.ex, &info);
   json_object_set_new(row, "plan_info", plan_info_json(&info));
+  json_object_set_new(json_object_get(row, "plan_info"), "plan_source", json_string(plan_source));
   if (be->is_gpu) cuda_versions(ctx, json_object_get(row, "versions"));
   if (route->kind == TSR_ROUTE_OPENBLAS) {
     char text[128];
