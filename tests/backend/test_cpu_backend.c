@@ -240,6 +240,12 @@ static void check_kernels_of(const tsr__cpu_kernel *list, tsr_isa isa) {
       pl.bk = 24;
       pl.threads = 1 + (t & 1);
       run_case(&g, &pl);
+      /* N over several 256-column prepack units of op(B), none a multiple of
+       * tn for most kernels: units must still split on panel boundaries
+       * (8x48 once overlapped its neighbour's panel and overran the buffer). */
+      gemm_case wide = g;
+      wide.m = 67, wide.n = 601, wide.k = 29;
+      run_case(&wide, &pl);
     }
 }
 

@@ -297,8 +297,15 @@ typedef struct {
   uint64_t pack_units, next_unit; /* prepack work items (atomic counter) */
 } job;
 
-/* Columns of op(B) per prepack work item. */
+/* Columns of op(B) per prepack work item: about 256, and always a whole
+ * number of tn-wide panels, so that no two items write the same panel (a
+ * unit boundary inside a panel overlapped its neighbour's zero padding and
+ * overran the buffer at the last one; tn = 48 found it). */
 #define TSR__CPU_PREPACK_COLS 256
+static int64_t prepack_cols(int tn) {
+  int64_t c = (TSR__CPU_PREPACK_COLS / tn) * tn;
+  return c > 0 ? c : tn;
+}
 /* Largest prepacked op(B) (all batch items); beyond it B is packed per tile. */
 #define TSR__CPU_PREPACK_MAX_BYTES (512ull << 20)
 
@@ -397,12 +404,13 @@ static void prepack_worker(void *arg, int tid) {
   const tsr_problem *p = j->p;
   const int tn = j->plan->tn;
   const int64_t brs = p->op_b == TSR_OP_N ? 1 : j->ldb, bks = p->op_b == TSR_OP_N ? j->ldb : 1;
-  const uint64_t per_item = (uint64_t)cdiv(p->n, TSR__CPU_PREPACK_COLS);
+  const int64_t ucols = prepack_cols(tn);
+  const uint64_t per_item = (uint64_t)cdiv(p->n, ucols);
   for (;;) {
     uint64_t u = __atomic_fetch_add(&j->next_unit, 1, __ATOMIC_RELAXED);
     if (u >= j->pack_units) break;
-    int64_t bt = (int64_t)(u / per_item), c0 = (int64_t)(u % per_item) * TSR__CPU_PREPACK_COLS;
-    int64_t len = p->n - c0 < TSR__CPU_PREPACK_COLS ? p->n - c0 : TSR__CPU_PREPACK_COLS;
+    int64_t bt = (int64_t)(u / per_item), c0 = (int64_t)(u % per_item) * ucols;
+    int64_t len = p->n - c0 < ucols ? p->n - c0 : ucols;
     pack_block(j->pack, p->k, len, tn, j->b + bt * j->sb + c0 * brs, brs, bks,
                j->bfull + bt * j->bstride + c0 * p->k);
   }
@@ -456,7 +464,7 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   uint64_t bbytes = (uint64_t)j.bstride * (uint64_t)p->batch * sizeof(float);
   if (j.h > 1 && bbytes <= TSR__CPU_PREPACK_MAX_BYTES) {
     j.bfull = tsr__cpu_pool_shared(pool, (size_t)bbytes);
-    j.pack_units = (uint64_t)cdiv(p->n, TSR__CPU_PREPACK_COLS) * (uint64_t)p->batch;
+    j.pack_units = (uint64_t)cdiv(p->n, prepack_cols(plan->tn)) * (uint64_t)p->batch;
     if (j.bfull) {
       int pt = nthreads < (int64_t)j.pack_units ? nthreads : (int)j.pack_units;
       rc = tsr__cpu_pool_run(pool, pt, prepack_worker, &j);
