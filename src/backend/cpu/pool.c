@@ -121,8 +121,18 @@ int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, i
   }
   pthread_mutex_lock(&pool->run_lock);
   if (grow(pool, nthreads - 1) != 0) {
-    pthread_mutex_unlock(&pool->run_lock);
-    return -1;
+    /* The system refused a thread (EAGAIN under load or limits): run with
+     * the workers that exist. Work is handed out through atomic counters,
+     * so any thread count computes the same result. */
+    pthread_mutex_lock(&pool->lock);
+    int have = pool->nworkers + 1;
+    pthread_mutex_unlock(&pool->lock);
+    if (have < nthreads) nthreads = have;
+    if (nthreads == 1) {
+      fn(arg, 0);
+      pthread_mutex_unlock(&pool->run_lock);
+      return 0;
+    }
   }
   pthread_mutex_lock(&pool->lock);
   pool->fn = fn;
