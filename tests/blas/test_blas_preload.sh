@@ -100,8 +100,17 @@ fail=0
 # optimized BLAS builds (Ubuntu's OpenBLAS) give +0.
 unsign0() { sed -i 's/-0x0p+0/0x0p+0/g' "$@"; }
 "$tmp/client" gemm >"$tmp/ref.out"
-env -u TESSERA_BLAS_VERBOSE LD_PRELOAD="$preload" "$tmp/client" gemm >"$tmp/quiet.out" 2>"$tmp/quiet.err"
-TESSERA_BLAS_VERBOSE=1 LD_PRELOAD="$preload" "$tmp/client" gemm >"$tmp/shim.out" 2>"$tmp/shim.err"
+# run_client NAME ENV...: the preloaded client; on a non-zero exit show its stderr.
+run_client() {
+  local name=$1 rc=0; shift
+  env "$@" LD_PRELOAD="$preload" "$tmp/client" gemm >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+  if [ $rc -ne 0 ]; then
+    echo "FAIL: the preloaded client ($name) exited $rc; its stderr:"; head -30 "$tmp/$name.err"
+    exit 1
+  fi
+}
+run_client quiet -u TESSERA_BLAS_VERBOSE
+run_client shim TESSERA_BLAS_VERBOSE=1
 unsign0 "$tmp/ref.out" "$tmp/quiet.out" "$tmp/shim.out"
 calls=$(grep -c . "$tmp/ref.out")
 if ! cmp -s "$tmp/ref.out" "$tmp/shim.out"; then
