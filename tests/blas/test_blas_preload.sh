@@ -87,12 +87,16 @@ int main(int argc, char **argv) {
 EOF
 "$cc" -O1 -o "$tmp/client" "$tmp/client.c" -lblas || { echo "FAIL: cannot link a client with -lblas"; exit 1; }
 
-# An ASan-built shim needs the ASan runtime first in an uninstrumented client.
-preload="$shim"
+# An ASan-built shim would need the ASan runtime preloaded into an
+# uninstrumented client; under the parallel sanitizer ctest run ASan's "runtime
+# does not come first in initial library list" check failed intermittently
+# (never standalone, 600 tries). The drop-in is tested by the normal build, and
+# the shim itself runs under ASan in test_blas_shim: skip here.
 if ldd "$shim" | grep -q libasan; then
-  preload="$("$cc" -print-file-name=libasan.so) $shim"
-  export ASAN_OPTIONS=detect_leaks=0 # the client and the system BLAS are not ours to audit
+  echo "SKIP: sanitizer build (LD_PRELOAD drop-in runs in the normal build)"
+  exit 77
 fi
+preload="$shim"
 
 fail=0
 # Values are compared exactly, except that the sign of a zero is not part of
