@@ -107,31 +107,25 @@ static int exec_sql(sqlite3 *h, const char *sql) {
   return sqlite3_exec(h, sql, NULL, NULL, NULL);
 }
 
-static int table_count(sqlite3 *h, int *n) {
+/* The first column of the first row of a one-value query. */
+static int query_int(sqlite3 *h, const char *sql, int *out) {
   sqlite3_stmt *s;
-  int rc = sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_master", -1, &s, NULL);
+  int rc = sqlite3_prepare_v2(h, sql, -1, &s, NULL);
   if (rc) return rc;
   rc = sqlite3_step(s);
   if (rc == SQLITE_ROW) {
-    *n = sqlite3_column_int(s, 0);
+    *out = sqlite3_column_int(s, 0);
     rc = SQLITE_OK;
   }
   sqlite3_finalize(s);
   return rc;
 }
 
-static int user_version(sqlite3 *h, int *v) {
-  sqlite3_stmt *s;
-  int rc = sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &s, NULL);
-  if (rc) return rc;
-  rc = sqlite3_step(s);
-  if (rc == SQLITE_ROW) {
-    *v = sqlite3_column_int(s, 0);
-    rc = SQLITE_OK;
-  }
-  sqlite3_finalize(s);
-  return rc;
+static int table_count(sqlite3 *h, int *n) {
+  return query_int(h, "SELECT count(*) FROM sqlite_master", n);
 }
+
+static int user_version(sqlite3 *h, int *v) { return query_int(h, "PRAGMA user_version", v); }
 
 static int has_table(sqlite3 *h, const char *name) {
   sqlite3_stmt *s;
