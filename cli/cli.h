@@ -30,6 +30,8 @@ int tsr_cli_bench_run(int argc, char **argv);
 /* Shared option helpers (cli/common.c). */
 /* Prints "tessera <verb>: <msg>" to stderr and returns TSR_EXIT_USAGE. */
 int tsr_cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Index of option `a` in names[0..n), or -1. */
+int tsr_cli_option_index(const char *a, const char *const *names, int n);
 /* Parse a finite float for option `name`; 0 on success. */
 int tsr_cli_parse_float(const char *verb, const char *name, const char *text, float *out);
 /* Parse an integer in [lo, hi] for option `name`; 0 on success. */

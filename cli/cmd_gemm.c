@@ -70,9 +70,7 @@ int tsr_cli_gemm(int argc, char **argv) {
     }
     static const char *const valued[] = {"--inputs", "--seed",      "--atol",     "--rtol",
                                          "--samples", "--sample-ms", "--warmup-ms"};
-    int k = -1;
-    for (int j = 0; j < 7; j++)
-      if (!strcmp(a, valued[j])) k = j;
+    int k = tsr_cli_option_index(a, valued, 7);
     if (k < 0) return tsr_cli_usage_error("gemm", "unknown option '%s' (see --help)", a);
     if (!v) return tsr_cli_usage_error("gemm", "%s: needs a value", a);
     i++;

@@ -229,9 +229,7 @@ int tsr_cli_tune(int argc, char **argv) {
                                          "--samples",   "--sample-ms",      "--warmup-ms",
                                          "--rounds",    "--spill-limit",    "--db",
                                          "--out",       "--oracle-cache"};
-    int k = -1;
-    for (int j = 0; j < 11; j++)
-      if (!strcmp(a, valued[j])) k = j;
+    int k = tsr_cli_option_index(a, valued, 11);
     if (k < 0) return tsr_cli_usage_error("tune", "unknown option '%s' (see --help)", a);
     if (!v) return tsr_cli_usage_error("tune", "%s: needs a value", a);
     i++;

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -14,6 +15,12 @@ int tsr_cli_usage_error(const char *verb, const char *fmt, ...) {
   fputc('\n', stderr);
   va_end(ap);
   return TSR_EXIT_USAGE;
+}
+
+int tsr_cli_option_index(const char *a, const char *const *names, int n) {
+  for (int j = 0; j < n; j++)
+    if (!strcmp(a, names[j])) return j;
+  return -1;
 }
 
 int tsr_cli_parse_float(const char *verb, const char *name, const char *text, float *out) {
@@ -71,9 +78,7 @@ int tsr_cli_problem_option(const char *verb, int argc, char **argv, int *i,
   if (!strcmp(a, "--trans-b")) return o->trans_b = 1;
   static const char *const valued[] = {"--shape", "--plan", "--backend", "--batch", "--alpha",
                                        "--beta"};
-  int k = -1;
-  for (int j = 0; j < 6; j++)
-    if (!strcmp(a, valued[j])) k = j;
+  int k = tsr_cli_option_index(a, valued, 6);
   if (k < 0) return 0;
   if (*i + 1 >= argc) {
     tsr_cli_usage_error(verb, "%s: needs a value", a);
