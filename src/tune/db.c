@@ -127,6 +127,18 @@ static int table_count(sqlite3 *h, int *n) {
 
 static int user_version(sqlite3 *h, int *v) { return query_int(h, "PRAGMA user_version", v); }
 
+/* user_version and the object count from one read snapshot: read as two
+ * autocommit statements, a concurrent creator committing in between gives
+ * "version 0 with tables", which looks like a foreign file. */
+static int read_header(sqlite3 *h, int *v, int *ntab) {
+  int rc = exec_sql(h, "BEGIN");
+  if (rc) return rc;
+  /* on failure the transaction stays open so sqlite3_errmsg still names the
+   * cause; the caller closes the handle, which rolls it back */
+  if ((rc = user_version(h, v)) || (rc = table_count(h, ntab))) return rc;
+  return exec_sql(h, "COMMIT");
+}
+
 static int has_table(sqlite3 *h, const char *name) {
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2(h, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &s,
@@ -230,7 +242,7 @@ tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out,
   /* Read the header before anything else: garbage fails here (SQLITE_NOTADB)
    * and nothing has been written. */
   int v = 0, ntab = 0;
-  if ((rc = user_version(db->h, &v)) || (rc = table_count(db->h, &ntab))) {
+  if ((rc = read_header(db->h, &v, &ntab))) {
     st = tsr__failbuf(msg, cap, TSR_ERR_DB,
                       "tuning database %s: unreadable (%s); the file was left untouched", path,
                       sqlite3_errmsg(db->h));
@@ -251,9 +263,9 @@ tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out,
   /* Refuse foreign files before switching the journal mode (which writes). */
   if (!(v == 0 && ntab == 0) && !(v == 1 && has_table(db->h, "tuned")) &&
       v != TSR__TUNE_SCHEMA_VERSION) {
-    st = ensure_schema(db, msg, cap); /* produces the precise refusal */
-    if (!st) st = tsr__failbuf(msg, cap, TSR_ERR_DB, "tuning database %s: unexpected schema", path);
-    goto fail;
+    /* ensure_schema re-reads under the write lock: it produces the precise
+     * refusal, or succeeds when a concurrent tuner finished creating it. */
+    if ((st = ensure_schema(db, msg, cap))) goto fail;
   }
   {
     sqlite3_stmt *s;
