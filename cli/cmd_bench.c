@@ -58,6 +58,9 @@ static void print_help(void) {
       "  --oracle-cache DIR    oracle cache (default ${XDG_CACHE_HOME:-~/.cache}/tessera/oracle;\n"
       "                        'none' disables it)\n"
       "  --torch-script PATH   torch_route.py (default: found from the executable / source tree)\n"
+      "  --torch-process P     fork (default): one python3 imports torch once, without CUDA,\n"
+      "                        and forks a fresh process per torch row (own CUDA context);\n"
+      "                        exec: a new python3 per row (seconds more per row)\n"
       "  --no-progress         no progress line (it is shown only when stderr is a terminal)\n"
       "\n"
       "test hooks (environment): TSR_BENCH_TEST_CRASH=route, TSR_BENCH_TEST_HANG=route,\n"
@@ -210,6 +213,10 @@ int tsr_cli_bench(int argc, char **argv) {
       c.oracle_cache = strcmp(v, "none") ? v : NULL;
     } else if (!strcmp(a, "--torch-script")) {
       c.torch_script = v;
+    } else if (!strcmp(a, "--torch-process")) {
+      if (strcmp(v, "fork") && strcmp(v, "exec"))
+        return tsr_cli_usage_error(V, "--torch-process: '%s' is not fork or exec", v);
+      c.torch_exec = !strcmp(v, "exec");
     } else {
       return tsr_cli_usage_error(V, "unknown option '%s' (tessera bench --help)", a);
     }
@@ -299,7 +306,7 @@ int tsr_cli_bench_run(int argc, char **argv) {
              "object (schema tessera-bench-row/1) to --result-fd (default stdout). Options as\n"
              "tessera bench: --batch --trans-a --trans-b --alpha --beta --inputs --seed --samples\n"
              "--sample-ms --warmup-ms --threads --atol --rtol --oracle-cache DIR|none --work-dir DIR\n"
-             "--torch-script PATH.\n");
+             "--torch-script PATH --torch-zygote SOCKET.\n");
       return TSR_EXIT_OK;
     }
     if (!strcmp(a, "--trans-a")) { ta = 1; continue; }
@@ -324,6 +331,7 @@ int tsr_cli_bench_run(int argc, char **argv) {
     else if (!strcmp(a, "--oracle-cache")) rp.oracle_cache = strcmp(v, "none") ? v : NULL;
     else if (!strcmp(a, "--work-dir")) rp.work_dir = v;
     else if (!strcmp(a, "--torch-script")) rp.torch_script = v;
+    else if (!strcmp(a, "--torch-zygote")) rp.torch_zygote = v;
     else if (!strcmp(a, "--result-fd")) { if (tsr_cli_parse_int(V, a, v, 0, 1 << 20, &fd)) return 2; }
     else return tsr_cli_usage_error(V, "unknown option '%s'", a);
   }

@@ -145,6 +145,7 @@ typedef struct {
   const char *oracle_cache; /* NULL: none */
   const char *work_dir;     /* scratch files (torch outputs) */
   const char *torch_script;
+  const char *torch_zygote; /* socket of a torch_route.py --zygote, NULL: exec python3 */
 } tsr__run_params;
 
 /* Measures one (route, shape) in this process and returns the row result
@@ -161,6 +162,20 @@ json_t *tsr__run_probe(const tsr__route *route, const char *torch_script);
  * executable's source tree, then the source tree this file was compiled
  * from. Static buffer. */
 const char *tsr__torch_script_default(void);
+
+/* ---- the torch zygote (torch_zygote.c) --------------------------------- */
+/* A `python3 torch_route.py --zygote SOCKET` that has imported torch (never
+ * CUDA) and forks one fresh process per torch row (docs/protocol.md). */
+typedef struct {
+  int pid;      /* 0: not running */
+  int stdin_fd; /* closing it ends the zygote */
+  char sock[108];
+} tsr__torch_zygote;
+/* Starts it and waits (up to timeout_s) for its ready line, returned in
+ * *ready (parsed JSON, caller owns). Nonzero with msg on failure. */
+int tsr__torch_zygote_start(tsr__torch_zygote *z, const char *script, const char *log_path,
+                            int timeout_s, json_t **ready, char *msg, size_t cap);
+void tsr__torch_zygote_stop(tsr__torch_zygote *z);
 
 /* ---- the orchestrator (orchestrate.c) ---------------------------------- */
 typedef struct {
@@ -181,6 +196,7 @@ typedef struct {
   const char *out_dir;
   const char *oracle_cache; /* NULL: none */
   const char *torch_script;
+  int torch_exec; /* 1: a fresh python3 per torch row; 0: fork from a zygote */
   int progress; /* progress line on stderr */
   int argc;
   char **argv; /* full command line for the record */

@@ -180,7 +180,7 @@ static void save(run_state *s) {
 enum { CHILD_MEASURE = 0, CHILD_PROBE = 1, CHILD_ORACLE = 2 };
 
 static char **child_argv(const tsr__bench_config *cfg, const char *route, const char *shape,
-                         const char *work_dir, int mode) {
+                         const char *work_dir, int mode, const char *zygote) {
   int probe = mode == CHILD_PROBE;
   char **v = calloc(64, sizeof *v);
   int i = 0;
@@ -229,6 +229,10 @@ static char **child_argv(const tsr__bench_config *cfg, const char *route, const 
   }
   v[i++] = strdup("--torch-script");
   v[i++] = strdup(cfg->torch_script);
+  if (zygote && route && tsr__route_find(route)->kind == TSR_ROUTE_TORCH) {
+    v[i++] = strdup("--torch-zygote");
+    v[i++] = strdup(zygote);
+  }
   v[i++] = strdup("--result-fd");
   v[i++] = strdup("3");
   v[i] = NULL;
@@ -382,7 +386,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   int R = 0;
   for (int i = 0; i < nreq; i++) {
     const tsr__route *rt = tsr__route_find(req[i]);
-    char **av = child_argv(cfg, rt->name, NULL, work, CHILD_PROBE);
+    char **av = child_argv(cfg, rt->name, NULL, work, CHILD_PROBE, NULL);
     char log[4400];
     snprintf(log, sizeof log, "%s/probe-%s.log", logs, rt->name);
     child_out co;
@@ -471,7 +475,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   if (cfg->oracle_cache) {
     for (int j = 0; j < S; j++) {
       if (cfg->progress) fprintf(stderr, "\r\033[Koracle %s ...", cfg->shapes[j]);
-      char **av = child_argv(cfg, NULL, cfg->shapes[j], work, CHILD_ORACLE);
+      char **av = child_argv(cfg, NULL, cfg->shapes[j], work, CHILD_ORACLE, NULL);
       char log[4400];
       snprintf(log, sizeof log, "%s/oracle-%s.log", logs, cfg->shapes[j]);
       child_out co;
@@ -487,6 +491,35 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
                 cfg->progress ? "\r\033[K" : "", cfg->shapes[j]);
       json_array_append_new(pre, o);
     }
+  }
+
+  /* The torch zygote, when torch is measured: started after the oracle
+   * precompute (which may use the GPU) and before the first row. */
+  tsr__torch_zygote zy = {0};
+  const char *zsock = NULL;
+  int torch_measured = 0;
+  for (int i = 0; i < R; i++) torch_measured |= measured[i]->kind == TSR_ROUTE_TORCH;
+  if (torch_measured) {
+    json_t *tz = json_object();
+    json_object_set_new(tz, "mode", json_string(cfg->torch_exec ? "exec" : "fork"));
+    if (!cfg->torch_exec) {
+      char log[4400], zmsg[512];
+      snprintf(log, sizeof log, "%s/torch-zygote.log", logs);
+      json_t *ready = NULL;
+      if (tsr__torch_zygote_start(&zy, cfg->torch_script, log, cfg->timeout_s < 120 ? cfg->timeout_s : 120,
+                                  &ready, zmsg, sizeof zmsg) == 0) {
+        zsock = zy.sock;
+        json_object_set_new(tz, "socket", json_string(zy.sock));
+        json_object_set_new(tz, "ready", ready);
+      } else {
+        /* Every torch row then runs its own python3, as with exec. */
+        json_object_set_new(tz, "mode", json_string("exec"));
+        json_object_set_new(tz, "fallback_reason", json_string(zmsg));
+        fprintf(stderr, "tessera bench: %s; torch rows run a fresh python3 each\n", zmsg);
+      }
+      drop_empty_log(log);
+    }
+    json_object_set_new(doc, "torch_process", tz);
   }
 
   tsr__order_entry *seq = malloc((size_t)rounds * S * R * sizeof *seq);
@@ -509,7 +542,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
         char log[4400], rel[256];
         snprintf(rel, sizeof rel, "logs/%04d-r%02d-%s-%s.log", seqno, r, shape, route);
         snprintf(log, sizeof log, "%s/%s", dir, rel);
-        char **av = child_argv(cfg, route, shape, work, CHILD_MEASURE);
+        char **av = child_argv(cfg, route, shape, work, CHILD_MEASURE, zsock);
         child_out co;
         run_child(av, cfg->timeout_s, log, &co);
         char detail[1024];
@@ -553,6 +586,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
         save(&s);
       }
   if (cfg->progress) fprintf(stderr, "\r\033[K");
+  tsr__torch_zygote_stop(&zy);
 
   json_t *check = tsr__order_check(seq, nseq, R, S, rounds);
   json_object_set_new(order, "check", check);

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -411,6 +413,93 @@ static int run_capture(char *const argv[], char **out) {
   return status;
 }
 
+/* The same request through a torch zygote (torch_zygote.c): argv (without
+ * "python3") as one JSON line with this process's stderr attached, stdout of
+ * the forked child captured until EOF, then the zygote's trailer line with
+ * the child's exit. Returns a wait status like run_capture (synthesized from
+ * the trailer), or -1 when the zygote could not be reached; *proc receives
+ * the trailer's {pid, child_pid, ...}. */
+static int zygote_capture(const char *sock, char *const argv[], char **out, json_t **proc) {
+  *out = NULL;
+  *proc = NULL;
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  if (strlen(sock) >= sizeof sa.sun_path) return -1;
+  strcpy(sa.sun_path, sock);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    close(fd);
+    return -1;
+  }
+  json_t *req = json_object(), *av = json_array();
+  for (int i = 0; argv[i]; i++) json_array_append_new(av, json_string(argv[i]));
+  json_object_set_new(req, "argv", av);
+  char *line = json_dumps(req, JSON_COMPACT);
+  json_decref(req);
+  size_t ll = strlen(line);
+  line = realloc(line, ll + 2);
+  line[ll++] = '\n';
+  line[ll] = '\0';
+  /* first chunk carries fd 2 (SCM_RIGHTS); the rest, if any, plainly */
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } ctl;
+  memset(&ctl, 0, sizeof ctl);
+  struct iovec io = {line, ll};
+  struct msghdr mh = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = ctl.buf,
+                      .msg_controllen = sizeof ctl.buf};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  int errfd = 2;
+  memcpy(CMSG_DATA(c), &errfd, sizeof errfd);
+  ssize_t sent = sendmsg(fd, &mh, MSG_NOSIGNAL);
+  size_t off = sent > 0 ? (size_t)sent : 0;
+  while (sent >= 0 && off < ll) {
+    sent = send(fd, line + off, ll - off, MSG_NOSIGNAL);
+    if (sent > 0) off += (size_t)sent;
+    else if (sent < 0 && errno == EINTR) sent = 0;
+  }
+  free(line);
+  if (off < ll) {
+    close(fd);
+    return -1;
+  }
+  /* Never shut down our write side: the zygote reads EOF as "the client is
+   * gone" and kills the child. */
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
+    ssize_t r = read(fd, buf + len, cap - len - 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  buf[len] = '\0';
+  close(fd);
+  char *tr = strstr(buf, "\n{\"zygote\"");
+  for (char *q = tr; q; q = strstr(q + 1, "\n{\"zygote\"")) tr = q; /* the last one */
+  json_error_t jerr;
+  json_t *t = tr ? json_loads(tr + 1, JSON_DISABLE_EOF_CHECK, &jerr) : NULL;
+  json_t *z = json_object_get(t, "zygote");
+  if (!json_is_object(z)) {
+    json_decref(t);
+    *out = buf;
+    return -1;
+  }
+  *tr = '\0';
+  *out = buf;
+  *proc = json_incref(z);
+  json_decref(t);
+  json_t *code = json_object_get(z, "exit_code"), *sig = json_object_get(z, "signal");
+  if (json_is_integer(code)) return (int)(json_integer_value(code) & 0xff) << 8;
+  if (json_is_integer(sig)) return (int)(json_integer_value(sig) & 0x7f);
+  return -1;
+}
+
 const char *tsr__torch_script_default(void) {
   static char buf[4096];
   const char *env = getenv("TSR_TORCH_SCRIPT");
@@ -498,13 +587,27 @@ static void measure_torch(const tsr__run_params *rp, json_t *row) {
                   "--samples", ssam, "--sample-ms", sms, "--warmup-ms", swm, "--out-before",
                   before, "--out-after", after, NULL};
   char *out = NULL;
-  int status = run_capture(argv, &out);
+  json_t *proc = json_object(), *zproc = NULL;
+  int status;
+  if (rp->torch_zygote) {
+    status = zygote_capture(rp->torch_zygote, argv + 2, &out, &zproc); /* no python3, script */
+    json_object_set_new(proc, "mode", json_string("zygote-fork"));
+    json_object_set_new(proc, "socket", json_string(rp->torch_zygote));
+    if (zproc) json_object_update(proc, zproc);
+    json_decref(zproc);
+  } else {
+    status = run_capture(argv, &out);
+    json_object_set_new(proc, "mode", json_string("exec"));
+  }
+  json_object_set_new(row, "torch_process", proc);
   json_error_t jerr;
   json_t *res = out ? json_loads(out, 0, &jerr) : NULL;
   if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_object(res)) {
     const char *why = res ? json_string_value(json_object_get(res, "error")) : NULL;
-    set_error(row, "error", "torch_route.py failed (wait status %d): %s", status,
-              why ? why : "no JSON result on stdout");
+    set_error(row, "error", "torch_route.py failed (%s, wait status %d): %s",
+              rp->torch_zygote ? "forked by the zygote" : "exec", status,
+              why ? why : status == -1 && rp->torch_zygote ? "zygote unreachable or no trailer"
+                                                           : "no JSON result on stdout");
     goto done;
   }
   json_object_set(row, "calibration", json_object_get(res, "calibration"));

@@ -4,6 +4,9 @@
 Run by the bench-run child process with the machine's python3:
     torch_route.py --probe
         prints {"available": bool, "reason": str|null, "versions": {...}}
+    torch_route.py --zygote SOCKET
+        imports torch once (never CUDA) and serves the measurement requests
+        below by forking a fresh process for each (see zygote())
     torch_route.py --m M --n N --k K [--batch B --op-a N|T --op-b N|T --alpha A
                    --beta B --inputs dyadic|random --seed S --samples N
                    --sample-ms T --warmup-ms T] --out-before FILE --out-after FILE
@@ -26,6 +29,7 @@ extension. Metrics (ns, calls per sample) follow the C runner exactly.
 """
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -249,9 +253,126 @@ def write_output(torch, C, path):
     del f
 
 
+def zygote(sock_path):
+    """Serve measurement requests by forking a fresh process per request.
+
+    Interpreter start and `import torch` cost seconds per row; CUDA is never
+    touched here, so each forked child still creates its own CUDA context, as
+    a fresh `python3 torch_route.py ...` would. Protocol (docs/protocol.md):
+    the client connects to sock_path and sends one JSON line {"argv": [...]}
+    with its stderr descriptor attached (SCM_RIGHTS); the child runs main()
+    with that argv, stdout on the connection and stderr on the descriptor;
+    after the child exits the zygote appends one line
+    {"zygote": {"pid", "child_pid", "exit_code", "signal"}} and closes. A
+    client that hangs up (killed at its timeout) gets its child killed. The
+    zygote exits when its stdin reaches EOF (the orchestrator's end)."""
+    import select
+    import signal
+    import socket
+
+    try:  # never outlive the orchestrator
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - best effort, stdin EOF is the contract
+        pass
+    t0 = time.monotonic_ns()
+    try:
+        import torch  # noqa: F401 - imported once, inherited by every child
+        imported, why = True, None
+    except Exception as e:  # noqa: BLE001 - children report the failure per row
+        imported, why = False, "%s: %s" % (type(e).__name__, e)
+    import_ns = time.monotonic_ns() - t0
+    if os.path.exists(sock_path):
+        os.unlink(sock_path)
+    lst = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    lst.bind(sock_path)
+    lst.listen(4)
+    print(json.dumps({"ready": True, "pid": os.getpid(), "torch_imported": imported,
+                      "import_error": why, "import_ns": import_ns}), flush=True)
+    stdin = sys.stdin.fileno()
+    while True:
+        r, _, _ = select.select([lst, stdin], [], [])
+        if stdin in r and not os.read(stdin, 4096):
+            break
+        if lst not in r:
+            continue
+        conn, _ = lst.accept()
+        try:
+            serve_one(conn, lst)
+        except Exception as e:  # noqa: BLE001 - one bad client never stops the zygote
+            print("torch zygote: request failed: %s: %s" % (type(e).__name__, e),
+                  file=sys.stderr, flush=True)
+        finally:
+            conn.close()
+    lst.close()
+    os.unlink(sock_path)
+    return 0
+
+
+def serve_one(conn, lst):
+    import select
+    import signal
+    import socket
+
+    data, fds, _, _ = socket.recv_fds(conn, 65536, 1)
+    while not data.endswith(b"\n"):
+        more = conn.recv(65536)
+        if not more:
+            break
+        data += more
+    req = json.loads(data.decode())
+    argv = [str(x) for x in req["argv"]]
+    pid = os.fork()
+    if pid == 0:
+        rc = 70
+        try:
+            try:
+                import ctypes
+                ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+            except Exception:  # noqa: BLE001
+                pass
+            lst.close()
+            nul = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(nul, 0)
+            os.dup2(conn.fileno(), 1)
+            if fds:
+                os.dup2(fds[0], 2)
+            conn.close()
+            sys.argv = [sys.argv[0]] + argv
+            try:
+                rc = main()
+            except SystemExit as e:  # argparse errors, as a fresh python3 would exit
+                rc = e.code if isinstance(e.code, int) else 1
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(rc if isinstance(rc, int) else 70)
+    for fd in fds:
+        os.close(fd)
+    status = None
+    while status is None:
+        w, st = os.waitpid(pid, os.WNOHANG)
+        if w == pid:
+            status = st
+            break
+        r, _, _ = select.select([conn], [], [], 0.02)
+        if r and not conn.recv(1, socket.MSG_PEEK):  # the client hung up
+            os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+    trailer = {"zygote": {"pid": os.getpid(), "child_pid": pid,
+                          "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                          "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}}
+    try:
+        conn.sendall(("\n" + json.dumps(trailer) + "\n").encode())
+    except OSError:
+        pass
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--probe", action="store_true")
+    p.add_argument("--zygote", metavar="SOCKET",
+                   help="pre-import torch and fork one process per request on this socket")
     p.add_argument("--self-check-values", action="store_true",
                    help="read 't kind seed batch r c cols' lines, print each value (no torch needed)")
     p.add_argument("--m", type=int)
@@ -273,6 +394,8 @@ def main():
     if a.self_check_values:
         self_check_values()
         return 0
+    if a.zygote:
+        return zygote(a.zygote)
     if a.probe:
         out = probe()
         print(json.dumps(out))
@@ -280,6 +403,9 @@ def main():
     if not (a.m and a.n and a.k and a.out_before and a.out_after):
         print(json.dumps({"ok": False, "error": "--m --n --k --out-before --out-after are required"}))
         return 2
+    if os.environ.get("TSR_TORCH_TEST_HANG") == "1":  # test hook: a measurement that never ends
+        while True:
+            time.sleep(60)
     pr = probe()
     if not pr["available"]:
         print(json.dumps({"ok": False, "error": pr["reason"]}))
