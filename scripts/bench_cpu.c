@@ -10,7 +10,10 @@
  * same-round ratio tessera/OpenBLAS with its [min, max].
  *
  *   bench_cpu [--threads T] [--rounds R] [--repeats N] [--batch-ms MS]
- *             [--shapes MxNxK,...] [--plan TEXT] [--clock wall|cpu]
+ *             [--gap-ms MS] [--shapes MxNxK,...] [--plan TEXT] [--clock wall|cpu]
+ *
+ * Each side's sample starts after --gap-ms (200) of sleep, so that the other
+ * library's spinning idle threads have gone to sleep.
  */
 #include <math.h>
 #include <stdio.h>
@@ -73,9 +76,19 @@ static int run_openblas(const side *s) {
 }
 
 /* Seconds per call: median over `repeats` batches of `calls` calls. */
+/* Quiet time before each side's sample (--gap-ms): OpenBLAS's idle workers
+ * busy-wait about 2^28 cycles (~0.1 s) after their last job, tessera's 50 µs.
+ * Without the gap a side measured right after OpenBLAS shares the 2 cores
+ * with its spinning threads (docs/perf.md, CPU step 12). */
+static double gap_ms = 200.0;
+
 static double sample(int (*fn)(const side *), const side *s, int calls, int repeats) {
   double t[64];
   if (repeats > 64) repeats = 64;
+  if (gap_ms > 0) {
+    struct timespec ts = {(time_t)(gap_ms / 1000), (long)(fmod(gap_ms, 1000.0) * 1e6)};
+    nanosleep(&ts, NULL);
+  }
   for (int w = 0; w < 2; w++) fn(s); /* warm-up: caches, pool, page faults */
   for (int r = 0; r < repeats; r++) {
     double t0 = now_s();
@@ -104,6 +117,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--rounds")) rounds = atoi(v);
     else if (!strcmp(a, "--repeats")) repeats = atoi(v);
     else if (!strcmp(a, "--batch-ms")) batch_ms = atof(v);
+    else if (!strcmp(a, "--gap-ms")) gap_ms = atof(v);
     else if (!strcmp(a, "--shapes")) shapes_text = v;
     else if (!strcmp(a, "--plan")) plan_text = v;
     else if (!strcmp(a, "--clock") && (!strcmp(v, "wall") || !strcmp(v, "cpu")))
@@ -118,8 +132,9 @@ int main(int argc, char **argv) {
     }
     i++;
   }
-  if (threads < 1 || rounds < 1 || repeats < 1 || repeats > 64 || batch_ms <= 0) {
-    fprintf(stderr, "bench_cpu: threads, rounds >= 1, repeats in 1..64, batch-ms > 0\n");
+  if (threads < 1 || rounds < 1 || repeats < 1 || repeats > 64 || batch_ms <= 0 ||
+      !(gap_ms >= 0 && gap_ms <= 10000)) {
+    fprintf(stderr, "bench_cpu: threads, rounds >= 1, repeats in 1..64, batch-ms > 0, gap-ms in 0..10000\n");
     return 2;
   }
   openblas_set_num_threads(threads);
@@ -137,9 +152,9 @@ int main(int argc, char **argv) {
   strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&tnow));
   printf("# bench_cpu %s\n", date);
   printf("# openblas: core %s | %s\n", openblas_get_corename(), openblas_get_config());
-  printf("# threads %d, rounds %d (ABBA), repeats %d, batch %.0f ms, clock %s, load avg %.2f "
-         "%.2f %.2f\n",
-         threads, rounds, repeats, batch_ms,
+  printf("# threads %d, rounds %d (ABBA), repeats %d, batch %.0f ms, gap %.0f ms, clock %s, "
+         "load avg %.2f %.2f %.2f\n",
+         threads, rounds, repeats, batch_ms, gap_ms,
          bench_clock == CLOCK_MONOTONIC ? "wall" : "process-cpu", load[0], load[1], load[2]);
 
   printf("\n| shape (MxNxK) | tessera GFLOP/s | OpenBLAS GFLOP/s | ratio median | [min, max] | "
@@ -167,7 +182,9 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bench_cpu: %s\n", msg);
       return 2;
     }
-    plan.threads = threads;
+    /* --threads is what both libraries are offered; a plan that asks for
+     * fewer (the default for small problems) keeps its own count. */
+    if (plan.threads == 0 || plan.threads > threads) plan.threads = threads;
     tsr_plan_info info;
     if (tsr_plan_realize(ctx, TSR_BACKEND_CPU, &p, &plan, &info) != TSR_OK) {
       fprintf(stderr, "bench_cpu: %s\n", tsr_context_message(ctx));
