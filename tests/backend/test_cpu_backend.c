@@ -399,6 +399,30 @@ static void test_default_plan_balanced(void **state) {
   assert_int_equal(pl.wm, 1);
 }
 
+/* Small problems default to one thread (docs/perf.md, CPU step 12):
+ * 80³ (1.02 MFLOP) and 96×80×72 (1.11 MFLOP) are under the 1.5 MFLOP
+ * threshold, 96³ (1.77 MFLOP) and a batch of four 64³ (2.1 MFLOP) are not. */
+static void test_default_plan_serial_small(void **state) {
+  const struct { int64_t m, n, k, batch; int threads; } c[] = {
+      {80, 80, 80, 1, 1}, {96, 80, 72, 1, 1}, {1, 1, 1, 1, 1},
+      {96, 96, 96, 1, 0}, {64, 64, 64, 4, 0}, {512, 512, 512, 1, 0}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    gemm_case g = {.m = c[i].m, .n = c[i].n, .k = c[i].k, .batch = c[i].batch, .alpha = 1.0f};
+    tsr_plan pl = default_plan_for(&g);
+    assert_int_equal(pl.threads, c[i].threads);
+    tsr_problem p = make_problem(&g);
+    tsr_plan_info info;
+    assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_OK);
+    if (c[i].threads == 1) {
+      assert_int_equal(info.threads, 1);
+      /* one tile: nothing split for a second core */
+      assert_int_equal((uint64_t)info.grid_rows * info.grid_cols, 1);
+    }
+  }
+  gemm_case g = {.m = 96, .n = 80, .k = 72, .alpha = 1.0f, .inputs = TSR_INPUTS_DYADIC};
+  run_case(&g, NULL);
+}
+
 /* The default blocking (docs/perf.md, CPU steps 4-7): long K blocks, a
  * ~384 KiB A block, B columns within 8 MiB, the walk down tile columns; and a
  * deep, wide shape run with it (two K blocks, a stripe-walked grid with M/N
@@ -552,6 +576,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_rejections, setup, teardown),
       cmocka_unit_test_setup_teardown(test_realize_info, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_plan_balanced, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_default_plan_serial_small, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_plan_blocking, setup, teardown),
       cmocka_unit_test_setup_teardown(test_vtable_exec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_null_context, setup, teardown),

@@ -29,6 +29,8 @@
 #include "core/inputs.h"
 
 #define TSR__CPU_MAX_THREADS 256
+/* Problems under this many flops (2·M·N·K·batch) default to one thread. */
+#define TSR__CPU_SERIAL_FLOPS 1.5e6
 /* Per-thread packing buffers above this are rejected as a plan error. */
 #define TSR__CPU_MAX_PACK_BYTES (512ull << 20)
 
@@ -163,8 +165,14 @@ static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
   int64_t mc_max = 96 * 1024 / bk;
   if (mc_max > 192) mc_max = 192;
   if (mc_max < tm) mc_max = tm;
-  int64_t nt = online_cores();
   int64_t batch = p->batch > 0 ? p->batch : 1;
+  /* Below TSR__CPU_SERIAL_FLOPS one core computes alone: a second thread
+   * saves less than the hand-off risks (docs/perf.md, CPU step 12: at 64³
+   * one and two threads tie on the median, and two lose whole rounds 10×
+   * when the second vCPU is late). */
+  double flops = 2.0 * (double)m * (double)n * (double)k * (double)batch;
+  int serial = flops < TSR__CPU_SERIAL_FLOPS;
+  int64_t nt = serial ? 1 : online_cores();
   int64_t bm, bn;
   int64_t tasks = split_grid(m, n, batch, nt, tm, tn, mc_max, nc_max, &bm, &bn);
   /* Wide tiles only when there are still plenty of tasks: with fewer than
@@ -181,7 +189,7 @@ static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr_walk_normalize(&walk, grid_h, (uint32_t)cdiv(n, bn));
   *out = (tsr_plan){.bm = (int)bm, .bn = (int)bn, .bk = (int)bk, .wm = 1, .wn = 1, .tm = tm,
                     .tn = tn, .stages = 1, .vec = 1, .a = TSR_IN_STAGED, .b = TSR_IN_STAGED,
-                    .pad = 0, .walk = walk, .splitk = 1, .threads = 0,
+                    .pad = 0, .walk = walk, .splitk = 1, .threads = serial ? 1 : 0,
                     .isa = TSR_ISA_AUTO, .mma = TSR_MMA_FFMA};
 }
 
