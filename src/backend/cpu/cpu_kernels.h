@@ -39,6 +39,26 @@ void tsr__cpu_pack_generic(int64_t kc, int mr, int w, const float *src, int64_t 
 void tsr__cpu_pack_avx512(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
                           float *dst);
 
+/* Direct (view) kernels, for plans with a=view,b=view: no packing. Computes
+ * the mr×nr tile (mr ≤ tm, nr ≤ tn) C[i*ldc + j] = alpha * sum_k
+ * op(A)(i,k)·op(B)(k,j) + beta * C[...], reading op(A)(i,k) at
+ * a[i*ars + k*aks] and op(B)(k,j) at b[k*ldb + j] (rows of op(B)
+ * contiguous: op(B) = N). beta == 0 never reads C. */
+typedef void (*tsr__cpu_dkernel)(int64_t kc, int mr, int nr, const float *a, int64_t ars,
+                                 int64_t aks, const float *b, int64_t ldb, float *c, int64_t ldc,
+                                 float alpha, float beta);
+/* AVX-512: tn = 32, tm ≤ 12. Generic (any ISA): tm ≤ 16, tn ≤ 32. */
+void tsr__cpu_direct_avx512(int64_t kc, int mr, int nr, const float *a, int64_t ars, int64_t aks,
+                            const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,
+                            float beta);
+void tsr__cpu_direct_generic(int64_t kc, int mr, int nr, const float *a, int64_t ars,
+                             int64_t aks, const float *b, int64_t ldb, float *c, int64_t ldc,
+                             float alpha, float beta);
+#define TSR__CPU_DIRECT_AVX512_TM 12
+#define TSR__CPU_DIRECT_AVX512_TN 32
+#define TSR__CPU_DIRECT_GENERIC_TM 16
+#define TSR__CPU_DIRECT_GENERIC_TN 32
+
 /* 1 when the running CPU (and OS) supports the ISA's micro-kernels. */
 int tsr__cpu_isa_supported(tsr_isa isa);
 /* Test hook: treat every ISA above max as unsupported (TSR_ISA_AVX512

@@ -124,8 +124,71 @@ __attribute__((target("avx512f"))) void tsr__cpu_pack_avx512(int64_t kc, int mr,
     }
   }
 }
+
+/* Direct kernels: MR rows × up to 32 columns read in place, the columns
+ * masked to nr. op(B) rows are loaded as they are (no packing); op(A)
+ * elements are broadcast from their strided places. One function per MR so
+ * the accumulators stay in registers. */
+#define TSR_AVX512_DIRECT(MR)                                                                \
+  __attribute__((target("avx512f"))) static void d512_##MR(                                 \
+      int64_t kc, int nr, const float *restrict a, int64_t ars, int64_t aks,                 \
+      const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc, float alpha,     \
+      float beta) {                                                                          \
+    const __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);                                     \
+    __m512 acc0[MR], acc1[MR];                                                               \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) acc0[i] = acc1[i] = _mm512_setzero_ps(); \
+    for (int64_t k = 0; k < kc; k++) {                                                       \
+      const float *bk = b + k * ldb, *ak = a + k * aks;                                      \
+      __m512 b0 = _mm512_maskz_loadu_ps(m0, bk), b1 = _mm512_maskz_loadu_ps(m1, bk + 16);    \
+      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                \
+        __m512 av = _mm512_set1_ps(ak[i * ars]);                                             \
+        acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);                                          \
+        acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);                                          \
+      }                                                                                      \
+    }                                                                                        \
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);                            \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                  \
+      float *cr = c + i * ldc;                                                               \
+      __m512 r0 = _mm512_mul_ps(va, acc0[i]), r1 = _mm512_mul_ps(va, acc1[i]);               \
+      if (beta != 0.0f) {                                                                    \
+        r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), r0);                         \
+        r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), r1);                    \
+      }                                                                                      \
+      _mm512_mask_storeu_ps(cr, m0, r0);                                                     \
+      _mm512_mask_storeu_ps(cr + 16, m1, r1);                                                \
+    }                                                                                        \
+  }
+
+TSR_AVX512_DIRECT(1)
+TSR_AVX512_DIRECT(2)
+TSR_AVX512_DIRECT(3)
+TSR_AVX512_DIRECT(4)
+TSR_AVX512_DIRECT(5)
+TSR_AVX512_DIRECT(6)
+TSR_AVX512_DIRECT(7)
+TSR_AVX512_DIRECT(8)
+TSR_AVX512_DIRECT(9)
+TSR_AVX512_DIRECT(10)
+TSR_AVX512_DIRECT(11)
+TSR_AVX512_DIRECT(12)
+
+void tsr__cpu_direct_avx512(int64_t kc, int mr, int nr, const float *a, int64_t ars, int64_t aks,
+                            const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,
+                            float beta) {
+  typedef void (*fn)(int64_t, int, const float *, int64_t, int64_t, const float *, int64_t,
+                     float *, int64_t, float, float);
+  static const fn by_rows[TSR__CPU_DIRECT_AVX512_TM + 1] = {
+      NULL, d512_1, d512_2, d512_3, d512_4, d512_5, d512_6,
+      d512_7, d512_8, d512_9, d512_10, d512_11, d512_12};
+  by_rows[mr](kc, nr, a, ars, aks, b, ldb, c, ldc, alpha, beta);
+}
 #else
 const tsr__cpu_kernel tsr__cpu_kernels_avx512[] = {{TSR_ISA_AVX512, 0, 0, NULL}};
+void tsr__cpu_direct_avx512(int64_t kc, int mr, int nr, const float *a, int64_t ars, int64_t aks,
+                            const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,
+                            float beta) {
+  tsr__cpu_direct_generic(kc, mr, nr, a, ars, aks, b, ldb, c, ldc, alpha, beta);
+}
 void tsr__cpu_pack_avx512(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
                           float *dst) {
   tsr__cpu_pack_generic(kc, mr, w, src, rs, ks, dst);

@@ -84,3 +84,24 @@ const tsr__cpu_kernel tsr__cpu_kernels_generic[] = {
     {TSR_ISA_GENERIC, 4, 16, kgen_4x16},
     {TSR_ISA_GENERIC, 0, 0, NULL},
 };
+
+void tsr__cpu_direct_generic(int64_t kc, int mr, int nr, const float *a, int64_t ars,
+                             int64_t aks, const float *b, int64_t ldb, float *c, int64_t ldc,
+                             float alpha, float beta) {
+  float acc[TSR__CPU_DIRECT_GENERIC_TM][TSR__CPU_DIRECT_GENERIC_TN];
+  memset(acc, 0, sizeof acc);
+  for (int64_t k = 0; k < kc; k++) { /* K steps: one row of op(B) */
+    const float *bk = b + k * ldb;
+    for (int i = 0; i < mr; i++) {
+      const float av = a[i * ars + k * aks];
+      for (int j = 0; j < nr; j++) acc[i][j] += av * bk[j];
+    }
+  }
+  for (int i = 0; i < mr; i++) {
+    float *cr = c + i * ldc;
+    if (beta == 0.0f)
+      for (int j = 0; j < nr; j++) cr[j] = alpha * acc[i][j];
+    else
+      for (int j = 0; j < nr; j++) cr[j] = alpha * acc[i][j] + beta * cr[j];
+  }
+}
