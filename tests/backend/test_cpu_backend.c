@@ -232,6 +232,7 @@ static void check_kernels_of(const tsr__cpu_kernel *list, tsr_isa isa) {
       gemm_case g = {.m = 127, .n = 193, .k = 61, .oa = (tsr_op)(t & 1), .ob = (tsr_op)(t >> 1),
                      .alpha = 1.0f, .beta = t == 3 ? 0.5f : 0.0f, .inputs = TSR_INPUTS_DYADIC};
       tsr_plan pl = default_plan_for(&g);
+      pl.a = pl.b = TSR_IN_STAGED; /* the packed micro-kernels (small defaults read in place) */
       pl.isa = isa;
       pl.tm = k->tm;
       pl.tn = k->tn;
@@ -314,6 +315,7 @@ static void test_rejections(void **state) {
   gemm_case g = {.m = 100, .n = 100, .k = 100, .alpha = 1.0f};
   tsr_problem p = make_problem(&g);
   tsr_plan base = default_plan_for(&g), pl;
+  base.a = base.b = TSR_IN_STAGED; /* the packed path's rules (view: test_view_plans) */
   tsr_isa best = tsr__cpu_isa_supported(TSR_ISA_AVX512) ? TSR_ISA_AVX512
                  : tsr__cpu_isa_supported(TSR_ISA_AVX2) ? TSR_ISA_AVX2 : TSR_ISA_GENERIC;
   pl = base; pl.isa = best; pl.tm = 5; pl.bm = 10;
@@ -399,6 +401,56 @@ static void test_default_plan_balanced(void **state) {
   assert_int_equal(pl.wm, 1);
 }
 
+/* a=view,b=view (no packing): every shape × op(A), beta, batch with padded
+ * strides, K blocks, partial tiles of every size, both direct kernels
+ * (AVX-512 where present, the portable one by isa=generic); rejections name
+ * the field. */
+static void test_view_plans(void **state) {
+  const char *plans[] = {"a=view,b=view,tm=12,tn=32",
+                         "a=view,b=view,tm=12,tn=32,bk=7,walk=stripe:2",
+                         "a=view,b=view,bm=10,bn=17,tm=5,tn=17,isa=generic",
+                         "a=view,b=view,bm=16,bn=32,tm=16,tn=32,isa=generic"};
+  for (size_t q = 0; q < sizeof plans / sizeof plans[0]; q++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+      for (int t = 0; t < 2; t++) {
+        gemm_case g = {.m = shapes[s][0], .n = shapes[s][1], .k = shapes[s][2],
+                       .oa = (tsr_op)t, .alpha = 1.5f, .beta = t ? 0.5f : 0.0f,
+                       .batch = s == 1 ? 3 : 1, .pad_a = s == 1 ? 3 : 0, .pad_b = s == 1 ? 5 : 0,
+                       .pad_c = s == 1 ? 2 : 0, .gap_c = s == 1 ? 7 : 0,
+                       .inputs = TSR_INPUTS_DYADIC};
+        tsr_plan pl = default_plan_for(&g);
+        char msg[256];
+        assert_int_equal(tsr_plan_parse(plans[q], &pl, msg, sizeof msg), TSR_OK);
+        if (q == 0 && tsr__cpu_isa_supported(TSR_ISA_AVX512)) {
+          tsr_problem p = make_problem(&g);
+          tsr_plan_info info;
+          assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_OK);
+          assert_int_equal(info.plan.isa, TSR_ISA_AVX512);
+          assert_int_equal(info.smem_bytes, 0); /* nothing packed */
+        }
+        run_case(&g, &pl);
+      }
+  const struct { const char *plan; tsr_op ob; const char *want; } bad[] = {
+      {"a=view,b=staged", TSR_OP_N, "a=view with b=staged"},
+      {"a=staged,b=view", TSR_OP_N, "a=staged with b=view"},
+      {"a=view,b=view", TSR_OP_T, "b=view needs op(B) = N"},
+      {"a=view,b=view,bm=20,tm=20,tn=32", TSR_OP_N, "tm<=16"},
+      {"a=view,b=view,bn=16,tm=12,tn=16,isa=avx512", TSR_OP_N, "tn=32 and tm<=12"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    if (strstr(bad[i].plan, "avx512") && !tsr__cpu_isa_supported(TSR_ISA_AVX512)) continue;
+    gemm_case g = {.m = 40, .n = 48, .k = 20, .ob = bad[i].ob, .alpha = 1.0f};
+    tsr_problem p = make_problem(&g);
+    tsr_plan pl = default_plan_for(&g);
+    char msg[256];
+    assert_int_equal(tsr_plan_parse(bad[i].plan, &pl, msg, sizeof msg), TSR_OK);
+    tsr_plan_info info;
+    assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_ERR_REJECTED);
+    if (!strstr(tsr_context_message(g_ctx), bad[i].want))
+      fail_msg("plan %s: message '%s' lacks '%s'", bad[i].plan, tsr_context_message(g_ctx),
+               bad[i].want);
+  }
+}
+
 /* Small problems default to one thread (docs/perf.md, CPU step 12):
  * 80³ (1.02 MFLOP) and 96×80×72 (1.11 MFLOP) are under the 1.5 MFLOP
  * threshold, 96³ (1.77 MFLOP) and a batch of four 64³ (2.1 MFLOP) are not. */
@@ -421,6 +473,18 @@ static void test_default_plan_serial_small(void **state) {
   }
   gemm_case g = {.m = 96, .n = 80, .k = 72, .alpha = 1.0f, .inputs = TSR_INPUTS_DYADIC};
   run_case(&g, NULL);
+  /* With AVX-512, under 8 MFLOP and op(B) = N the operands are read in place
+   * (step 13): 128³ (4.2 MFLOP) yes, op(B) = T no, 160×160×160 (8.2) no. */
+  if (tsr__cpu_isa_supported(TSR_ISA_AVX512)) {
+    gemm_case v = {.m = 128, .n = 128, .k = 128, .alpha = 1.0f};
+    assert_int_equal(default_plan_for(&v).a, TSR_IN_VIEW);
+    assert_int_equal(default_plan_for(&v).b, TSR_IN_VIEW);
+    v.ob = TSR_OP_T;
+    assert_int_equal(default_plan_for(&v).a, TSR_IN_STAGED);
+    v.ob = TSR_OP_N;
+    v.m = v.n = v.k = 160;
+    assert_int_equal(default_plan_for(&v).a, TSR_IN_STAGED);
+  }
 }
 
 /* The default blocking (docs/perf.md, CPU steps 4-7): long K blocks, a
@@ -577,6 +641,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_realize_info, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_plan_balanced, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_plan_serial_small, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_view_plans, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_plan_blocking, setup, teardown),
       cmocka_unit_test_setup_teardown(test_vtable_exec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_null_context, setup, teardown),

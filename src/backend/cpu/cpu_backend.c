@@ -14,9 +14,13 @@
  * go through a small buffer and are merged with alpha/beta. The first K
  * block applies beta (beta == 0 never reads C), later blocks accumulate.
  *
- * Plan fields used: bm, bn, bk, tm, tn, walk, threads, isa. Fields the CPU
- * does not use must hold the defaults of the built-in plan: wm=1, wn=1,
- * stages=1, vec=1, a=staged, b=staged, pad=0, splitk=1, mma=ffma. */
+ * With a=view,b=view nothing is packed: direct kernels read op(A) and the
+ * rows of op(B) in place (op(B) = N only) and take partial tiles; this is
+ * for operands that fit in cache, where packing costs more than it saves.
+ *
+ * Plan fields used: bm, bn, bk, tm, tn, a, b, walk, threads, isa. Fields the
+ * CPU does not use must hold the defaults of the built-in plan: wm=1, wn=1,
+ * stages=1, vec=1, pad=0, splitk=1, mma=ffma. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,8 @@
 #define TSR__CPU_MAX_THREADS 256
 /* Problems under this many flops (2·M·N·K·batch) default to one thread. */
 #define TSR__CPU_SERIAL_FLOPS 1.5e6
+/* ... and under this many, with op(B) = N and AVX-512, to a=view,b=view. */
+#define TSR__CPU_VIEW_FLOPS 8e6
 /* Per-thread packing buffers above this are rejected as a plan error. */
 #define TSR__CPU_MAX_PACK_BYTES (512ull << 20)
 
@@ -187,8 +193,17 @@ static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
   uint32_t grid_h = (uint32_t)cdiv(m, bm);
   tsr_walk walk = {TSR_WALK_STRIPE, grid_h, 1};
   tsr_walk_normalize(&walk, grid_h, (uint32_t)cdiv(n, bn));
+  /* Small operands read in place: while they sit in L1/L2, packing them
+   * costs more than it saves (docs/perf.md, CPU step 13: 32³ 0.45 → 0.75
+   * of OpenBLAS, 128×128×61 0.94 → 1.03–1.10; 256³ ties, 513×257×129
+   * loses). The direct kernel's tile is 12×32, like the packed default. */
+  tsr_input_mode mode = flops < TSR__CPU_VIEW_FLOPS && p->op_b == TSR_OP_N &&
+                                isa == TSR_ISA_AVX512 && tm == TSR__CPU_DIRECT_AVX512_TM &&
+                                tn == TSR__CPU_DIRECT_AVX512_TN
+                            ? TSR_IN_VIEW
+                            : TSR_IN_STAGED;
   *out = (tsr_plan){.bm = (int)bm, .bn = (int)bn, .bk = (int)bk, .wm = 1, .wn = 1, .tm = tm,
-                    .tn = tn, .stages = 1, .vec = 1, .a = TSR_IN_STAGED, .b = TSR_IN_STAGED,
+                    .tn = tn, .stages = 1, .vec = 1, .a = mode, .b = mode,
                     .pad = 0, .walk = walk, .splitk = 1, .threads = serial ? 1 : 0,
                     .isa = TSR_ISA_AUTO, .mma = TSR_MMA_FFMA};
 }
@@ -201,8 +216,47 @@ static int run_threads(const tsr_plan *plan, uint64_t tasks) {
   return t < 1 ? 1 : t;
 }
 
+/* The direct (a=view,b=view) kernel for a plan: AVX-512 when it is allowed
+ * and tm×tn fits its register tile, else the portable one. *isa receives the
+ * ISA of the code that runs. */
+static tsr_status resolve_direct(const tsr_plan *plan, tsr__cpu_dkernel *dk, tsr_isa *isa,
+                                 char *msg, size_t cap) {
+  int fits512 = plan->tn == TSR__CPU_DIRECT_AVX512_TN && plan->tm <= TSR__CPU_DIRECT_AVX512_TM;
+  int fitsgen = plan->tn <= TSR__CPU_DIRECT_GENERIC_TN && plan->tm <= TSR__CPU_DIRECT_GENERIC_TM;
+  if ((unsigned)plan->isa > TSR_ISA_AVX512)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: isa=%d is not a known ISA",
+                        (int)plan->isa);
+  if (plan->isa != TSR_ISA_AUTO && !tsr__cpu_isa_supported(plan->isa))
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: isa=%s is not supported by this CPU",
+                        isa_name[plan->isa]);
+  if ((plan->isa == TSR_ISA_AUTO || plan->isa == TSR_ISA_AVX512) &&
+      tsr__cpu_isa_supported(TSR_ISA_AVX512) && fits512) {
+    *dk = tsr__cpu_direct_avx512;
+    *isa = TSR_ISA_AVX512;
+    return TSR_OK;
+  }
+  if (plan->isa == TSR_ISA_AVX512)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                        "plan: tm=%d, tn=%d with a=view,b=view: the avx512 direct kernel needs "
+                        "tn=%d and tm<=%d",
+                        plan->tm, plan->tn, TSR__CPU_DIRECT_AVX512_TN, TSR__CPU_DIRECT_AVX512_TM);
+  if (!fitsgen)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                        "plan: tm=%d, tn=%d with a=view,b=view: the direct kernels take tm<=%d "
+                        "and tn<=%d",
+                        plan->tm, plan->tn, TSR__CPU_DIRECT_GENERIC_TM, TSR__CPU_DIRECT_GENERIC_TN);
+  *dk = tsr__cpu_direct_generic;
+  *isa = TSR_ISA_GENERIC;
+  return TSR_OK;
+}
+
+/* kern: the packed micro-kernel (staged plans); dk and disa: the direct
+ * kernel and its ISA (view plans). */
 static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
-                             const tsr__cpu_kernel **kern, char *msg, size_t cap) {
+                             const tsr__cpu_kernel **kern, tsr__cpu_dkernel *dk, tsr_isa *disa,
+                             char *msg, size_t cap) {
+  *kern = NULL;
+  *dk = NULL;
   const struct { const char *name; int v; } pos[] = {
       {"bm", plan->bm}, {"bn", plan->bn}, {"bk", plan->bk}, {"tm", plan->tm}, {"tn", plan->tn}};
   for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
@@ -213,16 +267,12 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
       {"wm", plan->wm, 1},         {"wn", plan->wn, 1},
       {"stages", plan->stages, 1}, {"vec", plan->vec, 1},
       {"pad", plan->pad, 0},       {"splitk", plan->splitk, 1},
-      {"a", (int)plan->a, TSR_IN_STAGED}, {"b", (int)plan->b, TSR_IN_STAGED},
       {"mma", (int)plan->mma, TSR_MMA_FFMA}, {"minblocks", plan->minblocks, 0},
       {"pack", (int)plan->pack, TSR_PACK_NONE}};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     if (fixed[i].v != fixed[i].want) {
       const char *n = fixed[i].name;
-      const char *what = !strcmp(n, "a") || !strcmp(n, "b") ? "staged"
-                         : !strcmp(n, "mma")                 ? "ffma"
-                         : !strcmp(n, "pack")                ? "none"
-                                                             : NULL;
+      const char *what = !strcmp(n, "mma") ? "ffma" : !strcmp(n, "pack") ? "none" : NULL;
       if (what)
         return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
                             "plan: %s=%d is not used by the cpu backend and must be %s",
@@ -234,7 +284,21 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
   if (plan->threads < 0 || plan->threads > TSR__CPU_MAX_THREADS)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: threads=%d is outside 0..%d",
                         plan->threads, TSR__CPU_MAX_THREADS);
-  tsr_status st = resolve_kernel(plan, kern, msg, cap);
+  if ((unsigned)plan->a > TSR_IN_VIEW || (unsigned)plan->b > TSR_IN_VIEW)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: a=%d, b=%d: input modes are staged or view",
+                        (int)plan->a, (int)plan->b);
+  if (plan->a != plan->b)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                        "plan: a=%s with b=%s: the cpu backend packs both operands (staged) or "
+                        "reads both in place (view)",
+                        plan->a == TSR_IN_VIEW ? "view" : "staged",
+                        plan->b == TSR_IN_VIEW ? "view" : "staged");
+  const int view = plan->a == TSR_IN_VIEW;
+  if (view && p->op_b != TSR_OP_N)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                        "plan: b=view needs op(B) = N on the cpu backend (it reads rows of op(B) "
+                        "in place); use a=staged,b=staged");
+  tsr_status st = view ? resolve_direct(plan, dk, disa, msg, cap) : resolve_kernel(plan, kern, msg, cap);
   if (st) return st;
   if (plan->bm % plan->tm)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: bm=%d is not a multiple of tm=%d",
@@ -242,7 +306,7 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
   if (plan->bn % plan->tn)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: bn=%d is not a multiple of tn=%d",
                         plan->bn, plan->tn);
-  uint64_t bytes = pack_bytes(plan);
+  uint64_t bytes = view ? 0 : pack_bytes(plan);
   if (bytes > TSR__CPU_MAX_PACK_BYTES)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
                         "plan: bm=%d, bk=%d need %llu bytes of packing buffers per thread "
@@ -264,17 +328,19 @@ static tsr_status cpu_realize(tsr_context *ctx, const tsr_problem *p, const tsr_
   memset(info, 0, sizeof *info);
   char msg[512];
   const tsr__cpu_kernel *kern;
-  tsr_status st = check_plan(p, plan, &kern, msg, sizeof msg);
+  tsr__cpu_dkernel dk;
+  tsr_isa disa = TSR_ISA_AUTO;
+  tsr_status st = check_plan(p, plan, &kern, &dk, &disa, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
   info->plan = *plan;
-  info->plan.isa = kern->isa; /* the realized kernel's ISA, never auto */
+  info->plan.isa = kern ? kern->isa : disa; /* the realized kernel's ISA, never auto */
   uint32_t h = (uint32_t)cdiv(p->m, plan->bm), w = (uint32_t)cdiv(p->n, plan->bn);
   tsr_walk_normalize(&info->plan.walk, h, w);
   info->grid_rows = h;
   info->grid_cols = w;
   info->grid_batch = (uint32_t)p->batch;
   info->threads = (uint32_t)run_threads(plan, (uint64_t)h * w * (uint64_t)p->batch);
-  info->smem_bytes = pack_bytes(plan) * info->threads;
+  info->smem_bytes = kern ? pack_bytes(plan) * info->threads : 0;
   info->regs = info->local_bytes = -1;
   info->tail_m = p->m % plan->bm != 0;
   info->tail_n = p->n % plan->bn != 0;
@@ -288,6 +354,7 @@ typedef struct {
   const tsr_problem *p;
   const tsr_plan *plan;
   tsr__cpu_ukernel kern;
+  tsr__cpu_dkernel dkern; /* non-NULL: a=view,b=view, nothing packed */
   tsr__cpu_packer pack;
   const float *a, *b;
   float *c;
@@ -385,6 +452,44 @@ static void run_tile(const job *j, float *apack, float *bpack, float *edge, int6
   }
 }
 
+/* A tile read in place (a=view,b=view): tm×tn direct kernels over each K
+ * block; no packing, no edge buffer (the kernels take partial tiles). */
+static void run_tile_direct(const job *j, int64_t bt, uint32_t row, uint32_t col) {
+  const tsr_problem *p = j->p;
+  const int tm = j->plan->tm, tn = j->plan->tn;
+  const int64_t bm = j->plan->bm, bn = j->plan->bn, bk = j->plan->bk;
+  const int64_t i0 = (int64_t)row * bm, j0 = (int64_t)col * bn;
+  const int64_t mlen = p->m - i0 < bm ? p->m - i0 : bm;
+  const int64_t nlen = p->n - j0 < bn ? p->n - j0 : bn;
+  const int64_t ars = p->op_a == TSR_OP_N ? j->lda : 1, aks = p->op_a == TSR_OP_N ? 1 : j->lda;
+  const float *A = j->a + bt * j->sa + i0 * ars, *B = j->b + bt * j->sb + j0;
+  float *C = j->c + bt * j->sc + i0 * j->ldc + j0;
+  for (int64_t p0 = 0; p0 < p->k; p0 += bk) { /* K blocks */
+    const int64_t kc = p->k - p0 < bk ? p->k - p0 : bk;
+    const float beta = p0 == 0 ? p->beta : 1.0f;
+    for (int64_t jr = 0; jr < nlen; jr += tn) {   /* column strips of op(B) */
+      const int nr = nlen - jr < tn ? (int)(nlen - jr) : tn;
+      for (int64_t ir = 0; ir < mlen; ir += tm) { /* row strips of op(A) */
+        const int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
+        j->dkern(kc, mr, nr, A + ir * ars + p0 * aks, ars, aks, B + p0 * j->ldb + jr, j->ldb,
+                 C + ir * j->ldc + jr, j->ldc, p->alpha, beta);
+      }
+    }
+  }
+}
+
+static void worker_direct(void *arg, int tid) {
+  job *j = arg;
+  const uint64_t hw = (uint64_t)j->h * j->w;
+  for (;;) {
+    uint64_t t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+    if (t >= j->tasks) break;
+    uint32_t row, col;
+    tsr_walk_map(&j->plan->walk, j->h, j->w, (uint32_t)(t % hw), &row, &col);
+    run_tile_direct(j, (int64_t)(t / hw), row, col);
+  }
+}
+
 static void worker(void *arg, int tid) {
   job *j = arg;
   const tsr_plan *pl = j->plan;
@@ -445,10 +550,12 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
                          const float *a, const float *b, float *c) {
   char msg[512];
   const tsr__cpu_kernel *kern;
-  tsr_status st = check_plan(p, plan, &kern, msg, sizeof msg);
+  tsr__cpu_dkernel dk;
+  tsr_isa disa;
+  tsr_status st = check_plan(p, plan, &kern, &dk, &disa, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
-  job j = {.p = p, .plan = plan, .kern = kern->fn, .a = a, .b = b, .c = c};
-  j.pack = kern->isa == TSR_ISA_AVX512 ? tsr__cpu_pack_avx512 : tsr__cpu_pack_generic;
+  job j = {.p = p, .plan = plan, .kern = kern ? kern->fn : NULL, .dkern = dk, .a = a, .b = b, .c = c};
+  j.pack = kern && kern->isa == TSR_ISA_AVX512 ? tsr__cpu_pack_avx512 : tsr__cpu_pack_generic;
   int64_t rows, cols;
   tsr__stored_dims(p, TSR_TENSOR_A, &rows, &cols, &j.lda, &j.sa);
   tsr__stored_dims(p, TSR_TENSOR_B, &rows, &cols, &j.ldb, &j.sb);
@@ -470,6 +577,10 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   int rc = 0;
   j.bstride = round_up(p->n, plan->tn) * p->k;
   uint64_t bbytes = (uint64_t)j.bstride * (uint64_t)p->batch * sizeof(float);
+  if (j.dkern) {
+    rc = tsr__cpu_pool_run(pool, nthreads, worker_direct, &j);
+    goto ran;
+  }
   if (j.h > 1 && bbytes <= TSR__CPU_PREPACK_MAX_BYTES) {
     j.bfull = tsr__cpu_pool_shared(pool, (size_t)bbytes);
     j.pack_units = (uint64_t)cdiv(p->n, prepack_cols(plan->tn)) * (uint64_t)p->batch;
@@ -479,6 +590,7 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
     }
   }
   if (!rc) rc = tsr__cpu_pool_run(pool, nthreads, worker, &j);
+ran:
   tsr__cpu_pool_unlock(pool);
   if (!ctx) tsr__cpu_pool_destroy(pool);
   if (rc) return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: could not start %d worker threads", nthreads);
