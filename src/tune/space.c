@@ -49,12 +49,22 @@ static double prior_cpu(const tsr_problem *p, const tsr_plan_info *info) {
   if (pl->isa != TSR_ISA_GENERIC && acc + pl->tn / lanes + 1 > regs) keff *= 0.5; /* spills */
   double m = (double)p->m, n = (double)p->n, k = (double)p->k;
   double waste = (double)round_up(p->m, pl->tm) * (double)round_up(p->n, pl->tn) / (m * n);
-  double ov = lanes / pl->bn      /* A re-packed once per column tile */
-              + lanes / pl->bm    /* B re-packed once per row tile */
-              + 2.0 * lanes / fmin((double)pl->bk, k); /* C read/written per K block */
   double l1 = cache_bytes(_SC_LEVEL1_DCACHE_SIZE, 32768), l2 = cache_bytes(_SC_LEVEL2_CACHE_SIZE, 1 << 20);
-  double pen = fit_penalty(4.0 * pl->bk * pl->tn, l1) *
-               fit_penalty(4.0 * round_up(pl->bm, pl->tm) * pl->bk, l2);
+  double ov, pen;
+  if (pl->a == TSR_IN_VIEW) {
+    /* Read in place: no packing, only partial tiles (no padding waste);
+     * the kc×bn block of op(B) is re-read once per tm rows, so it must
+     * stay in L2, and tm rows of op(A) over kc in L1. */
+    waste = 1.0;
+    ov = 2.0 * lanes / fmin((double)pl->bk, k);
+    pen = fit_penalty(4.0 * pl->bk * pl->tm, l1) * fit_penalty(4.0 * pl->bk * pl->bn, l2);
+  } else {
+    ov = lanes / pl->bn      /* A re-packed once per column tile */
+         + lanes / pl->bm    /* B re-packed once per row tile */
+         + 2.0 * lanes / fmin((double)pl->bk, k); /* C read/written per K block */
+    pen = fit_penalty(4.0 * pl->bk * pl->tn, l1) *
+          fit_penalty(4.0 * round_up(pl->bm, pl->tm) * pl->bk, l2);
+  }
   double tasks = (double)info->grid_rows * info->grid_cols * info->grid_batch;
   double t = info->threads > 0 ? info->threads : 1;
   double cores = online_cores();
@@ -166,6 +176,30 @@ static int gen_cpu(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
                 if (push(pv, &pl)) return -1;
               }
   }
+  /* a=view,b=view: direct kernels, nothing packed (op(B) = N only; the
+   * planner rejects the rest with its reason). K whole or in blocks. */
+  static const int view_tms[] = {4, 8, 12};
+  static const int view_kcs[] = {0, 64, 256};
+  static const int view_mcs[] = {12, 48, 96, 192};
+  static const int view_ncs[] = {32, 128, 512};
+  for (size_t a = 0; a < sizeof view_tms / sizeof view_tms[0]; a++)
+    for (size_t kc = 0; kc < sizeof view_kcs / sizeof view_kcs[0]; kc++)
+      for (size_t bi = 0; bi < sizeof view_mcs / sizeof view_mcs[0]; bi++)
+        for (size_t c = 0; c < sizeof view_ncs / sizeof view_ncs[0]; c++)
+          for (int w = 0; w < 3; w++)
+            for (int t = 0; t < nthr; t++) {
+              tsr_plan pl = *base;
+              pl.a = pl.b = TSR_IN_VIEW;
+              pl.isa = TSR_ISA_AUTO;
+              pl.tm = view_tms[a];
+              pl.tn = TSR__CPU_DIRECT_AVX512_TN;
+              pl.bk = view_kcs[kc] ? equal_block(p->k, view_kcs[kc], 1) : equal_block(p->k, 65536, 1);
+              pl.bm = equal_block(p->m, view_mcs[bi], pl.tm);
+              pl.bn = equal_block(p->n, view_ncs[c], pl.tn);
+              pl.walk = walks[w];
+              pl.threads = thread_opts[t];
+              if (push(pv, &pl)) return -1;
+            }
   return 0;
 }
 
