@@ -45,6 +45,7 @@
   X(INSTRUMENTED, "instrumented", "a row ran under a profiler, tool injection or sanitizer")     \
   X(INSTRUMENTATION_UNRECORDED, "instrumentation_unrecorded",                                     \
     "a row's child result has no instrumentation record")                                        \
+  X(ISOLATION, "isolation", "a torch row's process record contradicts one process per row")     \
   X(SOURCE_HASH, "source_hash", "a generated-source SHA-256 is missing, varies or differs")      \
   X(ARTIFACT_HASH, "artifact_hash", "an executable/library/script hash is missing or malformed") \
   X(ARTIFACT_CHANGED, "artifact_changed", "an artifact changed during the run or differs on disk") \

@@ -449,6 +449,47 @@ static void check_instrumentation(tsr__audit_ctx *c, const char *where, const js
   }
 }
 
+/* Torch rows of a run that records its torch process mode (docs/protocol.md):
+ * with "fork" every row names the zygote and a forked child that is neither
+ * the zygote nor the row's own bench child, and a valid row's child exited
+ * 0; with "exec" every row says exec. Runs from before the record carry no
+ * top-level torch_process and are not checked. */
+static void check_torch_process(tsr__audit_ctx *c, const char *where, const json_t *result,
+                                int ok_row) {
+  const json_t *top = json_object_get(c->doc, "torch_process");
+  if (!json_is_object(top)) return;
+  const char *mode = S_(top, "mode");
+  const json_t *tp = json_object_get(result, "torch_process");
+  const char *rmode = S_(tp, "mode");
+  if (!mode || (strcmp(mode, "fork") && strcmp(mode, "exec"))) {
+    FAIL(c->res, TSR__AR_ISOLATION, "torch_process.mode", "'%.20s' is neither fork nor exec",
+         mode ? mode : "(missing)");
+    return;
+  }
+  const char *want = !strcmp(mode, "fork") ? "zygote-fork" : "exec";
+  if (!rmode || strcmp(rmode, want)) {
+    /* A row's child that could not reach the zygote still says zygote-fork;
+     * a missing record is only tolerated on rows without a child result. */
+    FAIL(c->res, TSR__AR_ISOLATION, where, "torch_process.mode '%.20s', the run's mode is %s",
+         rmode ? rmode : "(missing)", want);
+    return;
+  }
+  if (strcmp(want, "zygote-fork")) return;
+  json_int_t zpid = -1, cpid = -1, rpid = -1, code = -1;
+  int has_z = tsr__audit_int(tp, "pid", &zpid), has_c = tsr__audit_int(tp, "child_pid", &cpid);
+  tsr__audit_int(result, "pid", &rpid);
+  if (!ok_row && !has_c) return; /* the zygote was unreachable: a failed row, no child */
+  if (!has_z || !has_c || zpid <= 0 || cpid <= 0 || cpid == zpid || cpid == rpid) {
+    FAIL(c->res, TSR__AR_ISOLATION, where,
+         "forked torch child %lld, zygote %lld, row process %lld: not a process of its own",
+         (long long)cpid, (long long)zpid, (long long)rpid);
+    return;
+  }
+  if (ok_row && (!tsr__audit_int(tp, "exit_code", &code) || code != 0))
+    FAIL(c->res, TSR__AR_ISOLATION, where, "valid row, but its forked torch child exited %lld",
+         (long long)code);
+}
+
 static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si, int ri) {
   tsr__audit_result *res = c->res;
   char where[192];
@@ -487,6 +528,8 @@ static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si
     FAIL(res, TSR__AR_ROW_IDENTITY, where, "child result is for (%.64s, %.32s)", rs ? rs : "?",
          rr ? rr : "?");
   check_instrumentation(c, where, result);
+  const route_fmt *rf = route_fmt_find(c->base[ri]);
+  if (rf && !strcmp(rf->runner, "torch")) check_torch_process(c, where, result, ok_row);
 
   /* The problem: element counts, then the rest against the protocol. */
   const tsr__audit_shape *sh = &c->shapes[si];

@@ -191,5 +191,39 @@ corrupt "$G" "$W/g2" 'r=[x for x in d["rows"] if x["route"]=="tessera-gpu"][1]; 
 expect_rc 1 "a source hash that varies between rounds" "$T" audit "$W/g2"
 check "source_hash names the row" grep -q "^REJECT source_hash: row seq .*tessera-gpu" "$W/out"
 
+# A torch-shaped document from the GPU-shaped one (cublas rows become torch
+# rows that forked from a zygote, docs/protocol.md): it passes; a forked child
+# that is the zygote itself, a missing child record on a valid row, a nonzero
+# child exit and a row mode that contradicts the run's are rejected as
+# isolation, naming the row.
+Z=$W/torch
+mkdir -p "$Z"
+python3 - "$G/results.json" "$Z/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for rt in d["routes"]:
+    if rt["name"] == "cublas": rt["available"], rt["reason"] = False, "synthetic torch-shaped test document"
+    if rt["name"] == "torch": rt["available"], rt["reason"] = True, None
+d["order"]["base_routes"] = ["tessera-gpu" if x == "tessera-gpu" else "torch" for x in d["order"]["base_routes"]]
+for p in d["order"]["planned"]: p["routes"] = ["torch" if x == "cublas" else x for x in p["routes"]]
+for e in d["order"]["realized"]: e["route"] = "torch" if e["route"] == "cublas" else e["route"]
+d["torch_process"] = {"mode": "fork", "socket": "/tmp/tessera-torch-1.sock", "ready": {"pid": 4000}}
+n = 0
+for r in d["rows"]:
+    if r["route"] == "cublas":
+        n += 1
+        r["route"] = r["result"]["route"] = "torch"
+        r["result"]["torch_process"] = {"mode": "zygote-fork", "socket": "/tmp/tessera-torch-1.sock",
+                                        "pid": 4000, "child_pid": 5000 + n, "exit_code": 0, "signal": None}
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+check "torch-shaped document: report regenerated" bash -c "'$T' report '$Z' >/dev/null"
+expect_rc 0 "torch-shaped document (forked rows) passes the audit" "$T" audit "$Z"
+for bad in 'tp["child_pid"] = tp["pid"]' 'del tp["child_pid"]' 'tp["exit_code"] = 3' 'tp["mode"] = "exec"'; do
+  corrupt "$Z" "$W/z2" "r=[x for x in d['rows'] if x['route']=='torch'][2]; tp=r['result']['torch_process']; $bad"
+  expect_rc 1 "torch row: $bad" "$T" audit "$W/z2"
+  check "torch row: $bad is isolation, naming the row" grep -q "^REJECT isolation: row seq .*torch" "$W/out"
+done
+
 echo "test_audit: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
