@@ -21,7 +21,7 @@ typedef struct {
   char arch[48];
 } nvrtc_opts;
 
-static void build_opts(int cc_major, int cc_minor, nvrtc_opts *o) {
+static void build_opts(const tsr__nvrtc_api *nv, int cc_major, int cc_minor, nvrtc_opts *o) {
   snprintf(o->arch, sizeof o->arch, "--gpu-architecture=sm_%d%d", cc_major, cc_minor);
   o->n = 0;
   o->opt[o->n++] = o->arch;
@@ -29,6 +29,12 @@ static void build_opts(int cc_major, int cc_minor, nvrtc_opts *o) {
   o->opt[o->n++] = "--std=c++17";
   /* Resource lines (registers, stack, spills) in the log: CI checks them. */
   o->opt[o->n++] = "--ptxas-options=--verbose";
+  /* NVRTC 12.9+ keeps its own compile cache; a hit skips ptxas, so the log
+   * has no resource lines (the H200 host's empty logs), and a tuner winner
+   * "recompiled from scratch" would not be. tessera owns its module cache. */
+  int vmaj = 0, vmin = 0;
+  if (nv->Version(&vmaj, &vmin) == TSR__NVRTC_SUCCESS && (vmaj > 12 || (vmaj == 12 && vmin >= 9)))
+    o->opt[o->n++] = "--no-cache";
   const char *li = getenv("TSR_NVRTC_LINEINFO");
   if (li && strcmp(li, "1") == 0) o->opt[o->n++] = "-lineinfo"; /* for compute-sanitizer */
 }
@@ -55,7 +61,7 @@ tsr_status tsr__nvrtc_compile(tsr_context *ctx, const char *source, int cc_major
   const tsr__nvrtc_api *nv = tsr__nvrtc_load(msg, sizeof msg);
   if (!nv) return tsr__fail(ctx, TSR_ERR_NVRTC, "%s", msg);
   nvrtc_opts o;
-  build_opts(cc_major, cc_minor, &o);
+  build_opts(nv, cc_major, cc_minor, &o);
   tsr__nvrtc_program prog = NULL;
   tsr__nvrtc_result r = nv->CreateProgram(&prog, source, "tessera.cu", 0, NULL, NULL);
   if (r != TSR__NVRTC_SUCCESS)
@@ -179,7 +185,7 @@ static tsr_status cubin_key(tsr_context *ctx, const char *source, int cc_major, 
   int vmaj = 0, vmin = 0;
   nv->Version(&vmaj, &vmin);
   nvrtc_opts o;
-  build_opts(cc_major, cc_minor, &o);
+  build_opts(nv, cc_major, cc_minor, &o);
   char head[1024];
   int n = snprintf(head, sizeof head, "tessera-cubin-1\narch=sm_%d%d\nnvrtc=%d.%d\n", cc_major,
                    cc_minor, vmaj, vmin);
