@@ -74,7 +74,8 @@ typedef struct {
 
 /* Compiles source for sm_<cc_major><cc_minor> with NVRTC (no device
  * needed): options "--gpu-architecture=sm_XY -default-device --std=c++17
- * --ptxas-options=--verbose" (+ "-lineinfo" when env TSR_NVRTC_LINEINFO=1).
+ * --ptxas-options=--verbose" (+ "--no-cache" on NVRTC 12.9+, + "-lineinfo"
+ * when env TSR_NVRTC_LINEINFO=1).
  * Returns the malloc'd CUBIN and, when log is non-NULL, the malloc'd
  * compiler log (ptxas resource lines included). Compile errors →
  * TSR_ERR_NVRTC with the log in the context message. */
