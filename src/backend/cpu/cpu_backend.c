@@ -406,14 +406,23 @@ static void pack_block(tsr__cpu_packer pack, int64_t kc, int64_t len, int w, con
   }
 }
 
+/* Origin and extent of tile (row, col): bm×bn, cut at the matrix edge. */
+static void tile_span(const job *j, uint32_t row, uint32_t col, int64_t *i0, int64_t *j0,
+                      int64_t *mlen, int64_t *nlen) {
+  const int64_t bm = j->plan->bm, bn = j->plan->bn;
+  *i0 = (int64_t)row * bm;
+  *j0 = (int64_t)col * bn;
+  *mlen = j->p->m - *i0 < bm ? j->p->m - *i0 : bm;
+  *nlen = j->p->n - *j0 < bn ? j->p->n - *j0 : bn;
+}
+
 static void run_tile(const job *j, float *apack, float *bpack, float *edge, int64_t bt,
                      uint32_t row, uint32_t col) {
   const tsr_problem *p = j->p;
   const int tm = j->plan->tm, tn = j->plan->tn;
-  const int64_t bm = j->plan->bm, bn = j->plan->bn, bk = j->plan->bk;
-  const int64_t i0 = (int64_t)row * bm, j0 = (int64_t)col * bn;
-  const int64_t mlen = p->m - i0 < bm ? p->m - i0 : bm;
-  const int64_t nlen = p->n - j0 < bn ? p->n - j0 : bn;
+  const int64_t bk = j->plan->bk;
+  int64_t i0, j0, mlen, nlen;
+  tile_span(j, row, col, &i0, &j0, &mlen, &nlen);
   const float *A = j->a + bt * j->sa, *B = j->b + bt * j->sb;
   float *C = j->c + bt * j->sc + i0 * j->ldc + j0;
   /* op(A)(i, k) at A[i*ars + k*aks]; op(B)(k, jj) at B[jj*brs + k*bks]. */
@@ -457,10 +466,9 @@ static void run_tile(const job *j, float *apack, float *bpack, float *edge, int6
 static void run_tile_direct(const job *j, int64_t bt, uint32_t row, uint32_t col) {
   const tsr_problem *p = j->p;
   const int tm = j->plan->tm, tn = j->plan->tn;
-  const int64_t bm = j->plan->bm, bn = j->plan->bn, bk = j->plan->bk;
-  const int64_t i0 = (int64_t)row * bm, j0 = (int64_t)col * bn;
-  const int64_t mlen = p->m - i0 < bm ? p->m - i0 : bm;
-  const int64_t nlen = p->n - j0 < bn ? p->n - j0 : bn;
+  const int64_t bk = j->plan->bk;
+  int64_t i0, j0, mlen, nlen;
+  tile_span(j, row, col, &i0, &j0, &mlen, &nlen);
   const int64_t ars = p->op_a == TSR_OP_N ? j->lda : 1, aks = p->op_a == TSR_OP_N ? 1 : j->lda;
   const float *A = j->a + bt * j->sa + i0 * ars, *B = j->b + bt * j->sb + j0;
   float *C = j->c + bt * j->sc + i0 * j->ldc + j0;
