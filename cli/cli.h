@@ -34,6 +34,8 @@ int tsr_cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((f
 int tsr_cli_option_index(const char *a, const char *const *names, int n);
 /* Parse a finite float for option `name`; 0 on success. */
 int tsr_cli_parse_float(const char *verb, const char *name, const char *text, float *out);
+/* Parse --inputs (dyadic | random); 0 on success. */
+int tsr_cli_parse_inputs(const char *verb, const char *text, tsr_inputs *out);
 /* Parse an integer in [lo, hi] for option `name`; 0 on success. */
 int tsr_cli_parse_int(const char *verb, const char *name, const char *text, long long lo,
                       long long hi, long long *out);

@@ -71,16 +71,6 @@ static void print_help(void) {
       "2 bad input, existing --out, or no route available\n");
 }
 
-static int parse_inputs(const char *verb, const char *text, tsr_inputs *out) {
-  if (!strcmp(text, "dyadic")) *out = TSR_INPUTS_DYADIC;
-  else if (!strcmp(text, "random")) *out = TSR_INPUTS_RANDOM;
-  else {
-    tsr_cli_usage_error(verb, "--inputs: '%s' is not dyadic or random", text);
-    return -1;
-  }
-  return 0;
-}
-
 static int parse_double(const char *verb, const char *name, const char *text, double lo,
                         double *out) {
   char *end;
@@ -184,7 +174,7 @@ int tsr_cli_bench(int argc, char **argv) {
       if (tsr_cli_parse_int(V, a, v, 1, 86400, &x)) return TSR_EXIT_USAGE;
       c.timeout_s = (int)x;
     } else if (!strcmp(a, "--inputs")) {
-      if (parse_inputs(V, v, &c.inputs)) return TSR_EXIT_USAGE;
+      if (tsr_cli_parse_inputs(V, v, &c.inputs)) return TSR_EXIT_USAGE;
     } else if (!strcmp(a, "--seed")) {
       if (tsr_cli_parse_int(V, a, v, 0, (1LL << 53), &x)) return TSR_EXIT_USAGE;
       c.seed = (uint64_t)x;
@@ -320,7 +310,7 @@ int tsr_cli_bench_run(int argc, char **argv) {
     else if (!strcmp(a, "--batch")) { if (tsr_cli_parse_int(V, a, v, 1, 1 << 20, &batch)) return 2; }
     else if (!strcmp(a, "--alpha")) { if (tsr_cli_parse_float(V, a, v, &rp.problem.alpha)) return 2; }
     else if (!strcmp(a, "--beta")) { if (tsr_cli_parse_float(V, a, v, &rp.problem.beta)) return 2; }
-    else if (!strcmp(a, "--inputs")) { if (parse_inputs(V, v, &rp.inputs)) return 2; }
+    else if (!strcmp(a, "--inputs")) { if (tsr_cli_parse_inputs(V, v, &rp.inputs)) return 2; }
     else if (!strcmp(a, "--seed")) { if (tsr_cli_parse_int(V, a, v, 0, 1LL << 53, &x)) return 2; rp.seed = (uint64_t)x; }
     else if (!strcmp(a, "--samples")) { if (tsr_cli_parse_int(V, a, v, 1, 100000, &x)) return 2; rp.samples = (int)x; }
     else if (!strcmp(a, "--sample-ms")) { if (tsr_cli_parse_int(V, a, v, 1, 600000, &x)) return 2; rp.sample_ms = (int)x; }

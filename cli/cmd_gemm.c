@@ -90,9 +90,7 @@ int tsr_cli_gemm(int argc, char **argv) {
     }
   }
   tsr_inputs inputs;
-  if (!strcmp(inputs_text, "dyadic")) inputs = TSR_INPUTS_DYADIC;
-  else if (!strcmp(inputs_text, "random")) inputs = TSR_INPUTS_RANDOM;
-  else return tsr_cli_usage_error("gemm", "--inputs: '%s' is not dyadic or random", inputs_text);
+  if (tsr_cli_parse_inputs("gemm", inputs_text, &inputs)) return TSR_EXIT_USAGE;
   /* Dyadic inputs are exact: any correct kernel reproduces the oracle. */
   if (inputs == TSR_INPUTS_DYADIC && !tol_given) atol = rtol = 0.0f;
 

@@ -35,6 +35,16 @@ int tsr_cli_parse_float(const char *verb, const char *name, const char *text, fl
   return 0;
 }
 
+int tsr_cli_parse_inputs(const char *verb, const char *text, tsr_inputs *out) {
+  if (!strcmp(text, "dyadic")) *out = TSR_INPUTS_DYADIC;
+  else if (!strcmp(text, "random")) *out = TSR_INPUTS_RANDOM;
+  else {
+    tsr_cli_usage_error(verb, "--inputs: '%s' is not dyadic or random", text);
+    return -1;
+  }
+  return 0;
+}
+
 int tsr_cli_parse_int(const char *verb, const char *name, const char *text, long long lo,
                       long long hi, long long *out) {
   char *end;
