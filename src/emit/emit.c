@@ -679,6 +679,13 @@ static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
       "  }\n}\n\n");
 }
 
+/* One K block's loads of the staged operands into their shared-memory slots. */
+static void put_stage_loads(sb_t *s, const tsr__emit_geo *g, const char *indent, const char *as,
+                            const char *bs, const char *k) {
+  if (g->a.staged) put(s, "%stsr_load_a(%s, Ag, m0, %s);\n", indent, as, k);
+  if (g->b.staged) put(s, "%stsr_load_b(%s, Bg, n0, %s);\n", indent, bs, k);
+}
+
 static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   const tsr_plan *pl = &g->plan;
   int any_staged = g->a.staged || g->b.staged;
@@ -742,8 +749,7 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   if (pl->stages == 1) {
     put(s, "  // K loop, one shared stage: load, barrier, compute, barrier\n");
     put(s, "  for (int kb = kb_begin; kb < kb_end; ++kb) {\n    const int k0 = kb * BK;\n");
-    if (g->a.staged) put(s, "    tsr_load_a(As, Ag, m0, k0);\n");
-    if (g->b.staged) put(s, "    tsr_load_b(Bs, Bg, n0, k0);\n");
+    put_stage_loads(s, g, "    ", "As", "Bs", "k0");
     if (any_staged) put(s, "    __syncthreads();\n");
     put(s, "    ");
     put(s, call, "As", "Bs", "k0");
@@ -758,8 +764,7 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         "#pragma unroll\n"
         "  for (int st = 0; st < STAGES - 1; ++st) {\n"
         "    if (st < nk) {\n");
-    if (g->a.staged) put(s, "      tsr_load_a(As + st * A_STAGE, Ag, m0, (kb_begin + st) * BK);\n");
-    if (g->b.staged) put(s, "      tsr_load_b(Bs + st * B_STAGE, Bg, n0, (kb_begin + st) * BK);\n");
+    put_stage_loads(s, g, "      ", "As + st * A_STAGE", "Bs + st * B_STAGE", "(kb_begin + st) * BK");
     put(s,
         "    }\n"
         "    tsr_cp_commit();\n"
@@ -770,8 +775,8 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         "    const int nx = it + STAGES - 1;\n"
         "    if (nx < nk) {\n"
         "      const int slot = nx %% STAGES;\n");
-    if (g->a.staged) put(s, "      tsr_load_a(As + slot * A_STAGE, Ag, m0, (kb_begin + nx) * BK);\n");
-    if (g->b.staged) put(s, "      tsr_load_b(Bs + slot * B_STAGE, Bg, n0, (kb_begin + nx) * BK);\n");
+    put_stage_loads(s, g, "      ", "As + slot * A_STAGE", "Bs + slot * B_STAGE",
+                    "(kb_begin + nx) * BK");
     put(s,
         "    }\n"
         "    tsr_cp_commit();\n"
