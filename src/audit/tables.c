@@ -42,6 +42,22 @@ static void cmp_int(tsr__audit_ctx *c, const char *where, const char *field, con
        (long long)(json_is_integer(json_object_get(o, field)) ? v : 0), want);
 }
 
+/* o[key] must hold one value per round, each equal to want[r]. */
+static void cmp_by_round(tsr__audit_ctx *c, const char *where, const json_t *o, const char *key,
+                         const double *want, int rounds) {
+  const json_t *by = json_object_get(o, key);
+  if (json_array_size(by) != (size_t)rounds) {
+    FAIL(c->res, TSR__AR_TABLE_MISMATCH, where, "%s has %zu entries for %d rounds", key,
+         json_array_size(by), rounds);
+    return;
+  }
+  for (int r = 0; r < rounds; r++) {
+    char f[48];
+    snprintf(f, sizeof f, "%s[%d]", key, r);
+    cmp(c, where, f, json_array_get(by, (size_t)r), want[r]);
+  }
+}
+
 static void cmp_str(tsr__audit_ctx *c, const char *where, const char *field, const json_t *o,
                     const char *want) {
   const char *s = tsr__audit_str(o, field);
@@ -135,16 +151,7 @@ void tsr__audit_check_tables(tsr__audit_ctx *c) {
         for (int r = 0; r < rounds; r++) valid += isfinite(p[r]) != 0;
         cmp_int(c, cw, "rounds_total", cell, rounds);
         cmp_int(c, cw, "rounds_valid", cell, valid);
-        const json_t *by = json_object_get(cell, "p50_by_round");
-        if (json_array_size(by) != (size_t)rounds)
-          FAIL(c->res, TSR__AR_TABLE_MISMATCH, cw, "p50_by_round has %zu entries for %d rounds",
-               json_array_size(by), rounds);
-        else
-          for (int r = 0; r < rounds; r++) {
-            char f[48];
-            snprintf(f, sizeof f, "p50_by_round[%d]", r);
-            cmp(c, cw, f, json_array_get(by, (size_t)r), p[r]);
-          }
+        cmp_by_round(c, cw, cell, "p50_by_round", p, rounds);
         double med = tsr__audit_median(p, (size_t)rounds), sp = tsr__audit_spread(p, (size_t)rounds);
         cmp(c, cw, "median_of_p50", json_object_get(cell, "median_of_p50"), med);
         cmp(c, cw, "spread", json_object_get(cell, "spread"), sp);
@@ -173,16 +180,7 @@ void tsr__audit_check_tables(tsr__audit_ctx *c) {
           FAIL(c->res, TSR__AR_TABLE_MISMATCH, rw, "ratio %zu names another (shape, reference, peer)", qi - 1);
           continue;
         }
-        const json_t *by = json_object_get(o, "ratio_by_round");
-        if (json_array_size(by) != (size_t)rounds)
-          FAIL(c->res, TSR__AR_TABLE_MISMATCH, rw, "ratio_by_round has %zu entries for %d rounds",
-               json_array_size(by), rounds);
-        else
-          for (int r = 0; r < rounds; r++) {
-            char f[48];
-            snprintf(f, sizeof f, "ratio_by_round[%d]", r);
-            cmp(c, rw, f, json_array_get(by, (size_t)r), q[r]);
-          }
+        cmp_by_round(c, rw, o, "ratio_by_round", q, rounds);
         cmp_int(c, rw, "count", o, (long long)pr.count);
         cmp_int(c, rw, "slower", o, (long long)pr.slower);
         cmp(c, rw, "median", json_object_get(o, "median"), pr.median);
