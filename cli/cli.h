@@ -59,7 +59,10 @@ int tsr_cli_problem_option(const char *verb, int argc, char **argv, int *i,
                            tsr_cli_problem_opts *o);
 extern const char tsr_cli_problem_help[];
 /* Build and check the problem; resolve the backend (auto → cuda when usable,
- * else cpu); default plan overlaid by --plan. Prints one usage line and
- * returns TSR_EXIT_USAGE on bad input. */
+ * else cpu); default plan (tuning database, else built-in) overlaid by
+ * --plan; source (may be NULL) receives where the plan came from, as
+ * tsr_plan_lookup says it. Prints one usage line and returns TSR_EXIT_USAGE
+ * on bad input. */
 int tsr_cli_problem_finish(const char *verb, tsr_context *ctx, const tsr_cli_problem_opts *o,
-                           tsr_problem *p, tsr_backend_kind *backend, tsr_plan *plan);
+                           tsr_problem *p, tsr_backend_kind *backend, tsr_plan *plan,
+                           char *source, size_t cap);

@@ -47,7 +47,7 @@ int tsr_cli_emit(int argc, char **argv) {
   tsr_problem p;
   tsr_backend_kind b;
   tsr_plan plan;
-  int rc = tsr_cli_problem_finish("emit", ctx, &o, &p, &b, &plan);
+  int rc = tsr_cli_problem_finish("emit", ctx, &o, &p, &b, &plan, NULL, 0);
   tsr_plan_info info;
   tsr__kernel_src src = {0};
   char msg[512];

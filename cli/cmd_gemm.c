@@ -104,7 +104,8 @@ int tsr_cli_gemm(int argc, char **argv) {
   tsr_problem p;
   tsr_backend_kind bk;
   tsr_plan plan;
-  if ((rc = tsr_cli_problem_finish("gemm", ctx, &o, &p, &bk, &plan))) goto done;
+  char plan_source[128] = "";
+  if ((rc = tsr_cli_problem_finish("gemm", ctx, &o, &p, &bk, &plan, plan_source, sizeof plan_source))) goto done;
   rc = TSR_EXIT_USAGE;
   be = tsr__backend_get(bk);
   if (tsr_backend_available(ctx, bk)) {
@@ -230,7 +231,7 @@ int tsr_cli_gemm(int argc, char **argv) {
            (long long)p.m, (long long)p.n, (long long)p.k, (long long)p.batch,
            p.op_a ? 'T' : 'N', p.op_b ? 'T' : 'N', p.alpha, p.beta, inputs_text);
     printf("plan      %s\n", text);
-    { char why[128]; tsr_plan t; tsr_plan_lookup(ctx, bk, &p, &t, why, sizeof why); printf("plan from %s%s\n", why, o.plan ? ", overridden by --plan" : ""); } /* tune DB or built-in */
+    printf("plan from %s%s\n", plan_source, o.plan ? ", overridden by --plan" : "");
     if (info.regs >= 0)
       printf("kernel    %d registers, %d local (spill) bytes, %llu B shared, source sha256 %s\n",
              info.regs, info.local_bytes, (unsigned long long)info.smem_bytes,

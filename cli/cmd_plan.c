@@ -38,7 +38,7 @@ int tsr_cli_plan(int argc, char **argv) {
   tsr_problem p;
   tsr_backend_kind b;
   tsr_plan plan;
-  int rc = tsr_cli_problem_finish("plan", ctx, &o, &p, &b, &plan);
+  int rc = tsr_cli_problem_finish("plan", ctx, &o, &p, &b, &plan, NULL, 0);
   if (rc) {
     tsr_context_destroy(ctx);
     return rc;

@@ -60,7 +60,7 @@ static int replay_child(const tsr_cli_problem_opts *o, const char *oracle_cache,
   tsr_problem p;
   tsr_backend_kind b;
   tsr_plan plan;
-  int rc = tsr_cli_problem_finish("tune", ctx, o, &p, &b, &plan);
+  int rc = tsr_cli_problem_finish("tune", ctx, o, &p, &b, &plan, NULL, 0);
   if (rc) {
     tsr_context_destroy(ctx);
     return rc;
@@ -312,7 +312,7 @@ int tsr_cli_tune(int argc, char **argv) {
     tsr_cli_problem_opts os = o;
     os.shape = shapes[s];
     tsr_plan plan;
-    int rc = tsr_cli_problem_finish("tune", ctx, &os, &probs[s], &bk, &plan);
+    int rc = tsr_cli_problem_finish("tune", ctx, &os, &probs[s], &bk, &plan, NULL, 0);
     if (rc) {
       tsr_context_destroy(ctx);
       return rc;

@@ -106,7 +106,8 @@ int tsr_cli_problem_option(const char *verb, int argc, char **argv, int *i,
 }
 
 int tsr_cli_problem_finish(const char *verb, tsr_context *ctx, const tsr_cli_problem_opts *o,
-                           tsr_problem *p, tsr_backend_kind *backend, tsr_plan *plan) {
+                           tsr_problem *p, tsr_backend_kind *backend, tsr_plan *plan,
+                           char *source, size_t cap) {
   char msg[512];
   int64_t m, n, k;
   if (!o->shape) return tsr_cli_usage_error(verb, "--shape: required (MxNxK)");
@@ -124,7 +125,7 @@ int tsr_cli_problem_finish(const char *verb, tsr_context *ctx, const tsr_cli_pro
   if (b == TSR_BACKEND_AUTO)
     b = tsr_backend_available(ctx, TSR_BACKEND_CUDA) == TSR_OK ? TSR_BACKEND_CUDA : TSR_BACKEND_CPU;
   *backend = b;
-  tsr_status st = tsr_plan_default(ctx, b, p, plan);
+  tsr_status st = tsr_plan_lookup(ctx, b, p, plan, source, cap);
   if (st) return tsr_cli_usage_error(verb, "%s", tsr_context_message(ctx));
   if (o->plan && tsr_plan_parse(o->plan, plan, msg, sizeof msg))
     return tsr_cli_usage_error(verb, "%s", msg);
