@@ -109,6 +109,13 @@ typedef struct {
  * -1 with one line in msg when the input is unusable (missing directory or
  * file, unreadable, truncated or not JSON, not a tessera-bench/1 object). */
 int tsr__audit_load_dir(const char *dir, tsr__audit_input *in, char *msg, size_t cap);
+/* The three file names, and the two halves of tsr__audit_load_dir: the raw
+ * bytes of DIR's files (malloc'd, NUL-terminated; nothing kept on failure),
+ * then their parse (the self-test keeps the bytes for exact copies). */
+extern const char *const tsr__audit_files[3];
+int tsr__audit_read_dir(const char *dir, char *text[3], size_t len[3], char *msg, size_t cap);
+int tsr__audit_load_raw(const char *dir, char *const text[3], const size_t len[3],
+                        tsr__audit_input *in, char *msg, size_t cap);
 /* Same from memory (the fuzz harness); tables/report may be NULL (their
  * checks then report them missing). */
 int tsr__audit_load_buffers(const char *results, size_t results_len, const char *tables,

@@ -90,30 +90,43 @@ int tsr__audit_load_buffers(const char *results, size_t results_len, const char 
   return 0;
 }
 
-int tsr__audit_load_dir(const char *dir, tsr__audit_input *in, char *msg, size_t cap) {
-  memset(in, 0, sizeof *in);
+const char *const tsr__audit_files[3] = {"results.json", "tables.json", "report.md"};
+
+int tsr__audit_read_dir(const char *dir, char *text[3], size_t len[3], char *msg, size_t cap) {
+  for (int i = 0; i < 3; i++) text[i] = NULL, len[i] = 0;
   struct stat sb;
   if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
     snprintf(msg, cap, "%s: %s", dir, stat(dir, &sb) != 0 ? strerror(errno) : "not a directory");
     return -1;
   }
-  static const char *const names[3] = {"results.json", "tables.json", "report.md"};
-  char *text[3] = {NULL, NULL, NULL};
-  size_t len[3] = {0, 0, 0};
   for (int i = 0; i < 3; i++) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    snprintf(path, sizeof path, "%s/%s", dir, tsr__audit_files[i]);
     text[i] = tsr__audit_read_file(path, &len[i]);
     if (!text[i]) {
       snprintf(msg, cap, "%s: %s", path, strerror(errno ? errno : EIO));
-      for (int j = 0; j < i; j++) free(text[j]);
+      for (int j = 0; j < i; j++) free(text[j]), text[j] = NULL;
       return -1;
     }
   }
+  return 0;
+}
+
+int tsr__audit_load_raw(const char *dir, char *const text[3], const size_t len[3],
+                        tsr__audit_input *in, char *msg, size_t cap) {
   char inner[900];
   int rc = tsr__audit_load_buffers(text[0], len[0], text[1], len[1], text[2], len[2], in, inner,
                                    sizeof inner);
   if (rc) snprintf(msg, cap, "%s/%s", dir, inner);
+  return rc;
+}
+
+int tsr__audit_load_dir(const char *dir, tsr__audit_input *in, char *msg, size_t cap) {
+  memset(in, 0, sizeof *in);
+  char *text[3];
+  size_t len[3];
+  if (tsr__audit_read_dir(dir, text, len, msg, cap)) return -1;
+  int rc = tsr__audit_load_raw(dir, text, len, in, msg, cap);
   for (int i = 0; i < 3; i++) free(text[i]);
   return rc;
 }

@@ -290,22 +290,22 @@ static json_t *reasons_json(const tsr__audit_result *r) {
 
 int tsr__audit_self_test(const char *dir, const tsr__audit_options *opt, FILE *out, json_t *jcases,
                          char *msg, size_t cap) {
+  const char *const *names = tsr__audit_files;
+  char *raw[3];
+  size_t rawlen[3];
+  if (tsr__audit_read_dir(dir, raw, rawlen, msg, cap)) return 2;
   tsr__audit_input pristine;
-  if (tsr__audit_load_dir(dir, &pristine, msg, cap)) return 2;
-  static const char *const names[3] = {"results.json", "tables.json", "report.md"};
-  char *raw[3] = {NULL, NULL, NULL};
-  size_t rawlen[3] = {0, 0, 0};
-  for (int i = 0; i < 3; i++) {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    raw[i] = tsr__audit_read_file(path, &rawlen[i]);
+  if (tsr__audit_load_raw(dir, raw, rawlen, &pristine, msg, cap)) {
+    for (int i = 0; i < 3; i++) free(raw[i]);
+    return 2;
   }
   const char *tmp = getenv("TMPDIR");
   char root[4096];
   snprintf(root, sizeof root, "%s/tessera-audit-selftest.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   int rc = 0;
-  if (!raw[0] || !raw[1] || !raw[2] || !mkdtemp(root)) {
-    snprintf(msg, cap, "self-test: cannot read %s or create a temporary directory: %s", dir, strerror(errno));
+  if (!mkdtemp(root)) {
+    snprintf(msg, cap, "self-test: cannot create a temporary directory in %s: %s",
+             tmp && *tmp ? tmp : "/tmp", strerror(errno));
     rc = 2;
     goto out;
   }
