@@ -107,6 +107,16 @@ static int exec_sql(sqlite3 *h, const char *sql) {
   return sqlite3_exec(h, sql, NULL, NULL, NULL);
 }
 
+/* Ends a write transaction: COMMIT when rc is 0, else (or when the commit
+ * fails) ROLLBACK and the error, named by `what`. */
+static tsr_status end_tx(sqlite3 *h, int rc, char *msg, size_t cap, const char *path,
+                         const char *what) {
+  if (!rc && !exec_sql(h, "COMMIT")) return TSR_OK;
+  tsr_status st = db_fail(h, msg, cap, path, what);
+  exec_sql(h, "ROLLBACK");
+  return st;
+}
+
 /* The first column of the first row of a one-value query. */
 static int query_int(sqlite3 *h, const char *sql, int *out) {
   sqlite3_stmt *s;
@@ -206,12 +216,11 @@ static tsr_status ensure_schema(tsr__tune_db *db, char *msg, size_t cap) {
                       "schema objects); left untouched (use --db to choose another file)",
                       db->path, v, ntab);
   }
-  if (st) exec_sql(h, "ROLLBACK");
-  else if (exec_sql(h, "COMMIT")) {
-    st = db_fail(h, msg, cap, db->path, "commit schema");
+  if (st) {
     exec_sql(h, "ROLLBACK");
+    return st;
   }
-  return st;
+  return end_tx(h, 0, msg, cap, db->path, "commit schema");
 }
 
 tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out, char *msg,
@@ -327,12 +336,7 @@ tsr_status tsr__tune_db_begin_run(tsr__tune_db *db, const tsr__tune_target *t,
     sqlite3_finalize(s);
   }
   if (rc == SQLITE_OK) *run_id = sqlite3_last_insert_rowid(h);
-  if (rc || exec_sql(h, "COMMIT")) {
-    tsr_status st = db_fail(h, msg, cap, db->path, "insert run");
-    exec_sql(h, "ROLLBACK");
-    return st;
-  }
-  return TSR_OK;
+  return end_tx(h, rc, msg, cap, db->path, "insert run");
 }
 
 tsr_status tsr__tune_db_add_candidates(tsr__tune_db *db, int64_t run_id, const tsr__tune_cand *c,
@@ -376,12 +380,7 @@ tsr_status tsr__tune_db_add_candidates(tsr__tune_db *db, int64_t run_id, const t
     if (sqlite3_step(s) != SQLITE_DONE) rc = SQLITE_ERROR;
   }
   sqlite3_finalize(s);
-  if (rc || exec_sql(h, "COMMIT")) {
-    tsr_status st = db_fail(h, msg, cap, db->path, "insert candidates");
-    exec_sql(h, "ROLLBACK");
-    return st;
-  }
-  return TSR_OK;
+  return end_tx(h, rc, msg, cap, db->path, "insert candidates");
 }
 
 static char *tie_json(const tsr__tune_result *r) {
@@ -482,12 +481,7 @@ tsr_status tsr__tune_db_finish_run(tsr__tune_db *db, const tsr__tune_target *t,
   }
   free(tie);
   free(rep);
-  if (rc || exec_sql(h, "COMMIT")) {
-    tsr_status st = db_fail(h, msg, cap, db->path, "store result");
-    exec_sql(h, "ROLLBACK");
-    return st;
-  }
-  return TSR_OK;
+  return end_tx(h, rc, msg, cap, db->path, "store result");
 }
 
 /* ---- lookup ------------------------------------------------------------ */
