@@ -113,6 +113,9 @@ int tsr__audit_load_dir(const char *dir, tsr__audit_input *in, char *msg, size_t
  * bytes of DIR's files (malloc'd, NUL-terminated; nothing kept on failure),
  * then their parse (the self-test keeps the bytes for exact copies). */
 extern const char *const tsr__audit_files[3];
+/* Names a row in findings: "row seq N (round r, SHAPE, ROUTE)", or
+ * "rows[index] (...)" when it has no seq. */
+void tsr__audit_row_where(const json_t *row, size_t index, char *buf, size_t cap);
 int tsr__audit_read_dir(const char *dir, char *text[3], size_t len[3], char *msg, size_t cap);
 int tsr__audit_load_raw(const char *dir, char *const text[3], const size_t len[3],
                         tsr__audit_input *in, char *msg, size_t cap);

@@ -126,7 +126,7 @@ static int is_hex64(const char *s) {
 }
 
 /* "row seq N (round r, SHAPE, ROUTE)" */
-static void row_where(const json_t *row, size_t index, char *buf, size_t cap) {
+void tsr__audit_row_where(const json_t *row, size_t index, char *buf, size_t cap) {
   json_int_t seq = -1, round = -1;
   int has_seq = tsr__audit_int(row, "seq", &seq);
   tsr__audit_int(row, "round", &round);
@@ -493,7 +493,7 @@ static void check_torch_process(tsr__audit_ctx *c, const char *where, const json
 static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si, int ri) {
   tsr__audit_result *res = c->res;
   char where[192];
-  row_where(row, index, where, sizeof where);
+  tsr__audit_row_where(row, index, where, sizeof where);
   const char *status = S_(row, "status");
   static const char *const statuses[] = {"ok", "failed_validation", "error", "crashed", "timeout"};
   int known = 0;
@@ -627,7 +627,7 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
   for (size_t i = 0; i < nrows; i++) {
     const json_t *row = json_array_get(rows, i);
     char where[192];
-    row_where(row, i, where, sizeof where);
+    tsr__audit_row_where(row, i, where, sizeof where);
     json_int_t seq, round, position, shape_position;
     const char *shape = S_(row, "shape"), *route = S_(row, "route");
     if (!json_is_object(row) || !tsr__audit_int(row, "seq", &seq) ||
@@ -789,7 +789,7 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
         if (!first) first = h;
         else if (strcmp(first, h)) {
           char where[192];
-          row_where(row, 0, where, sizeof where);
+          tsr__audit_row_where(row, 0, where, sizeof where);
           FAIL(res, TSR__AR_SOURCE_HASH, where, "source_sha256 %.16s… differs from round 0's %.16s… "
                "(same plan must give the same source)", h, first);
         }
@@ -905,7 +905,7 @@ static void regenerate_sources(tsr__audit_ctx *c) {
       }
       if (!row) continue;
       char where[192];
-      row_where(row, 0, where, sizeof where);
+      tsr__audit_row_where(row, 0, where, sizeof where);
       const json_t *result = json_object_get(row, "result"), *prob = json_object_get(result, "problem");
       const char *want = S_(json_object_get(result, "plan_info"), "source_sha256");
       const char *plan_text = S_(json_object_get(result, "plan_info"), "plan");

@@ -302,10 +302,7 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
     for (size_t j = 0; j < nfailed_seen && !found; j++) found = failed_seen[j] == seq;
     if (!found) {
       char where[192];
-      snprintf(where, sizeof where, "row seq %lld (round %lld, %.64s, %.32s)", (long long)seq,
-               (long long)json_integer_value(json_object_get(row, "round")),
-               tsr__audit_str(row, "shape") ? tsr__audit_str(row, "shape") : "?",
-               tsr__audit_str(row, "route") ? tsr__audit_str(row, "route") : "?");
+      tsr__audit_row_where(row, i, where, sizeof where);
       FAIL(c->res, TSR__AR_FAILURE_UNREPORTED, where, "status '%.30s' but not in report.md's FAILED ROWS table",
            tsr__audit_str(row, "status") ? tsr__audit_str(row, "status") : "?");
     }

@@ -207,10 +207,7 @@ void tsr__audit_check_tables(tsr__audit_ctx *c) {
     const char *st = tsr__audit_str(row, "status");
     if (!f || a != b || !st || !tsr__audit_is(f, "status", st)) {
       char where[192];
-      snprintf(where, sizeof where, "row seq %lld (round %lld, %.64s, %.32s)", (long long)a,
-               (long long)json_integer_value(json_object_get(row, "round")),
-               tsr__audit_str(row, "shape") ? tsr__audit_str(row, "shape") : "?",
-               tsr__audit_str(row, "route") ? tsr__audit_str(row, "route") : "?");
+      tsr__audit_row_where(row, i, where, sizeof where);
       FAIL(c->res, TSR__AR_FAILURE_UNREPORTED, where, "status '%.30s' is not listed at tables.json failures[%zu]",
            st ? st : "?", fi);
       continue;
