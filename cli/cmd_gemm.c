@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "core/backend.h"
+#include "core/clock.h"
 
 static void print_help(void) {
   printf("usage: tessera gemm --shape MxNxK [options]\n"
@@ -31,11 +32,6 @@ static void print_help(void) {
          tsr_cli_problem_help);
 }
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -171,12 +167,12 @@ int tsr_cli_gemm(int argc, char **argv) {
   int64_t *gpu = calloc((size_t)(samples ? samples : 1), sizeof *gpu);
   int calls = 1;
   if (samples > 0 && rec.passed && wall && gpu) {
-    int64_t t0 = now_ns(), t1;
+    int64_t t0 = tsr__now_ns(), t1;
     int warm = 0;
     do {
       if ((st = be->launch(ex, 1)) || (st = be->sync(ex))) break;
       warm++;
-      t1 = now_ns();
+      t1 = tsr__now_ns();
     } while (t1 - t0 < warmup_ms * 1000000 || warm < 2);
     if (!st) {
       double per = (double)(t1 - t0) / warm;
@@ -186,9 +182,9 @@ int tsr_cli_gemm(int argc, char **argv) {
           st = be->event_time(ex, calls, &gpu[s]);
           if (st) break;
         }
-        int64_t a0 = now_ns();
+        int64_t a0 = tsr__now_ns();
         if ((st = be->launch(ex, calls)) || (st = be->sync(ex))) break;
-        wall[s] = now_ns() - a0;
+        wall[s] = tsr__now_ns() - a0;
       }
     }
     if (st) {

@@ -19,13 +19,9 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "core/clock.h"
 #include "core/hash.h"
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 typedef struct {
   json_t *result; /* parsed JSON from fd 3, NULL if none */
@@ -40,7 +36,7 @@ static void run_child(char *const argv[], int timeout_s, const char *log_path, c
   memset(co, 0, sizeof *co);
   int pfd[2];
   if (pipe2(pfd, O_CLOEXEC) != 0) return;
-  int64_t t0 = now_ns();
+  int64_t t0 = tsr__now_ns();
   pid_t pid = fork();
   if (pid < 0) {
     close(pfd[0]);
@@ -69,7 +65,7 @@ static void run_child(char *const argv[], int timeout_s, const char *log_path, c
   int64_t deadline = t0 + (int64_t)timeout_s * 1000000000;
   int eof = 0;
   while (!eof) {
-    int64_t left = deadline - now_ns();
+    int64_t left = deadline - tsr__now_ns();
     if (left <= 0) break;
     struct pollfd pf = {pfd[0], POLLIN, 0};
     int r = poll(&pf, 1, (int)(left / 1000000 + 1));
@@ -89,7 +85,7 @@ static void run_child(char *const argv[], int timeout_s, const char *log_path, c
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) reaped = 1;
     else if (w < 0 && errno != EINTR) break;
-    else if (now_ns() >= deadline) {
+    else if (tsr__now_ns() >= deadline) {
       co->timed_out = 1;
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
@@ -101,7 +97,7 @@ static void run_child(char *const argv[], int timeout_s, const char *log_path, c
     }
   }
   if (!co->timed_out) kill(-pid, SIGKILL); /* stray grandchildren (python) */
-  co->wall_ns = now_ns() - t0;
+  co->wall_ns = tsr__now_ns() - t0;
   if (WIFEXITED(status)) co->exited = 1, co->code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) co->signaled = 1, co->sig = WTERMSIG(status);
   if (co->timed_out) co->signaled = 0;
@@ -527,7 +523,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   int total = rounds * S * R, failed = 0;
   json_t *rows = json_object_get(doc, "rows");
   json_t *libs = json_object_get(art, "libraries");
-  int64_t bench_t0 = now_ns();
+  int64_t bench_t0 = tsr__now_ns();
   for (int r = 0; r < rounds; r++)
     for (int j = 0; j < S; j++)
       for (int p = 0; p < R; p++) {
@@ -535,7 +531,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
         const char *shape = cfg->shapes[si], *route = measured[ri]->name;
         int seqno = (int)nseq;
         if (cfg->progress) {
-          double el = (double)(now_ns() - bench_t0) * 1e-9;
+          double el = (double)(tsr__now_ns() - bench_t0) * 1e-9;
           fprintf(stderr, "\r\033[K[%d/%d] %.0fs round %d/%d  %s  %s", seqno + 1, total, el,
                   r + 1, rounds, shape, route);
         }
@@ -603,7 +599,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   json_t *sum = json_object();
   json_object_set_new(sum, "rows", json_integer((json_int_t)nseq));
   json_object_set_new(sum, "failed_rows", json_integer(failed));
-  json_object_set_new(sum, "wall_ns", json_integer(now_ns() - bench_t0));
+  json_object_set_new(sum, "wall_ns", json_integer(tsr__now_ns() - bench_t0));
   json_object_set_new(doc, "summary", sum);
   json_object_set_new(doc, "complete", json_true());
   save(&s);

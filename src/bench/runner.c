@@ -20,18 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/cuda/cuda.h"
 #include "bench/bench.h"
 #include "core/backend.h"
+#include "core/clock.h"
 #include "core/context.h"
-#include "backend/cuda/cuda.h"
 #include "core/hash.h"
 #include "routes/openblas.h"
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---- test hooks --------------------------------------------------------- */
 /* TSR_BENCH_TEST_{CRASH,HANG,CORRUPT}=route[,route...]: make a route crash
@@ -162,13 +158,13 @@ typedef struct {
  * host time sets n, the calls per batch sample filling sample_ms. */
 static tsr_status calibrate(exec_ref *x, const tsr__run_params *rp, json_t *row, int64_t *n_out) {
   const int64_t warm_ns = (int64_t)rp->warmup_ms * 1000000, win_ns = (int64_t)rp->sample_ms * 1000000;
-  int64_t start = now_ns(), calls = 0, k = 1, per_call = 0, batches = 0;
+  int64_t start = tsr__now_ns(), calls = 0, k = 1, per_call = 0, batches = 0;
   for (;;) {
-    int64_t t0 = now_ns();
+    int64_t t0 = tsr__now_ns();
     tsr_status st = x->be->launch(x->ex, (int)k);
     if (!st) st = x->be->sync(x->ex);
     if (st) return st;
-    int64_t t1 = now_ns();
+    int64_t t1 = tsr__now_ns();
     calls += k;
     batches++;
     per_call = (t1 - t0) / k;
@@ -185,7 +181,7 @@ static tsr_status calibrate(exec_ref *x, const tsr__run_params *rp, json_t *row,
   json_t *cal = json_object();
   json_object_set_new(cal, "warmup_calls", json_integer(calls));
   json_object_set_new(cal, "warmup_batches", json_integer(batches));
-  json_object_set_new(cal, "warmup_ns", json_integer(now_ns() - start));
+  json_object_set_new(cal, "warmup_ns", json_integer(tsr__now_ns() - start));
   json_object_set_new(cal, "est_call_ns", json_integer(per_call));
   json_object_set_new(cal, "calls_per_batch", json_integer(n));
   json_object_set_new(row, "calibration", cal);
@@ -212,17 +208,17 @@ static tsr_status time_metric(exec_ref *x, tsr__metric m, int64_t n, int samples
       case TSR_METRIC_E2E_BATCH:
       case TSR_METRIC_WALL_BATCH: {
         calls = n;
-        int64_t t0 = now_ns();
+        int64_t t0 = tsr__now_ns();
         st = be->launch(x->ex, (int)n);
         if (!st) st = be->sync(x->ex);
-        ns = now_ns() - t0;
+        ns = tsr__now_ns() - t0;
         break;
       }
       default: {
-        int64_t t0 = now_ns();
+        int64_t t0 = tsr__now_ns();
         st = be->launch(x->ex, 1);
         if (!st) st = be->sync(x->ex);
-        ns = now_ns() - t0;
+        ns = tsr__now_ns() - t0;
         break;
       }
     }
@@ -699,7 +695,7 @@ json_t *tsr__run_oracle(const tsr_problem *problem, tsr_inputs inputs, uint64_t 
   char msg[512], key_sha[65] = "";
   const char *src = "";
   double *ref = NULL;
-  int64_t t0 = now_ns();
+  int64_t t0 = tsr__now_ns();
   tsr_status st = tsr_problem_check(&p, msg, sizeof msg);
   if (!st) st = tsr__oracle_cached(&p, inputs, seed, cache_dir, &ref, &src, key_sha, msg, sizeof msg);
   free(ref);
@@ -707,7 +703,7 @@ json_t *tsr__run_oracle(const tsr_problem *problem, tsr_inputs inputs, uint64_t 
   json_object_set_new(o, "error", st ? json_string(msg) : json_null());
   json_object_set_new(o, "source", json_string(src));
   json_object_set_new(o, "key_sha256", json_string(key_sha));
-  json_object_set_new(o, "ns", json_integer(now_ns() - t0));
+  json_object_set_new(o, "ns", json_integer(tsr__now_ns() - t0));
   return o;
 }
 
@@ -724,10 +720,10 @@ json_t *tsr__run_measure(const tsr__run_params *rp) {
   json_object_set_new(row, "versions", json_object());
   json_object_set_new(row, "threads_requested", json_integer(rp->threads));
   apply_crash_hang_hooks(rp->route->name);
-  int64_t t0 = now_ns();
+  int64_t t0 = tsr__now_ns();
   if (rp->route->kind == TSR_ROUTE_TORCH) measure_torch(rp, row);
   else measure_backend(rp, row);
-  json_object_set_new(row, "child_ns", json_integer(now_ns() - t0));
+  json_object_set_new(row, "child_ns", json_integer(tsr__now_ns() - t0));
   if (strcmp(json_string_value(json_object_get(row, "status")), "ok"))
     json_object_set_new(row, "metrics", json_object()); /* a failed row never has a time */
   json_object_set_new(row, "libraries", tsr__mapped_libraries());

@@ -15,12 +15,9 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "core/clock.h"
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+static int64_t mono_ms(void) { return tsr__now_ns() / 1000000; }
 
 int tsr__torch_zygote_start(tsr__torch_zygote *z, const char *script, const char *log_path,
                             int timeout_s, json_t **ready, char *msg, size_t cap) {

@@ -26,22 +26,13 @@
 #include "backend/cuda/gpu.h"
 #include "bench/bench.h"
 #include "core/backend.h"
+#include "core/clock.h"
 #include "core/context.h"
 #include "tune/tune.h"
 
 extern char **environ;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+static double now_s(void) { return (double)tsr__now_ns() * 1e-9; }
 
 static void utc_now(char *buf, size_t cap) {
   time_t t = time(NULL);
@@ -122,12 +113,12 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
     goto out;
   }
   /* Timing: warm-up, then samples of `calls` back-to-back calls. */
-  int64_t w0 = now_ns(), w1 = w0;
+  int64_t w0 = tsr__now_ns(), w1 = w0;
   int warm = 0;
   do {
     if ((st = be->launch(ex, 1)) || (st = be->sync(ex))) break;
     warm++;
-    w1 = now_ns();
+    w1 = tsr__now_ns();
   } while (w1 - w0 < (int64_t)o->warmup_ms * 1000000 || warm < 2);
   int calls = 1;
   if (!st) {
@@ -140,9 +131,9 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
     if (be->event_time) {
       st = be->event_time(ex, calls, &t);
     } else {
-      int64_t a0 = now_ns();
+      int64_t a0 = tsr__now_ns();
       if (!(st = be->launch(ex, calls))) st = be->sync(ex);
-      t = now_ns() - a0;
+      t = tsr__now_ns() - a0;
     }
     if (!st) c->samples_ns[c->nsamples++] = (double)t / calls;
   }

@@ -6,9 +6,9 @@
  * than a whole 128x128x61 product (docs/perf.md, CPU step 12). */
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "backend/cpu/cpu_kernels.h"
+#include "core/clock.h"
 
 #define TSR__POOL_MAX 256
 
@@ -45,33 +45,28 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Polls *v (atomically) until it differs from `from` or the window passes;
  * returns 1 when it changed. */
 static int spin_while_u64(const uint64_t *v, uint64_t from) {
-  int64_t end = mono_ns() + TSR__POOL_SPIN_NS;
+  int64_t end = tsr__now_ns() + TSR__POOL_SPIN_NS;
   for (;;) {
     for (int i = 0; i < 32; i++) {
       if (__atomic_load_n(v, __ATOMIC_ACQUIRE) != from) return 1;
       cpu_relax();
     }
-    if (mono_ns() >= end) return 0;
+    if (tsr__now_ns() >= end) return 0;
   }
 }
 
 static void spin_while_positive(const int *v) {
-  int64_t end = mono_ns() + TSR__POOL_SPIN_NS;
+  int64_t end = tsr__now_ns() + TSR__POOL_SPIN_NS;
   for (;;) {
     for (int i = 0; i < 32; i++) {
       if (__atomic_load_n(v, __ATOMIC_ACQUIRE) <= 0) return;
       cpu_relax();
     }
-    if (mono_ns() >= end) return;
+    if (tsr__now_ns() >= end) return;
   }
 }
 
