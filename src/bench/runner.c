@@ -373,6 +373,22 @@ done:
 }
 
 /* ---- torch: a python3 process produces samples and outputs -------------- */
+/* Everything fd delivers until EOF, NUL-terminated (malloc'ed); closes fd. */
+static char *read_all(int fd) {
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
+    ssize_t r = read(fd, buf + len, cap - len - 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  buf[len] = '\0';
+  close(fd);
+  return buf;
+}
+
 /* Runs argv with stdout captured (NUL-terminated, malloc'ed); stderr is
  * inherited. Returns the wait status, or -1 when it could not start. */
 static int run_capture(char *const argv[], char **out) {
@@ -392,17 +408,7 @@ static int run_capture(char *const argv[], char **out) {
     _exit(127);
   }
   close(pfd[1]);
-  size_t cap = 4096, len = 0;
-  char *buf = malloc(cap);
-  for (;;) {
-    if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
-    ssize_t r = read(pfd[0], buf + len, cap - len - 1);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    len += (size_t)r;
-  }
-  buf[len] = '\0';
-  close(pfd[0]);
+  char *buf = read_all(pfd[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   *out = buf;
@@ -465,17 +471,7 @@ static int zygote_capture(const char *sock, char *const argv[], char **out, json
   }
   /* Never shut down our write side: the zygote reads EOF as "the client is
    * gone" and kills the child. */
-  size_t cap = 4096, len = 0;
-  char *buf = malloc(cap);
-  for (;;) {
-    if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
-    ssize_t r = read(fd, buf + len, cap - len - 1);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    len += (size_t)r;
-  }
-  buf[len] = '\0';
-  close(fd);
+  char *buf = read_all(fd);
   char *tr = strstr(buf, "\n{\"zygote\"");
   for (char *q = tr; q; q = strstr(q + 1, "\n{\"zygote\"")) tr = q; /* the last one */
   json_error_t jerr;
