@@ -34,8 +34,10 @@ int tsr_cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((f
 int tsr_cli_option_index(const char *a, const char *const *names, int n);
 /* Parse a finite float for option `name`; 0 on success. */
 int tsr_cli_parse_float(const char *verb, const char *name, const char *text, float *out);
-/* Parse --inputs (dyadic | random); 0 on success. */
+/* Parse --inputs (dyadic | random | normal | wide); 0 on success. */
 int tsr_cli_parse_inputs(const char *verb, const char *text, tsr_inputs *out);
+/* Parse --precision (auto | strict | fp32x3 | tf32); 0 on success. */
+int tsr_cli_parse_precision(const char *verb, const char *text, tsr_precision *out);
 /* Parse an integer in [lo, hi] for option `name`; 0 on success. */
 int tsr_cli_parse_int(const char *verb, const char *name, const char *text, long long lo,
                       long long hi, long long *out);
@@ -50,6 +52,7 @@ typedef struct {
   long long batch;       /* --batch */
   int trans_a, trans_b;  /* --trans-a, --trans-b */
   float alpha, beta;     /* --alpha, --beta */
+  tsr_precision precision; /* --precision */
 } tsr_cli_problem_opts;
 
 void tsr_cli_problem_defaults(tsr_cli_problem_opts *o, const char *backend);

@@ -103,6 +103,9 @@ int tsr_cli_audit(int argc, char **argv) {
            res.report_numbers, opt.current_artifacts ? "hashed on disk" : "recorded (not compared to disk)");
     if (opt.current_artifacts) printf(" (%zu files, %zu sources regenerated)", res.artifacts_hashed, res.sources_regenerated);
     printf("\n");
+    if (res.legacy_schema)
+      printf("note: schema tessera-bench/1, written before the accuracy contract "
+             "(docs/accuracy.md): it carries no precision modes or accuracy receipts to audit\n");
     if (res.total) {
       printf("FAIL: %zu findings:", res.total);
       for (int i = 0; i < TSR__AR_COUNT; i++)

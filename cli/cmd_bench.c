@@ -28,10 +28,11 @@ static void print_help(void) {
       "in its own process with a timeout; 2R rounds for R routes, rotated and\n"
       "reversed so every route holds every position equally often; every output of\n"
       "every round validated against the FP64 oracle. Writes DIR/results.json (raw,\n"
-      "schema tessera-bench/1), DIR/report.md, DIR/tables.json and DIR/ratios_*.svg,\n"
+      "schema tessera-bench/2), DIR/report.md, DIR/tables.json and DIR/ratios_*.svg,\n"
       "then prints the tables.\n"
       "\n"
-      "routes: tessera-gpu, hand, cublas, torch (GPU); tessera-cpu, openblas (CPU).\n"
+      "routes: tessera-gpu, hand, cublas, torch (GPU); tessera-cpu, openblas (CPU);\n"
+      "cublas-tf32 and torch-tf32 (the TF32 class's peers, only when named).\n"
       "tessera-gpu and tessera-cpu take the tuning database's plan when it has one;\n"
       "tessera-gpu-default and tessera-cpu-default (only when named) take the built-in\n"
       "default plan, so one run replays tuned against default plans.\n"
@@ -47,9 +48,16 @@ static void print_help(void) {
       "  --warmup-ms T         warm-up before timing (default 100)\n"
       "  --rounds N            rounds (default 2R; a multiple of 2R keeps the order balanced)\n"
       "  --timeout S           seconds per child process before it is killed (default 300)\n"
-      "  --inputs I            dyadic (default; exact) or random (uniform [-1,1))\n"
-      "  --seed S              seed of random inputs (default 1)\n"
-      "  --atol X --rtol X     validation tolerances (default 1e-4 each)\n"
+      "  --inputs I            timing inputs: dyadic (default; exact), or random, normal,\n"
+      "                        wide (each route held to its precision mode's contract)\n"
+      "  --seed S              seed of non-dyadic inputs (default 1)\n"
+      "  --precision P         mode of the tessera routes: auto (default), strict, fp32x3,\n"
+      "                        tf32; peers keep their own (cublas and torch strict,\n"
+      "                        cublas-tf32 and torch-tf32 tf32)\n"
+      "  --accuracy I          each row's accuracy receipt: the route's contract on this\n"
+      "                        input family (random (default), normal, wide) or off;\n"
+      "                        a row that breaks it fails (docs/accuracy.md)\n"
+      "  --atol X --rtol X     tolerances of dyadic inputs (default 0: exact)\n"
       "  --threads N           CPU threads for tessera-cpu and openblas (default: online CPUs)\n"
       "  --batch B --trans-a --trans-b --alpha A --beta B   the problem (default 1, N, N, 1, 0)\n"
       "  --unstable-threshold X  flag per-round p50 spread max/min-1 above X (default 0.10)\n"
@@ -83,6 +91,18 @@ static int parse_double(const char *verb, const char *name, const char *text, do
   return 0;
 }
 
+/* --accuracy: a non-dyadic family, or off (-1); -2 after a usage error. */
+static int parse_accuracy(const char *verb, const char *text) {
+  if (!strcmp(text, "off")) return -1;
+  tsr_inputs k;
+  char msg[256];
+  if (tsr_inputs_parse(text, &k, msg, sizeof msg) || k == TSR_INPUTS_DYADIC) {
+    tsr_cli_usage_error(verb, "--accuracy: '%s' is not random, normal, wide or off", text);
+    return -2;
+  }
+  return (int)k;
+}
+
 static int split_list(const char *text, char ***out) {
   char *copy = strdup(text), *save = NULL;
   int n = 0;
@@ -109,7 +129,8 @@ int tsr_cli_bench(int argc, char **argv) {
   c.warmup_ms = 100;
   c.timeout_s = 300;
   c.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-  c.atol = c.rtol = 1e-4;
+  c.atol = c.rtol = 0.0;
+  c.accuracy = TSR_INPUTS_RANDOM;
   c.unstable_threshold = 0.10;
   c.oracle_cache = tsr__oracle_cache_default();
   c.progress = isatty(2);
@@ -137,7 +158,8 @@ int tsr_cli_bench(int argc, char **argv) {
         if (!bad && !tsr__route_find(names[j])) {
           bad = 1;
           tsr_cli_usage_error(V, "--routes: '%s' is not one of tessera-gpu, hand, cublas, torch, "
-                                 "tessera-cpu, openblas, tessera-gpu-default, tessera-cpu-default", names[j]);
+                                 "tessera-cpu, openblas, tessera-gpu-default, tessera-cpu-default, "
+                                 "cublas-tf32, torch-tf32", names[j]);
         }
         for (int k = 0; k < j && !bad; k++)
           if (!strcmp(names[j], names[k])) {
@@ -175,6 +197,10 @@ int tsr_cli_bench(int argc, char **argv) {
       c.timeout_s = (int)x;
     } else if (!strcmp(a, "--inputs")) {
       if (tsr_cli_parse_inputs(V, v, &c.inputs)) return TSR_EXIT_USAGE;
+    } else if (!strcmp(a, "--precision")) {
+      if (tsr_cli_parse_precision(V, v, &c.precision)) return TSR_EXIT_USAGE;
+    } else if (!strcmp(a, "--accuracy")) {
+      if ((c.accuracy = parse_accuracy(V, v)) == -2) return TSR_EXIT_USAGE;
     } else if (!strcmp(a, "--seed")) {
       if (tsr_cli_parse_int(V, a, v, 0, (1LL << 53), &x)) return TSR_EXIT_USAGE;
       c.seed = (uint64_t)x;
@@ -211,6 +237,10 @@ int tsr_cli_bench(int argc, char **argv) {
       return tsr_cli_usage_error(V, "unknown option '%s' (tessera bench --help)", a);
     }
   }
+  if ((c.atol != 0.0 || c.rtol != 0.0) && c.inputs != TSR_INPUTS_DYADIC)
+    return tsr_cli_usage_error(V, "--atol/--rtol: apply to dyadic inputs only; %s inputs are "
+                                  "checked against each route's precision contract",
+                               tsr_inputs_name(c.inputs));
   if (shapes && preset) return tsr_cli_usage_error(V, "--shapes: give either --shapes or --preset, not both");
   if (!shapes && !preset)
     return tsr_cli_usage_error(V, "no shapes: give --preset seed|quick or --shapes MxNxK,...");
@@ -279,7 +309,10 @@ int tsr_cli_bench_run(int argc, char **argv) {
   rp.sample_ms = 20;
   rp.warmup_ms = 100;
   rp.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-  rp.atol = rp.rtol = 1e-4;
+  rp.atol = rp.rtol = 0.0;
+  rp.precision = TSR_PREC_AUTO;
+  rp.accuracy = TSR_INPUTS_RANDOM;
+  rp.accuracy_seed = 1;
   rp.oracle_cache = NULL;
   rp.work_dir = "/tmp";
   const char *probe = NULL, *route = NULL, *shape = NULL;
@@ -293,8 +326,9 @@ int tsr_cli_bench_run(int argc, char **argv) {
       printf("usage: tessera bench-run (--probe ROUTE | --route ROUTE --shape MxNxK [options] |\n"
              "                          --oracle-only --shape MxNxK [options])\n"
              "Internal: one measurement of `tessera bench` in its own process; writes one JSON\n"
-             "object (schema tessera-bench-row/1) to --result-fd (default stdout). Options as\n"
-             "tessera bench: --batch --trans-a --trans-b --alpha --beta --inputs --seed --samples\n"
+             "object (schema tessera-bench-row/2) to --result-fd (default stdout). Options as\n"
+             "tessera bench: --batch --trans-a --trans-b --alpha --beta --inputs --seed\n"
+             "--precision --accuracy --samples\n"
              "--sample-ms --warmup-ms --threads --atol --rtol --oracle-cache DIR|none --work-dir DIR\n"
              "--torch-script PATH --torch-zygote SOCKET.\n");
       return TSR_EXIT_OK;
@@ -311,6 +345,8 @@ int tsr_cli_bench_run(int argc, char **argv) {
     else if (!strcmp(a, "--alpha")) { if (tsr_cli_parse_float(V, a, v, &rp.problem.alpha)) return 2; }
     else if (!strcmp(a, "--beta")) { if (tsr_cli_parse_float(V, a, v, &rp.problem.beta)) return 2; }
     else if (!strcmp(a, "--inputs")) { if (tsr_cli_parse_inputs(V, v, &rp.inputs)) return 2; }
+    else if (!strcmp(a, "--precision")) { if (tsr_cli_parse_precision(V, v, &rp.precision)) return 2; }
+    else if (!strcmp(a, "--accuracy")) { if ((rp.accuracy = parse_accuracy(V, v)) == -2) return 2; }
     else if (!strcmp(a, "--seed")) { if (tsr_cli_parse_int(V, a, v, 0, 1LL << 53, &x)) return 2; rp.seed = (uint64_t)x; }
     else if (!strcmp(a, "--samples")) { if (tsr_cli_parse_int(V, a, v, 1, 100000, &x)) return 2; rp.samples = (int)x; }
     else if (!strcmp(a, "--sample-ms")) { if (tsr_cli_parse_int(V, a, v, 1, 600000, &x)) return 2; rp.sample_ms = (int)x; }
@@ -352,8 +388,15 @@ int tsr_cli_bench_run(int argc, char **argv) {
     rp.problem.alpha = alpha;
     rp.problem.beta = beta;
     snprintf(rp.shape_label, sizeof rp.shape_label, "%s", shape);
-    res = oracle_only ? tsr__run_oracle(&rp.problem, rp.inputs, rp.seed, rp.oracle_cache)
-                      : tsr__run_measure(&rp);
+    if (oracle_only) {
+      res = tsr__run_oracle(&rp.problem, rp.inputs, rp.seed, rp.oracle_cache);
+      if (rp.accuracy >= 0) /* the accuracy receipts' oracle too */
+        json_object_set_new(res, "accuracy",
+                            tsr__run_oracle(&rp.problem, (tsr_inputs)rp.accuracy,
+                                            rp.accuracy_seed, rp.oracle_cache));
+    } else {
+      res = tsr__run_measure(&rp);
+    }
   }
   int rc = json_dumpfd(res, out, JSON_COMPACT | JSON_REAL_PRECISION(17)) == 0 ? TSR_EXIT_OK : TSR_EXIT_FAIL;
   json_decref(res);

@@ -46,6 +46,9 @@ static void print_help(void) {
       "  --json              print the result document(s) on stdout\n"
       "  --quiet             no progress display on stderr\n"
       "  --plan TEXT         an extra candidate (over the default plan)\n"
+      "  --accuracy I        input family of every candidate's accuracy check against its\n"
+      "                      precision mode's contract: random (default), normal, wide;\n"
+      "                      'off' skips it (then less accurate plans can win)\n"
       "\n"
       "exit: 0 done (a result was stored, or no valid candidate: see output), 1 no valid\n"
       "candidate, 2 bad input, unusable backend or database\n",
@@ -71,50 +74,38 @@ static int replay_child(const tsr_cli_problem_opts *o, const char *oracle_cache,
   c.plan = plan;
   c.regs = c.local_bytes = -1;
   tsr_plan_format(&plan, c.text, sizeof c.text);
-  size_t na = (size_t)tsr_problem_elems_a(&p), nb = (size_t)tsr_problem_elems_b(&p),
-         nc = (size_t)tsr_problem_elems_c(&p);
-  float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4);
-  float *C0 = p.beta != 0.0f ? malloc(nc * 4) : NULL;
-  double *ref = NULL;
-  char msg[512], key[65];
-  const char *src;
-  if (!A || !B || !C || (p.beta != 0.0f && !C0)) {
+  float *C = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *C);
+  tsr__workload *w = NULL;
+  char msg[512];
+  if (!C) {
     json_object_set_new(out, "status", json_string("rejected-run"));
     json_object_set_new(out, "reason", json_string("out of host memory"));
+  } else if (tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, oracle_cache, 0, &w, msg, sizeof msg)) {
+    json_object_set_new(out, "status", json_string("rejected-run"));
+    json_object_set_new(out, "reason", json_string(msg));
   } else {
-    tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_DYADIC, 1, A);
-    tsr_fill(&p, TSR_TENSOR_B, TSR_INPUTS_DYADIC, 1, B);
-    if (C0) tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_DYADIC, 1, C0);
-    if (tsr__oracle_cached(&p, TSR_INPUTS_DYADIC, 1, oracle_cache, &ref, &src, key, msg,
-                           sizeof msg)) {
-      json_object_set_new(out, "status", json_string("rejected-run"));
-      json_object_set_new(out, "reason", json_string(msg));
-    } else {
-      tsr__tune_measure(ctx, b, &p, A, B, C0, ref, C, mo, &c);
-      json_object_set_new(out, "status", json_string(tsr__cand_status_name(c.status)));
-      json_object_set_new(out, "reason", json_string(c.reason));
-      json_object_set_new(out, "plan", json_string(c.text));
-      json_object_set_new(out, "oracle", json_string(src));
-      if (c.status == TSR__CAND_OK) {
-        json_object_set_new(out, "time_ns", json_real(c.time_ns));
-        json_t *a = json_array();
-        for (int i = 0; i < c.nsamples; i++) json_array_append_new(a, json_real(c.samples_ns[i]));
-        json_object_set_new(out, "samples_ns", a);
-        json_object_set_new(out, "calls", json_integer(c.calls));
-      }
-      json_object_set_new(out, "source_sha256", json_string(c.sha256));
-      json_object_set_new(out, "regs", json_integer(c.regs));
-      json_object_set_new(out, "local_bytes", json_integer(c.local_bytes));
+    /* a replay measures a plan the search already held to its contract */
+    tsr__tune_measure(ctx, b, &p, w, NULL, C, mo, &c);
+    json_object_set_new(out, "status", json_string(tsr__cand_status_name(c.status)));
+    json_object_set_new(out, "reason", json_string(c.reason));
+    json_object_set_new(out, "plan", json_string(c.text));
+    json_object_set_new(out, "oracle", json_string(w->oracle_source));
+    if (c.status == TSR__CAND_OK) {
+      json_object_set_new(out, "time_ns", json_real(c.time_ns));
+      json_t *a = json_array();
+      for (int i = 0; i < c.nsamples; i++) json_array_append_new(a, json_real(c.samples_ns[i]));
+      json_object_set_new(out, "samples_ns", a);
+      json_object_set_new(out, "calls", json_integer(c.calls));
     }
+    json_object_set_new(out, "source_sha256", json_string(c.sha256));
+    json_object_set_new(out, "regs", json_integer(c.regs));
+    json_object_set_new(out, "local_bytes", json_integer(c.local_bytes));
   }
   json_dumpf(out, stdout, JSON_COMPACT | JSON_REAL_PRECISION(17));
   putchar('\n');
   json_decref(out);
-  free(A);
-  free(B);
   free(C);
-  free(C0);
-  free(ref);
+  tsr__workload_destroy(w);
   tsr_context_destroy(ctx);
   return TSR_EXIT_OK;
 }
@@ -131,10 +122,10 @@ static void print_summary(const tsr__tune_config *cfg, const tsr__tune_result *r
   size_t by[TSR__CAND_STATUS_COUNT] = {0};
   for (size_t i = 0; i < r->n; i++) by[r->cands[i].status]++;
   printf("budget    max %ld candidates, max %.0f s: measured %zu (%zu ok, %zu rejected: %zu "
-         "compile, %zu spill, %zu validation, %zu run), %zu unmeasured\n",
+         "compile, %zu spill, %zu validation, %zu accuracy, %zu run), %zu unmeasured\n",
          cfg->max_candidates, cfg->max_seconds, r->measured, by[TSR__CAND_OK], r->rejected,
          by[TSR__CAND_REJ_COMPILE], by[TSR__CAND_REJ_SPILL], by[TSR__CAND_REJ_VALIDATION],
-         by[TSR__CAND_REJ_RUN], r->unmeasured);
+         by[TSR__CAND_REJ_ACCURACY], by[TSR__CAND_REJ_RUN], r->unmeasured);
   printf("time      oracle %.1f s, search %.1f s, replay %.1f s, total %.1f s\n", r->oracle_s,
          r->search_s, r->replay_s, r->total_s);
   int shown = 0;
@@ -206,7 +197,8 @@ static void out_name(const char *dir, const char *backend, const char *shape, ch
 int tsr_cli_tune(int argc, char **argv) {
   tsr_cli_problem_opts o;
   tsr_cli_problem_defaults(&o, "auto");
-  const char *preset = NULL, *db_opt = NULL, *out_dir = NULL, *oracle_opt = NULL;
+  const char *preset = NULL, *db_opt = NULL, *out_dir = NULL, *oracle_opt = NULL,
+             *accuracy_opt = "random";
   long long max_cand = 0, samples = 5, sample_ms = 10, warmup_ms = 30, rounds = 4, spill = 0;
   float max_seconds = 60.0f;
   int show = 0, json = 0, quiet = 0, no_db = 0, in_process = 0, child = 0;
@@ -228,8 +220,8 @@ int tsr_cli_tune(int argc, char **argv) {
     static const char *const valued[] = {"--preset",    "--max-candidates", "--max-seconds",
                                          "--samples",   "--sample-ms",      "--warmup-ms",
                                          "--rounds",    "--spill-limit",    "--db",
-                                         "--out",       "--oracle-cache"};
-    int k = tsr_cli_option_index(a, valued, 11);
+                                         "--out",       "--oracle-cache",   "--accuracy"};
+    int k = tsr_cli_option_index(a, valued, 12);
     if (k < 0) return tsr_cli_usage_error("tune", "unknown option '%s' (see --help)", a);
     if (!v) return tsr_cli_usage_error("tune", "%s: needs a value", a);
     i++;
@@ -252,9 +244,19 @@ int tsr_cli_tune(int argc, char **argv) {
       case 7: bad = tsr_cli_parse_int("tune", a, v, 0, 1 << 24, &spill); break;
       case 8: db_opt = v; break;
       case 9: out_dir = v; break;
-      default: oracle_opt = v; break;
+      case 10: oracle_opt = v; break;
+      default: accuracy_opt = v; break;
     }
     if (bad) return TSR_EXIT_USAGE;
+  }
+  int accuracy = -1;
+  if (strcmp(accuracy_opt, "off")) {
+    tsr_inputs fam;
+    char am[256];
+    if (tsr_inputs_parse(accuracy_opt, &fam, am, sizeof am) || fam == TSR_INPUTS_DYADIC)
+      return tsr_cli_usage_error("tune", "--accuracy: '%s' is not random, normal, wide or off",
+                                 accuracy_opt);
+    accuracy = (int)fam;
   }
   tsr__measure_opts mo = {(int)samples, (int)sample_ms, (int)warmup_ms, (int)spill, 0};
   const char *oracle_cache = oracle_opt ? (strcmp(oracle_opt, "off") ? oracle_opt : NULL)
@@ -369,6 +371,7 @@ int tsr_cli_tune(int argc, char **argv) {
         .db_path = no_db ? NULL : db_path,
         .child_exe = in_process || sl <= 0 ? NULL : self,
         .oracle_cache = oracle_cache,
+        .accuracy = accuracy,
         .extra = o.plan ? &extra : NULL,
         .nextra = o.plan ? 1 : 0,
         .progress = !quiet,

@@ -36,10 +36,18 @@ int tsr_cli_parse_float(const char *verb, const char *name, const char *text, fl
 }
 
 int tsr_cli_parse_inputs(const char *verb, const char *text, tsr_inputs *out) {
-  if (!strcmp(text, "dyadic")) *out = TSR_INPUTS_DYADIC;
-  else if (!strcmp(text, "random")) *out = TSR_INPUTS_RANDOM;
-  else {
-    tsr_cli_usage_error(verb, "--inputs: '%s' is not dyadic or random", text);
+  char msg[256];
+  if (tsr_inputs_parse(text, out, msg, sizeof msg)) {
+    tsr_cli_usage_error(verb, "--%s", msg);
+    return -1;
+  }
+  return 0;
+}
+
+int tsr_cli_parse_precision(const char *verb, const char *text, tsr_precision *out) {
+  char msg[256];
+  if (tsr_precision_parse(text, out, msg, sizeof msg)) {
+    tsr_cli_usage_error(verb, "--%s", msg);
     return -1;
   }
   return 0;
@@ -71,7 +79,11 @@ const char tsr_cli_problem_help[] =
     "  --plan TEXT     key=value,... over the backend's default plan, e.g.\n"
     "                  bm=128,bn=128,bk=16,walk=rect:4x8 (tessera plan shows every key)\n"
     "  --backend B     auto (default: cuda when a GPU is usable, else cpu), cpu, cuda,\n"
-    "                  cublas, hand\n";
+    "                  cublas, hand\n"
+    "  --precision P   auto (default: the fastest mode meeting the FP32 contract),\n"
+    "                  strict (IEEE FP32 FFMA), fp32x3 (tensor-core 3xTF32 split, same\n"
+    "                  contract), tf32 (TF32 operands: opt-in, its own bound);\n"
+    "                  docs/accuracy.md\n";
 
 void tsr_cli_problem_defaults(tsr_cli_problem_opts *o, const char *backend) {
   memset(o, 0, sizeof *o);
@@ -86,9 +98,9 @@ int tsr_cli_problem_option(const char *verb, int argc, char **argv, int *i,
   const char *a = argv[*i];
   if (!strcmp(a, "--trans-a")) return o->trans_a = 1;
   if (!strcmp(a, "--trans-b")) return o->trans_b = 1;
-  static const char *const valued[] = {"--shape", "--plan", "--backend", "--batch", "--alpha",
-                                       "--beta"};
-  int k = tsr_cli_option_index(a, valued, 6);
+  static const char *const valued[] = {"--shape", "--plan",  "--backend",  "--batch",
+                                       "--alpha", "--beta", "--precision"};
+  int k = tsr_cli_option_index(a, valued, 7);
   if (k < 0) return 0;
   if (*i + 1 >= argc) {
     tsr_cli_usage_error(verb, "%s: needs a value", a);
@@ -101,7 +113,8 @@ int tsr_cli_problem_option(const char *verb, int argc, char **argv, int *i,
     case 2: o->backend = v; return 1;
     case 3: return tsr_cli_parse_int(verb, "--batch", v, 1, 65535, &o->batch) ? -1 : 1;
     case 4: return tsr_cli_parse_float(verb, "--alpha", v, &o->alpha) ? -1 : 1;
-    default: return tsr_cli_parse_float(verb, "--beta", v, &o->beta) ? -1 : 1;
+    case 5: return tsr_cli_parse_float(verb, "--beta", v, &o->beta) ? -1 : 1;
+    default: return tsr_cli_parse_precision(verb, v, &o->precision) ? -1 : 1;
   }
 }
 
@@ -119,6 +132,7 @@ int tsr_cli_problem_finish(const char *verb, tsr_context *ctx, const tsr_cli_pro
   p->op_b = o->trans_b ? TSR_OP_T : TSR_OP_N;
   p->alpha = o->alpha;
   p->beta = o->beta;
+  p->precision = o->precision;
   if (tsr_problem_check(p, msg, sizeof msg)) return tsr_cli_usage_error(verb, "%s", msg);
   tsr_backend_kind b;
   if (tsr_backend_parse(o->backend, &b, msg, sizeof msg)) return tsr_cli_usage_error(verb, "%s", msg);

@@ -60,6 +60,29 @@ const char *tsr_context_message(const tsr_context *ctx);
 /* ---- problem ----------------------------------------------------------- */
 typedef enum { TSR_OP_N = 0, TSR_OP_T = 1 } tsr_op;
 
+/* Precision mode: the arithmetic class a caller asks for (docs/accuracy.md).
+ *  AUTO   the fastest mode that meets the FP32 contract for the problem on the
+ *         backend (strict or fp32x3); the default.
+ *  STRICT IEEE FP32 products and sums (FFMA; the class of cuBLAS pedantic).
+ *  FP32X3 tensor-core 3xTF32 split that meets the same FP32 contract.
+ *  TF32   opt-in: TF32 operands (11 significant bits), FP32 accumulation; its
+ *         own documented bound, below FP32.
+ * The FP32 contract (strict, fp32x3): on the same inputs, relative Frobenius
+ * error vs FP64 at most 1.25 x the strict FP32 reference's, every element
+ * within (K + 64) u (|alpha| |A||B| + |beta| |C0|), u = 2^-24, and the NaN/Inf
+ * class of every element equal to the FP64 reference's. */
+typedef enum {
+  TSR_PREC_AUTO = 0,
+  TSR_PREC_STRICT = 1,
+  TSR_PREC_FP32X3 = 2,
+  TSR_PREC_TF32 = 3,
+  TSR_PREC_COUNT
+} tsr_precision;
+
+/* "auto", "strict", "fp32x3", "tf32". */
+const char *tsr_precision_name(tsr_precision p);
+tsr_status tsr_precision_parse(const char *text, tsr_precision *p, char *msg, size_t cap);
+
 /* Row-major. With op_a == N, A is M×K and A(i,k) = A[i*lda + k]; with T it
  * is stored K×M and op(A)(i,k) = A[k*lda + i]. Likewise B (K×N or N×K).
  * Leading dimensions and batch strides of 0 mean "compact"; tsr_problem_check
@@ -71,6 +94,7 @@ typedef struct {
   float alpha, beta;
   int64_t lda, ldb, ldc;
   int64_t stride_a, stride_b, stride_c;
+  tsr_precision precision; /* AUTO after tsr_problem_init */
 } tsr_problem;
 
 /* m×n×k, batch 1, alpha 1, beta 0, compact. */
@@ -116,10 +140,17 @@ void tsr_walk_map(const tsr_walk *w, uint32_t h, uint32_t wdt, uint32_t i,
 /* ---- plan -------------------------------------------------------------- */
 typedef enum { TSR_IN_STAGED = 0, TSR_IN_VIEW = 1 } tsr_input_mode;
 typedef enum { TSR_ISA_AUTO = 0, TSR_ISA_GENERIC, TSR_ISA_AVX2, TSR_ISA_AVX512 } tsr_isa;
-/* GPU inner product: FP32 FFMA, or 3xTF32 tensor-core MMA (big/small split
- * of each operand, FP32 accumulation: FP32-level accuracy, exact on dyadic
- * inputs). */
-typedef enum { TSR_MMA_FFMA = 0, TSR_MMA_TF32X3 = 1 } tsr_mma;
+/* GPU inner product (docs/emit.md, docs/accuracy.md): FP32 FFMA (precision
+ * strict); 3xTF32 tensor-core MMA, a big/small TF32 split of each operand
+ * (precision fp32x3); one TF32 MMA of the rounded operands (precision tf32). */
+typedef enum { TSR_MMA_FFMA = 0, TSR_MMA_TF32X3 = 1, TSR_MMA_TF32 = 2 } tsr_mma;
+/* Tensor-core accumulation (mma=tf32x3, tf32): STEP promotes each 8-deep K
+ * step's MMA partial sum into an FP32 register accumulator with an IEEE add
+ * (the tensor core truncates when it accumulates; over a whole K loop that
+ * bias grows linearly in K); CHAIN accumulates every MMA into the same
+ * tensor-core accumulator (the pre-contract scheme, kept reachable so the
+ * tuner's accuracy rejection can be shown; fine for tf32). */
+typedef enum { TSR_ACC_STEP = 0, TSR_ACC_CHAIN = 1 } tsr_acc;
 /* Operands packed by the GPU prologue: none, A, B or both (bit 0 A, bit 1 B). */
 typedef enum { TSR_PACK_NONE = 0, TSR_PACK_A = 1, TSR_PACK_B = 2, TSR_PACK_AB = 3 } tsr_pack;
 
@@ -144,6 +175,7 @@ typedef struct {
   int threads;
   tsr_isa isa;
   tsr_mma mma;
+  tsr_acc acc; /* mma=tf32x3 / tf32 only; STEP otherwise */
   /* GPU occupancy hint: 0 = none (default), N >= 1 = the kernel is compiled
    * with __launch_bounds__(threads, N) (registers capped so that N blocks fit
    * on one SM) and the plan must fit N blocks' shared memory on one SM. */
@@ -206,6 +238,7 @@ typedef struct {
   int local_bytes;        /* local (spill) bytes per thread, -1 unknown */
   int tail_m, tail_n, tail_k; /* 1 when the axis has a partial tile */
   char source_sha256[65]; /* generated source hash ("" for non-generated) */
+  tsr_precision precision; /* the mode this plan runs (never AUTO) */
 } tsr_plan_info;
 
 /* Checks the plan against the backend's target (shared memory, threads,
@@ -215,7 +248,20 @@ tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_prob
                             const tsr_plan *plan, tsr_plan_info *info);
 
 /* ---- inputs, oracle, validation --------------------------------------- */
-typedef enum { TSR_INPUTS_DYADIC = 0, TSR_INPUTS_RANDOM = 1 } tsr_inputs;
+/* Input families: DYADIC (exact in FP32 and TF32: proves indexing), RANDOM
+ * (uniform [-1, 1)), NORMAL (approximately N(0, 1): Irwin-Hall sum of 12
+ * uniforms minus 6, exact arithmetic so every language reproduces it), WIDE
+ * (uniform [-1, 1) times 2^e, e uniform integer in [-20, 20]). */
+typedef enum {
+  TSR_INPUTS_DYADIC = 0,
+  TSR_INPUTS_RANDOM = 1,
+  TSR_INPUTS_NORMAL = 2,
+  TSR_INPUTS_WIDE = 3,
+  TSR_INPUTS_COUNT
+} tsr_inputs;
+/* "dyadic", "random", "normal", "wide". */
+const char *tsr_inputs_name(tsr_inputs k);
+tsr_status tsr_inputs_parse(const char *text, tsr_inputs *k, char *msg, size_t cap);
 typedef enum { TSR_TENSOR_A = 0, TSR_TENSOR_B = 1, TSR_TENSOR_C = 2 } tsr_tensor;
 
 /* Fills the stored tensor (all batches, honouring leading dimensions and
@@ -228,32 +274,67 @@ void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed
 
 /* FP64 reference of the whole output (all batches, compact m×n per batch,
  * ref[b*m*n + i*n + j]), computed without any code under test. C0 may be
- * NULL when beta == 0. */
+ * NULL when beta == 0. Two optional by-products of the same pass (NULL: not
+ * computed), the inputs of the accuracy contract (docs/accuracy.md):
+ *  scale[e]        |alpha| (|op(A)||op(B)|)ij + |beta| |C0ij|, the scale of
+ *                  the componentwise bound (rounded to float);
+ *  strict_rel_fro  relative Frobenius error vs ref of the strict FP32
+ *                  reference: per element a k-ascending FMA sum s in FP32,
+ *                  then alpha*s (+ beta*C0 by FMA); over the elements where
+ *                  both are finite. */
 tsr_status tsr_oracle_cpu(const tsr_problem *p, const float *a, const float *b, const float *c0,
-                          double *ref);
+                          double *ref, float *scale, double *strict_rel_fro);
 
-/* The same FP64 reference computed on the GPU by a plain FP64 kernel that
+/* The same reference computed on the GPU by a plain FP64 kernel that
  * shares no code with any route under test (same layout and summation order
  * as tsr_oracle_cpu). TSR_ERR_NO_CUDA / TSR_ERR_NO_DEVICE without a GPU. */
 tsr_status tsr_oracle_gpu(tsr_context *ctx, const tsr_problem *p, const float *a, const float *b,
-                          const float *c0, double *ref);
+                          const float *c0, double *ref, float *scale, double *strict_rel_fro);
 
+/* A validation receipt. Two kinds:
+ *  tolerance (tsr_validate): every element within atol + rtol*|ref|, exact
+ *    when both are 0 (the dyadic check);
+ *  contract (tsr_validate_contract): the accuracy contract of a precision
+ *    mode (docs/accuracy.md): the componentwise bound on every element and the
+ *    relative Frobenius limit.
+ * Both compare NaN/Inf classes: where the reference (rounded to float) is
+ * NaN or +-Inf the output must be the same class; elsewhere a non-finite
+ * output always fails. */
 typedef struct {
   int64_t checked;        /* elements compared */
-  int64_t failed;         /* elements outside tolerance (NaN/Inf always fail) */
+  int64_t failed;         /* elements outside tolerance / bound or of the wrong class */
   int64_t first_fail;     /* linear index of the first failure, -1 if none */
-  double max_abs_err;
+  double max_abs_err;     /* over elements with a finite reference */
   double max_rel_err;
-  double rel_fro_err;     /* ||C - ref||_F / ||ref||_F */
-  double atol, rtol;
+  double rel_fro_err;     /* ||C - ref||_F / ||ref||_F over finite-reference elements */
+  double atol, rtol;      /* tolerance receipts */
   int passed;
+  /* contract receipts (contract == TSR_PREC_AUTO for tolerance receipts) */
+  tsr_precision contract;   /* STRICT or FP32X3: the FP32 contract; TF32: the TF32 bound */
+  double strict_rel_fro;    /* the strict FP32 reference's error on the same inputs */
+  double fro_limit;         /* limit applied to rel_fro_err; NaN when not applied */
+  double worst_bound_ratio; /* max over elements of |c - ref| / componentwise bound */
+  int64_t bound_failed;     /* elements over the componentwise bound */
+  int64_t class_failed;     /* elements whose NaN/Inf/finite class differs */
 } tsr_receipt;
+
+/* Contract constants (docs/accuracy.md). */
+#define TSR_CONTRACT_FRO_SLACK 1.25   /* FP32: rel. Frobenius <= slack x strict's */
+#define TSR_CONTRACT_FRO_MIN_ELEMS 1024 /* fewer outputs: componentwise bound only */
+#define TSR_CONTRACT_C0 64            /* FP32 componentwise: (K + C0) u */
+#define TSR_CONTRACT_TF32_FRO 0x1p-10 /* TF32: rel. Frobenius <= 2^-10 */
+#define TSR_CONTRACT_TF32_ELEM 0x1p-10 /* TF32 componentwise: (2^-10 + (K + C0) u) */
 
 /* Poisons the stored C (all elements, including padding) with quiet NaN. */
 void tsr_poison(const tsr_problem *p, float *c);
-/* Compares every output element: |c - ref| <= atol + rtol*|ref|. */
+/* Tolerance receipt: |c - ref| <= atol + rtol*|ref| on every element. */
 void tsr_validate(const tsr_problem *p, const float *c, const double *ref, double atol,
                   double rtol, tsr_receipt *r);
+/* Contract receipt for the precision mode that ran (STRICT, FP32X3 or
+ * TF32), from the oracle's ref, scale and strict_rel_fro. */
+void tsr_validate_contract(const tsr_problem *p, const float *c, const double *ref,
+                           const float *scale, double strict_rel_fro, tsr_precision mode,
+                           tsr_receipt *r);
 
 /* ---- running ---------------------------------------------------------- */
 /* One GEMM on host buffers: plan NULL means the backend's default plan. The

@@ -1,27 +1,59 @@
-/* gpu_bench: the paired GPU table of scripts/device-check. For each shape,
- * in one process: generated (cuda, default plan) vs cuBLAS (pedantic FP32)
- * vs hand. Each route is validated first (dyadic inputs, exact against the
- * GPU FP64 oracle), then timed: ≥ warm-up ms of calls, then `samples`
- * samples of CUDA-event time around n back-to-back calls filling ~sample_ms,
- * with the route order rotated every sample. Reports the median per-call
- * time, TFLOP/s and the median of the per-sample paired ratio vs cuBLAS.
+/* gpu_bench: the paired GPU table of scripts/device-check, with accuracy.
+ *
+ * For each shape, in one process, through the measurement layer
+ * (src/measure): every route is validated exactly on dyadic inputs, timed
+ * (warm-up calibration, then `samples` samples of device-event time around
+ * n back-to-back calls filling ~sample_ms, the route order rotated every
+ * sample), and held to its precision mode's accuracy contract on each
+ * --accuracy input family (docs/accuracy.md). Reports per route the median
+ * per-call time, TFLOP/s, the median [min, max] of the per-sample time
+ * ratio vs the first route (cuBLAS pedantic by default), and per input
+ * family the relative Frobenius error, the contract's limit and verdict.
  *
  *   gpu_bench [--samples N] [--sample-ms MS] [--warmup-ms MS] [--check-only]
- *             [--plan TEXT] [--ops NN|NT|TN|TT] [--beta B] [MxNxK ...]
- * --check-only validates every route once without timing (for
- * compute-sanitizer); --plan applies TEXT over the generated route's default
- * plan; --ops/--beta change the problem (beta != 0 uses dyadic C0). */
+ *             [--routes R,...] [--plan TEXT] [--ops NN|NT|TN|TT] [--beta B]
+ *             [--accuracy off|FAMILY,...] [--json FILE] [MxNxK ...]
+ *
+ * Routes: cublas (pedantic, strict), cublas-tf32, auto (tessera default),
+ * strict, fp32x3, chain (fp32x3 with acc=chain: the pre-contract scheme),
+ * tf32, hand. --plan applies TEXT over each tessera route's default plan.
+ * --check-only validates every route once without timing or accuracy (for
+ * compute-sanitizer). Exit 1 when a route failed, was invalid or broke its
+ * contract (chain's breach is expected and reported, not an error). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "backend/cuda/cuda.h"
 #include "core/backend.h"
+#include "measure/measure.h"
 #include "tessera.h"
 
-#define NR 3
-static const tsr_backend_kind routes[NR] = {TSR_BACKEND_CUBLAS, TSR_BACKEND_CUDA, TSR_BACKEND_HAND};
+typedef struct {
+  const char *name;
+  tsr_backend_kind backend;
+  tsr_precision precision;
+  const char *overlay; /* plan text over the default, or NULL */
+  int expect_breach;   /* the contract is expected to fail (the test hook) */
+} route_def;
+
+static const route_def route_table[] = {
+    {"cublas", TSR_BACKEND_CUBLAS, TSR_PREC_STRICT, NULL, 0},
+    {"cublas-tf32", TSR_BACKEND_CUBLAS, TSR_PREC_TF32, NULL, 0},
+    {"auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL, 0},
+    {"strict", TSR_BACKEND_CUDA, TSR_PREC_STRICT, NULL, 0},
+    {"fp32x3", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, NULL, 0},
+    {"chain", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "acc=chain", 1},
+    {"tf32", TSR_BACKEND_CUDA, TSR_PREC_TF32, NULL, 0},
+    {"hand", TSR_BACKEND_HAND, TSR_PREC_STRICT, NULL, 0},
+};
+#define NDEF (int)(sizeof route_table / sizeof route_table[0])
+#define MAXR 8
+#define MAXS 1000
+
 static const char *const default_shapes[] = {
     "128x128x61", "127x193x61",  "513x257x129",  "32x32x32",        "1024x1024x1024",
     "1024x1024x1537", "2049x4097x1025", "4096x4096x4096", "4096x4096x11008", "8192x8192x8192"};
@@ -30,46 +62,112 @@ static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+static double median(const double *v, int n) {
+  double t[MAXS];
+  memcpy(t, v, (size_t)n * sizeof *t);
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
 typedef struct {
+  const route_def *def;
   const tsr__backend *be;
+  tsr_problem p; /* with the route's precision */
+  tsr_plan_info info;
   void *ex;
-  int ok;
-  int invalid;      /* output differed from the oracle */
-  int n;            /* calls per sample */
-  double *per_call; /* ns per call, per sample */
-  char note[160];
+  int ok, invalid;
+  int64_t n;  /* calls per sample */
+  double per_call[MAXS];
+  char plan[420];
+  char note[600];
 } route_run;
+
+/* Realize and prepare route x on workload w. */
+static tsr_status prepare(tsr_context *ctx, route_run *x, const tsr__workload *w,
+                          const char *plan_text, void **ex, char *msg, size_t cap) {
+  tsr_plan plan;
+  tsr_status st = tsr_plan_lookup(ctx, x->def->backend, &x->p, &plan, NULL, 0);
+  if (!st && x->def->overlay) st = tsr_plan_parse(x->def->overlay, &plan, msg, cap);
+  if (!st && plan_text && x->def->backend == TSR_BACKEND_CUDA)
+    st = tsr_plan_parse(plan_text, &plan, msg, cap);
+  if (st) return st;
+  if ((st = x->be->realize(ctx, &x->p, &plan, &x->info))) {
+    snprintf(msg, cap, "%s", tsr_context_message(ctx));
+    return st;
+  }
+  if ((st = x->be->prepare(ctx, &x->p, &x->info.plan, w->a, w->b, w->c0, ex))) {
+    snprintf(msg, cap, "%s", tsr_context_message(ctx));
+    return st;
+  }
+  if (x->be->exec_info) x->be->exec_info(*ex, &x->info);
+  return TSR_OK;
+}
 
 int main(int argc, char **argv) {
   int samples = 5, check_only = 0;
-  const char *plan_text = NULL, *ops = "NN";
+  const char *plan_text = NULL, *ops = "NN", *routes_text = "cublas,auto,hand",
+             *acc_text = "random", *json_path = NULL;
   float beta = 0.0f;
   double sample_ms = 20.0, warmup_ms = 100.0;
   const char *shape_list[64];
   int nshapes = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--samples") && i + 1 < argc) samples = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--sample-ms") && i + 1 < argc) sample_ms = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--warmup-ms") && i + 1 < argc) warmup_ms = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--check-only")) check_only = 1;
-    else if (!strcmp(argv[i], "--plan") && i + 1 < argc) plan_text = argv[++i];
-    else if (!strcmp(argv[i], "--ops") && i + 1 < argc) ops = argv[++i];
-    else if (!strcmp(argv[i], "--beta") && i + 1 < argc) beta = (float)atof(argv[++i]);
-    else if (argv[i][0] == '-') {
-      fprintf(stderr, "gpu_bench: unknown option '%s'\n", argv[i]);
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--check-only")) check_only = 1;
+    else if (a[0] == '-' && !v) {
+      fprintf(stderr, "gpu_bench: %s needs a value\n", a);
       return 2;
-    }
-    else if (nshapes < 64) shape_list[nshapes++] = argv[i];
+    } else if (!strcmp(a, "--samples")) samples = atoi(argv[++i]);
+    else if (!strcmp(a, "--sample-ms")) sample_ms = atof(argv[++i]);
+    else if (!strcmp(a, "--warmup-ms")) warmup_ms = atof(argv[++i]);
+    else if (!strcmp(a, "--plan")) plan_text = argv[++i];
+    else if (!strcmp(a, "--ops")) ops = argv[++i];
+    else if (!strcmp(a, "--beta")) beta = (float)atof(argv[++i]);
+    else if (!strcmp(a, "--routes")) routes_text = argv[++i];
+    else if (!strcmp(a, "--accuracy")) acc_text = argv[++i];
+    else if (!strcmp(a, "--json")) json_path = argv[++i];
+    else if (a[0] == '-') {
+      fprintf(stderr, "gpu_bench: unknown option '%s'\n", a);
+      return 2;
+    } else if (nshapes < 64) shape_list[nshapes++] = a;
   }
-  if (samples < 1 || samples > 1000 || sample_ms <= 0 || warmup_ms < 0 || strlen(ops) != 2 ||
+  if (samples < 1 || samples > MAXS || sample_ms <= 0 || warmup_ms < 0 || strlen(ops) != 2 ||
       !strchr("NT", ops[0]) || !strchr("NT", ops[1])) {
     fprintf(stderr, "gpu_bench: bad --samples/--sample-ms/--warmup-ms/--ops\n");
     return 2;
+  }
+  /* routes */
+  const route_def *defs[MAXR];
+  int nr = 0;
+  {
+    char *list = strdup(routes_text);
+    for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+      int f = -1;
+      for (int d = 0; d < NDEF; d++)
+        if (!strcmp(t, route_table[d].name)) f = d;
+      if (f < 0 || nr == MAXR) {
+        fprintf(stderr, "gpu_bench: --routes: '%s' is not one of cublas, cublas-tf32, auto, "
+                        "strict, fp32x3, chain, tf32, hand (at most %d)\n", t, MAXR);
+        return 2;
+      }
+      defs[nr++] = &route_table[f];
+    }
+    free(list);
+  }
+  /* accuracy families */
+  tsr_inputs fams[3];
+  int nf = 0;
+  if (strcmp(acc_text, "off") && !check_only) {
+    char *list = strdup(acc_text);
+    for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+      char m[256];
+      if (nf == 3 || tsr_inputs_parse(t, &fams[nf], m, sizeof m) || fams[nf] == TSR_INPUTS_DYADIC) {
+        fprintf(stderr, "gpu_bench: --accuracy: '%s' is not random, normal or wide\n", t);
+        return 2;
+      }
+      nf++;
+    }
+    free(list);
   }
   if (!nshapes)
     for (size_t i = 0; i < sizeof default_shapes / sizeof default_shapes[0]; i++)
@@ -84,170 +182,196 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("# %s sm_%d%d, %d SMs, driver %d, NVRTC %d.%d, cuBLAS %d; %d samples x ~%.0f ms after "
-         "%.0f ms warm-up; cuBLAS in PEDANTIC math (strict FP32)\n",
+         "%.0f ms warm-up; ratios vs %s\n",
          d.name, d.cc_major, d.cc_minor, d.sm_count, d.driver_version, d.nvrtc_major,
-         d.nvrtc_minor, d.cublas_version, samples, sample_ms, warmup_ms);
-  if (!check_only) {
-    printf("| shape | cuBLAS µs | TFLOP/s | generated µs | TFLOP/s | gen/cuBLAS | hand µs | TFLOP/s "
-           "| hand/cuBLAS | generated plan (regs) |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-  }
-  fflush(stdout);
+         d.nvrtc_minor, d.cublas_version, samples, sample_ms, warmup_ms, defs[0]->name);
+  json_t *jdoc = json_pack("{s:s, s:s, s:i, s:f, s:f, s:[]}", "schema", "tessera-gpu-bench/1",
+                           "device", d.name, "samples", samples, "sample_ms", sample_ms,
+                           "warmup_ms", warmup_ms, "shapes");
   int exit_code = 0;
+  char speed_md[1 << 16] = "", acc_md[1 << 16] = "";
+  size_t sl = 0, al = 0;
+#define SP(...) (sl += (size_t)snprintf(speed_md + sl, sl < sizeof speed_md ? sizeof speed_md - sl : 0, __VA_ARGS__))
+#define AC(...) (al += (size_t)snprintf(acc_md + al, al < sizeof acc_md ? sizeof acc_md - al : 0, __VA_ARGS__))
+  SP("| shape | route | precision | µs | TFLOP/s | time / %s [min, max] | plan (regs) |\n"
+     "|---|---|---|---:|---:|---|---|\n", defs[0]->name);
+  AC("| shape | inputs | strict FP32 ref. | route | precision | rel. Frobenius | / strict | "
+     "limit | worst elem / bound | contract |\n|---|---|---:|---|---|---:|---:|---:|---:|---|\n");
   for (int s = 0; s < nshapes; s++) {
-    tsr_problem p;
     char msg[512];
     int64_t m, n, k;
     if (tsr_shape_parse(shape_list[s], &m, &n, &k, msg, sizeof msg)) {
       fprintf(stderr, "gpu_bench: %s\n", msg);
       return 2;
     }
+    tsr_problem p;
     tsr_problem_init(&p, m, n, k);
     p.op_a = ops[0] == 'T' ? TSR_OP_T : TSR_OP_N;
     p.op_b = ops[1] == 'T' ? TSR_OP_T : TSR_OP_N;
     p.beta = beta;
-    if (tsr_problem_check(&p, msg, sizeof msg)) {
-      fprintf(stderr, "gpu_bench: %s\n", msg);
-      return 2;
-    }
-    size_t na = (size_t)tsr_problem_elems_a(&p), nb = (size_t)tsr_problem_elems_b(&p),
-           nc = (size_t)tsr_problem_elems_c(&p);
-    float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(nc * 4), *c0 = malloc(nc * 4);
-    double *ref = malloc((size_t)(m * n) * sizeof(double));
-    if (!a || !b || !c || !c0 || !ref) {
-      fprintf(stderr, "gpu_bench: out of host memory\n");
+    tsr__workload *w = NULL;
+    if ((st = tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg))) {
+      fprintf(stderr, "gpu_bench: %s: %s\n", shape_list[s], msg);
       return 1;
     }
-    tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_DYADIC, 1, a);
-    tsr_fill(&p, TSR_TENSOR_B, TSR_INPUTS_DYADIC, 1, b);
-    tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_DYADIC, 1, c0);
-    const float *c0p = p.beta != 0.0f ? c0 : NULL;
-    int have_ref = tsr_oracle_gpu(ctx, &p, a, b, c0p, ref) == TSR_OK;
-    if (!have_ref) fprintf(stderr, "# %s: GPU oracle: %s\n", shape_list[s], tsr_context_message(ctx));
-    route_run rr[NR];
-    char plan_txt[400] = "";
-    for (int r = 0; r < NR; r++) {
+    float *c = malloc((size_t)tsr_problem_elems_c(&w->p) * sizeof *c);
+    json_t *jshape = json_pack("{s:s, s:s, s:[], s:[]}", "shape", shape_list[s], "ops", ops,
+                               "routes", "accuracy");
+    json_array_append_new(json_object_get(jdoc, "shapes"), jshape);
+    route_run *rr = calloc((size_t)nr, sizeof *rr);
+    for (int r = 0; r < nr; r++) {
       route_run *x = &rr[r];
-      memset(x, 0, sizeof *x);
-      x->be = tsr__backend_get(routes[r]);
-      x->per_call = calloc((size_t)samples, sizeof(double));
-      tsr_plan plan;
-      tsr_plan_info info;
-      x->be->default_plan(&p, &plan);
-      st = TSR_OK;
-      if (plan_text && routes[r] == TSR_BACKEND_CUDA &&
-          tsr_plan_parse(plan_text, &plan, msg, sizeof msg) != TSR_OK) {
-        fprintf(stderr, "gpu_bench: %s\n", msg);
-        return 2;
-      }
-      if (!st) st = x->be->realize(ctx, &p, &plan, &info);
-      if (!st) st = x->be->prepare(ctx, &p, &info.plan, a, b, c0p, &x->ex);
-      if (!st) st = x->be->launch(x->ex, 1);
-      if (!st) st = x->be->download(x->ex, c);
-      if (st) {
-        snprintf(x->note, sizeof x->note, "%s: %s", tsr_status_name(st), tsr_context_message(ctx));
-        fprintf(stderr, "# %s %s: %s\n", shape_list[s], x->be->name, x->note);
+      x->def = defs[r];
+      x->be = tsr__backend_get(x->def->backend);
+      x->p = w->p;
+      x->p.precision = x->def->precision;
+      if ((st = prepare(ctx, x, w, plan_text, &x->ex, msg, sizeof msg))) {
+        snprintf(x->note, sizeof x->note, "%s: %s", tsr_status_name(st), msg);
+        fprintf(stderr, "# %s %s: %s\n", shape_list[s], x->def->name, x->note);
         exit_code = 1;
         continue;
       }
-      if (routes[r] == TSR_BACKEND_CUDA) {
-        x->be->exec_info(x->ex, &info);
-        int len = tsr_plan_format(&info.plan, plan_txt, sizeof plan_txt);
-        snprintf(plan_txt + len, sizeof plan_txt - (size_t)len, " (%d regs, %d local)", info.regs,
-                 info.local_bytes);
-      }
-      if (have_ref) {
-        tsr_receipt rc;
-        tsr_validate(&p, c, ref, 0.0, 0.0, &rc);
-        if (!rc.passed) {
-          x->invalid = 1;
-          fprintf(stderr, "# %s %s: INVALID: %lld wrong, max abs err %g\n", shape_list[s],
-                  x->be->name, (long long)rc.failed, rc.max_abs_err);
-          exit_code = 1;
-        }
+      int len = tsr_plan_format(&x->info.plan, x->plan, sizeof x->plan);
+      if (x->info.regs >= 0)
+        snprintf(x->plan + len, sizeof x->plan - (size_t)len, " (%d regs, %d local)",
+                 x->info.regs, x->info.local_bytes);
+      tsr_receipt rc;
+      if ((st = tsr__validated_call(x->be, x->ex, w, x->info.precision, 0.0, 0.0, c, 0, &rc)) ||
+          !rc.passed) {
+        char sum[400] = "";
+        if (!st) tsr__receipt_summary(&rc, sum, sizeof sum);
+        snprintf(x->note, sizeof x->note, "%s", st ? tsr_context_message(ctx) : sum);
+        fprintf(stderr, "# %s %s: INVALID: %s\n", shape_list[s], x->def->name, x->note);
+        x->invalid = 1;
+        exit_code = 1;
+        continue;
       }
       if (check_only) {
-        printf("# %s %s %s beta %g: %s\n", shape_list[s], ops, x->be->name, p.beta,
-               !have_ref ? "ran (no oracle)" : x->invalid ? "INVALID" : "valid (exact)");
+        printf("# %s %s %s beta %g: valid (exact), precision %s\n", shape_list[s], ops,
+               x->def->name, p.beta, tsr_precision_name(x->info.precision));
         continue;
       }
-      /* warm-up (at least one timed batch), then calls per sample from the
-       * measured rate of the last warm-up batch */
-      int64_t ns = 0, total = 0;
-      int calls = 1, used = 1;
-      do {
-        st = x->be->event_time(x->ex, calls, &ns);
-        total += ns;
-        used = calls;
-        if (ns < 2000000 && calls < (1 << 20)) calls *= 2;
-      } while (!st && total < (int64_t)(warmup_ms * 1e6));
-      if (st) {
-        snprintf(x->note, sizeof x->note, "%s: %s", tsr_status_name(st), tsr_context_message(ctx));
-        fprintf(stderr, "# %s %s warm-up: %s\n", shape_list[s], x->be->name, x->note);
+      tsr__calibration cal;
+      if ((st = tsr__calibrate(x->be, x->ex, (int)warmup_ms, (int)sample_ms, &cal))) {
+        snprintf(x->note, sizeof x->note, "%s", tsr_context_message(ctx));
+        fprintf(stderr, "# %s %s warm-up: %s\n", shape_list[s], x->def->name, x->note);
         exit_code = 1;
         continue;
       }
-      double per = (double)ns / used;
-      x->n = (int)fmin(fmax(sample_ms * 1e6 / fmax(per, 1.0), 1.0), 1e6);
+      x->n = cal.calls_per_batch > 1000000 ? 1000000 : cal.calls_per_batch;
       x->ok = 1;
     }
     /* samples, route order rotated each sample */
     for (int i = 0; i < samples && !check_only; i++)
-      for (int j = 0; j < NR; j++) {
-        route_run *x = &rr[(i + j) % NR];
+      for (int j = 0; j < nr; j++) {
+        route_run *x = &rr[(i + j) % nr];
         if (!x->ok) continue;
         int64_t ns = 0;
-        st = x->be->event_time(x->ex, x->n, &ns);
-        if (st) {
-          snprintf(x->note, sizeof x->note, "%s: %s", tsr_status_name(st),
-                   tsr_context_message(ctx));
-          fprintf(stderr, "# %s %s sample: %s\n", shape_list[s], x->be->name, x->note);
+        if ((st = tsr__sample(x->be, x->ex, TSR__TIMER_EVENT, x->n, &ns))) {
+          snprintf(x->note, sizeof x->note, "%s", tsr_context_message(ctx));
+          fprintf(stderr, "# %s %s sample: %s\n", shape_list[s], x->def->name, x->note);
           x->ok = 0;
           exit_code = 1;
           continue;
         }
-        x->per_call[i] = (double)ns / x->n;
+        x->per_call[i] = (double)ns / (double)x->n;
       }
     double flops = 2.0 * (double)m * (double)n * (double)k;
-    if (!check_only) printf("| %s |", shape_list[s]);
-    double base[1000];
-    for (int r = 0; r < NR && !check_only; r++) {
+    for (int r = 0; r < nr && !check_only; r++) {
       route_run *x = &rr[r];
+      json_t *jr = json_pack("{s:s, s:s, s:s}", "route", x->def->name, "precision",
+                             tsr_precision_name(x->info.precision), "plan", x->plan);
+      json_array_append_new(json_object_get(jshape, "routes"), jr);
       if (!x->ok) {
-        printf(" ERROR | - |%s", r ? " - |" : "");
+        SP("| %s | %s | %s | %s | - | - | %s |\n", shape_list[s], x->def->name,
+           tsr_precision_name(x->def->precision), x->invalid ? "INVALID" : "ERROR", x->note);
+        json_object_set_new(jr, "error", json_string(x->note));
         continue;
       }
-      double tmp[1000];
-      memcpy(tmp, x->per_call, (size_t)samples * sizeof(double));
-      double med = median(tmp, samples);
-      printf(" %.2f%s | %.2f |", med / 1e3, x->invalid ? " INVALID" : "", flops / med / 1e3);
-      if (r == 0) {
-        memcpy(base, x->per_call, (size_t)samples * sizeof(double));
-      } else if (rr[0].ok) {
-        double ratio[1000];
-        for (int i = 0; i < samples; i++) ratio[i] = x->per_call[i] / base[i];
-        double lo = ratio[0], hi = ratio[0];
-        for (int i = 1; i < samples; i++) lo = fmin(lo, ratio[i]), hi = fmax(hi, ratio[i]);
-        printf(" %.3f [%.3f, %.3f] |", median(ratio, samples), lo, hi);
-      } else {
-        printf(" - |");
+      double med = median(x->per_call, samples);
+      json_t *js = json_array();
+      for (int i = 0; i < samples; i++) json_array_append_new(js, json_real(x->per_call[i]));
+      json_object_set_new(jr, "ns_per_call", js);
+      json_object_set_new(jr, "median_ns", json_real(med));
+      char ratio_txt[96] = "-";
+      if (r > 0 && rr[0].ok) {
+        double ratio[MAXS], lo = INFINITY, hi = 0;
+        for (int i = 0; i < samples; i++) {
+          ratio[i] = x->per_call[i] / rr[0].per_call[i];
+          lo = fmin(lo, ratio[i]);
+          hi = fmax(hi, ratio[i]);
+        }
+        double rm = median(ratio, samples);
+        snprintf(ratio_txt, sizeof ratio_txt, "%.3f [%.3f, %.3f]", rm, lo, hi);
+        json_object_set_new(jr, "ratio_median", json_real(rm));
+        json_object_set_new(jr, "ratio_min", json_real(lo));
+        json_object_set_new(jr, "ratio_max", json_real(hi));
       }
+      SP("| %s | %s | %s | %.2f | %.2f | %s | `%s` |\n", shape_list[s], x->def->name,
+         tsr_precision_name(x->info.precision), med / 1e3, flops / med / 1e3, ratio_txt, x->plan);
     }
-    if (!check_only) printf(" %s |\n", plan_txt);
-    fflush(stdout);
-    for (int r = 0; r < NR; r++) {
-      if (rr[r].ex) rr[r].be->destroy(rr[r].ex);
-      free(rr[r].per_call);
+    for (int r = 0; r < nr; r++)
+      if (rr[r].ex) {
+        rr[r].be->destroy(rr[r].ex);
+        rr[r].ex = NULL;
+      }
+    tsr__workload_destroy(w);
+    /* accuracy: every route on every family's inputs, one workload at a time */
+    for (int f = 0; f < nf; f++) {
+      tsr__workload *wa = NULL;
+      if ((st = tsr__workload_create(&p, fams[f], 1, NULL, 0, &wa, msg, sizeof msg))) {
+        fprintf(stderr, "gpu_bench: %s %s: %s\n", shape_list[s], tsr_inputs_name(fams[f]), msg);
+        exit_code = 1;
+        continue;
+      }
+      for (int r = 0; r < nr; r++) {
+        route_run *x = &rr[r];
+        if (x->invalid || (x->note[0] && !x->ok)) continue;
+        void *ex = NULL;
+        tsr_receipt rc;
+        if ((st = prepare(ctx, x, wa, plan_text, &ex, msg, sizeof msg)) ||
+            (st = tsr__validated_call(x->be, ex, wa, x->info.precision, 0.0, 0.0, c, 0, &rc))) {
+          fprintf(stderr, "# %s %s accuracy: %s\n", shape_list[s], x->def->name,
+                  tsr_context_message(ctx));
+          if (ex) x->be->destroy(ex);
+          exit_code = 1;
+          continue;
+        }
+        x->be->destroy(ex);
+        const char *verdict = rc.passed ? "met" : x->def->expect_breach ? "BROKEN (expected)" : "BROKEN";
+        if (!rc.passed && !x->def->expect_breach) exit_code = 1;
+        AC("| %s | %s | %.3g | %s | %s | %.3g | %.3f | %.3g | %.3g | %s |\n", shape_list[s],
+           tsr_inputs_name(fams[f]), wa->strict_rel_fro, x->def->name,
+           tsr_precision_name(x->info.precision), rc.rel_fro_err,
+           rc.rel_fro_err / wa->strict_rel_fro, rc.fro_limit, rc.worst_bound_ratio, verdict);
+        json_array_append_new(
+            json_object_get(jshape, "accuracy"),
+            json_pack("{s:s, s:s, s:s, s:f, s:f, s:o, s:f, s:I, s:I, s:b}", "inputs",
+                      tsr_inputs_name(fams[f]), "route", x->def->name, "precision",
+                      tsr_precision_name(x->info.precision), "strict_rel_fro", wa->strict_rel_fro,
+                      "rel_fro_err", rc.rel_fro_err, "fro_limit",
+                      isfinite(rc.fro_limit) ? json_real(rc.fro_limit) : json_null(),
+                      "worst_bound_ratio", rc.worst_bound_ratio, "bound_failed",
+                      (json_int_t)rc.bound_failed, "class_failed", (json_int_t)rc.class_failed,
+                      "passed", rc.passed));
+      }
+      tsr__workload_destroy(wa);
     }
-    free(a);
-    free(b);
+    free(rr);
     free(c);
-    free(c0);
-    free(ref);
+    fprintf(stderr, "# %s done\n", shape_list[s]);
   }
-  if (!check_only)
-    printf("# ratio = time / cuBLAS time (< 1: faster), median of per-sample paired ratios "
-         "[min, max]; ERROR/INVALID details on stderr\n");
+  if (!check_only) {
+    printf("\n## speed (device events; ratio = time / %s time, median of per-sample paired "
+           "ratios [min, max])\n\n%s",
+           defs[0]->name, speed_md);
+    if (nf)
+      printf("\n## accuracy (relative Frobenius error vs the FP64 oracle; contract: "
+             "docs/accuracy.md)\n\n%s",
+             acc_md);
+  }
+  if (json_path) json_dump_file(jdoc, json_path, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+  json_decref(jdoc);
   tsr_context_destroy(ctx);
   return exit_code;
 }

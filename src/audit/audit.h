@@ -16,14 +16,18 @@
 
 #define TSR_AUDIT_SCHEMA "tessera-audit/1"
 /* The format definition (docs/protocol.md). */
-#define TSR_AUDIT_BENCH_SCHEMA "tessera-bench/1"
-#define TSR_AUDIT_ROW_SCHEMA "tessera-bench-row/1"
+#define TSR_AUDIT_BENCH_SCHEMA "tessera-bench/2"
+#define TSR_AUDIT_ROW_SCHEMA "tessera-bench-row/2"
+/* Written before the accuracy contract: audited as before, with a note that
+ * the run carries no accuracy figures. */
+#define TSR_AUDIT_BENCH_SCHEMA_V1 "tessera-bench/1"
+#define TSR_AUDIT_ROW_SCHEMA_V1 "tessera-bench-row/1"
 #define TSR_AUDIT_TABLES_SCHEMA "tessera-bench-tables/1"
 /* Relative tolerance of every recomputed value. */
 #define TSR_AUDIT_RTOL 1e-9
 /* rounds × shapes × routes above this is refused as implausible. */
 #define TSR_AUDIT_MAX_SLOTS (1u << 20)
-#define TSR_AUDIT_MAX_ROUTES 8
+#define TSR_AUDIT_MAX_ROUTES 10
 
 /* Reasons: one token per kind of finding (name, meaning). */
 #define TSR__AUDIT_REASONS(X)                                                                    \
@@ -42,6 +46,8 @@
   X(ELEMENT_COUNT, "element_count", "M×N×batch of a row or receipt differs from its shape")      \
   X(PROBLEM, "problem", "a row's K, ops, alpha or beta differ from the protocol")                \
   X(VALIDATION, "validation", "a valid row lacks two passed receipts")                           \
+  X(ACCURACY, "accuracy",                                                                        \
+    "a row's accuracy receipt is missing, breaks or misstates its precision mode's contract")    \
   X(INSTRUMENTED, "instrumented", "a row ran under a profiler, tool injection or sanitizer")     \
   X(INSTRUMENTATION_UNRECORDED, "instrumentation_unrecorded",                                     \
     "a row's child result has no instrumentation record")                                        \
@@ -88,6 +94,7 @@ typedef struct {
   int rounds, shapes, routes;
   int order_balanced; /* recomputed */
   size_t cells, ratios, report_numbers, artifacts_hashed, sources_regenerated;
+  int legacy_schema; /* tessera-bench/1: written before the accuracy contract, no accuracy figures */
 } tsr__audit_result;
 
 void tsr__audit_result_init(tsr__audit_result *r);

@@ -29,6 +29,8 @@ typedef struct {
   double *p50;                     /* [((m*S + s)*R + route)*rounds + r], NaN: not valid */
   int balanced;                    /* recomputed */
   double threshold;                /* unstable threshold: tables.json's, else the protocol's */
+  int v2;                          /* tessera-bench/2: precision modes and accuracy receipts */
+  const char *accuracy_inputs;     /* protocol.accuracy_inputs (v2), NULL: none */
 } tsr__audit_ctx;
 
 /* Helpers. */

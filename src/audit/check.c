@@ -85,7 +85,18 @@ static const route_fmt route_table[] = {
     {"tessera-cpu", "cpu", "backend", "cpu", 0},  {"openblas", "cpu", "openblas", NULL, 0},
     {"tessera-gpu-default", "gpu", "backend", "cuda", 1},
     {"tessera-cpu-default", "cpu", "backend", "cpu", 0},
+    {"cublas-tf32", "gpu", "backend", "cublas", 0},   {"torch-tf32", "gpu", "torch", NULL, 0},
 };
+
+/* The precision mode a route always runs (NULL: it follows the protocol's). */
+static const char *route_precision(const char *name) {
+  static const char *const fixed[][2] = {{"hand", "strict"},    {"cublas", "strict"},
+                                         {"torch", "strict"},   {"openblas", "strict"},
+                                         {"cublas-tf32", "tf32"}, {"torch-tf32", "tf32"}};
+  for (size_t i = 0; name && i < sizeof fixed / sizeof *fixed; i++)
+    if (!strcmp(fixed[i][0], name)) return fixed[i][1];
+  return NULL;
+}
 static const route_fmt *route_fmt_find(const char *name) {
   for (size_t i = 0; name && i < sizeof route_table / sizeof *route_table; i++)
     if (!strcmp(route_table[i].name, name)) return &route_table[i];
@@ -219,7 +230,28 @@ static void check_protocol(tsr__audit_ctx *c) {
   proto_int(c, "seed", INT64_MIN, INT64_MAX, NULL);
   if (proto_int(c, "batch", 1, INT32_MAX, &v)) c->batch = v;
   else ok = 0;
-  proto_enum(c, "inputs", "dyadic", "random");
+  {
+    const char *in = S_(c->proto, "inputs");
+    if (!in || (strcmp(in, "dyadic") && strcmp(in, "random") &&
+                (!c->v2 || (strcmp(in, "normal") && strcmp(in, "wide")))))
+      FAIL(res, TSR__AR_PROTOCOL, "protocol.inputs", "'%.20s' is not an input family",
+           in ? in : "(missing)");
+  }
+  if (c->v2) {
+    const char *pr = S_(c->proto, "precision");
+    if (!pr || (strcmp(pr, "auto") && strcmp(pr, "strict") && strcmp(pr, "fp32x3") && strcmp(pr, "tf32")))
+      FAIL(res, TSR__AR_PROTOCOL, "protocol.precision", "'%.20s' is not a precision mode",
+           pr ? pr : "(missing)");
+    const json_t *ai = json_object_get(c->proto, "accuracy_inputs");
+    c->accuracy_inputs = json_string_value(ai);
+    if (!json_is_null(ai) && (!c->accuracy_inputs || (strcmp(c->accuracy_inputs, "random") &&
+                                                      strcmp(c->accuracy_inputs, "normal") &&
+                                                      strcmp(c->accuracy_inputs, "wide")))) {
+      FAIL(res, TSR__AR_PROTOCOL, "protocol.accuracy_inputs", "must be null, random, normal or wide");
+      c->accuracy_inputs = NULL;
+    }
+    if (c->accuracy_inputs) proto_int(c, "accuracy_seed", INT64_MIN, INT64_MAX, NULL);
+  }
   proto_enum(c, "op_a", "N", "T");
   proto_enum(c, "op_b", "N", "T");
   proto_real(c, "atol", 1);
@@ -387,6 +419,109 @@ static void check_receipts(tsr__audit_ctx *c, const char *where, const json_t *r
   }
 }
 
+/* The accuracy receipt (docs/accuracy.md), re-judged from its own figures:
+ * the contract it applied is the row's precision mode, its Frobenius limit
+ * is the contract's (1.25 x the strict reference's error, 2^-10 for tf32,
+ * none under 1024 outputs), its counts are consistent, its verdict follows
+ * from them, and the row's status agrees with the verdict. */
+static void check_accuracy(tsr__audit_ctx *c, const char *where, const json_t *result,
+                           const char *status, const char *route, const tsr__audit_shape *sh,
+                           int64_t want) {
+  tsr__audit_result *res = c->res;
+  const char *prec = S_(result, "precision"), *fixed = route_precision(route);
+  const char *asked = S_(c->proto, "precision");
+  int validated = !strcmp(status, "ok") || !strcmp(status, "failed_accuracy");
+  if (prec || validated) {
+    if (!prec || (strcmp(prec, "strict") && strcmp(prec, "fp32x3") && strcmp(prec, "tf32")))
+      FAIL(res, TSR__AR_ACCURACY, where, "result.precision '%.20s' is not a mode that ran",
+           prec ? prec : "(missing)");
+    else if (fixed && strcmp(prec, fixed))
+      FAIL(res, TSR__AR_ACCURACY, where, "precision %s, but route %s runs %s", prec, route, fixed);
+    else if (!fixed && asked && strcmp(asked, "auto") && strcmp(prec, asked))
+      FAIL(res, TSR__AR_ACCURACY, where, "precision %s, but the protocol asks for %s", prec, asked);
+    else if (!fixed && asked && !strcmp(asked, "auto") && !strcmp(prec, "tf32"))
+      FAIL(res, TSR__AR_ACCURACY, where, "precision tf32 ran under auto (below the FP32 contract)");
+  }
+  const json_t *a = json_object_get(result, "accuracy");
+  if (!c->accuracy_inputs) {
+    if (a) FAIL(res, TSR__AR_ACCURACY, where, "an accuracy receipt, but the protocol asks for none");
+    if (!strcmp(status, "failed_accuracy"))
+      FAIL(res, TSR__AR_ROW_STATUS, where, "failed_accuracy, but the protocol asks for no accuracy check");
+    return;
+  }
+  if (!validated) return; /* the row never reached its accuracy check */
+  if (!json_is_object(a)) {
+    FAIL(res, TSR__AR_ACCURACY, where, "a validated row has no accuracy receipt");
+    return;
+  }
+  json_int_t checked = -1, expected = -1, failed = -1, bfail = -1, cfail = -1, seed = -1, pseed = -2;
+  double rel = NAN, strict = NAN, limit = NAN, worst = NAN;
+  const json_t *lim = json_object_get(a, "fro_limit");
+  int have = tsr__audit_int(a, "checked", &checked) & tsr__audit_int(a, "expected", &expected) &
+             tsr__audit_int(a, "failed", &failed) & tsr__audit_int(a, "bound_failed", &bfail) &
+             tsr__audit_int(a, "class_failed", &cfail) & tsr__audit_int(a, "seed", &seed) &
+             tsr__audit_num(json_object_get(a, "rel_fro_err"), &rel) &
+             tsr__audit_num(json_object_get(a, "strict_rel_fro"), &strict) &
+             tsr__audit_num(json_object_get(a, "worst_bound_ratio"), &worst) &
+             (json_is_null(lim) || tsr__audit_num(lim, &limit)) &
+             json_is_boolean(json_object_get(a, "passed"));
+  const char *contract = S_(a, "contract"), *inputs = S_(a, "inputs");
+  if (!have || !contract || !inputs || !tsr__audit_is(a, "phase", "accuracy")) {
+    FAIL(res, TSR__AR_SCHEMA, where, "accuracy: needs phase, inputs, seed, contract, checked, "
+                                     "expected, failed, bound_failed, class_failed, rel_fro_err, "
+                                     "strict_rel_fro, fro_limit, worst_bound_ratio, passed");
+    return;
+  }
+  c->res->receipts++;
+  if (expected != want || checked != want)
+    FAIL(res, TSR__AR_ELEMENT_COUNT, where, "accuracy: checked %lld, expected %lld; M×N×batch is %lld",
+         (long long)checked, (long long)expected, (long long)want);
+  if (strcmp(inputs, c->accuracy_inputs))
+    FAIL(res, TSR__AR_ACCURACY, where, "accuracy on %.20s inputs, the protocol asks for %s", inputs,
+         c->accuracy_inputs);
+  tsr__audit_int(c->proto, "accuracy_seed", &pseed);
+  if (seed != pseed)
+    FAIL(res, TSR__AR_ACCURACY, where, "accuracy seed %lld, the protocol's is %lld", (long long)seed,
+         (long long)pseed);
+  const char *key = S_(json_object_get(a, "oracle"), "key");
+  char want_key[160];
+  snprintf(want_key, sizeof want_key, "m=%lld n=%lld k=%lld", (long long)sh->m, (long long)sh->n,
+           (long long)sh->k);
+  char want_in[40];
+  snprintf(want_in, sizeof want_in, "inputs=%s ", inputs);
+  if (!key || !strstr(key, want_key) || !strstr(key, want_in))
+    FAIL(res, TSR__AR_ACCURACY, where, "accuracy.oracle.key does not name %s and %s inputs", want_key, inputs);
+  if (prec && strcmp(contract, prec))
+    FAIL(res, TSR__AR_ACCURACY, where, "accuracy contract %.20s, but the row ran %s", contract, prec);
+  /* the limit the contract sets */
+  double want_limit = NAN;
+  if (checked >= 1024) want_limit = !strcmp(contract, "tf32") ? 0x1p-10 : 1.25 * strict;
+  if (isnan(want_limit) != isnan(limit) ||
+      (!isnan(limit) && !(fabs(limit - want_limit) <= TSR_AUDIT_RTOL * fabs(want_limit))))
+    FAIL(res, TSR__AR_ACCURACY, where, "accuracy.fro_limit %g, the %s contract gives %g", limit,
+         contract, want_limit);
+  if (!(strict >= 0) || !(rel >= 0) || !(worst >= 0))
+    FAIL(res, TSR__AR_ACCURACY, where, "accuracy: errors must be non-negative numbers");
+  if (bfail < 0 || cfail < 0 || bfail + cfail > failed || failed > checked)
+    FAIL(res, TSR__AR_ACCURACY, where, "accuracy counts inconsistent: %lld failed, %lld over the "
+                                       "bound, %lld of the wrong class",
+         (long long)failed, (long long)bfail, (long long)cfail);
+  if ((bfail > 0) != (worst > 1.0))
+    FAIL(res, TSR__AR_ACCURACY, where, "accuracy: %lld over the bound but worst ratio %g",
+         (long long)bfail, worst);
+  int verdict = failed == 0 && checked == want && (isnan(want_limit) || rel <= want_limit);
+  int recorded = json_is_true(json_object_get(a, "passed"));
+  if (verdict != recorded)
+    FAIL(res, TSR__AR_ACCURACY, where, "accuracy receipt says %s, its figures say %s (rel. "
+                                       "Frobenius %g, limit %g, %lld failed)",
+         recorded ? "passed" : "failed", verdict ? "passed" : "failed", rel, want_limit,
+         (long long)failed);
+  if (!strcmp(status, "ok") && !verdict)
+    FAIL(res, TSR__AR_ACCURACY, where, "row 'ok' but it breaks its %s contract", contract);
+  if (!strcmp(status, "failed_accuracy") && verdict)
+    FAIL(res, TSR__AR_ROW_STATUS, where, "failed_accuracy, but the accuracy receipt is met");
+}
+
 static void check_metrics(tsr__audit_ctx *c, const char *where, const json_t *result, int gpu) {
   tsr__audit_result *res = c->res;
   const json_t *metrics = json_object_get(result, "metrics");
@@ -495,9 +630,10 @@ static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si
   char where[192];
   tsr__audit_row_where(row, index, where, sizeof where);
   const char *status = S_(row, "status");
-  static const char *const statuses[] = {"ok", "failed_validation", "error", "crashed", "timeout"};
+  static const char *const statuses[] = {"ok",      "failed_validation", "error",
+                                         "crashed", "timeout",           "failed_accuracy"};
   int known = 0;
-  for (size_t i = 0; status && i < 5; i++) known |= !strcmp(status, statuses[i]);
+  for (size_t i = 0; status && i < (c->v2 ? 6u : 5u); i++) known |= !strcmp(status, statuses[i]);
   if (!known) {
     FAIL(res, TSR__AR_SCHEMA, where, "status '%.30s' is not in the documented vocabulary",
          status ? status : "(missing)");
@@ -521,8 +657,9 @@ static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si
     if (!json_is_null(result)) FAIL(res, TSR__AR_SCHEMA, where, "result is neither null nor an object");
     return;
   }
-  if (!tsr__audit_is(result, "schema", TSR_AUDIT_ROW_SCHEMA))
-    FAIL(res, TSR__AR_SCHEMA, where, "result.schema is not %s", TSR_AUDIT_ROW_SCHEMA);
+  const char *row_schema = c->v2 ? TSR_AUDIT_ROW_SCHEMA : TSR_AUDIT_ROW_SCHEMA_V1;
+  if (!tsr__audit_is(result, "schema", row_schema))
+    FAIL(res, TSR__AR_SCHEMA, where, "result.schema is not %s", row_schema);
   const char *rr = S_(result, "route"), *rs = S_(result, "shape");
   if (!rr || !rs || !tsr__audit_is(row, "route", rr) || !tsr__audit_is(row, "shape", rs))
     FAIL(res, TSR__AR_ROW_IDENTITY, where, "child result is for (%.64s, %.32s)", rs ? rs : "?",
@@ -560,6 +697,7 @@ static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si
       FAIL(res, TSR__AR_PROBLEM, where, "problem.%s %g, protocol %g", reals[i], x, y);
   }
   check_receipts(c, where, result, ok_row, want);
+  if (c->v2) check_accuracy(c, where, result, status, c->base[ri], sh, want);
 
   if (ok_row) {
     check_metrics(c, where, result, c->base_gpu[ri]);
@@ -981,6 +1119,8 @@ void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,
   c.opt = opt;
   c.res = res;
   c.doc = in->results;
+  c.v2 = tsr__audit_is(c.doc, "schema", TSR_AUDIT_BENCH_SCHEMA);
+  res->legacy_schema = !c.v2;
   check_protocol(&c);
   check_routes(&c);
   res->rounds = c.rounds;
@@ -1009,6 +1149,7 @@ void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,
 json_t *tsr__audit_result_json(const tsr__audit_result *r, const char *dir) {
   json_t *o = json_object(), *f = json_array(), *counts = json_object();
   json_object_set_new(o, "schema", json_string(TSR_AUDIT_SCHEMA));
+  json_object_set_new(o, "legacy_schema", json_boolean(r->legacy_schema));
   json_object_set_new(o, "dir", dir ? json_string(dir) : json_null());
   json_object_set_new(o, "verdict", json_string(r->total ? "fail" : "pass"));
   json_object_set_new(o, "findings_total", json_integer((json_int_t)r->total));

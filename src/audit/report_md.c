@@ -158,6 +158,48 @@ static void check_unstable_line(rstate *st, int m, const char *line) {
     REPORT(c, where, "spread %s%%, recomputed %.1f%%", pct, sp * 100);
 }
 
+/* One row of report.md's accuracy section against the rows' accuracy
+ * receipts: the median relative Frobenius error as printed (%.3g) and the
+ * rounds that met the contract. Returns 1 when the cell exists. */
+static int cmp_double_asc(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static int check_accuracy_row(tsr__audit_ctx *c, int s, int r, const char *err_text,
+                              const char *met_text) {
+  double *v = malloc((size_t)c->rounds * sizeof *v);
+  int have = 0, met = 0;
+  for (int k = 0; v && k < c->rounds; k++) {
+    const json_t *row = c->slot[((size_t)k * c->S + s) * c->R + r];
+    const json_t *a = json_object_get(json_object_get(row, "result"), "accuracy");
+    if (!json_is_object(a)) continue;
+    double e = NAN;
+    tsr__audit_num(json_object_get(a, "rel_fro_err"), &e);
+    v[have++] = isfinite(e) ? e : INFINITY;
+    met += json_is_true(json_object_get(a, "passed"));
+  }
+  char where[200];
+  snprintf(where, sizeof where, "report.md accuracy (%.64s, %s)", c->shapes[s].label, c->base[r]);
+  if (!have) {
+    REPORT(c, where, "a row for a cell without accuracy receipts");
+    free(v);
+    return 0;
+  }
+  qsort(v, (size_t)have, sizeof *v, cmp_double_asc);
+  double med = have % 2 ? v[have / 2] : 0.5 * (v[have / 2 - 1] + v[have / 2]);
+  free(v);
+  char want[64], want_met[64];
+  snprintf(want, sizeof want, "%.3g", med);
+  snprintf(want_met, sizeof want_met, "%s%d/%d%s", met == have ? "" : "**", met, have,
+           met == have ? "" : "**");
+  if (strcmp(err_text, want))
+    REPORT(c, where, "rel. Frobenius err '%.30s', recomputed %s", err_text, want);
+  if (strcmp(met_text, want_met))
+    REPORT(c, where, "contract met '%.30s', recomputed %s", met_text, want_met);
+  c->res->report_numbers++;
+  return 1;
+}
+
 void tsr__audit_check_report(tsr__audit_ctx *c) {
   if (!c->in->report) {
     REPORT(c, "report.md", "missing");
@@ -174,6 +216,7 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
   size_t nrows = json_array_size(rows), nfailed = 0;
   for (size_t i = 0; i < nrows; i++) nfailed += !tsr__audit_is(json_array_get(rows, i), "status", "ok");
   json_int_t *failed_seen = calloc(nrows + 1, sizeof *failed_seen);
+  char *seen_acc = calloc((size_t)c->S * c->R + 1, 1);
   size_t nfailed_seen = 0;
   if (!st.seen_cell || !st.seen_ratio || !st.seen_unstable || !st.seen_metric || !text || !failed_seen) goto out;
 
@@ -196,6 +239,7 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
       table = 0;
       section = -1;
       if (!strncmp(line + 3, "FAILED ROWS", 11)) section = -2;
+      if (!strncmp(line + 3, "Accuracy (", 10)) section = -3;
       for (int m = 0; m < TSR__AUDIT_METRICS; m++)
         if (!strncmp(line + 3, titles[m], strlen(titles[m]))) section = m;
       if (section >= 0 && st.seen_metric[section]++)
@@ -216,6 +260,14 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
     if (section == -2) {
       long long seq;
       if (sscanf(cell[0], "%lld", &seq) == 1 && nfailed_seen < nrows) failed_seen[nfailed_seen++] = seq;
+      continue;
+    }
+    if (section == -3) {
+      if (n < 7 || !strcmp(cell[0], "M×N×K")) continue;
+      int s = shape_of(c, cell[0]), r = route_of(c, cell[1]);
+      if (s < 0 || r < 0) REPORT(c, "report.md accuracy", "row for unknown (%.64s, %.40s)", cell[0], cell[1]);
+      else if (seen_acc[(size_t)s * c->R + r]++) REPORT(c, "report.md accuracy", "(%.64s, %.40s) shown twice", cell[0], cell[1]);
+      else check_accuracy_row(c, s, r, cell[3], cell[6]);
       continue;
     }
     if (section < 0) continue;
@@ -259,6 +311,18 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
     }
   }
   if (!summary) REPORT(c, "report.md summary line", "missing ('N rows, F failed; order ...')");
+  /* Every (shape, route) with accuracy receipts shown in the accuracy section. */
+  for (int s = 0; c->v2 && c->accuracy_inputs && seen_acc && s < c->S; s++)
+    for (int r = 0; r < c->R; r++) {
+      if (seen_acc[(size_t)s * c->R + r]) continue;
+      for (int k = 0; k < c->rounds; k++)
+        if (json_object_get(json_object_get(c->slot[((size_t)k * c->S + s) * c->R + r], "result"), "accuracy")) {
+          char where[200];
+          snprintf(where, sizeof where, "report.md accuracy (%.64s, %s)", c->shapes[s].label, c->base[r]);
+          REPORT(c, where, "accuracy receipts recorded but not shown");
+          break;
+        }
+    }
 
   /* Everything recomputed must have been shown exactly once. */
   for (int m = 0; m < TSR__AUDIT_METRICS; m++) {
@@ -314,4 +378,5 @@ out:
   free(st.seen_metric);
   free(text);
   free(failed_seen);
+  free(seen_acc);
 }

@@ -215,34 +215,59 @@ static int c_report_value(copy *c) {
   return -1;
 }
 
+/* The first valid row's accuracy receipt claims it passed while its own
+ * figures break the contract: rel. Frobenius twice the limit (or, under
+ * 1024 outputs, one element over its bound). */
+static int c_accuracy_breach(copy *c) {
+  json_t *rows = rows_of(c);
+  for (size_t i = 0; i < json_array_size(rows); i++) {
+    json_t *row = json_array_get(rows, i);
+    json_t *a = json_object_get(json_object_get(row, "result"), "accuracy");
+    if (!is_ok_row(row) || !json_is_object(a)) continue;
+    const json_t *lim = json_object_get(a, "fro_limit");
+    if (json_is_number(lim)) {
+      json_object_set_new(a, "rel_fro_err", json_real(2.0 * json_number_value(lim)));
+    } else {
+      json_object_set_new(a, "failed", json_integer(1));
+      json_object_set_new(a, "bound_failed", json_integer(1));
+      json_object_set_new(a, "worst_bound_ratio", json_real(2.0));
+    }
+    return 0;
+  }
+  return -1;
+}
+
 typedef struct {
   const char *name, *what;
   tsr__audit_reason expect;
   int (*apply)(copy *);
   int needs_current; /* only with --current-artifacts */
+  int needs_accuracy; /* only for runs with accuracy receipts (tessera-bench/2) */
 } corruption;
 
 static const corruption cases[] = {
-    {"missing_row", "one valid row (and its realized entry) deleted", TSR__AR_ROW_MISSING, c_missing_row, 0},
+    {"missing_row", "one valid row (and its realized entry) deleted", TSR__AR_ROW_MISSING, c_missing_row, 0, 0},
     {"wrong_order", "two adjacent executions of a round swapped (record kept self-consistent)",
-     TSR__AR_ORDER_DESIGN, c_wrong_order, 0},
+     TSR__AR_ORDER_DESIGN, c_wrong_order, 0, 0},
     {"invalid_output", "after_timing receipt of a valid row: passed=false, 3 failed elements",
-     TSR__AR_VALIDATION, c_invalid_output, 0},
-    {"nan_time", "one sample's ns replaced by \"nan\"", TSR__AR_SAMPLE_VALUE, c_nan_time, 0},
+     TSR__AR_VALIDATION, c_invalid_output, 0, 0},
+    {"nan_time", "one sample's ns replaced by \"nan\"", TSR__AR_SAMPLE_VALUE, c_nan_time, 0, 0},
     {"missing_source_hash", "generated-source SHA-256 of a row set to null", TSR__AR_SOURCE_HASH,
-     c_missing_source_hash, 0},
+     c_missing_source_hash, 0, 0},
     {"wrong_element_count", "a passed receipt over M×N×batch − 1 elements", TSR__AR_ELEMENT_COUNT,
-     c_wrong_element_count, 0},
+     c_wrong_element_count, 0, 0},
     {"instrumented_control", "a peer row marked instrumented (CUDA_INJECTION64_PATH)",
-     TSR__AR_INSTRUMENTED, c_instrumented_control, 0},
+     TSR__AR_INSTRUMENTED, c_instrumented_control, 0, 0},
     {"changed_artifact", "executable sha256_at_end differs from sha256 (unchanged still true)",
-     TSR__AR_ARTIFACT_CHANGED, c_changed_artifact, 0},
+     TSR__AR_ARTIFACT_CHANGED, c_changed_artifact, 0, 0},
     {"table_value", "tables.json: first cell's median_of_p50 × 1.001", TSR__AR_TABLE_MISMATCH,
-     c_table_value, 0},
+     c_table_value, 0, 0},
     {"report_value", "report.md: last digit of the first table number changed",
-     TSR__AR_REPORT_MISMATCH, c_report_value, 0},
+     TSR__AR_REPORT_MISMATCH, c_report_value, 0, 0},
     {"artifact_on_disk", "a recorded artifact hash no longer matches the file on disk",
-     TSR__AR_ARTIFACT_CHANGED, c_artifact_on_disk, 1},
+     TSR__AR_ARTIFACT_CHANGED, c_artifact_on_disk, 1, 0},
+    {"accuracy_breach", "an accuracy receipt says passed while its figures break the contract",
+     TSR__AR_ACCURACY, c_accuracy_breach, 0, 1},
 };
 
 /* ---- files ----------------------------------------------------------------------- */
@@ -348,6 +373,12 @@ int tsr__audit_self_test(const char *dir, const tsr__audit_options *opt, FILE *o
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
     const corruption *cc = &cases[k];
     if (cc->needs_current && !(opt && opt->current_artifacts)) continue;
+    if (cc->needs_accuracy &&
+        !json_is_string(json_object_get(json_object_get(pristine.results, "protocol"), "accuracy_inputs"))) {
+      if (out) fprintf(out, "self-test: %-21s skipped: the run has no accuracy receipts (%s)\n", cc->name,
+                       json_string_value(json_object_get(pristine.results, "schema")));
+      continue;
+    }
     copy c = {json_deep_copy(pristine.results), json_deep_copy(pristine.tables), strdup(pristine.report),
               0, NULL, cc->expect};
     snprintf(sub, sizeof sub, "%s/%s", root, cc->name);

@@ -74,6 +74,63 @@ static int metric_routes(const tsr__audit_ctx *c, int m, int *idx) {
   return n;
 }
 
+/* The accuracy table, recomputed from the rows' accuracy receipts: its own
+ * median (not the bench's statistics code) and counts. */
+static int cmp_double_asc(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void check_accuracy_table(tsr__audit_ctx *c) {
+  const json_t *acc = json_object_get(c->in->tables, "accuracy");
+  if (!c->v2 || !c->accuracy_inputs) {
+    if (acc) FAIL(c->res, TSR__AR_TABLE_MISMATCH, "tables.json accuracy", "present, but the run has no accuracy receipts");
+    return;
+  }
+  if (!json_is_object(acc) || !tsr__audit_is(acc, "inputs", c->accuracy_inputs)) {
+    FAIL(c->res, TSR__AR_TABLE_MISMATCH, "tables.json accuracy", "missing or not for %s inputs",
+         c->accuracy_inputs);
+    return;
+  }
+  const json_t *cells = json_object_get(acc, "cells");
+  size_t ci = 0;
+  double *v = malloc((size_t)c->rounds * sizeof *v);
+  if (!v) return;
+  for (int s = 0; s < c->S; s++)
+    for (int r = 0; r < c->R; r++) {
+      int have = 0, met = 0;
+      for (int k = 0; k < c->rounds; k++) {
+        const json_t *row = c->slot[((size_t)k * c->S + s) * c->R + r];
+        const json_t *a = json_object_get(json_object_get(row, "result"), "accuracy");
+        if (!json_is_object(a)) continue;
+        double e = NAN;
+        tsr__audit_num(json_object_get(a, "rel_fro_err"), &e);
+        if (isfinite(e)) v[have] = e;
+        else v[have] = INFINITY;
+        have++;
+        met += json_is_true(json_object_get(a, "passed"));
+      }
+      if (!have) continue;
+      char where[192];
+      snprintf(where, sizeof where, "tables.json accuracy (%s, %s)", c->shapes[s].label, c->base[r]);
+      const json_t *cell = json_array_get(cells, ci++);
+      if (!cell || !tsr__audit_is(cell, "shape", c->shapes[s].label) ||
+          !tsr__audit_is(cell, "route", c->base[r])) {
+        FAIL(c->res, TSR__AR_TABLE_MISMATCH, where, "no cell at accuracy.cells[%zu]", ci - 1);
+        continue;
+      }
+      qsort(v, (size_t)have, sizeof *v, cmp_double_asc);
+      double med = have % 2 ? v[have / 2] : 0.5 * (v[have / 2 - 1] + v[have / 2]);
+      cmp_int(c, where, "rounds_checked", cell, have);
+      cmp_int(c, where, "rounds_met", cell, met);
+      cmp(c, where, "rel_fro_median", json_object_get(cell, "rel_fro_median"), med);
+    }
+  free(v);
+  if (json_array_size(cells) != ci)
+    FAIL(c->res, TSR__AR_TABLE_MISMATCH, "tables.json accuracy", "%zu cells, recomputed %zu",
+         json_array_size(cells), ci);
+}
+
 void tsr__audit_check_tables(tsr__audit_ctx *c) {
   const json_t *t = c->in->tables;
   if (!t) {
@@ -217,4 +274,6 @@ void tsr__audit_check_tables(tsr__audit_ctx *c) {
   if (json_array_size(fails) != fi)
     FAIL(c->res, TSR__AR_TABLE_MISMATCH, "tables.json failures", "%zu entries, %zu failed rows listed in order",
          json_array_size(fails), fi);
+
+  check_accuracy_table(c);
 }

@@ -9,12 +9,13 @@
 
 #include <jansson.h>
 
+#include "measure/measure.h"
 #include "tessera.h"
 
-#define TSR_BENCH_SCHEMA "tessera-bench/1"
-#define TSR_BENCH_ROW_SCHEMA "tessera-bench-row/1"
+#define TSR_BENCH_SCHEMA "tessera-bench/2"
+#define TSR_BENCH_ROW_SCHEMA "tessera-bench-row/2"
 #define TSR_BENCH_TABLES_SCHEMA "tessera-bench-tables/1"
-#define TSR_BENCH_MAX_ROUTES 8
+#define TSR_BENCH_MAX_ROUTES 10
 
 /* ---- routes ------------------------------------------------------------ */
 typedef enum {
@@ -29,9 +30,14 @@ typedef struct {
   tsr_backend_kind backend; /* for TSR_ROUTE_BACKEND */
   int is_gpu;
   /* 1: the backend's built-in default plan, the tuning database bypassed
-   * (the held-out "default" side of a tuned-vs-default replay). Such routes
-   * run only when --routes names them. */
+   * (the held-out "default" side of a tuned-vs-default replay). */
   int builtin_plan;
+  /* The precision mode the route runs: AUTO follows the bench's --precision
+   * (tessera's routes); peers have their own (cublas strict, cublas-tf32
+   * tf32, ...). */
+  tsr_precision precision;
+  /* 1: runs only when --routes names it */
+  int named_only;
 } tsr__route;
 
 /* The route table in its default base order. */
@@ -107,21 +113,6 @@ json_t *tsr__receipt_json(const tsr_receipt *r, const char *phase, int64_t expec
  * fsync, rename). 0 on success; msg names the failing step. */
 int tsr__json_write_atomic(const json_t *doc, const char *path, char *msg, size_t cap);
 
-/* ---- oracle cache (oracle_cache.c) -------------------------------------- */
-/* The FP64 reference for problem p over the generated inputs: loaded from
- * cache_dir (NULL: no cache) when a verified entry exists, else computed with
- * tsr_oracle_gpu (large problems, when a GPU is usable) or tsr_oracle_cpu
- * and stored atomically. *ref is malloc'ed (batch*m*n). source receives
- * "gpu", "cpu", "cache:gpu" or "cache:cpu"; key_sha the key's SHA-256. */
-tsr_status tsr__oracle_cached(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
-                              const char *cache_dir, double **ref, const char **source,
-                              char key_sha[65], char *msg, size_t cap);
-/* Canonical key text of (shape, ops, alpha, beta, batch, inputs, seed). */
-void tsr__oracle_key(const tsr_problem *p, tsr_inputs inputs, uint64_t seed, char *buf,
-                     size_t cap);
-/* ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/oracle (static buffer). */
-const char *tsr__oracle_cache_default(void);
-
 /* ---- system facts (sysinfo.c) ------------------------------------------ */
 json_t *tsr__host_json(void);   /* hostname, cpu_model, ncpu, kernel */
 json_t *tsr__device_json(void); /* NVIDIA driver / GPUs from /proc/driver/nvidia */
@@ -141,7 +132,10 @@ typedef struct {
   int samples;
   int sample_ms, warmup_ms;
   int threads;
-  double atol, rtol;
+  double atol, rtol;        /* dyadic inputs (exact when 0); others: the contract */
+  tsr_precision precision;  /* for routes that follow the bench's mode */
+  int accuracy;             /* input family of the accuracy receipt, -1: none */
+  uint64_t accuracy_seed;
   const char *oracle_cache; /* NULL: none */
   const char *work_dir;     /* scratch files (torch outputs) */
   const char *torch_script;
@@ -186,6 +180,8 @@ typedef struct {
   float alpha, beta;
   tsr_inputs inputs;
   uint64_t seed;
+  tsr_precision precision; /* mode of the routes that follow the bench's */
+  int accuracy;            /* family of each row's accuracy receipt, -1: none */
   int samples, sample_ms, warmup_ms;
   int rounds; /* 0: 2R */
   int timeout_s;

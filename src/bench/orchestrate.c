@@ -203,7 +203,11 @@ static char **child_argv(const tsr__bench_config *cfg, const char *route, const 
     v[i++] = strdup("--beta");
     v[i++] = fmt("%.9g", (double)cfg->beta);
     v[i++] = strdup("--inputs");
-    v[i++] = strdup(cfg->inputs == TSR_INPUTS_RANDOM ? "random" : "dyadic");
+    v[i++] = strdup(tsr_inputs_name(cfg->inputs));
+    v[i++] = strdup("--precision");
+    v[i++] = strdup(tsr_precision_name(cfg->precision));
+    v[i++] = strdup("--accuracy");
+    v[i++] = strdup(cfg->accuracy >= 0 ? tsr_inputs_name((tsr_inputs)cfg->accuracy) : "off");
     v[i++] = strdup("--seed");
     v[i++] = fmt("%" PRIu64, cfg->seed);
     v[i++] = strdup("--samples");
@@ -319,7 +323,12 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   json_object_set_new(proto, "warmup_ms", json_integer(cfg->warmup_ms));
   json_object_set_new(proto, "timeout_s", json_integer(cfg->timeout_s));
   json_object_set_new(proto, "threads", json_integer(cfg->threads));
-  json_object_set_new(proto, "inputs", json_string(cfg->inputs == TSR_INPUTS_RANDOM ? "random" : "dyadic"));
+  json_object_set_new(proto, "inputs", json_string(tsr_inputs_name(cfg->inputs)));
+  json_object_set_new(proto, "precision", json_string(tsr_precision_name(cfg->precision)));
+  json_object_set_new(proto, "accuracy_inputs",
+                      cfg->accuracy >= 0 ? json_string(tsr_inputs_name((tsr_inputs)cfg->accuracy))
+                                         : json_null());
+  json_object_set_new(proto, "accuracy_seed", json_integer(1));
   json_object_set_new(proto, "seed", json_integer((json_int_t)cfg->seed));
   json_object_set_new(proto, "atol", json_real(cfg->atol));
   json_object_set_new(proto, "rtol", json_real(cfg->rtol));
@@ -375,7 +384,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
     free(copy);
   } else {
     for (int i = 0; i < tsr__route_count; i++)
-      if (!tsr__routes[i].builtin_plan) req[nreq++] = tsr__routes[i].name;
+      if (!tsr__routes[i].named_only) req[nreq++] = tsr__routes[i].name;
   }
   json_t *jroutes = json_array(), *base = json_array();
   const tsr__route *measured[TSR_BENCH_MAX_ROUTES];

@@ -65,8 +65,75 @@ static double row_p50(const json_t *row, const char *metric) {
   return p;
 }
 
+/* The accuracy table (docs/accuracy.md): per (shape, route), the accuracy
+ * receipts of the rounds that reached their accuracy check, the median of
+ * their relative Frobenius errors and in how many rounds the contract was
+ * met. Only in tessera-bench/2 documents with accuracy receipts. */
+static json_t *accuracy_table(const json_t *doc, json_t *index, int rounds) {
+  const json_t *proto = json_object_get(doc, "protocol");
+  const char *fam = json_string_value(json_object_get(proto, "accuracy_inputs"));
+  if (!fam) return NULL;
+  const json_t *shapes = json_object_get(proto, "shapes");
+  const json_t *base = json_object_get(json_object_get(doc, "order"), "base_routes");
+  json_t *out = json_object(), *cells = json_array();
+  json_object_set_new(out, "inputs", json_string(fam));
+  json_object_set_new(out, "statistic",
+                      json_string("per cell: the accuracy receipts of the rounds that reached "
+                                  "their accuracy check; rel_fro_median: median of their "
+                                  "relative Frobenius errors; rounds_met: receipts that passed"));
+  double *v = malloc((size_t)(rounds > 0 ? rounds : 1) * sizeof *v);
+  for (size_t si = 0; si < json_array_size(shapes); si++) {
+    const char *shape = jstr(json_array_get(shapes, si), "label");
+    for (size_t ri = 0; ri < json_array_size(base); ri++) {
+      const char *route = json_string_value(json_array_get(base, ri));
+      json_t *by = json_array();
+      int have = 0, met = 0;
+      const char *prec = NULL, *contract = NULL;
+      double strict = NAN, limit = NAN;
+      for (int r = 0; r < rounds; r++) {
+        char key[512];
+        snprintf(key, sizeof key, "%d|%s|%s", r, shape, route ? route : "");
+        const json_t *res = json_object_get(json_object_get(index, key), "result");
+        const json_t *a = json_object_get(res, "accuracy");
+        v[r] = NAN;
+        if (json_is_object(a)) {
+          v[r] = tsr__json_to_double(json_object_get(a, "rel_fro_err"));
+          have++;
+          met += json_is_true(json_object_get(a, "passed"));
+          if (!prec) prec = json_string_value(json_object_get(res, "precision"));
+          if (!contract) contract = json_string_value(json_object_get(a, "contract"));
+          strict = tsr__json_to_double(json_object_get(a, "strict_rel_fro"));
+          limit = tsr__json_to_double(json_object_get(a, "fro_limit"));
+        }
+        json_array_append_new(by, num_or_null(v[r]));
+      }
+      if (!have) {
+        json_decref(by);
+        continue;
+      }
+      json_t *cell = json_object();
+      json_object_set_new(cell, "shape", json_string(shape));
+      json_object_set_new(cell, "route", json_string(route ? route : ""));
+      json_object_set_new(cell, "precision", prec ? json_string(prec) : json_null());
+      json_object_set_new(cell, "contract", contract ? json_string(contract) : json_null());
+      json_object_set_new(cell, "rounds_total", json_integer(rounds));
+      json_object_set_new(cell, "rounds_checked", json_integer(have));
+      json_object_set_new(cell, "rounds_met", json_integer(met));
+      json_object_set_new(cell, "rel_fro_by_round", by);
+      json_object_set_new(cell, "rel_fro_median", num_or_null(tsr__median(v, (size_t)rounds)));
+      json_object_set_new(cell, "strict_rel_fro", num_or_null(strict));
+      json_object_set_new(cell, "fro_limit", num_or_null(limit));
+      json_array_append_new(cells, cell);
+    }
+  }
+  free(v);
+  json_object_set_new(out, "cells", cells);
+  return out;
+}
+
 json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t cap) {
-  if (strcmp(jstr(doc, "schema"), TSR_BENCH_SCHEMA)) {
+  /* the previous schema (no accuracy receipts) still reports */
+  if (strcmp(jstr(doc, "schema"), TSR_BENCH_SCHEMA) && strcmp(jstr(doc, "schema"), "tessera-bench/1")) {
     snprintf(msg, cap, "schema: '%s' is not %s", jstr(doc, "schema"), TSR_BENCH_SCHEMA);
     return NULL;
   }
@@ -207,6 +274,8 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
   json_object_set_new(out, "failures", fails);
   const json_t *check = json_object_get(json_object_get(doc, "order"), "check");
   json_object_set_new(out, "order_balanced", json_boolean(json_is_true(json_object_get(check, "balanced"))));
+  json_t *acc = accuracy_table(doc, index, rounds);
+  if (acc) json_object_set_new(out, "accuracy", acc);
   json_decref(index);
   return out;
 }
@@ -314,6 +383,33 @@ static void render_tables(sbuf *b, const json_t *tables, double threshold) {
                   tsr__json_to_double(json_object_get(o, "max")),
                   (long long)json_integer_value(json_object_get(o, "slower")), cnt);
       if (i % np == np - 1) sb_printf(b, "\n");
+    }
+    sb_printf(b, "\n");
+  }
+  const json_t *acc = json_object_get(tables, "accuracy");
+  if (json_is_object(acc)) {
+    const json_t *cells = json_object_get(acc, "cells");
+    sb_printf(b, "## Accuracy (%s inputs; docs/accuracy.md)\n\nEach route's output on %s inputs "
+                 "against the FP64 oracle, held to the contract of the precision mode it ran: "
+                 "relative Frobenius error (median over rounds), the strict FP32 reference's on "
+                 "the same inputs, the contract's limit (1.25x strict's; 2^-10 for tf32; none "
+                 "under 1024 outputs), and the rounds that met it. A row that breaks its "
+                 "contract is a failed row: it has no time.\n\n"
+                 "| M×N×K | route | precision | rel. Frobenius err | strict FP32 ref. | limit | "
+                 "contract met |\n|---|---|---|---:|---:|---:|---:|\n",
+              jstr(acc, "inputs"), jstr(acc, "inputs"));
+    for (size_t i = 0; i < json_array_size(cells); i++) {
+      const json_t *c = json_array_get(cells, i);
+      double e = tsr__json_to_double(json_object_get(c, "rel_fro_median"));
+      double st = tsr__json_to_double(json_object_get(c, "strict_rel_fro"));
+      double li = tsr__json_to_double(json_object_get(c, "fro_limit"));
+      long long met = json_integer_value(json_object_get(c, "rounds_met"));
+      long long chk = json_integer_value(json_object_get(c, "rounds_checked"));
+      sb_printf(b, "| %s | %s | %s | %.3g | %.3g | ", jstr(c, "shape"), jstr(c, "route"),
+                jstr(c, "precision"), e, st);
+      if (isfinite(li)) sb_printf(b, "%.3g", li);
+      else sb_printf(b, "-");
+      sb_printf(b, " | %s%lld/%lld%s |\n", met == chk ? "" : "**", met, chk, met == chk ? "" : "**");
     }
     sb_printf(b, "\n");
   }

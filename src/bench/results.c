@@ -38,6 +38,15 @@ json_t *tsr__receipt_json(const tsr_receipt *r, const char *phase, int64_t expec
   json_object_set_new(o, "atol", tsr__json_real(r->atol));
   json_object_set_new(o, "rtol", tsr__json_real(r->rtol));
   json_object_set_new(o, "passed", json_boolean(r->passed && r->checked == expected));
+  /* contract receipts (docs/accuracy.md): the figures the audit re-judges */
+  if (r->contract != TSR_PREC_AUTO) {
+    json_object_set_new(o, "contract", json_string(tsr_precision_name(r->contract)));
+    json_object_set_new(o, "strict_rel_fro", tsr__json_real(r->strict_rel_fro));
+    json_object_set_new(o, "fro_limit", isnan(r->fro_limit) ? json_null() : tsr__json_real(r->fro_limit));
+    json_object_set_new(o, "worst_bound_ratio", tsr__json_real(r->worst_bound_ratio));
+    json_object_set_new(o, "bound_failed", json_integer(r->bound_failed));
+    json_object_set_new(o, "class_failed", json_integer(r->class_failed));
+  }
   return o;
 }
 

@@ -5,15 +5,19 @@
 
 /* Default base order: GPU routes, then CPU routes. */
 const tsr__route tsr__routes[] = {
-    {"tessera-gpu", TSR_ROUTE_BACKEND, TSR_BACKEND_CUDA, 1, 0},
-    {"hand", TSR_ROUTE_BACKEND, TSR_BACKEND_HAND, 1, 0},
-    {"cublas", TSR_ROUTE_BACKEND, TSR_BACKEND_CUBLAS, 1, 0},
-    {"torch", TSR_ROUTE_TORCH, TSR_BACKEND_AUTO, 1, 0},
-    {"tessera-cpu", TSR_ROUTE_BACKEND, TSR_BACKEND_CPU, 0, 0},
-    {"openblas", TSR_ROUTE_OPENBLAS, TSR_BACKEND_AUTO, 0, 0},
+    {"tessera-gpu", TSR_ROUTE_BACKEND, TSR_BACKEND_CUDA, 1, 0, TSR_PREC_AUTO, 0},
+    {"hand", TSR_ROUTE_BACKEND, TSR_BACKEND_HAND, 1, 0, TSR_PREC_STRICT, 0},
+    {"cublas", TSR_ROUTE_BACKEND, TSR_BACKEND_CUBLAS, 1, 0, TSR_PREC_STRICT, 0},
+    {"torch", TSR_ROUTE_TORCH, TSR_BACKEND_AUTO, 1, 0, TSR_PREC_STRICT, 0},
+    {"tessera-cpu", TSR_ROUTE_BACKEND, TSR_BACKEND_CPU, 0, 0, TSR_PREC_AUTO, 0},
+    {"openblas", TSR_ROUTE_OPENBLAS, TSR_BACKEND_AUTO, 0, 0, TSR_PREC_STRICT, 0},
     /* named-only: built-in default plans beside the tuned tessera routes */
-    {"tessera-gpu-default", TSR_ROUTE_BACKEND, TSR_BACKEND_CUDA, 1, 1},
-    {"tessera-cpu-default", TSR_ROUTE_BACKEND, TSR_BACKEND_CPU, 0, 1},
+    {"tessera-gpu-default", TSR_ROUTE_BACKEND, TSR_BACKEND_CUDA, 1, 1, TSR_PREC_AUTO, 1},
+    {"tessera-cpu-default", TSR_ROUTE_BACKEND, TSR_BACKEND_CPU, 0, 1, TSR_PREC_AUTO, 1},
+    /* named-only: the TF32 class's peers (tensor-core modes are compared
+     * with cuBLAS pedantic and with their own class, docs/accuracy.md) */
+    {"cublas-tf32", TSR_ROUTE_BACKEND, TSR_BACKEND_CUBLAS, 1, 0, TSR_PREC_TF32, 1},
+    {"torch-tf32", TSR_ROUTE_TORCH, TSR_BACKEND_AUTO, 1, 0, TSR_PREC_TF32, 1},
 };
 const int tsr__route_count = (int)(sizeof tsr__routes / sizeof tsr__routes[0]);
 

@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "core/context.h"
 #include "core/hash.h"
+#include "measure/measure.h"
 #include "routes/openblas.h"
 
 
@@ -112,21 +113,48 @@ static json_t *sample_json(int64_t ns, int64_t calls) {
   return s;
 }
 
-static int add_receipt(json_t *row, const tsr_problem *p, const float *c, const double *ref,
-                       const tsr__run_params *rp, const char *phase) {
-  tsr_receipt r;
-  tsr_validate(p, c, ref, rp->atol, rp->rtol, &r);
+/* Appends the receipt to row.validation; a failure marks the row. */
+static int add_receipt(json_t *row, const tsr_problem *p, const tsr_receipt *r, const char *phase) {
   int64_t expected = p->batch * p->m * p->n;
-  json_array_append_new(json_object_get(row, "validation"), tsr__receipt_json(&r, phase, expected));
-  int ok = r.passed && r.checked == expected;
+  json_array_append_new(json_object_get(row, "validation"), tsr__receipt_json(r, phase, expected));
+  int ok = r->passed && r->checked == expected;
   if (!ok) {
-    char fail[256];
-    snprintf(fail, sizeof fail,
-             "%s: %" PRId64 " of %" PRId64 " elements outside atol=%g rtol=%g, first at %" PRId64
-             ", max abs err %g",
-             phase, r.failed, r.checked, r.atol, r.rtol, r.first_fail, r.max_abs_err);
-    set_error(row, "failed_validation", "%s", fail);
-    fprintf(stderr, "bench-run: VALIDATION FAILED %s\n", fail);
+    char sum[512];
+    tsr__receipt_summary(r, sum, sizeof sum);
+    set_error(row, "failed_validation", "%s: %s", phase, sum);
+    fprintf(stderr, "bench-run: VALIDATION FAILED %s: %s\n", phase, sum);
+  }
+  return ok;
+}
+
+/* The oracle record of a workload. */
+static json_t *oracle_json(const tsr__workload *w) {
+  json_t *o = json_object();
+  json_object_set_new(o, "source", json_string(w->oracle_source));
+  json_object_set_new(o, "key", json_string(w->key));
+  json_object_set_new(o, "key_sha256", json_string(w->key_sha));
+  json_object_set_new(o, "strict_rel_fro", tsr__json_real(w->strict_rel_fro));
+  return o;
+}
+
+/* row.accuracy: the route's contract receipt on the accuracy family's
+ * inputs (docs/accuracy.md). A route that breaks its mode's contract is a
+ * failed row: no route is ever faster by being less accurate. */
+static int add_accuracy(json_t *row, const tsr__workload *w, tsr_precision mode,
+                        const tsr_receipt *r) {
+  int64_t expected = w->p.batch * w->p.m * w->p.n;
+  json_t *o = tsr__receipt_json(r, "accuracy", expected);
+  json_object_set_new(o, "inputs", json_string(tsr_inputs_name(w->inputs)));
+  json_object_set_new(o, "seed", json_integer((json_int_t)w->seed));
+  json_object_set_new(o, "oracle", oracle_json(w));
+  json_object_set_new(row, "accuracy", o);
+  int ok = r->passed && r->checked == expected;
+  if (!ok) {
+    char sum[512];
+    tsr__receipt_summary(r, sum, sizeof sum);
+    set_error(row, "failed_accuracy", "accuracy (%s inputs, precision %s): %s",
+              tsr_inputs_name(w->inputs), tsr_precision_name(mode), sum);
+    fprintf(stderr, "bench-run: ACCURACY FAILED (%s): %s\n", tsr_precision_name(mode), sum);
   }
   return ok;
 }
@@ -149,100 +177,42 @@ static void cuda_versions(tsr_context *ctx, json_t *v) {
 }
 
 /* ---- backend-shaped routes (tessera backends and openblas) -------------- */
-typedef struct {
-  const tsr__backend *be;
-  void *ex;
-} exec_ref;
+static const tsr__metric gpu_metrics[] = {TSR_METRIC_GPU_BATCH, TSR_METRIC_E2E_BATCH,
+                                          TSR_METRIC_GPU_SINGLE, TSR_METRIC_E2E_SINGLE};
+static const tsr__metric cpu_metrics[] = {TSR_METRIC_WALL_BATCH, TSR_METRIC_WALL_SINGLE};
 
-/* Warm-up for warmup_ms with doubling batches; the last batch's per-call
- * host time sets n, the calls per batch sample filling sample_ms. */
-static tsr_status calibrate(exec_ref *x, const tsr__run_params *rp, json_t *row, int64_t *n_out) {
-  const int64_t warm_ns = (int64_t)rp->warmup_ms * 1000000, win_ns = (int64_t)rp->sample_ms * 1000000;
-  int64_t start = tsr__now_ns(), calls = 0, k = 1, per_call = 0, batches = 0;
-  for (;;) {
-    int64_t t0 = tsr__now_ns();
-    tsr_status st = x->be->launch(x->ex, (int)k);
-    if (!st) st = x->be->sync(x->ex);
-    if (st) return st;
-    int64_t t1 = tsr__now_ns();
-    calls += k;
-    batches++;
-    per_call = (t1 - t0) / k;
-    if (per_call < 1) per_call = 1;
-    if (t1 - start >= warm_ns) break;
-    int64_t fit = (warm_ns - (t1 - start)) / per_call;
-    k = k * 2 < fit ? k * 2 : fit;
-    if (k < 1) k = 1;
-    if (k > (1 << 24)) k = 1 << 24;
-  }
-  int64_t n = (win_ns + per_call - 1) / per_call;
-  if (n < 1) n = 1;
-  if (n > (1 << 24)) n = 1 << 24;
-  json_t *cal = json_object();
-  json_object_set_new(cal, "warmup_calls", json_integer(calls));
-  json_object_set_new(cal, "warmup_batches", json_integer(batches));
-  json_object_set_new(cal, "warmup_ns", json_integer(tsr__now_ns() - start));
-  json_object_set_new(cal, "est_call_ns", json_integer(per_call));
-  json_object_set_new(cal, "calls_per_batch", json_integer(n));
-  json_object_set_new(row, "calibration", cal);
-  *n_out = n;
-  return TSR_OK;
-}
-
-static tsr_status time_metric(exec_ref *x, tsr__metric m, int64_t n, int samples, json_t *arr) {
-  const tsr__backend *be = x->be;
+/* One metric's samples through the measurement layer's sample loop. */
+static tsr_status time_metric(const tsr__backend *be, void *ex, tsr__metric m, int64_t n,
+                              int samples, json_t *arr) {
+  int batch = m == TSR_METRIC_GPU_BATCH || m == TSR_METRIC_E2E_BATCH || m == TSR_METRIC_WALL_BATCH;
+  tsr__timer timer = m == TSR_METRIC_GPU_BATCH || m == TSR_METRIC_GPU_SINGLE ? TSR__TIMER_EVENT
+                                                                             : TSR__TIMER_HOST;
+  int64_t calls = batch ? n : 1;
   for (int s = 0; s < samples; s++) {
-    /* Restoring C and draining the queue are outside the timed region. */
-    tsr_status st = be->reset_c(x->ex);
-    if (!st) st = be->sync(x->ex);
-    if (st) return st;
-    int64_t ns = 0, calls = 1;
-    switch (m) {
-      case TSR_METRIC_GPU_BATCH:
-        calls = n;
-        st = be->event_time(x->ex, (int)n, &ns);
-        break;
-      case TSR_METRIC_GPU_SINGLE:
-        st = be->event_time(x->ex, 1, &ns);
-        break;
-      case TSR_METRIC_E2E_BATCH:
-      case TSR_METRIC_WALL_BATCH: {
-        calls = n;
-        int64_t t0 = tsr__now_ns();
-        st = be->launch(x->ex, (int)n);
-        if (!st) st = be->sync(x->ex);
-        ns = tsr__now_ns() - t0;
-        break;
-      }
-      default: {
-        int64_t t0 = tsr__now_ns();
-        st = be->launch(x->ex, 1);
-        if (!st) st = be->sync(x->ex);
-        ns = tsr__now_ns() - t0;
-        break;
-      }
-    }
+    int64_t ns = 0;
+    tsr_status st = tsr__sample(be, ex, timer, calls, &ns);
     if (st) return st;
     json_array_append_new(arr, sample_json(ns, calls));
   }
   return TSR_OK;
 }
 
-/* A validated call outside timing: restore C, one call, download into a
- * NaN-poisoned host buffer, compare every element. */
-static tsr_status validated_call(exec_ref *x, const tsr__run_params *rp, const tsr_problem *p,
-                                 float *host_c, const double *ref, json_t *row, const char *phase,
-                                 int *ok) {
-  tsr_status st = x->be->reset_c(x->ex);
-  if (!st) st = x->be->launch(x->ex, 1);
-  if (!st) st = x->be->sync(x->ex);
-  if (st) return st;
-  tsr_poison(p, host_c);
-  st = x->be->download(x->ex, host_c);
-  if (st) return st;
-  if (hook("TSR_BENCH_TEST_CORRUPT", rp->route->name)) host_c[0] += 1.0f;
-  *ok = add_receipt(row, p, host_c, ref, rp, phase);
-  return TSR_OK;
+static json_t *calibration_json(const tsr__calibration *c) {
+  json_t *cal = json_object();
+  json_object_set_new(cal, "warmup_calls", json_integer(c->warmup_calls));
+  json_object_set_new(cal, "warmup_batches", json_integer(c->warmup_batches));
+  json_object_set_new(cal, "warmup_ns", json_integer(c->warmup_ns));
+  json_object_set_new(cal, "est_call_ns", json_integer(c->est_call_ns));
+  json_object_set_new(cal, "calls_per_batch", json_integer(c->calls_per_batch));
+  return cal;
+}
+
+/* The problem a route runs: the bench's, with the route's own precision
+ * mode when it has one. */
+static tsr_problem route_problem(const tsr__run_params *rp) {
+  tsr_problem p = rp->problem;
+  p.precision = rp->route->precision != TSR_PREC_AUTO ? rp->route->precision : rp->precision;
+  return p;
 }
 
 static void measure_backend(const tsr__run_params *rp, json_t *row) {
@@ -250,11 +220,12 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
   const tsr__backend *be =
       route->kind == TSR_ROUTE_OPENBLAS ? &tsr__route_openblas : tsr__backend_get(route->backend);
   tsr_context *ctx = NULL;
-  float *a = NULL, *b = NULL, *c0 = NULL, *host_c = NULL;
-  double *ref = NULL;
-  exec_ref x = {be, NULL};
-  tsr_problem p = rp->problem;
+  float *host_c = NULL;
+  tsr__workload *w = NULL, *wacc = NULL;
+  void *ex = NULL, *exacc = NULL;
+  tsr_problem p = route_problem(rp);
   char msg[512];
+  int corrupt = hook("TSR_BENCH_TEST_CORRUPT", route->name);
 
   if (tsr_context_create(&ctx)) {
     set_error(row, "error", "cannot create a context");
@@ -265,40 +236,11 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
     set_error(row, "error", "route unavailable: %s", tsr_context_message(ctx));
     goto done;
   }
-  st = tsr_problem_check(&p, msg, sizeof msg);
-  if (st) {
+  if ((st = tsr_problem_check(&p, msg, sizeof msg))) {
     set_error(row, "error", "%s", msg);
     goto done;
   }
-  int64_t na = tsr_problem_elems_a(&p), nb = tsr_problem_elems_b(&p), nc = tsr_problem_elems_c(&p);
-  a = malloc((size_t)na * sizeof *a);
-  b = malloc((size_t)nb * sizeof *b);
-  host_c = malloc((size_t)nc * sizeof *host_c);
-  c0 = p.beta != 0.0f ? malloc((size_t)nc * sizeof *c0) : NULL;
-  if (!a || !b || !host_c || (p.beta != 0.0f && !c0)) {
-    set_error(row, "error", "out of host memory for the inputs");
-    goto done;
-  }
-  tsr_fill(&p, TSR_TENSOR_A, rp->inputs, rp->seed, a);
-  tsr_fill(&p, TSR_TENSOR_B, rp->inputs, rp->seed, b);
-  if (c0) tsr_fill(&p, TSR_TENSOR_C, rp->inputs, rp->seed, c0);
-
-  const char *oracle_src = "";
-  char key_sha[65];
-  st = tsr__oracle_cached(&p, rp->inputs, rp->seed, rp->oracle_cache, &ref, &oracle_src, key_sha,
-                          msg, sizeof msg);
-  if (st) {
-    set_error(row, "error", "%s", msg);
-    goto done;
-  }
-  json_t *oracle = json_object();
-  char key[512];
-  tsr__oracle_key(&p, rp->inputs, rp->seed, key, sizeof key);
-  json_object_set_new(oracle, "source", json_string(oracle_src));
-  json_object_set_new(oracle, "key", json_string(key));
-  json_object_set_new(oracle, "key_sha256", json_string(key_sha));
-  json_object_set_new(row, "oracle", oracle);
-
+  /* The plan first: a rejection costs no inputs and no oracle. */
   tsr_plan plan;
   char plan_source[256] = "built-in default (tuning database bypassed)";
   if (route->kind == TSR_ROUTE_BACKEND && !route->builtin_plan)
@@ -311,17 +253,28 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
   }
   if (!be->is_gpu) plan.threads = rp->threads;
   tsr_plan_info info;
-  st = be->realize(ctx, &p, &plan, &info);
-  if (st) {
+  if ((st = be->realize(ctx, &p, &plan, &info))) {
     set_error(row, "error", "plan rejected: %s", tsr_context_message(ctx));
     goto done;
   }
-  st = be->prepare(ctx, &p, &info.plan, a, b, c0, &x.ex);
-  if (st) {
+  if (route->kind == TSR_ROUTE_OPENBLAS) info.precision = TSR_PREC_STRICT;
+  json_object_set_new(row, "precision", json_string(tsr_precision_name(info.precision)));
+  if ((st = tsr__workload_create(&p, rp->inputs, rp->seed, rp->oracle_cache, 0, &w, msg,
+                                 sizeof msg))) {
+    set_error(row, "error", "%s", msg);
+    goto done;
+  }
+  json_object_set_new(row, "oracle", oracle_json(w));
+  host_c = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *host_c);
+  if (!host_c) {
+    set_error(row, "error", "out of host memory for the output");
+    goto done;
+  }
+  if ((st = be->prepare(ctx, &p, &info.plan, w->a, w->b, w->c0, &ex))) {
     set_error(row, "error", "prepare: %s: %s", tsr_status_str(st), tsr_context_message(ctx));
     goto done;
   }
-  if (be->exec_info) be->exec_info(x.ex, &info);
+  if (be->exec_info) be->exec_info(ex, &info);
   json_object_set_new(row, "plan_info", plan_info_json(&info));
   json_object_set_new(json_object_get(row, "plan_info"), "plan_source", json_string(plan_source));
   if (be->is_gpu) cuda_versions(ctx, json_object_get(row, "versions"));
@@ -335,18 +288,16 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
     json_object_set_new(v, "openblas_threads", json_integer(tsr__openblas_threads()));
   }
 
-  int ok = 0;
-  st = validated_call(&x, rp, &p, host_c, ref, row, "before_timing", &ok);
-  if (st || !ok) goto fail_or_done;
-
-  int64_t n = 1;
-  st = calibrate(&x, rp, row, &n);
-  if (st) goto fail_or_done;
+  tsr_receipt rec;
+  if ((st = tsr__validated_call(be, ex, w, info.precision, rp->atol, rp->rtol, host_c, corrupt,
+                                &rec)))
+    goto fail_or_done;
+  if (!add_receipt(row, &p, &rec, "before_timing")) goto done;
+  tsr__calibration cal;
+  if ((st = tsr__calibrate(be, ex, rp->warmup_ms, rp->sample_ms, &cal))) goto fail_or_done;
+  json_object_set_new(row, "calibration", calibration_json(&cal));
   json_t *metrics = json_object_get(row, "metrics");
-  static const tsr__metric gpu_m[] = {TSR_METRIC_GPU_BATCH, TSR_METRIC_E2E_BATCH,
-                                      TSR_METRIC_GPU_SINGLE, TSR_METRIC_E2E_SINGLE};
-  static const tsr__metric cpu_m[] = {TSR_METRIC_WALL_BATCH, TSR_METRIC_WALL_SINGLE};
-  const tsr__metric *ms = be->is_gpu ? gpu_m : cpu_m;
+  const tsr__metric *ms = be->is_gpu ? gpu_metrics : cpu_metrics;
   int nm = be->is_gpu ? 4 : 2;
   if (be->is_gpu && !be->event_time) {
     set_error(row, "error", "GPU backend %s has no event_time", be->name);
@@ -355,20 +306,39 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
   for (int i = 0; i < nm && !st; i++) {
     json_t *arr = json_array();
     json_object_set_new(metrics, tsr__metric_name(ms[i]), arr);
-    st = time_metric(&x, ms[i], n, rp->samples, arr);
+    st = time_metric(be, ex, ms[i], cal.calls_per_batch, rp->samples, arr);
   }
   if (st) goto fail_or_done;
-  st = validated_call(&x, rp, &p, host_c, ref, row, "after_timing", &ok);
+  if ((st = tsr__validated_call(be, ex, w, info.precision, rp->atol, rp->rtol, host_c, corrupt,
+                                &rec)))
+    goto fail_or_done;
+  if (!add_receipt(row, &p, &rec, "after_timing")) goto done;
+
+  /* Accuracy: the same plan on the accuracy family's inputs, a second
+   * prepared call (the kernel comes from the module cache). */
+  if (rp->accuracy >= 0) {
+    tsr__workload_destroy(w); /* the timing inputs are done with */
+    w = NULL;
+    if ((st = tsr__workload_create(&p, (tsr_inputs)rp->accuracy, rp->accuracy_seed,
+                                   rp->oracle_cache, 0, &wacc, msg, sizeof msg))) {
+      set_error(row, "error", "accuracy workload: %s", msg);
+      goto done;
+    }
+    if ((st = be->prepare(ctx, &p, &info.plan, wacc->a, wacc->b, wacc->c0, &exacc))) goto fail_or_done;
+    if ((st = tsr__validated_call(be, exacc, wacc, info.precision, 0.0, 0.0, host_c,
+                                  hook("TSR_BENCH_TEST_INACCURATE", route->name), &rec)))
+      goto fail_or_done;
+    add_accuracy(row, wacc, info.precision, &rec);
+  }
 
 fail_or_done:
   if (st) set_error(row, "error", "%s: %s", tsr_status_str(st), tsr_context_message(ctx));
 done:
-  if (x.ex) be->destroy(x.ex);
-  free(a);
-  free(b);
-  free(c0);
+  if (ex) be->destroy(ex);
+  if (exacc) be->destroy(exacc);
   free(host_c);
-  free(ref);
+  tsr__workload_destroy(w);
+  tsr__workload_destroy(wacc);
   tsr_context_destroy(ctx);
 }
 
@@ -530,7 +500,7 @@ static int read_floats(const char *path, float *out, size_t count) {
 }
 
 static void measure_torch(const tsr__run_params *rp, json_t *row) {
-  tsr_problem p = rp->problem;
+  tsr_problem p = route_problem(rp);
   char msg[512];
   if (tsr_problem_check(&p, msg, sizeof msg)) {
     set_error(row, "error", "%s", msg);
@@ -541,27 +511,32 @@ static void measure_torch(const tsr__run_params *rp, json_t *row) {
     set_error(row, "error", "torch route: only compact layouts");
     return;
   }
-  double *ref = NULL;
-  const char *oracle_src = "";
-  char key_sha[65], key[512];
-  tsr_status st = tsr__oracle_cached(&p, rp->inputs, rp->seed, rp->oracle_cache, &ref,
-                                     &oracle_src, key_sha, msg, sizeof msg);
-  if (st) {
-    set_error(row, "error", "%s", msg);
+  if (p.precision != TSR_PREC_STRICT && p.precision != TSR_PREC_TF32) {
+    set_error(row, "error", "precision: %s is not available on route %s (strict, tf32)",
+              tsr_precision_name(p.precision), rp->route->name);
     return;
   }
-  tsr__oracle_key(&p, rp->inputs, rp->seed, key, sizeof key);
-  json_t *oracle = json_object();
-  json_object_set_new(oracle, "source", json_string(oracle_src));
-  json_object_set_new(oracle, "key", json_string(key));
-  json_object_set_new(oracle, "key_sha256", json_string(key_sha));
-  json_object_set_new(row, "oracle", oracle);
+  json_object_set_new(row, "precision", json_string(tsr_precision_name(p.precision)));
+  tsr__workload *w = NULL, *wacc = NULL;
+  tsr_status st = tsr__workload_create(&p, rp->inputs, rp->seed, rp->oracle_cache, 1, &w, msg,
+                                       sizeof msg);
+  if (!st && rp->accuracy >= 0)
+    st = tsr__workload_create(&p, (tsr_inputs)rp->accuracy, rp->accuracy_seed, rp->oracle_cache, 1,
+                              &wacc, msg, sizeof msg);
+  if (st) {
+    set_error(row, "error", "%s", msg);
+    tsr__workload_destroy(w);
+    return;
+  }
+  json_object_set_new(row, "oracle", oracle_json(w));
 
-  char before[4200], after[4200];
+  char before[4200], after[4200], accf[4200];
   const char *wd = rp->work_dir ? rp->work_dir : "/tmp";
   snprintf(before, sizeof before, "%s/torch-%ld-before.f32", wd, (long)getpid());
   snprintf(after, sizeof after, "%s/torch-%ld-after.f32", wd, (long)getpid());
-  char sm[32], sn[32], sk[32], sb[32], sal[64], sbe[64], sseed[32], ssam[16], sms[16], swm[16];
+  snprintf(accf, sizeof accf, "%s/torch-%ld-accuracy.f32", wd, (long)getpid());
+  char sm[32], sn[32], sk[32], sb[32], sal[64], sbe[64], sseed[32], ssam[16], sms[16], swm[16],
+      saseed[32];
   snprintf(sm, sizeof sm, "%" PRId64, p.m);
   snprintf(sn, sizeof sn, "%" PRId64, p.n);
   snprintf(sk, sizeof sk, "%" PRId64, p.k);
@@ -572,12 +547,25 @@ static void measure_torch(const tsr__run_params *rp, json_t *row) {
   snprintf(ssam, sizeof ssam, "%d", rp->samples);
   snprintf(sms, sizeof sms, "%d", rp->sample_ms);
   snprintf(swm, sizeof swm, "%d", rp->warmup_ms);
-  char *argv[] = {"python3", (char *)rp->torch_script, "--m", sm, "--n", sn, "--k", sk,
-                  "--batch", sb, "--op-a", p.op_a == TSR_OP_T ? "T" : "N", "--op-b",
-                  p.op_b == TSR_OP_T ? "T" : "N", "--alpha", sal, "--beta", sbe, "--inputs",
-                  rp->inputs == TSR_INPUTS_RANDOM ? "random" : "dyadic", "--seed", sseed,
-                  "--samples", ssam, "--sample-ms", sms, "--warmup-ms", swm, "--out-before",
-                  before, "--out-after", after, NULL};
+  snprintf(saseed, sizeof saseed, "%" PRIu64, rp->accuracy_seed);
+  char *argv[48] = {"python3", (char *)rp->torch_script, "--m", sm, "--n", sn, "--k", sk,
+                    "--batch", sb, "--op-a", p.op_a == TSR_OP_T ? "T" : "N", "--op-b",
+                    p.op_b == TSR_OP_T ? "T" : "N", "--alpha", sal, "--beta", sbe, "--inputs",
+                    (char *)tsr_inputs_name(rp->inputs), "--seed", sseed,
+                    "--samples", ssam, "--sample-ms", sms, "--warmup-ms", swm, "--out-before",
+                    before, "--out-after", after, NULL};
+  int na = 0;
+  while (argv[na]) na++;
+  if (p.precision == TSR_PREC_TF32) argv[na++] = "--tf32";
+  if (wacc) {
+    argv[na++] = "--accuracy-inputs";
+    argv[na++] = (char *)tsr_inputs_name(wacc->inputs);
+    argv[na++] = "--accuracy-seed";
+    argv[na++] = saseed;
+    argv[na++] = "--out-accuracy";
+    argv[na++] = accf;
+  }
+  argv[na] = NULL;
   char *out = NULL;
   json_t *proc = json_object(), *zproc = NULL;
   int status;
@@ -605,32 +593,39 @@ static void measure_torch(const tsr__run_params *rp, json_t *row) {
   json_object_set(row, "calibration", json_object_get(res, "calibration"));
   json_object_update(json_object_get(row, "versions"), json_object_get(res, "versions"));
   json_t *plan_info = json_object();
-  json_object_set_new(plan_info, "plan", json_string("torch.mm(out=) allow_tf32=False"));
+  json_object_set_new(plan_info, "plan",
+                      json_string(p.precision == TSR_PREC_TF32 ? "torch.mm(out=) allow_tf32=True"
+                                                               : "torch.mm(out=) allow_tf32=False"));
   json_object_set_new(plan_info, "source_sha256", json_null());
   json_object_set_new(row, "plan_info", plan_info);
 
   size_t count = (size_t)(p.batch * p.m * p.n);
   float *c = malloc(count * sizeof *c);
   int ok = c != NULL;
-  const char *paths[2] = {before, after}, *phases[2] = {"before_timing", "after_timing"};
-  for (int i = 0; i < 2 && ok; i++) {
+  const char *paths[3] = {before, after, accf}, *phases[3] = {"before_timing", "after_timing", "accuracy"};
+  for (int i = 0; i < (wacc ? 3 : 2) && ok; i++) {
     if (read_floats(paths[i], c, count) != 0) {
       set_error(row, "error", "torch output %s missing or of the wrong size", paths[i]);
       ok = 0;
       break;
     }
-    if (hook("TSR_BENCH_TEST_CORRUPT", rp->route->name)) c[0] += 1.0f;
-    ok = add_receipt(row, &p, c, ref, rp, phases[i]);
+    int corrupt = hook(i < 2 ? "TSR_BENCH_TEST_CORRUPT" : "TSR_BENCH_TEST_INACCURATE", rp->route->name);
+    if (corrupt) c[0] += 1.0f;
+    tsr_receipt r;
+    tsr__workload_check(i < 2 ? w : wacc, p.precision, rp->atol, rp->rtol, c, &r);
+    ok = i < 2 ? add_receipt(row, &p, &r, phases[i]) : add_accuracy(row, wacc, p.precision, &r);
   }
   free(c);
-  /* Samples count only when both complete outputs validated. */
+  /* Samples count only when every output validated. */
   if (ok) json_object_set(row, "metrics", json_object_get(res, "metrics"));
 done:
   unlink(before);
   unlink(after);
+  unlink(accf);
   json_decref(res);
   free(out);
-  free(ref);
+  tsr__workload_destroy(w);
+  tsr__workload_destroy(wacc);
 }
 
 /* ---- instrumentation markers --------------------------------------------- */
@@ -687,19 +682,16 @@ static json_t *instrumentation_json(void) {
 json_t *tsr__run_oracle(const tsr_problem *problem, tsr_inputs inputs, uint64_t seed,
                         const char *cache_dir) {
   json_t *o = json_object();
-  tsr_problem p = *problem;
-  char msg[512], key_sha[65] = "";
-  const char *src = "";
-  double *ref = NULL;
+  char msg[512];
   int64_t t0 = tsr__now_ns();
-  tsr_status st = tsr_problem_check(&p, msg, sizeof msg);
-  if (!st) st = tsr__oracle_cached(&p, inputs, seed, cache_dir, &ref, &src, key_sha, msg, sizeof msg);
-  free(ref);
+  tsr__workload *w = NULL;
+  tsr_status st = tsr__workload_create(problem, inputs, seed, cache_dir, 1, &w, msg, sizeof msg);
   json_object_set_new(o, "status", json_string(st ? "error" : "ok"));
   json_object_set_new(o, "error", st ? json_string(msg) : json_null());
-  json_object_set_new(o, "source", json_string(src));
-  json_object_set_new(o, "key_sha256", json_string(key_sha));
+  json_object_set_new(o, "source", json_string(w ? w->oracle_source : ""));
+  json_object_set_new(o, "key_sha256", json_string(w ? w->key_sha : ""));
   json_object_set_new(o, "ns", json_integer(tsr__now_ns() - t0));
+  tsr__workload_destroy(w);
   return o;
 }
 

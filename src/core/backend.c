@@ -1,4 +1,5 @@
 /* Backend registry and the backend-independent entry points. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,23 @@ tsr_status tsr_backend_available(tsr_context *ctx, tsr_backend_kind b) {
   const tsr__backend *be = tsr__backend_get(b);
   if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
   return be->available(ctx);
+}
+
+tsr_status tsr__precision_require(tsr_context *ctx, const char *backend, const tsr_problem *p,
+                                  unsigned modes, tsr_precision auto_mode, tsr_precision *runs) {
+  tsr_precision want = p->precision == TSR_PREC_AUTO ? auto_mode : p->precision;
+  if (!(modes & (1u << want))) {
+    char list[64] = "";
+    for (int m = TSR_PREC_STRICT; m < TSR_PREC_COUNT; m++)
+      if (modes & (1u << m))
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "",
+                 tsr_precision_name((tsr_precision)m));
+    return tsr__fail(ctx, TSR_ERR_UNSUPPORTED,
+                     "precision: %s is not available on backend %s (it runs %s)",
+                     tsr_precision_name(want), backend, list);
+  }
+  *runs = want;
+  return TSR_OK;
 }
 
 const tsr__backend *tsr__backend_get(tsr_backend_kind k) {

@@ -38,6 +38,12 @@ typedef struct tsr__backend {
   void (*context_release)(tsr_context *ctx);
 } tsr__backend;
 
+/* A backend that runs only the given modes (bitmask of 1 << tsr_precision)
+ * checks the problem's request: AUTO becomes `auto_mode`; a mode outside the
+ * mask is TSR_ERR_UNSUPPORTED naming the backend. *runs gets the mode. */
+tsr_status tsr__precision_require(tsr_context *ctx, const char *backend, const tsr_problem *p,
+                                  unsigned modes, tsr_precision auto_mode, tsr_precision *runs);
+
 /* Table lookup; never NULL for a valid kind other than AUTO. */
 const tsr__backend *tsr__backend_get(tsr_backend_kind k);
 /* AUTO → the first available of cuda, cpu. */

@@ -24,6 +24,15 @@ uint64_t tsr__splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/* Stream of draws for element idx of tensor t: draw(i) for i = 0, 1, ...
+ * Family tags keep the families' streams apart (RANDOM keeps the original
+ * stream of tessera-bench/1 results). */
+static uint64_t draw(uint64_t seed, tsr_tensor t, uint64_t idx, uint64_t family, uint64_t i) {
+  uint64_t base = tsr__splitmix64(idx ^ ((uint64_t)(t + 1) << 60));
+  if (family == 0 && i == 0) return tsr__splitmix64(seed ^ base);
+  return tsr__splitmix64(seed ^ base ^ (family << 56) ^ (i * 0x9e3779b97f4a7c15ull));
+}
+
 float tsr__input_value(tsr_tensor t, tsr_inputs kind, uint64_t seed, int64_t batch, int64_t r,
                        int64_t c, int64_t cols) {
   if (kind == TSR_INPUTS_DYADIC) {
@@ -33,9 +42,42 @@ float tsr__input_value(tsr_tensor t, tsr_inputs kind, uint64_t seed, int64_t bat
   /* Element index within the logical (compact) tensor, independent of the
    * leading dimension, so padding never changes the values. */
   uint64_t idx = ((uint64_t)batch * 0x100000000ull + (uint64_t)r) * (uint64_t)cols + (uint64_t)c;
-  uint64_t x = tsr__splitmix64(seed ^ tsr__splitmix64(idx ^ ((uint64_t)(t + 1) << 60)));
-  /* 24 random bits → [-1, 1) exactly representable. */
-  return (float)((double)(x >> 40) * (1.0 / 8388608.0) - 1.0);
+  switch (kind) {
+    case TSR_INPUTS_NORMAL: {
+      /* Irwin-Hall: the sum of 12 uniforms of 24 bits, minus 6 (mean 0,
+       * variance 1). The integer sum is exact; one rounding to float. */
+      uint64_t sum = 0;
+      for (uint64_t i = 0; i < 12; i++) sum += draw(seed, t, idx, 2, i) >> 40;
+      return (float)((double)sum * (1.0 / 16777216.0) - 6.0);
+    }
+    case TSR_INPUTS_WIDE: {
+      /* uniform [-1, 1) of 24 bits times 2^e, e uniform in [-20, 20]: exact */
+      double u = (double)(draw(seed, t, idx, 3, 0) >> 40) * (1.0 / 8388608.0) - 1.0;
+      int e = (int)((draw(seed, t, idx, 3, 1) >> 32) % 41u) - 20;
+      return (float)ldexp(u, e);
+    }
+    default: {
+      /* 24 random bits → [-1, 1) exactly representable. */
+      uint64_t x = draw(seed, t, idx, 0, 0);
+      return (float)((double)(x >> 40) * (1.0 / 8388608.0) - 1.0);
+    }
+  }
+}
+
+static const char *const inputs_names[TSR_INPUTS_COUNT] = {"dyadic", "random", "normal", "wide"};
+
+const char *tsr_inputs_name(tsr_inputs k) {
+  return (unsigned)k < TSR_INPUTS_COUNT ? inputs_names[k] : "unknown";
+}
+
+tsr_status tsr_inputs_parse(const char *text, tsr_inputs *k, char *msg, size_t cap) {
+  for (int i = 0; i < TSR_INPUTS_COUNT; i++)
+    if (text && !strcmp(text, inputs_names[i])) {
+      *k = (tsr_inputs)i;
+      return TSR_OK;
+    }
+  return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
+                      "inputs: '%s' is not one of dyadic, random, normal, wide", text ? text : "");
 }
 
 void tsr__stored_dims(const tsr_problem *p, tsr_tensor t, int64_t *rows, int64_t *cols,

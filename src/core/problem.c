@@ -16,6 +16,22 @@ void tsr_problem_init(tsr_problem *p, int64_t m, int64_t n, int64_t k) {
   p->beta = 0.0f;
 }
 
+static const char *const prec_names[TSR_PREC_COUNT] = {"auto", "strict", "fp32x3", "tf32"};
+
+const char *tsr_precision_name(tsr_precision p) {
+  return (unsigned)p < TSR_PREC_COUNT ? prec_names[p] : "unknown";
+}
+
+tsr_status tsr_precision_parse(const char *text, tsr_precision *p, char *msg, size_t cap) {
+  for (int i = 0; i < TSR_PREC_COUNT; i++)
+    if (text && !strcmp(text, prec_names[i])) {
+      *p = (tsr_precision)i;
+      return TSR_OK;
+    }
+  return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
+                      "precision: '%s' is not one of auto, strict, fp32x3, tf32", text ? text : "");
+}
+
 /* a*b within int64, both non-negative. */
 static int mul_ok(int64_t a, int64_t b, int64_t *out) {
   if (a < 0 || b < 0) return 0;
@@ -69,6 +85,8 @@ tsr_status tsr_problem_check(tsr_problem *p, char *msg, size_t cap) {
     return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "op_a: %d is not N or T", (int)p->op_a);
   if (p->op_b != TSR_OP_N && p->op_b != TSR_OP_T)
     return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "op_b: %d is not N or T", (int)p->op_b);
+  if ((unsigned)p->precision >= TSR_PREC_COUNT)
+    return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "precision: %d is not a mode", (int)p->precision);
   if (p->alpha != p->alpha || p->beta != p->beta)
     return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "%s: NaN is not a scalar",
                         p->alpha != p->alpha ? "alpha" : "beta");

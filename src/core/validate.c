@@ -1,6 +1,11 @@
-/* Complete-output validation against the FP64 oracle; NaN/Inf never pass.
+/* Complete-output validation against the FP64 oracle (docs/accuracy.md):
+ * tolerance receipts (exact for dyadic inputs) and contract receipts (the
+ * precision mode's componentwise bound and Frobenius limit). Both compare
+ * NaN/Inf classes with the reference rounded to float, so special inputs are
+ * judged by class and a non-finite output never passes a finite reference.
  * Rows are checked in parallel chunks on large outputs; partial receipts
  * merge in chunk order, so the result does not depend on thread timing. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -12,11 +17,21 @@ typedef struct {
   const tsr_problem *p;
   const float *c;
   const double *ref;
+  const float *scale; /* contract receipts only */
   double atol, rtol;
+  double coef, under; /* contract: bound = coef * scale + under */
+  int contract;
   int64_t ldc, sc;
   tsr_receipt part[TSR__PAR_MAX];
   double err2[TSR__PAR_MAX], ref2[TSR__PAR_MAX];
 } validate_job;
+
+/* 0 finite, 1 +Inf, 2 -Inf, 3 NaN. */
+static int fclass(float x) {
+  if (isnan(x)) return 3;
+  if (isinf(x)) return x > 0 ? 1 : 2;
+  return 0;
+}
 
 /* Output rows g in [g0, g1) of batch*m. */
 static void validate_rows(void *arg, int chunk, int64_t g0, int64_t g1) {
@@ -32,45 +47,50 @@ static void validate_rows(void *arg, int chunk, int64_t g0, int64_t g1) {
     const double *rrow = j->ref + g * p->n;
     for (int64_t x = 0; x < p->n; x++) {
       double want = rrow[x];
-      double got = (double)crow[x];
-      double err = fabs(got - want);
-      int ok = isfinite(got) && err <= j->atol + j->rtol * fabs(want);
-      if (!isfinite(got)) err = INFINITY;
+      float gotf = crow[x];
+      int want_class = fclass((float)want), got_class = fclass(gotf);
+      int ok;
       r->checked++;
+      if (want_class != 0) { /* a special reference: judged by class alone */
+        ok = got_class == want_class;
+        if (!ok) r->class_failed++;
+      } else if (got_class != 0) {
+        ok = 0;
+        r->class_failed++;
+        r->max_abs_err = INFINITY;
+        r->max_rel_err = INFINITY;
+        err2 = INFINITY;
+        ref2 += want * want;
+      } else {
+        double err = fabs((double)gotf - want);
+        if (j->contract) {
+          double bound = j->coef * (double)j->scale[g * p->n + x] + j->under;
+          double ratio = err <= bound ? (bound > 0 ? err / bound : 0.0) : (bound > 0 ? err / bound : INFINITY);
+          ok = err <= bound;
+          if (!ok) r->bound_failed++;
+          if (ratio > r->worst_bound_ratio) r->worst_bound_ratio = ratio;
+        } else {
+          ok = err <= j->atol + j->rtol * fabs(want);
+        }
+        if (err > r->max_abs_err) r->max_abs_err = err;
+        double rel = want != 0.0 ? err / fabs(want) : (err == 0.0 ? 0.0 : INFINITY);
+        if (rel > r->max_rel_err) r->max_rel_err = rel;
+        err2 += err * err;
+        ref2 += want * want;
+      }
       if (!ok) {
         if (r->failed == 0) r->first_fail = g * p->n + x;
         r->failed++;
       }
-      if (err > r->max_abs_err) r->max_abs_err = err;
-      double rel = want != 0.0 ? err / fabs(want) : (err == 0.0 ? 0.0 : INFINITY);
-      if (rel > r->max_rel_err) r->max_rel_err = rel;
-      err2 += err * err;
-      ref2 += want * want;
     }
   }
   j->err2[chunk] = err2;
   j->ref2[chunk] = ref2;
 }
 
-void tsr_validate(const tsr_problem *p, const float *c, const double *ref, double atol,
-                  double rtol, tsr_receipt *r) {
-  static validate_job zero;
-  validate_job *j = malloc(sizeof *j);
+static void run(validate_job *j, tsr_receipt *r) {
+  const tsr_problem *p = j->p;
   int64_t cr, cc;
-  *r = (tsr_receipt){0};
-  r->first_fail = -1;
-  r->atol = atol;
-  r->rtol = rtol;
-  if (!j) { /* cannot check: never pass */
-    r->failed = 1;
-    return;
-  }
-  *j = zero;
-  j->p = p;
-  j->c = c;
-  j->ref = ref;
-  j->atol = atol;
-  j->rtol = rtol;
   tsr__stored_dims(p, TSR_TENSOR_C, &cr, &cc, &j->ldc, &j->sc);
   int n = tsr__parallel_rows(p->batch * p->m, (double)(p->batch * p->m) * (double)p->n,
                              validate_rows, j);
@@ -80,12 +100,80 @@ void tsr_validate(const tsr_problem *p, const float *c, const double *ref, doubl
     if (q->failed && r->failed == 0) r->first_fail = q->first_fail;
     r->failed += q->failed;
     r->checked += q->checked;
+    r->bound_failed += q->bound_failed;
+    r->class_failed += q->class_failed;
     if (q->max_abs_err > r->max_abs_err) r->max_abs_err = q->max_abs_err;
     if (q->max_rel_err > r->max_rel_err) r->max_rel_err = q->max_rel_err;
+    if (q->worst_bound_ratio > r->worst_bound_ratio) r->worst_bound_ratio = q->worst_bound_ratio;
     err2 += j->err2[k];
     ref2 += j->ref2[k];
   }
   r->rel_fro_err = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
   r->passed = r->failed == 0 && r->checked == p->batch * p->m * p->n;
+}
+
+static validate_job *job_new(const tsr_problem *p, const float *c, const double *ref,
+                             tsr_receipt *r) {
+  static validate_job zero;
+  *r = (tsr_receipt){0};
+  r->first_fail = -1;
+  r->contract = TSR_PREC_AUTO;
+  r->strict_rel_fro = NAN;
+  r->fro_limit = NAN;
+  validate_job *j = malloc(sizeof *j);
+  if (!j) { /* cannot check: never pass */
+    r->failed = 1;
+    return NULL;
+  }
+  *j = zero;
+  j->p = p;
+  j->c = c;
+  j->ref = ref;
+  return j;
+}
+
+void tsr_validate(const tsr_problem *p, const float *c, const double *ref, double atol,
+                  double rtol, tsr_receipt *r) {
+  validate_job *j = job_new(p, c, ref, r);
+  r->atol = atol;
+  r->rtol = rtol;
+  if (!j) return;
+  j->atol = atol;
+  j->rtol = rtol;
+  run(j, r);
   free(j);
+}
+
+void tsr_validate_contract(const tsr_problem *p, const float *c, const double *ref,
+                           const float *scale, double strict_rel_fro, tsr_precision mode,
+                           tsr_receipt *r) {
+  validate_job *j = job_new(p, c, ref, r);
+  r->atol = r->rtol = NAN;
+  r->contract = mode == TSR_PREC_TF32 ? TSR_PREC_TF32 : mode == TSR_PREC_FP32X3 ? TSR_PREC_FP32X3
+                                                                              : TSR_PREC_STRICT;
+  r->strict_rel_fro = strict_rel_fro;
+  if (!j) return;
+  if (!scale) { /* no bound to check against: never pass */
+    free(j);
+    r->failed = 1;
+    return;
+  }
+  const double u = 0x1p-24, kc = (double)p->k + TSR_CONTRACT_C0;
+  j->contract = 1;
+  j->scale = scale;
+  /* Higham-form bound (K + C0) u |alpha||A||B| + ..., plus TF32's operand
+   * rounding, plus an underflow allowance of K + 2 smallest subnormals. */
+  j->coef = r->contract == TSR_PREC_TF32 ? TSR_CONTRACT_TF32_ELEM + kc * u : kc * u;
+  j->under = ((double)p->k + 2.0) * 0x1p-149;
+  run(j, r);
+  free(j);
+  /* The Frobenius clause: against the strict reference's error (FP32), or
+   * TF32's fixed limit; not applied to fewer than MIN_ELEMS outputs, whose
+   * Frobenius ratio is a handful of roundings, not a statistic. */
+  if (r->checked >= TSR_CONTRACT_FRO_MIN_ELEMS) {
+    if (r->contract == TSR_PREC_TF32) r->fro_limit = TSR_CONTRACT_TF32_FRO;
+    else if (isfinite(strict_rel_fro)) r->fro_limit = TSR_CONTRACT_FRO_SLACK * strict_rel_fro;
+    else r->fro_limit = NAN; /* unknown strict error: cannot be met */
+    if (!(r->rel_fro_err <= r->fro_limit)) r->passed = 0;
+  }
 }

@@ -184,6 +184,19 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0, %%1}, [%%2];\\n\"\n"
           "               : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(tsr_smem_addr(p)));\n"
           "}\n");
+    if (!g->chain)
+      put(s,
+          "// d = a*b with a zero accumulator: one K step's partial sum (acc=step)\n"
+          "__device__ __forceinline__ void tsr_mma0(float (&d)[4], const unsigned (&a)[4],\n"
+          "                                         const unsigned (&b)[2]) {\n"
+          "  const float z = 0.0f;\n"
+          "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 \"\n"
+          "               \"{%%0, %%1, %%2, %%3}, {%%4, %%5, %%6, %%7}, {%%8, %%9}, "
+          "{%%10, %%10, %%10, %%10};\\n\"\n"
+          "               : \"=f\"(d[0]), \"=f\"(d[1]), \"=f\"(d[2]), \"=f\"(d[3])\n"
+          "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
+          "\"r\"(b[1]), \"f\"(z));\n"
+          "}\n");
     put(s,
         "__device__ __forceinline__ void tsr_mma(float (&d)[4], const unsigned (&a)[4],\n"
         "                                        const unsigned (&b)[2]) {\n"
@@ -670,13 +683,67 @@ static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
       "#pragma unroll\n"
       "      for (int e = 0; e < GA; ++e)\n"
       "#pragma unroll\n"
-      "        for (int j = 0; j < NI; ++j) {\n"
-      "          tsr_mma(acc[ig * GA + e][j], al[e], bb[j]);\n"
-      "          tsr_mma(acc[ig * GA + e][j], ab[e], bl[j]);\n"
-      "          tsr_mma(acc[ig * GA + e][j], ab[e], bb[j]);\n"
+      "        for (int j = 0; j < NI; ++j) {\n");
+  /* The MMAs of one 16x8 tile and K step (docs/accuracy.md). chain: straight
+   * into the accumulator, where every MMA truncates at the accumulator's
+   * magnitude (a bias linear in K); step: a partial sum from zero (small
+   * products first), promoted into the FP32 accumulator by an IEEE add. */
+  if (g->x3 && g->chain)
+    put(s,
+        "          tsr_mma(acc[ig * GA + e][j], al[e], bb[j]);\n"
+        "          tsr_mma(acc[ig * GA + e][j], ab[e], bl[j]);\n"
+        "          tsr_mma(acc[ig * GA + e][j], ab[e], bb[j]);\n");
+  else if (g->x3)
+    put(s,
+        "          float t[4];\n"
+        "          tsr_mma0(t, al[e], bb[j]);\n"
+        "          tsr_mma(t, ab[e], bl[j]);\n"
+        "          tsr_mma(t, ab[e], bb[j]);\n"
+        "#pragma unroll\n"
+        "          for (int r = 0; r < 4; ++r) acc[ig * GA + e][j][r] += t[r];\n");
+  else if (g->chain)
+    put(s, "          tsr_mma(acc[ig * GA + e][j], ab[e], bb[j]); // tf32: big parts only\n");
+  else
+    put(s,
+        "          float t[4];\n"
+        "          tsr_mma0(t, ab[e], bb[j]); // tf32: big parts only\n"
+        "#pragma unroll\n"
+        "          for (int r = 0; r < 4; ++r) acc[ig * GA + e][j][r] += t[r];\n");
+  put(s,
       "        }\n"
       "    }\n"
       "  }\n}\n\n");
+}
+
+/* Strict recomputation of a non-finite tensor-core accumulator (docs/
+ * accuracy.md): an Inf or NaN input, or a big part that rounds up to Inf
+ * near FLT_MAX, makes the split's products produce NaN where IEEE FP32 gives
+ * +-Inf (Inf x 0 between a big part and a zero small part). Only such
+ * outputs are recomputed, by an FFMA loop over the CTA's K range reading the
+ * user's A and B, so the NaN/Inf class of every output is the strict one;
+ * finite outputs never take this path. */
+static void emit_fix(sb_t *s, const tsr__emit_geo *g) {
+  const tsr__emit_operand *oa = &g->a, *ob = &g->b;
+  long long lda = oa->packed ? oa->src_ld : oa->ld, sa = oa->packed ? oa->src_stride : oa->stride;
+  long long ldb = ob->packed ? ob->src_ld : ob->ld, sb = ob->packed ? ob->src_stride : ob->stride;
+  int ak = oa->packed ? oa->src_kmajor : oa->kmajor, bk = ob->packed ? ob->src_kmajor : ob->kmajor;
+  char ia[96], ib[96];
+  if (ak) snprintf(ia, sizeof ia, "(tsr_idx)row * %lld + k", lda);
+  else snprintf(ia, sizeof ia, "(tsr_idx)k * %lld + row", lda);
+  if (bk) snprintf(ib, sizeof ib, "(tsr_idx)col * %lld + k", ldb);
+  else snprintf(ib, sizeof ib, "(tsr_idx)k * %lld + col", ldb);
+  put(s,
+      "__device__ __forceinline__ bool tsr_finite(float v) { return fabsf(v) <= 3.402823466e+38f; }\n"
+      "// the user's A and B (not packed copies), in their own layout\n"
+      "__device__ __noinline__ float tsr_fix(const float *__restrict__ A, const float *__restrict__ B,\n"
+      "                                      int bz, int row, int col, int k0, int k1) {\n"
+      "  if (row >= M || col >= N) return 0.0f; // a tile-tail element: never stored\n"
+      "  const float *a = A + (tsr_idx)bz * %lld, *b = B + (tsr_idx)bz * %lld;\n"
+      "  float sum = 0.0f;\n"
+      "  for (int k = k0; k < k1; ++k) sum = fmaf(a[%s], b[%s], sum);\n"
+      "  return sum;\n"
+      "}\n\n",
+      sa, sb, ia, ib);
 }
 
 /* One K block's loads of the staged operands into their shared-memory slots. */
@@ -793,6 +860,15 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
         "  const int gq = lane >> 2, tq = lane & 3;\n"
         "  const int rw = m0 + (warp / WARPS_N) * WM, cw = n0 + (warp %% WARPS_N) * WN;\n"
+        "  { // non-finite accumulators: strict recomputation over this CTA's K range\n"
+        "    const int k0 = kb_begin * BK, k1 = kb_end * BK < K ? kb_end * BK : (int)K;\n"
+        "#pragma unroll\n    for (int i = 0; i < MI; ++i)\n"
+        "#pragma unroll\n      for (int j = 0; j < NI; ++j)\n"
+        "#pragma unroll\n        for (int r = 0; r < 4; ++r)\n"
+        "          if (!tsr_finite(acc[i][j][r]))\n"
+        "            acc[i][j][r] = tsr_fix(A, B, bz, rw + (i / VA) * 16 * VA + (r >> 1) * 8 * VA + gq * VA + i %% VA,\n"
+        "                                   cw + (j / VB) * 8 * VB + (2 * tq + (r & 1)) * VB + j %% VB, k0, k1);\n"
+        "  }\n"
         "#pragma unroll\n  for (int i = 0; i < MI; ++i)\n"
         "#pragma unroll\n    for (int h = 0; h < 2; ++h) {\n"
         "      const int row = rw + (i / VA) * 16 * VA + h * 8 * VA + gq * VA + i %% VA;\n");
@@ -926,8 +1002,12 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t s
   if (!g.b.staged) emit_view(&s, &g, &g.b);
   emit_store(&s, p, &g, g.tf32 ? (g.b.fv > 1 ? g.b.fv : 2) : g.fn);
 
-  if (g.tf32) emit_block_tf32(&s, &g);
-  else emit_block_ffma(&s, &g);
+  if (g.tf32) {
+    emit_block_tf32(&s, &g);
+    emit_fix(&s, &g);
+  } else {
+    emit_block_ffma(&s, &g);
+  }
   if (g.a.packed) emit_pack(&s, &g, &g.a);
   if (g.b.packed) emit_pack(&s, &g, &g.b);
   emit_main(&s, p, &g);

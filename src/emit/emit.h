@@ -56,7 +56,11 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t s
                           tsr__kernel_src *out, char *msg, size_t cap);
 void tsr__kernel_src_free(tsr__kernel_src *k); /* NULL is a no-op */
 
-/* Default GPU plan table (checked in; src/emit/plans.c). */
+/* The precision mode a GPU plan runs: ffma strict, tf32x3 fp32x3, tf32 tf32. */
+tsr_precision tsr__emit_plan_precision(const tsr_plan *pl);
+
+/* Default GPU plan table (checked in; src/emit/plans.c), for the problem's
+ * precision mode (auto: the fastest mode meeting the FP32 contract). */
 void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out);
 
 #endif

@@ -44,7 +44,10 @@ typedef struct {
 
 typedef struct {
   tsr_plan plan; /* walk normalized for the grid */
-  int tf32;
+  int tf32;      /* a tensor-core family (mma=tf32x3 or tf32): shared layouts, fragments */
+  int x3;        /* mma=tf32x3: big/small split, three MMAs */
+  int chain;     /* acc=chain: MMAs accumulate in the tensor-core accumulator */
+  tsr_precision precision; /* the mode the plan runs */
   int nthreads, warps_m, warps_n;
   /* ffma lane layout: lanes form an lr x lc grid (lane = lr_i * lc + lc_i);
    * a thread owns tm rows as tm/fm fragments of fm consecutive rows spaced

@@ -101,7 +101,10 @@ static void init_operand(tsr__emit_operand *o, char name, const tsr_problem *p,
   } else {
     /* [k][x]: one LDS of fv floats fetches fv MMA tiles' fragments. */
     int tiles = name == 'a' ? g->mi : g->ni;
-    for (int v = 4; v > 1; v /= 2)
+    /* A's fv is also its split group (GA): with acc=step on a 64x64 warp
+     * tile, GA=4 (32 fragment registers) spills at 255; 2 fits */
+    int vmax = name == 'a' && !g->chain && g->mi * g->ni >= 32 ? 2 : 4;
+    for (int v = vmax; v > 1; v /= 2)
       if (tiles % v == 0 && o->ls % v == 0) {
         o->fv = v;
         break;
@@ -139,6 +142,12 @@ static void apply_pack(tsr__emit_operand *o, const tsr_problem *p, const tsr_pla
     }
 }
 
+tsr_precision tsr__emit_plan_precision(const tsr_plan *pl) {
+  return pl->mma == TSR_MMA_TF32X3 ? TSR_PREC_FP32X3
+         : pl->mma == TSR_MMA_TF32 ? TSR_PREC_TF32
+                                   : TSR_PREC_STRICT;
+}
+
 tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
                               tsr__emit_geo *g, char *msg, size_t cap) {
   memset(g, 0, sizeof *g);
@@ -156,9 +165,26 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
   g->plan = *plan;
 
   /* Fields by kind. */
-  if (pl->mma != TSR_MMA_FFMA && pl->mma != TSR_MMA_TF32X3)
-    return reject(msg, cap, "plan: mma=%d is not ffma or tf32x3", (int)pl->mma);
-  g->tf32 = pl->mma == TSR_MMA_TF32X3;
+  if (pl->mma != TSR_MMA_FFMA && pl->mma != TSR_MMA_TF32X3 && pl->mma != TSR_MMA_TF32)
+    return reject(msg, cap, "plan: mma=%d is not ffma, tf32x3 or tf32", (int)pl->mma);
+  if (pl->acc != TSR_ACC_STEP && pl->acc != TSR_ACC_CHAIN)
+    return reject(msg, cap, "plan: acc=%d is not step or chain", (int)pl->acc);
+  g->tf32 = pl->mma != TSR_MMA_FFMA; /* a tensor-core family */
+  g->x3 = pl->mma == TSR_MMA_TF32X3;
+  g->chain = pl->acc == TSR_ACC_CHAIN;
+  if (!g->tf32 && g->chain)
+    return reject(msg, cap, "plan: acc=chain is unused by mma=ffma and must be step");
+  /* The precision mode is part of the problem (docs/accuracy.md): a plan
+   * runs exactly one mode, and auto admits only modes meeting the FP32
+   * contract. */
+  g->precision = tsr__emit_plan_precision(pl);
+  if (p->precision != TSR_PREC_AUTO && p->precision != g->precision)
+    return reject(msg, cap, "plan: mma=%s runs precision %s, but the problem asks for %s",
+                  pl->mma == TSR_MMA_FFMA ? "ffma" : g->x3 ? "tf32x3" : "tf32",
+                  tsr_precision_name(g->precision), tsr_precision_name(p->precision));
+  if (p->precision == TSR_PREC_AUTO && g->precision == TSR_PREC_TF32)
+    return reject(msg, cap,
+                  "plan: mma=tf32 is below the FP32 contract; it runs only with precision tf32");
   if (pl->threads != 0)
     return reject(msg, cap, "plan: threads=%d is a CPU field; GPU plans need threads=0",
                   pl->threads);
@@ -196,24 +222,25 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
 
   if (g->tf32) {
     if (pl->tm != 1 || pl->tn != 1)
-      return reject(msg, cap, "plan: %s=%d is unused by mma=tf32x3 and must be 1",
+      return reject(msg, cap, "plan: %s=%d is unused by the tensor-core families and must be 1",
                     pl->tm != 1 ? "tm" : "tn", pl->tm != 1 ? pl->tm : pl->tn);
     if (pl->wm % 16)
-      return reject(msg, cap, "plan: wm=%d is not a multiple of 16 (the tf32x3 MMA M step)",
+      return reject(msg, cap, "plan: wm=%d is not a multiple of 16 (the tensor-core MMA M step)",
                     pl->wm);
     if (pl->wn % 8)
-      return reject(msg, cap, "plan: wn=%d is not a multiple of 8 (the tf32x3 MMA N step)",
+      return reject(msg, cap, "plan: wn=%d is not a multiple of 8 (the tensor-core MMA N step)",
                     pl->wn);
     if (pl->bk % 8)
-      return reject(msg, cap, "plan: bk=%d is not a multiple of 8 (the tf32x3 MMA K step)",
+      return reject(msg, cap, "plan: bk=%d is not a multiple of 8 (the tensor-core MMA K step)",
                     pl->bk);
     if (pl->a == TSR_IN_VIEW || pl->b == TSR_IN_VIEW)
-      return reject(msg, cap, "plan: %s=view is not supported by mma=tf32x3 (staged only)",
+      return reject(msg, cap, "plan: %s=view is not supported by the tensor-core families (staged only)",
                     pl->a == TSR_IN_VIEW ? "a" : "b");
     g->mi = pl->wm / 16;
     g->ni = pl->wn / 8;
-    /* accumulators + big/small fragments of A (4 each) and B (2 each) + ~24 addresses */
-    g->reg_estimate = pl->wm * pl->wn / 32 + 8 * g->mi + 4 * g->ni + 24;
+    /* accumulators + big/small fragments of A (4 each) and B (2 each) + ~24
+     * addresses (+4 for the step partial sum) */
+    g->reg_estimate = pl->wm * pl->wn / 32 + 8 * g->mi + 4 * g->ni + 24 + (g->chain ? 0 : 4);
   } else {
     if (pl->wm % pl->tm)
       return reject(msg, cap, "plan: wm=%d is not a multiple of tm=%d", pl->wm, pl->tm);

@@ -43,6 +43,30 @@ static int pick_vec(const tsr_problem *p, tsr_pack pack) {
   return 1;
 }
 
+/* auto: the tensor-core split (fp32x3) only from this K on. Below it the
+ * split's fixed error (~2-3 u per element, K-independent) is no longer small
+ * against the strict path's (~u sqrt(K/6)), so strict FFMA is the mode that
+ * meets the FP32 contract (docs/accuracy.md; K sweep on the H200 in
+ * docs/perf.md). */
+#define X3_KMIN 128
+
+/* Strict FFMA plans for the classes the tensor-core families otherwise
+ * take (docs/accuracy.md): 64x64 tiles of 4 warps (32x32 warp tiles of 4x8
+ * micro-tiles) and 128x128 tiles of 8 warps (64x32 of 8x8). Guesses, not
+ * yet tuned; the strict FFMA track (docs/perf.md) replaces them. */
+static void ffma_tiles(tsr_plan *pl, int large) {
+  pl->mma = TSR_MMA_FFMA;
+  pl->acc = TSR_ACC_STEP;
+  pl->pad = 4;
+  pl->stages = 3;
+  pl->bk = 16;
+  if (large) {
+    pl->bm = 128, pl->bn = 128, pl->wm = 64, pl->wn = 32, pl->tm = 8, pl->tn = 8;
+  } else {
+    pl->bm = 64, pl->bn = 64, pl->wm = 32, pl->wn = 32, pl->tm = 4, pl->tn = 8;
+  }
+}
+
 void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr_plan pl;
   memset(&pl, 0, sizeof pl);
@@ -52,22 +76,40 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
   pl.splitk = 1;
   pl.threads = 0;
   pl.isa = TSR_ISA_AUTO;
+  pl.acc = TSR_ACC_STEP;
+  /* The family follows the precision mode: strict FFMA, fp32x3 tf32x3
+   * (acc=step), tf32 one TF32 MMA (acc=chain: its bound allows it); auto
+   * takes the tensor-core split where it meets the FP32 contract. */
+  tsr_precision mode = p->precision;
+  int tc = mode == TSR_PREC_FP32X3 || mode == TSR_PREC_TF32 ||
+           (mode == TSR_PREC_AUTO && p->k >= X3_KMIN);
+  tsr_mma tc_mma = mode == TSR_PREC_TF32 ? TSR_MMA_TF32 : TSR_MMA_TF32X3;
   /* Pack prologue (docs/emit.md "Pack") for each operand whose rows are not
-   * 16-byte multiples, in the tf32x3 classes only: there the unaligned
+   * 16-byte multiples, in the medium and large classes: there the unaligned
    * layout costs vec=1 4-byte copies, per-element K guards and 240-255
-   * registers (measured 0.59-0.76x cuBLAS), while packing moves each operand
-   * once (~2-20 us incl. the launch) for a main kernel at the aligned rate. */
+   * registers (measured 0.59-0.76x cuBLAS with tf32x3), while packing moves
+   * each operand once (~2-20 us incl. the launch) for a main kernel at the
+   * aligned rate. */
   tsr_pack unaligned = (tsr_pack)((aligned4(p->lda, p->stride_a, p->batch) ? 0 : TSR_PACK_A) |
                                   (aligned4(p->ldb, p->stride_b, p->batch) ? 0 : TSR_PACK_B));
   pl.vec = pick_vec(p, TSR_PACK_NONE);
   int64_t outputs = p->m * p->n;
+  int packs = 0;
   if (outputs <= 65536 || p->k <= 64) {
-    pl.mma = TSR_MMA_FFMA;
-    pl.bm = 32, pl.bn = 32, pl.bk = 16;
-    pl.wm = 16, pl.wn = 32, pl.tm = 4, pl.tn = 4;
-    pl.stages = 2;
-    pl.pad = 4;
-  } else if (outputs <= 512 * 512 && unaligned) {
+    if (mode == TSR_PREC_FP32X3 || mode == TSR_PREC_TF32) {
+      /* a tensor-core mode asked for explicitly: 32x32 tiles of 4 warps */
+      pl.mma = tc_mma;
+      pl.bm = 32, pl.bn = 32, pl.bk = 16, pl.wm = 16, pl.wn = 16;
+      pl.stages = 2;
+      pl.pad = 0;
+    } else {
+      pl.mma = TSR_MMA_FFMA;
+      pl.bm = 32, pl.bn = 32, pl.bk = 16;
+      pl.wm = 16, pl.wn = 32, pl.tm = 4, pl.tn = 4;
+      pl.stages = 2;
+      pl.pad = 4;
+    }
+  } else if (outputs <= 512 * 512 && unaligned && !tc) {
     /* small-medium, unaligned rows: FFMA 64x32 tiles of 64 threads (measured
      * 7.97 us = 0.995x cuBLAS at 513x257x129, vs 16.5 us for tf32x3 64x64x32
      * vec=1); no pack: two prologue launches would cost about as much as
@@ -78,49 +120,66 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
     pl.stages = 2;
     pl.pad = 4;
   } else if (outputs <= 1536 * 1536) {
-    pl.mma = TSR_MMA_TF32X3;
-    pl.bm = 64, pl.bn = 64, pl.bk = 32;
-    pl.wm = 32, pl.wn = 32;
-    pl.stages = 3;
-    pl.pad = 0; /* XOR-swizzled: conflict-free fragment loads for both operands */
-    int64_t tiles = ((p->m + 63) / 64) * ((p->n + 63) / 64);
-    if (tiles < 132 && (p->k + 31) / 32 >= 8) pl.splitk = 2;
-    if (unaligned) {
-      /* packed operands: bk=16 x 4 stages measured 77.7-77.8 us = 1.03x
-       * cuBLAS at 1024x1024x1537 vs 80.8-81.3 us for bk=32 x 3 (H200 runs
-       * 5 and 6, docs/perf.md) */
-      pl.bk = 16;
-      pl.stages = 4;
-    }
-  } else {
-    pl.mma = TSR_MMA_TF32X3;
-    pl.pad = 0; /* XOR-swizzled shared layout */
-    pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
-    int64_t wide_tiles = ((p->m + 127) / 128) * ((p->n + 255) / 256);
-    if (wide_tiles >= 462) {
-      /* at least 3.5 waves of 128x256 tiles: 64x64 warp tiles (2/3 of the
-       * split work per MMA of 64x32), bk=16 x 4 stages (96 KiB) */
-      pl.bm = 128, pl.bn = 256, pl.bk = 16;
-      pl.wm = 64, pl.wn = 64;
-      pl.stages = 4;
-    } else if (unaligned) {
-      /* packed operands, fewer than 3.5 waves of wide tiles: 128x64x32 tiles
-       * of 4 warps, two CTAs per SM (206 registers, 96 KiB each): measured
-       * 425.8 us = 1.035x cuBLAS at 2049x4097x1025, against 517.7 us for
-       * 128x128x16 + pack (0.85x) and 431.5 us for 128x64x16 (H200 run 6) */
-      pl.bm = 128, pl.bn = 64, pl.bk = 32;
-      pl.wm = 64, pl.wn = 32;
-      pl.stages = 4;
-      pl.minblocks = 2;
+    packs = 1;
+    if (!tc) {
+      ffma_tiles(&pl, 0);
     } else {
-      /* bk=16 x 4 stages (64 KiB): the tail guards of bk=32 pushed the
-       * swizzled 2049x4097x1025 kernel to 255 registers with spills */
-      pl.bm = 128, pl.bn = 128, pl.bk = 16;
-      pl.wm = 64, pl.wn = 32;
-      pl.stages = 4;
+      pl.mma = tc_mma;
+      pl.bm = 64, pl.bn = 64, pl.bk = 32;
+      pl.wm = 32, pl.wn = 32;
+      pl.stages = 3;
+      pl.pad = 0; /* XOR-swizzled: conflict-free fragment loads for both operands */
+      if (unaligned) {
+        /* packed operands: bk=16 x 4 stages measured 77.7-77.8 us = 1.03x
+         * cuBLAS at 1024x1024x1537 vs 80.8-81.3 us for bk=32 x 3 (H200 runs
+         * 5 and 6, docs/perf.md) */
+        pl.bk = 16;
+        pl.stages = 4;
+      }
+    }
+    int64_t tiles = ((p->m + pl.bm - 1) / pl.bm) * ((p->n + pl.bn - 1) / pl.bn);
+    if (tiles < 132 && (p->k + pl.bk - 1) / pl.bk >= 8) pl.splitk = 2;
+  } else {
+    packs = 1;
+    pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
+    if (!tc) {
+      ffma_tiles(&pl, 1);
+    } else {
+      pl.mma = tc_mma;
+      pl.pad = 0; /* XOR-swizzled shared layout */
+      int64_t wide_tiles = ((p->m + 127) / 128) * ((p->n + 255) / 256);
+      /* op(A) = T stores A's tile as [k][m]: its scalar/permuted fragment
+       * loads need more registers than ldmatrix, and with acc=step the 64x64
+       * warp tile spills (8 bytes at 253 registers): 128x128 tiles there */
+      if (wide_tiles >= 462 && p->op_a == TSR_OP_N) {
+        /* at least 3.5 waves of 128x256 tiles: 64x64 warp tiles (2/3 of the
+         * split work per MMA of 64x32). bk=8 x 6 stages (72 KiB): with
+         * acc=step, bk=16 spills 48 bytes at 255 registers (ptxas keeps the
+         * second K step's fragments and partial sums in flight); bk=8 fits
+         * in 255 with none (the chain scheme fit bk=16 in 242) */
+        pl.bm = 128, pl.bn = 256, pl.bk = 8;
+        pl.wm = 64, pl.wn = 64;
+        pl.stages = 6;
+      } else if (unaligned) {
+        /* packed operands, fewer than 3.5 waves of wide tiles: 128x64x32 tiles
+         * of 4 warps, two CTAs per SM (206 registers, 96 KiB each): measured
+         * 425.8 us = 1.035x cuBLAS at 2049x4097x1025, against 517.7 us for
+         * 128x128x16 + pack (0.85x) and 431.5 us for 128x64x16 (H200 run 6) */
+        pl.bm = 128, pl.bn = 64, pl.bk = 16; /* bk=32 spills with acc=step (255 regs) */
+        pl.wm = 64, pl.wn = 32;
+        pl.stages = 4;
+        pl.minblocks = 2;
+      } else {
+        /* bk=16 x 4 stages (64 KiB): the tail guards of bk=32 pushed the
+         * swizzled 2049x4097x1025 kernel to 255 registers with spills */
+        pl.bm = 128, pl.bn = 128, pl.bk = 16;
+        pl.wm = 64, pl.wn = 32;
+        pl.stages = 4;
+      }
     }
   }
-  if (pl.mma == TSR_MMA_TF32X3 && unaligned) {
+  if (pl.mma == TSR_MMA_TF32) pl.acc = TSR_ACC_CHAIN;
+  if (packs && unaligned) {
     pl.pack = unaligned;
     pl.vec = pick_vec(p, unaligned);
   }

@@ -7,7 +7,7 @@
 
 #define TSR__PLAN_INT_MAX 65536
 
-typedef enum { K_INT, K_MODE, K_WALK, K_ISA, K_MMA, K_PACK } key_type;
+typedef enum { K_INT, K_MODE, K_WALK, K_ISA, K_MMA, K_ACC, K_PACK } key_type;
 
 static const struct {
   const char *name;
@@ -32,6 +32,7 @@ static const struct {
     {"threads", K_INT, offsetof(tsr_plan, threads), 0},
     {"isa", K_ISA, offsetof(tsr_plan, isa), 0},
     {"mma", K_MMA, offsetof(tsr_plan, mma), 0},
+    {"acc", K_ACC, offsetof(tsr_plan, acc), 0},
     {"minblocks", K_INT, offsetof(tsr_plan, minblocks), 0},
     {"pack", K_PACK, offsetof(tsr_plan, pack), 0},
 };
@@ -39,7 +40,8 @@ static const struct {
 
 static const char *const mode_names[] = {"staged", "view"};
 static const char *const isa_names[] = {"auto", "generic", "avx2", "avx512"};
-static const char *const mma_names[] = {"ffma", "tf32x3"};
+static const char *const mma_names[] = {"ffma", "tf32x3", "tf32"};
+static const char *const acc_names[] = {"step", "chain"};
 static const char *const pack_names[] = {"none", "a", "b", "ab"};
 
 tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) {
@@ -110,11 +112,21 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
       }
       case K_MMA: {
         int found = -1;
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 3; i++)
           if (strcmp(val, mma_names[i]) == 0) found = i;
         if (found < 0)
-          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: mma=%s is not ffma or tf32x3", val);
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: mma=%s is not ffma, tf32x3 or tf32",
+                              val);
         *(tsr_mma *)field = (tsr_mma)found;
+        break;
+      }
+      case K_ACC: {
+        int found = -1;
+        for (int i = 0; i < 2; i++)
+          if (strcmp(val, acc_names[i]) == 0) found = i;
+        if (found < 0)
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: acc=%s is not step or chain", val);
+        *(tsr_acc *)field = (tsr_acc)found;
         break;
       }
       case K_PACK: {
@@ -148,12 +160,13 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   tsr_walk_format(&p->walk, walk, sizeof walk);
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
-                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,minblocks=%d,pack=%s",
+                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s",
                   p->bm, p->bn, p->bk, p->wm, p->wn, p->tm, p->tn, p->stages, p->vec,
                   mode_names[p->a == TSR_IN_VIEW], mode_names[p->b == TSR_IN_VIEW], p->pad, walk,
                   p->splitk, p->threads,
                   isa_names[(unsigned)p->isa < 4 ? (unsigned)p->isa : 0],
-                  mma_names[p->mma == TSR_MMA_TF32X3], p->minblocks,
+                  mma_names[(unsigned)p->mma < 3 ? (unsigned)p->mma : 0],
+                  acc_names[p->acc == TSR_ACC_CHAIN], p->minblocks,
                   pack_names[(unsigned)p->pack < 4 ? (unsigned)p->pack : 0]);
 }
 
@@ -163,6 +176,6 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          a->a == b->a && a->b == b->b && a->pad == b->pad && a->walk.kind == b->walk.kind &&
          (a->walk.kind == TSR_WALK_LINEAR || a->walk.r == b->walk.r) &&
          (a->walk.kind != TSR_WALK_RECT || a->walk.c == b->walk.c) && a->splitk == b->splitk &&
-         a->threads == b->threads && a->isa == b->isa && a->mma == b->mma &&
+         a->threads == b->threads && a->isa == b->isa && a->mma == b->mma && a->acc == b->acc &&
          a->minblocks == b->minblocks && a->pack == b->pack;
 }

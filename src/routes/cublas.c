@@ -1,6 +1,7 @@
 /* The "cublas" route: cublasSgemm / cublasSgemmStridedBatched with
  * CUBLAS_PEDANTIC_MATH (strict FP32: no TF32, no reduced-precision
- * emulation). Row-major C = op(A)·op(B) is computed as the column-major
+ * emulation), or CUBLAS_TF32_TENSOR_OP_MATH for precision tf32 (the TF32
+ * class's peer). Row-major C = op(A)·op(B) is computed as the column-major
  * C^T = op(B)^T·op(A)^T: a row-major matrix with leading dimension ld is the
  * column-major transpose with the same ld, so B and A swap places and keep
  * their own op. beta == 0 never reads C (cuBLAS guarantees it), so the NaN
@@ -12,6 +13,7 @@
 
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/loader_cublas.h"
+#include "core/backend.h"
 #include "core/context.h"
 #include "core/inputs.h"
 
@@ -72,6 +74,11 @@ static tsr_status cublas_realize(tsr_context *ctx, const tsr_problem *p, const t
   cublas_default_plan(p, &def);
   tsr_status st = tsr__plan_require_default(ctx, "cublas", plan, &def);
   if (st) return st;
+  /* strict: CUBLAS_PEDANTIC_MATH; tf32: CUBLAS_TF32_TENSOR_OP_MATH (cuBLAS has
+   * no FP32-accurate tensor-core mode on sm_90) */
+  if ((st = tsr__precision_require(ctx, "cublas", p, (1u << TSR_PREC_STRICT) | (1u << TSR_PREC_TF32),
+                                   TSR_PREC_STRICT, &info->precision)))
+    return st;
   int64_t r, c, lda, ldb, ldc, sa, sb, sc;
   tsr__stored_dims(p, TSR_TENSOR_A, &r, &c, &lda, &sa);
   tsr__stored_dims(p, TSR_TENSOR_B, &r, &c, &ldb, &sb);
@@ -101,6 +108,9 @@ static tsr_status launch_cublas(tsr__gexec *e) {
   const float *B = (const float *)(uintptr_t)e->buf.b;
   float *C = (float *)(uintptr_t)e->buf.c;
   tsr__cublas_status s;
+  int math = p->precision == TSR_PREC_TF32 ? TSR__CUBLAS_TF32_TENSOR_OP_MATH : TSR__CUBLAS_PEDANTIC_MATH;
+  if ((s = bl->SetMathMode((tsr__cublas_handle)e->g->blas, math)) != TSR__CUBLAS_SUCCESS)
+    return blas_fail(e->ctx, bl, s, "cublasSetMathMode");
   if (p->batch == 1)
     s = bl->Sgemm((tsr__cublas_handle)e->g->blas, ta, tb, (int)p->n, (int)p->m, (int)p->k,
                   &p->alpha, B, (int)ldb, A, (int)lda, &p->beta, C, (int)ldc);

@@ -9,6 +9,7 @@
 
 #include "backend/cuda/cuda.h"
 #include "backend/cuda/gpu.h"
+#include "core/backend.h"
 #include "core/context.h"
 #include "core/hash.h"
 #include "core/inputs.h"
@@ -68,6 +69,9 @@ static tsr_status hand_realize(tsr_context *ctx, const tsr_problem *p, const tsr
   hand_default_plan(p, &def);
   tsr_status st = tsr__plan_require_default(ctx, "hand", plan, &def);
   if (st) return st;
+  if ((st = tsr__precision_require(ctx, "hand", p, 1u << TSR_PREC_STRICT, TSR_PREC_STRICT,
+                                   &info->precision)))
+    return st;
   uint64_t h = ((uint64_t)p->m + HAND_BM - 1) / HAND_BM;
   uint64_t w = ((uint64_t)p->n + HAND_BN - 1) / HAND_BN;
   /* grid: x = column tiles (2^31-1), y = row tiles and z = batch (65535) */

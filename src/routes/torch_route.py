@@ -8,21 +8,26 @@ Run by the bench-run child process with the machine's python3:
         imports torch once (never CUDA) and serves the measurement requests
         below by forking a fresh process for each (see zygote())
     torch_route.py --m M --n N --k K [--batch B --op-a N|T --op-b N|T --alpha A
-                   --beta B --inputs dyadic|random --seed S --samples N
-                   --sample-ms T --warmup-ms T] --out-before FILE --out-after FILE
+                   --beta B --inputs dyadic|random|normal|wide --seed S --samples N
+                   --sample-ms T --warmup-ms T --tf32 --accuracy-inputs KIND
+                   --accuracy-seed S --out-accuracy FILE] --out-before FILE --out-after FILE
         prints {"ok": true, "calibration": {...}, "metrics": {...}, "versions": {...}}
         and writes the complete FP32 output (compact, batch*m*n) of one
-        validated call before and one after timing; the C side validates both
-        against the FP64 oracle with the same validator as every other route.
+        validated call before and one after timing (and, with
+        --out-accuracy, one on the accuracy family's inputs); the C side
+        validates them against the FP64 oracle with the same validator as
+        every other route.
 
 torch.mm(a, b, out=c) (torch.bmm for batches; addmm_/baddbmm_ when alpha != 1
-or beta != 0) on CUDA with torch.backends.cuda.matmul.allow_tf32 = False.
+or beta != 0) on CUDA with torch.backends.cuda.matmul.allow_tf32 = False (True with --tf32).
 Inputs are generated on the device by exactly the formulas of
 src/core/inputs.c, vectorized:
   dyadic: v = (((r*ca + c*cb + batch*cd) mod q) - o) / 8 per tensor
   random: idx = (batch * 2^32 + r) * cols + c (uint64, wrapping)
           x = splitmix64(seed ^ splitmix64(idx ^ ((t + 1) << 60)))
           v = (x >> 40) * 2^-23 - 1
+  normal, wide: further draws of the same element (draw() below), exact
+          integer and power-of-two arithmetic, one rounding to float32
 uint64 arithmetic is done on int64 tensors: addition, multiplication and xor
 wrap identically in two's complement; logical right shifts mask off the sign
 extension. Metrics (ns, calls per sample) follow the C runner exactly.
@@ -30,6 +35,7 @@ extension. Metrics (ns, calls per sample) follow the C runner exactly.
 import argparse
 import json
 import os
+import struct
 import sys
 import time
 
@@ -73,17 +79,44 @@ def splitmix64(x):
     return x ^ lsr(x, 31)
 
 
+def pow2(e):
+    """2^e, exactly, for integral float64 e (a torch tensor: built from the
+    exponent bits, since pow() need not be exact)."""
+    if hasattr(e, "view"):
+        import torch
+        return ((e.to(torch.int64) + 1023) << 52).view(torch.float64)
+    return 2.0 ** e
+
+
+def draw(t, seed, idx, family, i):
+    """Draw i of the family's stream for element idx of tensor t (draw() in
+    src/core/inputs.c): family 0 draw 0 is the original random stream."""
+    base = splitmix64(idx ^ ((t + 1) << 60))
+    if family == 0 and i == 0:
+        return splitmix64(base ^ s64(seed))
+    return splitmix64(base ^ s64(seed) ^ s64(family << 56) ^ s64(i * 0x9E3779B97F4A7C15))
+
+
 def element_values(t, kind, seed, b, r, c, cols, to_f64):
     """Value of stored element (b, r, c) of tensor t (0 A, 1 B, 2 C) as FP64,
-    from int64 operands b, r, c (broadcast tensors, or I64 scalars in the
-    self-check); to_f64 converts int64 to float64."""
+    before the one rounding to float32, from int64 operands b, r, c
+    (broadcast tensors, or I64 scalars in the self-check); to_f64 converts
+    int64 to float64."""
     if kind == "dyadic":
         ca, cb, cd, q, o = DYADIC[t]
         v = (r * ca + c * cb + b * cd) % q
         return (to_f64(v) - o) / 8.0
     idx = (b * (1 << 32) + r) * cols + c
-    x = splitmix64(splitmix64(idx ^ ((t + 1) << 60)) ^ s64(seed))
-    return to_f64(lsr(x, 40)) * (1.0 / 8388608.0) - 1.0
+    if kind == "normal":  # Irwin-Hall: 12 uniforms of 24 bits, exact integer sum, minus 6
+        total = lsr(draw(t, seed, idx, 2, 0), 40)
+        for i in range(1, 12):
+            total = total + lsr(draw(t, seed, idx, 2, i), 40)
+        return to_f64(total) * (1.0 / 16777216.0) - 6.0
+    if kind == "wide":  # uniform [-1, 1) of 24 bits times 2^e, e in [-20, 20]
+        u = to_f64(lsr(draw(t, seed, idx, 3, 0), 40)) * (1.0 / 8388608.0) - 1.0
+        e = to_f64(lsr(draw(t, seed, idx, 3, 1), 32) % 41) - 20.0
+        return u * pow2(e)
+    return to_f64(lsr(draw(t, seed, idx, 0, 0), 40)) * (1.0 / 8388608.0) - 1.0
 
 
 def generate(torch, t, kind, seed, batch, rows, cols, dev):
@@ -137,16 +170,19 @@ def self_check_values():
         t, kind, seed = int(f[0]), f[1], int(f[2])
         b, r, c, cols = (I64(int(x)) for x in f[3:7])
         v = element_values(t, kind, seed, b, r, c, cols.v, lambda x: float(x.v))
+        v = struct.unpack("f", struct.pack("f", v))[0]  # the one rounding to float32
         print(float(v).hex())
 
 
 def measure(a):
     import torch
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    # strict: no TF32 anywhere (the class of cuBLAS pedantic); --tf32: the
+    # TF32 class's peer (allow_tf32, matmul precision "high")
+    torch.backends.cuda.matmul.allow_tf32 = bool(a.tf32)
+    torch.backends.cudnn.allow_tf32 = bool(a.tf32)
     if hasattr(torch, "set_float32_matmul_precision"):
-        torch.set_float32_matmul_precision("highest")
+        torch.set_float32_matmul_precision("high" if a.tf32 else "highest")
     dev = torch.device("cuda")
     B, M, N, K = a.batch, a.m, a.n, a.k
     ar, ac = (M, K) if a.op_a == "N" else (K, M)
@@ -241,6 +277,13 @@ def measure(a):
             samples.append({"ns": fn(count), "calls": count})
         metrics[name] = samples
     validated_call(a.out_after)
+    if a.accuracy_inputs and a.out_accuracy:
+        # the same call on the accuracy family's inputs (docs/accuracy.md)
+        A.copy_(generate(torch, 0, a.accuracy_inputs, a.accuracy_seed, B, ar, ac, dev))
+        Bm.copy_(generate(torch, 1, a.accuracy_inputs, a.accuracy_seed, B, br, bc, dev))
+        if C0 is not None:
+            C0.copy_(generate(torch, 2, a.accuracy_inputs, a.accuracy_seed, B, M, N, dev))
+        validated_call(a.out_accuracy)
     versions = probe()["versions"]
     return {"ok": True, "calibration": calibration, "metrics": metrics, "versions": versions}
 
@@ -383,7 +426,11 @@ def main():
     p.add_argument("--op-b", choices=["N", "T"], default="N")
     p.add_argument("--alpha", type=float, default=1.0)
     p.add_argument("--beta", type=float, default=0.0)
-    p.add_argument("--inputs", choices=["dyadic", "random"], default="dyadic")
+    p.add_argument("--inputs", choices=["dyadic", "random", "normal", "wide"], default="dyadic")
+    p.add_argument("--tf32", action="store_true", help="allow TF32 (the tf32 precision mode's peer)")
+    p.add_argument("--accuracy-inputs", choices=["random", "normal", "wide"])
+    p.add_argument("--accuracy-seed", type=int, default=1)
+    p.add_argument("--out-accuracy")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--samples", type=int, default=5)
     p.add_argument("--sample-ms", type=int, default=20)

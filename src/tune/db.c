@@ -307,7 +307,9 @@ static void bind_key(sqlite3_stmt *s, int first, const tsr__tune_target *t, cons
   sqlite3_bind_text(s, first + 9, p->op_a == TSR_OP_T ? "T" : "N", -1, SQLITE_STATIC);
   sqlite3_bind_text(s, first + 10, p->op_b == TSR_OP_T ? "T" : "N", -1, SQLITE_STATIC);
   sqlite3_bind_int64(s, first + 11, p->batch);
-  sqlite3_bind_text(s, first + 12, "fp32", -1, SQLITE_STATIC);
+  /* the requested mode ("auto" included): entries from before the accuracy
+   * contract say "fp32" and never match */
+  sqlite3_bind_text(s, first + 12, tsr_precision_name(p->precision), -1, SQLITE_STATIC);
 }
 
 static void bind_real(sqlite3_stmt *s, int i, double v) {

@@ -75,6 +75,7 @@ typedef struct {
   tsr_backend_kind b;
   int64_t m, n, k, batch;
   int op_a, op_b;
+  tsr_precision precision;
   int found;
   tsr_plan plan;
   char source[128];
@@ -116,7 +117,7 @@ static int memo_match(const memo_entry *a, const memo_entry *q) {
          a->mt.tv_sec == q->mt.tv_sec && a->mt.tv_nsec == q->mt.tv_nsec &&
          a->wmt.tv_sec == q->wmt.tv_sec && a->wmt.tv_nsec == q->wmt.tv_nsec && a->b == q->b &&
          a->m == q->m && a->n == q->n && a->k == q->k && a->batch == q->batch &&
-         a->op_a == q->op_a && a->op_b == q->op_b;
+         a->op_a == q->op_a && a->op_b == q->op_b && a->precision == q->precision;
 }
 
 typedef struct {
@@ -154,7 +155,7 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   }
   if (pr < 0) return TSR_OK;
   memo_entry q = {.used = 1, .b = b, .m = p->m, .n = p->n, .k = p->k, .batch = p->batch,
-                  .op_a = p->op_a, .op_b = p->op_b};
+                  .op_a = p->op_a, .op_b = p->op_b, .precision = p->precision};
   snprintf(q.path, sizeof q.path, "%s", path);
   file_state(path, &q);
   if (q.size < 0) {

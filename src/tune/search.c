@@ -47,19 +47,22 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* ---- one candidate --------------------------------------------------------- */
-/* Test-only hook: env TSR_TUNE_TEST_CORRUPT_PLAN=<plan text> corrupts that
- * candidate's downloaded output (one element) so validation must reject it. */
-static int corrupt_hook(const tsr__tune_cand *c) {
-  const char *s = getenv("TSR_TUNE_TEST_CORRUPT_PLAN");
+/* Test-only hooks: env TSR_TUNE_TEST_CORRUPT_PLAN=<plan text> corrupts that
+ * candidate's downloaded output (one element) so validation must reject it;
+ * TSR_TUNE_TEST_INACCURATE_PLAN=<plan text> scales its accuracy output by
+ * 1 + 2^-10 (a TF32-sized error) so the contract must reject it. */
+static int plan_hook(const char *var, const tsr__tune_cand *c) {
+  const char *s = getenv(var);
   return s && *s && (!strcmp(s, c->text) || (c->realized[0] && !strcmp(s, c->realized)));
 }
+static int corrupt_hook(const tsr__tune_cand *c) { return plan_hook("TSR_TUNE_TEST_CORRUPT_PLAN", c); }
 
 tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
-                             const float *A, const float *B, const float *C0, const double *ref,
-                             float *host_c, const tsr__measure_opts *o, tsr__tune_cand *c) {
+                             const tsr__workload *w, const tsr__workload *wacc, float *host_c,
+                             const tsr__measure_opts *o, tsr__tune_cand *c) {
   const tsr__backend *be = tsr__backend_get(b);
   double t0 = now_s();
-  void *ex = NULL;
+  void *ex = NULL, *exacc = NULL;
   tsr_status st;
   tsr_plan_info info;
   c->nsamples = 0;
@@ -71,9 +74,9 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
   }
   tsr_plan_format(&info.plan, c->realized, sizeof c->realized);
   if (b == TSR_BACKEND_CUDA && o->bypass_cache)
-    st = tsr__cuda_prepare_ex(ctx, p, &info.plan, A, B, C0, TSR__COMPILE_BYPASS_CACHE, &ex);
+    st = tsr__cuda_prepare_ex(ctx, p, &info.plan, w->a, w->b, w->c0, TSR__COMPILE_BYPASS_CACHE, &ex);
   else
-    st = be->prepare(ctx, p, &info.plan, A, B, C0, &ex);
+    st = be->prepare(ctx, p, &info.plan, w->a, w->b, w->c0, &ex);
   if (st) {
     c->status = TSR__CAND_REJ_COMPILE;
     snprintf(c->reason, sizeof c->reason, "compile: %s: %s", tsr_status_str(st),
@@ -91,51 +94,58 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
              info.regs, o->spill_limit);
     goto out;
   }
-  /* Validated run: C poisoned on the device and on the host. */
-  tsr_poison(p, host_c);
-  if ((st = be->reset_c(ex)) || (st = be->launch(ex, 1)) || (st = be->sync(ex)) ||
-      (st = be->download(ex, host_c))) {
+  /* Validated run on the dyadic inputs: every element exact. */
+  tsr_receipt rec;
+  char sum[320];
+  if ((st = tsr__validated_call(be, ex, w, info.precision, 0.0, 0.0, host_c, corrupt_hook(c),
+                                &rec))) {
     c->status = TSR__CAND_REJ_RUN;
     snprintf(c->reason, sizeof c->reason, "run: %s: %s", tsr_status_str(st),
              tsr_context_message(ctx));
     goto out;
   }
-  if (corrupt_hook(c)) host_c[0] += 1.0f;
-  tsr_receipt rec;
-  tsr_validate(p, host_c, ref, 0.0, 0.0, &rec);
   if (!rec.passed) {
     c->status = TSR__CAND_REJ_VALIDATION;
-    snprintf(c->reason, sizeof c->reason,
-             "validation: %lld of %lld elements differ from the FP64 oracle (first at %lld, max "
-             "abs err %.3g)",
-             (long long)rec.failed, (long long)rec.checked, (long long)rec.first_fail,
-             rec.max_abs_err);
+    tsr__receipt_summary(&rec, sum, sizeof sum);
+    snprintf(c->reason, sizeof c->reason, "validation: %s", sum);
     goto out;
   }
-  /* Timing: warm-up, then samples of `calls` back-to-back calls. */
-  int64_t w0 = tsr__now_ns(), w1 = w0;
-  int warm = 0;
-  do {
-    if ((st = be->launch(ex, 1)) || (st = be->sync(ex))) break;
-    warm++;
-    w1 = tsr__now_ns();
-  } while (w1 - w0 < (int64_t)o->warmup_ms * 1000000 || warm < 2);
-  int calls = 1;
-  if (!st) {
-    double per = (double)(w1 - w0) / warm;
-    calls = (int)fmax(1.0, fmin(1e6, o->sample_ms * 1e6 / per));
-  }
-  int ns = o->samples < 5 ? 5 : o->samples > TSR__TUNE_MAX_SAMPLES ? TSR__TUNE_MAX_SAMPLES : o->samples;
-  for (int s = 0; !st && s < ns; s++) {
-    int64_t t;
-    if (be->event_time) {
-      st = be->event_time(ex, calls, &t);
-    } else {
-      int64_t a0 = tsr__now_ns();
-      if (!(st = be->launch(ex, calls))) st = be->sync(ex);
-      t = tsr__now_ns() - a0;
+  /* The precision mode's contract on random inputs (docs/accuracy.md): a
+   * plan that is faster by being less accurate never wins. */
+  if (wacc) {
+    if ((st = be->prepare(ctx, p, &info.plan, wacc->a, wacc->b, wacc->c0, &exacc)) ||
+        (st = tsr__validated_call(be, exacc, wacc, info.precision, 0.0, 0.0, host_c, 0, &rec))) {
+      c->status = TSR__CAND_REJ_RUN;
+      snprintf(c->reason, sizeof c->reason, "accuracy run: %s: %s", tsr_status_str(st),
+               tsr_context_message(ctx));
+      goto out;
     }
-    if (!st) c->samples_ns[c->nsamples++] = (double)t / calls;
+    if (plan_hook("TSR_TUNE_TEST_INACCURATE_PLAN", c)) {
+      for (int64_t e = 0; e < tsr_problem_elems_c(p); e++) host_c[e] *= 1.0f + 0x1p-10f;
+      tsr__workload_check(wacc, info.precision, 0.0, 0.0, host_c, &rec);
+    }
+    c->rel_fro_err = rec.rel_fro_err;
+    c->fro_limit = rec.fro_limit;
+    if (!rec.passed) {
+      c->status = TSR__CAND_REJ_ACCURACY;
+      tsr__receipt_summary(&rec, sum, sizeof sum);
+      snprintf(c->reason, sizeof c->reason, "accuracy (%s inputs): %s",
+               tsr_inputs_name(wacc->inputs), sum);
+      goto out;
+    }
+  }
+  /* Timing through the measurement layer: warm-up, then samples of
+   * `calls` back-to-back calls (device events on a GPU). */
+  tsr__calibration cal;
+  if (!(st = tsr__calibrate(be, ex, o->warmup_ms, o->sample_ms, &cal))) {
+    int calls = (int)(cal.calls_per_batch > 1000000 ? 1000000 : cal.calls_per_batch);
+    int ns = o->samples < 5 ? 5 : o->samples > TSR__TUNE_MAX_SAMPLES ? TSR__TUNE_MAX_SAMPLES : o->samples;
+    tsr__timer timer = be->event_time ? TSR__TIMER_EVENT : TSR__TIMER_HOST;
+    for (int s = 0; !st && s < ns; s++) {
+      int64_t t;
+      if (!(st = tsr__sample(be, ex, timer, calls, &t))) c->samples_ns[c->nsamples++] = (double)t / calls;
+    }
+    c->calls = calls;
   }
   if (st) {
     c->status = TSR__CAND_REJ_RUN;
@@ -144,7 +154,6 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
     c->nsamples = 0;
     goto out;
   }
-  c->calls = calls;
   double sorted[TSR__TUNE_MAX_SAMPLES];
   memcpy(sorted, c->samples_ns, (size_t)c->nsamples * sizeof *sorted);
   qsort(sorted, (size_t)c->nsamples, sizeof *sorted, cmp_double);
@@ -154,6 +163,7 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
   c->reason[0] = '\0';
 out:
   if (ex) be->destroy(ex);
+  if (exacc) be->destroy(exacc);
   tsr__clear(ctx);
   c->seconds = now_s() - t0;
   return TSR_OK;
@@ -258,6 +268,8 @@ static void replay_child(const tsr__tune_config *cfg, const tsr__tune_cand *src,
   argv[a++] = beta;
   if (cfg->problem.op_a == TSR_OP_T) argv[a++] = "--trans-a";
   if (cfg->problem.op_b == TSR_OP_T) argv[a++] = "--trans-b";
+  argv[a++] = "--precision";
+  argv[a++] = (char *)tsr_precision_name(cfg->problem.precision);
   argv[a++] = "--plan";
   argv[a++] = (char *)src->text;
   argv[a++] = "--samples";
@@ -429,36 +441,26 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
     if (st) goto db_fail;
   }
 
-  /* Inputs and the FP64 oracle (cached on disk so replay children reuse it). */
-  size_t na = (size_t)tsr_problem_elems_a(&p), nb = (size_t)tsr_problem_elems_b(&p),
-         nc = (size_t)tsr_problem_elems_c(&p);
-  float *A = malloc(na * sizeof *A), *B = malloc(nb * sizeof *B), *C = malloc(nc * sizeof *C);
-  float *C0 = p.beta != 0.0f ? malloc(nc * sizeof *C0) : NULL;
-  double *ref = NULL;
-  if (!A || !B || !C || (p.beta != 0.0f && !C0)) {
-    free(A);
-    free(B);
-    free(C);
-    free(C0);
-    st = tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of host memory for the inputs");
-    goto fail;
-  }
-  tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_DYADIC, 1, A);
-  tsr_fill(&p, TSR_TENSOR_B, TSR_INPUTS_DYADIC, 1, B);
-  if (C0) tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_DYADIC, 1, C0);
+  /* Workloads (measure layer): dyadic inputs for the exact check and the
+   * timing, random inputs for the accuracy contract; oracles cached on disk
+   * so replay children reuse them. */
+  tsr__workload *w = NULL, *wacc = NULL;
+  float *C = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *C);
   {
     double t0 = now_s();
-    const char *osrc;
-    char key[65];
-    st = tsr__oracle_cached(&p, TSR_INPUTS_DYADIC, 1, cfg->oracle_cache, &ref, &osrc, key, msg,
-                            sizeof msg);
+    if (!C) {
+      st = tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of host memory for the output");
+      goto fail;
+    }
+    st = tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, cfg->oracle_cache, 0, &w, msg, sizeof msg);
+    if (!st && cfg->accuracy >= 0)
+      st = tsr__workload_create(&p, (tsr_inputs)cfg->accuracy, 1, cfg->oracle_cache, 0, &wacc, msg,
+                                sizeof msg);
     r->oracle_s = now_s() - t0;
     if (st) {
-      free(A);
-      free(B);
       free(C);
-      free(C0);
-      st = tsr__fail(ctx, st, "tune: oracle: %s", msg);
+      tsr__workload_destroy(w);
+      st = tsr__fail(ctx, st, "tune: %s", msg);
       goto fail;
     }
   }
@@ -477,7 +479,7 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
       if (cfg->max_candidates > 0 && (long)r->measured >= cfg->max_candidates) break;
       if (cfg->max_seconds > 0 && now_s() - t_start + reserve >= cfg->max_seconds) break;
     }
-    tsr__tune_measure(ctx, b, &p, A, B, C0, ref, C, &cfg->measure, c);
+    tsr__tune_measure(ctx, b, &p, w, wacc, C, &cfg->measure, c);
     r->measured++;
     done++;
     if (c->status != TSR__CAND_OK) r->rejected++;
@@ -491,11 +493,9 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
     if (db) {
       size_t one = i;
       if ((st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, &one, 1, msg, sizeof msg))) {
-        free(A);
-        free(B);
         free(C);
-        free(C0);
-        free(ref);
+        tsr__workload_destroy(w);
+        tsr__workload_destroy(wacc);
         goto db_fail;
       }
     }
@@ -542,7 +542,7 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
            * bypasses the module caches) for every measurement. */
           tsr__measure_opts mo = replay_opts(cfg);
           m = *src;
-          tsr__tune_measure(ctx, b, &p, A, B, C0, ref, C, &mo, &m);
+          tsr__tune_measure(ctx, b, &p, w, NULL, C, &mo, &m); /* accuracy already checked */
         }
         if (m.status != TSR__CAND_OK) {
           failed = 1;
@@ -593,11 +593,9 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
     for (size_t i = 0; r->tie && i < r->n; i++)
       if (r->cands[i].status == TSR__CAND_OK && r->cands[i].time_ns <= lim) r->tie[r->ntie++] = (long)i;
   }
-  free(A);
-  free(B);
   free(C);
-  free(C0);
-  free(ref);
+  tsr__workload_destroy(w);
+  tsr__workload_destroy(wacc);
   r->total_s = now_s() - t_start;
   utc_now(r->finished, sizeof r->finished);
   if (db && (st = tsr__tune_db_finish_run(db, &target, cfg, r, msg, sizeof msg))) goto db_fail;
@@ -627,6 +625,10 @@ static json_t *cand_json(const tsr__tune_cand *c) {
     json_object_set_new(o, "samples_ns", a);
     json_object_set_new(o, "calls_per_sample", json_integer(c->calls));
   }
+  if (isfinite(c->rel_fro_err)) {
+    json_object_set_new(o, "rel_fro_err", json_real(c->rel_fro_err));
+    json_object_set_new(o, "fro_limit", jreal(c->fro_limit));
+  }
   if (c->regs >= 0) json_object_set_new(o, "regs", json_integer(c->regs));
   if (c->local_bytes >= 0) json_object_set_new(o, "local_bytes", json_integer(c->local_bytes));
   if (c->sha256[0]) json_object_set_new(o, "source_sha256", json_string(c->sha256));
@@ -643,10 +645,13 @@ char *tsr__tune_result_json(const tsr__tune_config *cfg, const tsr__tune_result 
   json_object_set_new(o, "backend", json_string(tsr_backend_name(cfg->backend)));
   json_object_set_new(
       o, "problem",
-      json_pack("{s:s, s:I, s:s, s:s, s:f, s:f}", "shape", shape, "batch",
+      json_pack("{s:s, s:I, s:s, s:s, s:f, s:f, s:s}", "shape", shape, "batch",
                 (json_int_t)cfg->problem.batch, "op_a", cfg->problem.op_a ? "T" : "N", "op_b",
                 cfg->problem.op_b ? "T" : "N", "alpha", (double)cfg->problem.alpha, "beta",
-                (double)cfg->problem.beta));
+                (double)cfg->problem.beta, "precision", tsr_precision_name(cfg->problem.precision)));
+  json_object_set_new(o, "accuracy_inputs",
+                      cfg->accuracy >= 0 ? json_string(tsr_inputs_name((tsr_inputs)cfg->accuracy))
+                                         : json_null());
   json_object_set_new(
       o, "budget",
       json_pack("{s:I, s:o, s:I, s:f, s:o, s:o, s:o, s:o}", "max_candidates",

@@ -97,6 +97,7 @@ static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
   double ri = (double)pl->tm * pl->tn / (pl->tm + pl->tn);
   double inner = ri / (ri + 1.5);
   if (pl->mma == TSR_MMA_TF32X3) inner *= 2.0; /* three TF32 MMAs vs FFMA: a guess, measured after */
+  if (pl->mma == TSR_MMA_TF32) inner *= 0.7;   /* one TF32 MMA: a guess */
   double flops = 2.0 * (double)p->m * p->n * p->k * (double)p->batch;
   double t_comp = flops / (peak * inner * wave_eff * lat);
   double traffic = 4.0 * (double)p->m * p->n * p->k * (double)p->batch *
@@ -203,6 +204,16 @@ static int gen_cpu(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
   return 0;
 }
 
+/* mma 0 ffma, 1 tf32x3, 2 tf32: the family runs the problem's mode. */
+static int family_ok(const tsr_problem *p, int mma) {
+  switch (p->precision) {
+    case TSR_PREC_STRICT: return mma == 0;
+    case TSR_PREC_FP32X3: return mma == 1;
+    case TSR_PREC_TF32: return mma == 2;
+    default: return mma != 2;
+  }
+}
+
 static int gen_cuda(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
   static const int tiles[] = {32, 64, 128, 256};
   static const int bks[] = {8, 16, 32};
@@ -223,14 +234,19 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
           for (int tmi = 0; tmi < 2; tmi++)
             for (int tni = 0; tni < 2; tni++) {
               int tm = micro[tmi], tn = micro[tni];
-              for (int mma = 0; mma < 2; mma++) {
-                /* FFMA: 32 lanes of tm×tn cover the warp tile exactly. */
+              for (int mma = 0; mma < 3; mma++) {
+                /* The families the problem's precision admits (auto: strict
+                 * and fp32x3, docs/accuracy.md). */
+                if (!family_ok(p, mma)) continue;
+                /* FFMA: 32 lanes of tm×tn cover the warp tile exactly; the
+                 * tensor-core families have no micro-tile (tm = tn = 1),
+                 * generated once, staged operands only. */
                 if (mma == 0 && wm * wn != 32 * tm * tn) continue;
-                if (mma == 1 && wm * wn < 32 * tm * tn / 2) continue;
+                if (mma != 0 && (tmi || tni || wm % 16 || wn % 8)) continue;
                 for (int bki = 0; bki < 3; bki++)
                   for (int si = 0; si < 4; si++)
                     for (int vi = 0; vi < 3; vi++)
-                      for (int ab = 0; ab < 4; ab++)
+                      for (int ab = 0; ab < (mma ? 1 : 4); ab++)
                         for (int w = 0; w < 3; w++)
                           for (int ki = 0; ki < 3; ki++) {
                             int sk = splits[ki];
@@ -241,15 +257,22 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
                             pl.bk = bks[bki];
                             pl.wm = wm;
                             pl.wn = wn;
-                            pl.tm = tm;
-                            pl.tn = tn;
+                            pl.tm = mma ? 1 : tm;
+                            pl.tn = mma ? 1 : tn;
                             pl.stages = stages[si];
                             pl.vec = vecs[vi];
                             pl.a = (ab & 1) ? TSR_IN_VIEW : TSR_IN_STAGED;
                             pl.b = (ab & 2) ? TSR_IN_VIEW : TSR_IN_STAGED;
                             pl.walk = walks[w];
                             pl.splitk = sk;
-                            pl.mma = mma ? TSR_MMA_TF32X3 : TSR_MMA_FFMA;
+                            pl.mma = mma == 2 ? TSR_MMA_TF32 : mma ? TSR_MMA_TF32X3 : TSR_MMA_FFMA;
+                            /* tensor cores: promotion each K step (fp32x3),
+                             * the chain for tf32 (its bound allows it) */
+                            pl.acc = mma == 2 ? TSR_ACC_CHAIN : TSR_ACC_STEP;
+                            if (mma) pl.pad = 0; /* the XOR-swizzled layout */
+                            else if (pl.pad == 0) pl.pad = 4;
+                            pl.minblocks = 0;
+                            pl.pack = TSR_PACK_NONE;
                             if (push(pv, &pl)) return -1;
                           }
               }
@@ -283,6 +306,7 @@ static void init_cand(tsr__tune_cand *c, const tsr_plan *pl, tsr__cand_role role
   c->role = role;
   c->regs = c->local_bytes = -1;
   c->time_ns = NAN;
+  c->rel_fro_err = c->fro_limit = NAN;
   c->prior = NAN;
 }
 
@@ -394,7 +418,7 @@ long tsr__tune_select(const tsr__tune_cand *c, size_t n) {
 
 static const char *const status_names[TSR__CAND_STATUS_COUNT] = {
     "unmeasured", "ok", "rejected-planner", "rejected-compile", "rejected-spill",
-    "rejected-validation", "rejected-run"};
+    "rejected-validation", "rejected-run", "rejected-accuracy"};
 
 const char *tsr__cand_status_name(tsr__cand_status s) {
   return (unsigned)s < TSR__CAND_STATUS_COUNT ? status_names[s] : "unknown";

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "measure/measure.h"
 #include "tessera.h"
 
 #define TSR__TUNE_SCHEMA_VERSION 2
@@ -77,6 +78,7 @@ typedef enum {
   TSR__CAND_REJ_SPILL,      /* local (spill) bytes above the tuner's limit */
   TSR__CAND_REJ_VALIDATION, /* an output element differs from the FP64 oracle */
   TSR__CAND_REJ_RUN,        /* launch/sync/download/timing failed */
+  TSR__CAND_REJ_ACCURACY,   /* breaks its precision mode's contract on random inputs */
   TSR__CAND_STATUS_COUNT
 } tsr__cand_status;
 
@@ -98,6 +100,7 @@ typedef struct {
   int nsamples, calls;
   double samples_ns[TSR__TUNE_MAX_SAMPLES]; /* per call */
   double time_ns;                      /* median per call of the samples */
+  double rel_fro_err, fro_limit;       /* the accuracy receipt's (NaN: not checked) */
   double seconds;                      /* wall time spent on this candidate */
 } tsr__tune_cand;
 
@@ -135,12 +138,15 @@ typedef struct {
 } tsr__measure_opts;
 
 /* Realize, prepare (compile), resource check, validation of every element
- * against ref (dyadic inputs, zero tolerance), then timing. Fills c's status,
- * reason, resources, samples and time. host_c is scratch of
- * tsr_problem_elems_c(p) floats. Returns TSR_OK whenever c was classified. */
+ * of w (dyadic inputs, zero tolerance), the contract of the plan's
+ * precision mode on wacc (random inputs; NULL: skipped, e.g. in a replay of
+ * an already checked plan), then timing through the measurement layer.
+ * Fills c's status, reason, resources, samples and time. host_c is scratch
+ * of tsr_problem_elems_c(p) floats. Returns TSR_OK whenever c was
+ * classified. */
 tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
-                             const float *A, const float *B, const float *C0, const double *ref,
-                             float *host_c, const tsr__measure_opts *o, tsr__tune_cand *c);
+                             const tsr__workload *w, const tsr__workload *wacc, float *host_c,
+                             const tsr__measure_opts *o, tsr__tune_cand *c);
 
 /* ---- the whole tune --------------------------------------------------- */
 typedef struct {
@@ -153,6 +159,7 @@ typedef struct {
   const char *db_path;     /* NULL: no database */
   const char *child_exe;   /* replay children: "<exe> tune --replay-child"; NULL: in-process */
   const char *oracle_cache; /* oracle cache folder (NULL: none) */
+  int accuracy;             /* input family of the contract check, -1: none */
   const tsr_plan *extra;   /* additional candidates (--plan) */
   int nextra;
   int progress;            /* progress display on stderr */

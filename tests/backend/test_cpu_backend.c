@@ -92,7 +92,7 @@ static void run_case_with(const gemm_case *g, const tsr_plan *plan, tsr_context 
   for (int64_t i = 0; i < nc; i++)
     if (!c_is_logical(&p, i)) c[i] = PAD_SENTINEL;
   memcpy(c0, c, (size_t)nc * sizeof *c);
-  assert_int_equal(tsr_oracle_cpu(&p, a, b, g->beta != 0.0f ? c0 : NULL, ref), TSR_OK);
+  assert_int_equal(tsr_oracle_cpu(&p, a, b, g->beta != 0.0f ? c0 : NULL, ref, NULL, NULL), TSR_OK);
 
   tsr_status st;
   if (direct) {
@@ -534,7 +534,7 @@ static void test_vtable_exec(void **state) {
   tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_DYADIC, 1, a);
   tsr_fill(&p, TSR_TENSOR_B, TSR_INPUTS_DYADIC, 1, b);
   tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_DYADIC, 1, c0);
-  assert_int_equal(tsr_oracle_cpu(&p, a, b, c0, ref), TSR_OK);
+  assert_int_equal(tsr_oracle_cpu(&p, a, b, c0, ref, NULL, NULL), TSR_OK);
   tsr_plan pl;
   be->default_plan(&p, &pl);
   tsr_plan_info info;
@@ -595,7 +595,7 @@ static void *conc_main(void *p) {
     tsr_fill(&q, TSR_TENSOR_A, TSR_INPUTS_DYADIC, 1, a);
     tsr_fill(&q, TSR_TENSOR_B, TSR_INPUTS_DYADIC, 1, b);
     tsr_poison(&q, c);
-    tsr_oracle_cpu(&q, a, b, NULL, ref);
+    tsr_oracle_cpu(&q, a, b, NULL, ref, NULL, NULL);
     tsr_plan pl;
     tsr_plan_default(ctx, TSR_BACKEND_CPU, &q, &pl);
     pl.threads = 2;

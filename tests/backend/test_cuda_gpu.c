@@ -2,6 +2,7 @@
  * FP64 oracle. Every test skips when no CUDA device is usable, so the same
  * executable runs on machines without a GPU. Dyadic inputs must match the
  * FP64 oracle exactly; random inputs within atol = rtol = 1e-4. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,7 +92,7 @@ static void make_bufs(const tsr_problem *p, tsr_inputs in, bufs *x) {
   tsr_fill(p, TSR_TENSOR_A, in, 42, x->a);
   tsr_fill(p, TSR_TENSOR_B, in, 42, x->b);
   tsr_fill(p, TSR_TENSOR_C, in, 42, x->c0);
-  assert_int_equal(tsr_oracle_cpu(p, x->a, x->b, p->beta != 0.0f ? x->c0 : NULL, x->ref), TSR_OK);
+  assert_int_equal(tsr_oracle_cpu(p, x->a, x->b, p->beta != 0.0f ? x->c0 : NULL, x->ref, NULL, NULL), TSR_OK);
 }
 
 static void describe(char *buf, size_t cap, tsr_backend_kind kind, const tsr_problem *p,
@@ -309,9 +310,26 @@ static void test_oracle_gpu_vs_cpu(void **state) {
           size_t nr = (size_t)(p.batch * p.m * p.n);
           double *g = malloc(nr * sizeof(double));
           assert_non_null(g);
-          tsr_status st = tsr_oracle_gpu(ctx, &p, x.a, x.b, bm ? x.c0 : NULL, g);
+          float *gs = malloc(nr * sizeof(float)), *cs = malloc(nr * sizeof(float));
+          double *cr = malloc(nr * sizeof(double));
+          double gstrict = -1, cstrict = -2;
+          assert_non_null(gs);
+          assert_non_null(cs);
+          assert_non_null(cr);
+          tsr_status st = tsr_oracle_gpu(ctx, &p, x.a, x.b, bm ? x.c0 : NULL, g, gs, &gstrict);
           if (st) printf("oracle_gpu: %s\n", tsr_context_message(ctx));
           assert_int_equal(st, TSR_OK);
+          /* the contract's inputs: the scale within FP64 summation-order
+           * noise of the CPU's, the strict FP32 reference's error (an FMA
+           * chain in the same order on both) equal to ~1e-12 relative */
+          assert_int_equal(tsr_oracle_cpu(&p, x.a, x.b, bm ? x.c0 : NULL, cr, cs, &cstrict), TSR_OK);
+          for (size_t i = 0; i < nr; i++)
+            if (!(fabsf(gs[i] - cs[i]) <= 1e-6f * cs[i])) fail_msg("scale %zu: gpu %g cpu %g", i, gs[i], cs[i]);
+          if (!(fabs(gstrict - cstrict) <= 1e-9 * cstrict + 1e-300))
+            fail_msg("strict_rel_fro: gpu %.17g cpu %.17g", gstrict, cstrict);
+          free(gs);
+          free(cs);
+          free(cr);
           double worst = 0.0;
           for (size_t i = 0; i < nr; i++) {
             double d = g[i] - x.ref[i];

@@ -118,7 +118,7 @@ static void test_backends_report_no_cuda(void **state) {
   assert_int_equal(tsr_gemm(ctx, TSR_BACKEND_HAND, &p, NULL, a, b, c), TSR_ERR_NO_CUDA);
   assert_int_equal(tsr_gemm(ctx, TSR_BACKEND_CUBLAS, &p, NULL, a, b, c), TSR_ERR_NO_CUDA);
   double ref[64];
-  assert_int_equal(tsr_oracle_gpu(ctx, &p, a, b, NULL, ref), TSR_ERR_NO_CUDA);
+  assert_int_equal(tsr_oracle_gpu(ctx, &p, a, b, NULL, ref, NULL, NULL), TSR_ERR_NO_CUDA);
   /* AUTO falls back to the CPU */
   assert_int_equal(tsr__backend_resolve(ctx, TSR_BACKEND_AUTO), TSR_BACKEND_CPU);
   tsr_context_destroy(ctx);

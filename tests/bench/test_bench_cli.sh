@@ -38,7 +38,9 @@ for f in results.json report.md tables.json ratios_wall_batch.svg; do
   check "run writes $f" test -s "$W/run1/$f"
 done
 check "schema, complete, $R routes × 2 shapes × 2R rounds rows" pyassert "$W/run1/results.json" \
-  "d['schema']=='tessera-bench/1' and d['complete'] and d['protocol']['rounds']==2*$R and len(d['rows'])==2*$R*2*$R"
+  "d['schema']=='tessera-bench/2' and d['complete'] and d['protocol']['rounds']==2*$R and len(d['rows'])==2*$R*2*$R"
+check "every row holds its accuracy receipt: strict contract met on random inputs" pyassert "$W/run1/results.json" \
+  "d['protocol']['accuracy_inputs']=='random' and all(r['result']['precision']=='strict' and r['result']['accuracy']['contract']=='strict' and r['result']['accuracy']['inputs']=='random' and r['result']['accuracy']['passed'] and r['result']['accuracy']['checked']==r['result']['problem']['m']*r['result']['problem']['n'] and r['result']['accuracy']['worst_bound_ratio']<1 for r in d['rows'])"
 check "realized order checked balanced" pyassert "$W/run1/results.json" "d['order']['check']['balanced'] is True and len(d['order']['realized'])==len(d['rows'])"
 check "every row ok with two passing complete receipts and integer samples" pyassert "$W/run1/results.json" \
   "all(r['status']=='ok' and len(r['result']['validation'])==2 and all(v['passed'] and v['checked']==v['expected']==r['result']['problem']['m']*r['result']['problem']['n'] for v in r['result']['validation']) and all(isinstance(s['ns'],int) and isinstance(s['calls'],int) and s['calls']>=1 for m in ('wall_batch','wall_single') for s in r['result']['metrics'][m]) and len(r['result']['metrics']['wall_batch'])==2 for r in d['rows'])"
@@ -113,6 +115,19 @@ rc=$?
 check "invalid output exits 1 (rc=$rc)" test $rc -eq 1
 check "invalid rows: failed_validation, receipt failed at element 0, no samples" pyassert "$W/run4/results.json" \
   "all(r['status']=='failed_validation' and r['result']['metrics']=={} and r['result']['validation'][0]['passed'] is False and r['result']['validation'][0]['first_fail']==0 for r in d['rows'])"
+
+# ---- 4b. breaking the precision contract is a failed row, never a time ---------
+TSR_BENCH_TEST_INACCURATE=tessera-cpu \
+  "$T" bench --shapes 8x8x8 --routes tessera-cpu "${TINY[@]}" --out "$W/run4b" >"$W/run4b.out" 2>"$W/run4b.err"
+rc=$?
+check "inaccurate output exits 1 (rc=$rc)" test $rc -eq 1
+check "inaccurate rows: failed_accuracy, dyadic receipts passed, accuracy receipt failed, no samples" pyassert "$W/run4b/results.json" \
+  "all(r['status']=='failed_accuracy' and r['result']['metrics']=={} and all(v['passed'] for v in r['result']['validation']) and r['result']['accuracy']['passed'] is False and r['result']['accuracy']['bound_failed']>=1 for r in d['rows'])"
+check "stderr names the broken contract" grep -q "strict contract" "$W/run4b.err"
+expect_usage_text() { local needle=$1; shift; "$T" bench "$@" >/dev/null 2>"$W/u.err"; [ $? -eq 2 ] && grep -q -- "$needle" "$W/u.err" && [ "$(wc -l <"$W/u.err")" -eq 1 ]; }
+check "usage error: --precision" expect_usage_text "precision: 'half'" --shapes 8x8x8 --precision half
+check "usage error: --accuracy dyadic" expect_usage_text "--accuracy: 'dyadic'" --shapes 8x8x8 --accuracy dyadic
+check "usage error: --atol with random inputs" expect_usage_text "dyadic inputs only" --shapes 8x8x8 --inputs random --atol 1e-3
 
 # ---- 5. the quick preset's shapes on the CPU routes ----------------------------
 "$T" bench --preset quick --routes $routes --samples 1 --sample-ms 2 --warmup-ms 5 --oracle-cache "$W/oracle" --no-progress --out "$W/quick" >"$W/quick.out" 2>"$W/quick.err"

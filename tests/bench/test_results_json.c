@@ -89,55 +89,9 @@ static void test_round_trip(void **state) {
   json_decref(doc);
 }
 
-static void test_oracle_cache(void **state) {
-  tsr_problem p;
-  tsr_problem_init(&p, 7, 5, 3);
-  p.beta = 0.5f;
-  char msg[256];
-  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
-  char cache[300], key_sha[65], key_sha2[65];
-  snprintf(cache, sizeof cache, "%s/oracle", dir);
-  double *ref = NULL, *ref2 = NULL;
-  const char *src = NULL;
-  assert_int_equal(tsr__oracle_cached(&p, TSR_INPUTS_RANDOM, 9, cache, &ref, &src, key_sha, msg, sizeof msg), TSR_OK);
-  assert_string_equal(src, "cpu");
-  assert_int_equal(tsr__oracle_cached(&p, TSR_INPUTS_RANDOM, 9, cache, &ref2, &src, key_sha2, msg, sizeof msg), TSR_OK);
-  assert_string_equal(src, "cache:cpu");
-  assert_string_equal(key_sha, key_sha2);
-  assert_memory_equal(ref, ref2, 35 * sizeof(double));
-  /* independent check of one element against the definition */
-  float a[21], b[15], c0[35];
-  tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_RANDOM, 9, a);
-  tsr_fill(&p, TSR_TENSOR_B, TSR_INPUTS_RANDOM, 9, b);
-  tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_RANDOM, 9, c0);
-  double want = 0.5 * c0[2 * 5 + 3];
-  for (int k = 0; k < 3; k++) want += (double)a[2 * 3 + k] * (double)b[k * 5 + 3];
-  assert_true(fabs(ref2[2 * 5 + 3] - want) < 1e-12);
-  free(ref2);
-  /* a different seed is a different key */
-  assert_int_equal(tsr__oracle_cached(&p, TSR_INPUTS_RANDOM, 10, cache, &ref2, &src, key_sha2, msg, sizeof msg), TSR_OK);
-  assert_string_equal(src, "cpu");
-  assert_string_not_equal(key_sha, key_sha2);
-  free(ref2);
-  /* a damaged entry is never trusted: recomputed, same values */
-  char path[600];
-  snprintf(path, sizeof path, "%s/%s.f64", cache, key_sha);
-  FILE *f = fopen(path, "r+b");
-  assert_non_null(f);
-  fseek(f, -3, SEEK_END);
-  fputc('X', f);
-  fclose(f);
-  assert_int_equal(tsr__oracle_cached(&p, TSR_INPUTS_RANDOM, 9, cache, &ref2, &src, key_sha2, msg, sizeof msg), TSR_OK);
-  assert_string_equal(src, "cpu");
-  assert_memory_equal(ref, ref2, 35 * sizeof(double));
-  free(ref);
-  free(ref2);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_oracle_cache, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

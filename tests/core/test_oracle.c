@@ -77,7 +77,7 @@ static void test_oracle_by_hand(void **state) {
   const float b[6] = {1, 0, 0, 1, 1, 1};  /* 3×2 */
   const float c0[4] = {10, 20, 30, 40};
   double ref[4];
-  assert_int_equal(tsr_oracle_cpu(&p, at, b, c0, ref), TSR_OK);
+  assert_int_equal(tsr_oracle_cpu(&p, at, b, c0, ref, NULL, NULL), TSR_OK);
   /* op(A)·B = [[6, 8], [8, 10]] */
   assert_true(ref[0] == 2 * 6 - 10);
   assert_true(ref[1] == 2 * 8 - 20);
@@ -85,7 +85,7 @@ static void test_oracle_by_hand(void **state) {
   assert_true(ref[3] == 2 * 10 - 40);
   /* beta = 0 never reads C: NULL is fine. */
   p.beta = 0.0f;
-  assert_int_equal(tsr_oracle_cpu(&p, at, b, NULL, ref), TSR_OK);
+  assert_int_equal(tsr_oracle_cpu(&p, at, b, NULL, ref, NULL, NULL), TSR_OK);
   assert_true(ref[3] == 20);
 }
 

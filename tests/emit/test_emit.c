@@ -4,6 +4,7 @@
  * feature run under a host emulation of the device layer (tests/emit/emu,
  * AddressSanitizer) against the FP64 oracle; with nvcc, the default plans and
  * a variant matrix compiled for sm_90 with no spills in the defaults. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -189,7 +190,17 @@ static void test_rejections(void **state) {
   expect_reject(big, "vec=3", "vec=3 is not 1, 2 or 4");
   expect_reject(big, "threads=4", "threads=4");
   expect_reject(big, "a=view,b=view,stages=2", "stages=2 needs a staged operand");
-  expect_reject(big, "mma=tf32x3", "tm=4 is unused by mma=tf32x3");
+  expect_reject(big, "mma=tf32x3", "tm=4 is unused by the tensor-core families");
+  expect_reject(big, "acc=chain", "acc=chain is unused by mma=ffma");
+  {
+    tsr_problem strict = big;
+    strict.precision = TSR_PREC_STRICT;
+    expect_reject(strict, "mma=tf32x3,tm=1,tn=1", "mma=tf32x3 runs precision fp32x3, but the problem asks for strict");
+    expect_reject(big, "mma=tf32,tm=1,tn=1", "mma=tf32 is below the FP32 contract");
+    tsr_problem x3 = big;
+    x3.precision = TSR_PREC_FP32X3;
+    expect_reject(x3, "bm=32", "mma=ffma runs precision strict, but the problem asks for fp32x3");
+  }
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,wm=24,bm=48", "wm=24 is not a multiple of 16");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,bk=12", "bk=12 is not a multiple of 8");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,a=view", "a=view is not supported");
@@ -382,13 +393,14 @@ static void test_ownership(void **state) {
 
 /* ---- host emulation ---------------------------------------------------------- */
 /* The source with its PTX section removed, wrapped by the harness. */
-static void write_emu_source(const char *path, const tsr__kernel_src *k) {
+static void write_emu_source(const char *path, const tsr__kernel_src *k, int rz) {
   const char *b = strstr(k->source, "// tsr:ptx-begin\n");
   const char *e = strstr(k->source, "// tsr:ptx-end\n");
   assert_non_null(b);
   assert_non_null(e);
   FILE *f = fopen(path, "w");
   assert_non_null(f);
+  if (rz) fprintf(f, "#define TSR_EMU_MMA_RZ 1\n");
   fprintf(f, "#include \"harness.hpp\"\n");
   fwrite(k->source, 1, (size_t)(b - k->source), f);
   fputs(e + strlen("// tsr:ptx-end\n"), f);
@@ -418,6 +430,13 @@ typedef struct {
   int use_default;  /* 1: the default-table plan of the named big shape applied here */
   int64_t dm, dn, dk;
   int random;
+  /* accuracy contract (docs/accuracy.md): checked instead of the tolerance
+   * when contract != AUTO; the problem asks for `prec`; rz: the truncating
+   * tensor-core accumulation model of the harness; breach: the contract
+   * must fail (the pre-contract acc=chain scheme); special: NaN/Inf/FLT_MAX
+   * inputs whose output classes must be IEEE's */
+  tsr_precision prec, contract;
+  int rz, breach, special;
 } emu_case;
 
 static const emu_case emu_cases[] = {
@@ -502,6 +521,26 @@ static const emu_case emu_cases[] = {
     {"pack ffma random ab NT", {64, 72, 81, 1, 'N', 'T', 0}, "stages=3,vec=1,pad=4,pack=ab", 0, 0, 0,
      0, 1},
 #undef T3
+    /* the accuracy contract under the truncating-accumulation model */
+#define TC "tm=1,tn=1,bm=32,bn=32,bk=32,wm=16,wn=16,stages=3,vec=4,pad=0"
+    {"contract tf32x3 step RZ K=2048", {64, 64, 2048, 1, 'N', 'N', 0}, "mma=tf32x3," TC, .random = 1,
+     .contract = TSR_PREC_FP32X3, .rz = 1},
+    {"contract tf32x3 chain RZ K=2048 (breach)", {64, 64, 2048, 1, 'N', 'N', 0},
+     "mma=tf32x3,acc=chain," TC, .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1, .breach = 1},
+    {"contract tf32x3 step RZ TN beta splitk2", {64, 48, 1024, 1, 'T', 'N', 0.5f},
+     "mma=tf32x3,splitk=2," TC, .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
+    {"contract tf32 chain RZ (tf32 bound)", {64, 64, 512, 1, 'N', 'N', 0}, "mma=tf32,acc=chain," TC,
+     .random = 1, .prec = TSR_PREC_TF32, .contract = TSR_PREC_TF32, .rz = 1},
+    {"contract tf32 chain RZ under the FP32 contract (breach)", {64, 64, 512, 1, 'N', 'N', 0},
+     "mma=tf32,acc=chain," TC, .random = 1, .prec = TSR_PREC_TF32, .contract = TSR_PREC_FP32X3,
+     .rz = 1, .breach = 1},
+    {"specials tf32x3 step NN", {40, 36, 52, 1, 'N', 'N', 0}, "mma=tf32x3," TC, .random = 1,
+     .contract = TSR_PREC_FP32X3, .special = 1},
+    {"specials tf32x3 step TT splitk2 beta", {40, 36, 64, 1, 'T', 'T', 0.5f}, "mma=tf32x3,splitk=2," TC,
+     .random = 1, .contract = TSR_PREC_FP32X3, .special = 1},
+    {"specials tf32 pack=ab", {37, 35, 50, 1, 'N', 'N', 0}, "mma=tf32,pack=ab,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,vec=1,pad=0",
+     .random = 1, .prec = TSR_PREC_TF32, .contract = TSR_PREC_TF32, .special = 1},
+#undef TC
     /* the default table's plans on shrunken problems */
     {"default large (4096^3) plan", {256, 256, 96, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
     {"default large plan, tails", {260, 250, 70, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
@@ -526,6 +565,7 @@ static void test_emulated(void **state) {
   for (size_t i = 0; i < NCASES; i++) {
     const emu_case *c = &emu_cases[i];
     probs[i] = mkprob(c->prob);
+    probs[i].precision = c->prec;
     skipped[i] = only && !strstr(c->name, only);
     tsr_plan pl;
     if (c->use_default) {
@@ -541,7 +581,7 @@ static void test_emulated(void **state) {
     char path[512];
     snprintf(path, sizeof path, "%s/emu%zu.cpp", dir, i);
     if (skipped[i]) snprintf(path, sizeof path, "%s/skip%zu.cpp", dir, i);
-    write_emu_source(path, &ks[i]);
+    write_emu_source(path, &ks[i], c->rz);
   }
   emu_compile_all(dir, (int)NCASES);
   int failures = 0;
@@ -569,8 +609,29 @@ static void test_emulated(void **state) {
     tsr_fill(p, TSR_TENSOR_B, kind, 7, b);
     if (p->beta != 0.0f) tsr_fill(p, TSR_TENSOR_C, kind, 7, c0);
     else tsr_poison(p, c0);
+    if (c->special) {
+      /* IEEE classes through the split: +Inf in A (row 1), NaN in B
+       * (column 2), FLT_MAX whose TF32 big part rounds up to Inf (row 3),
+       * 0 x Inf (row 4 of A zero where B's k-row 0 is -Inf in column 5) */
+      int64_t r, cc, ld, st;
+      for (int64_t k = 0; k < p->k; k++) {
+        int64_t ia1 = p->op_a == TSR_OP_N ? 1 * p->lda + k : k * p->lda + 1;
+        int64_t ia3 = p->op_a == TSR_OP_N ? 3 * p->lda + k : k * p->lda + 3;
+        int64_t ia4 = p->op_a == TSR_OP_N ? 4 * p->lda + k : k * p->lda + 4;
+        if (k == 7) a[ia1] = INFINITY;
+        if (k == 9) a[ia3] = 3.4028235e38f;
+        a[ia4] = 0.0f;
+      }
+      int64_t ib2 = p->op_b == TSR_OP_N ? 11 * p->ldb + 2 : 2 * p->ldb + 11;
+      int64_t ib5 = p->op_b == TSR_OP_N ? 0 * p->ldb + 5 : 5 * p->ldb + 0;
+      b[ib2] = NAN;
+      b[ib5] = -INFINITY;
+      (void)r, (void)cc, (void)ld, (void)st;
+    }
     double *ref = malloc((size_t)(p->batch * p->m * p->n) * sizeof(double));
-    assert_int_equal(tsr_oracle_cpu(p, a, b, p->beta != 0.0f ? c0 : NULL, ref), TSR_OK);
+    float *scale = malloc((size_t)(p->batch * p->m * p->n) * sizeof(float));
+    double strict = NAN;
+    assert_int_equal(tsr_oracle_cpu(p, a, b, p->beta != 0.0f ? c0 : NULL, ref, scale, &strict), TSR_OK);
     snprintf(path, sizeof path, "%s/A.bin", dir);
     write_file(path, a, (size_t)na * 4);
     snprintf(path, sizeof path, "%s/B.bin", dir);
@@ -614,7 +675,30 @@ static void test_emulated(void **state) {
       fclose(f);
       tsr_receipt r;
       double tol = c->random ? 1e-4 : 0.0;
-      tsr_validate(p, out, ref, tol, tol, &r);
+      if (c->contract != TSR_PREC_AUTO) {
+        tsr_validate_contract(p, out, ref, scale, strict, c->contract, &r);
+        fprintf(stderr, "[%s] %s contract: rel. Frobenius %.3g (strict FP32 reference %.3g, limit "
+                        "%.3g), worst element %.3g of its bound, %lld of the wrong class\n",
+                c->name, tsr_precision_name(c->contract), r.rel_fro_err, strict, r.fro_limit,
+                r.worst_bound_ratio, (long long)r.class_failed);
+        if (c->special && r.class_failed == 0) {
+          int64_t nsp = 0;
+          for (int64_t e = 0; e < p->m * p->n; e++) nsp += !isfinite((float)ref[e]);
+          if (nsp < 3) {
+            fprintf(stderr, "[%s] only %lld special outputs\n", c->name, (long long)nsp);
+            failures++;
+          }
+        }
+        if (c->breach) {
+          if (r.passed) {
+            fprintf(stderr, "[%s] the contract was met; a breach was expected\n", c->name);
+            failures++;
+          }
+          r.passed = 1; /* the breach is the expected outcome; strays still count */
+        }
+      } else {
+        tsr_validate(p, out, ref, tol, tol, &r);
+      }
       /* nothing outside the logical outputs was written */
       int64_t stray = 0;
       for (int64_t e = 0; e < nc; e++) {
@@ -639,6 +723,7 @@ static void test_emulated(void **state) {
     free(b);
     free(c0);
     free(ref);
+    free(scale);
     tsr__kernel_src_free(&ks[i]);
   }
   tmpdir_remove(dir);
@@ -667,7 +752,7 @@ static void test_emulated_walks(void **state) {
     emit_ok(&p, &pl, &k);
     char path[512];
     snprintf(path, sizeof path, "%s/emu%zu.cpp", dir, i);
-    write_emu_source(path, &k);
+    write_emu_source(path, &k, 0);
     tsr__kernel_src_free(&k);
     walks[i] = pl.walk;
     hs[i] = (uint32_t)((cases[i].m + 31) / 32);

@@ -246,7 +246,7 @@ static void insert_tuned(sqlite3 *h, const tsr__tune_target *t, int64_t m, int64
       sqlite3_prepare_v2(h,
                          "INSERT INTO tuned(device, arch, driver, nvrtc, tessera_version, backend, "
                          "m, n, k, op_a, op_b, batch, precision, plan, decision, updated) "
-                         "VALUES(?,?,?,?,?,?,?,?,?,?,'N',1,'fp32',?,?,?)",
+                         "VALUES(?,?,?,?,?,?,?,?,?,?,'N',1,'auto',?,?,?)",
                          -1, &s, NULL),
       SQLITE_OK);
   sqlite3_bind_text(s, 1, t->device, -1, SQLITE_STATIC);

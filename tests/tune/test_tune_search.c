@@ -46,6 +46,7 @@ static void config(tsr__tune_config *cfg, int64_t m, int64_t n, int64_t k) {
   cfg->db_path = dbpath;
   cfg->child_exe = NULL; /* replay in process */
   cfg->oracle_cache = NULL;
+  cfg->accuracy = TSR_INPUTS_RANDOM;
   cfg->command = "test";
 }
 
@@ -172,7 +173,7 @@ static void test_corrupted_fastest_never_wins(void **state) {
     if (!strcmp(r2.cands[i].text, fastest)) hit = (long)i;
   assert_true(hit >= 0);
   assert_int_equal(r2.cands[hit].status, TSR__CAND_REJ_VALIDATION);
-  assert_non_null(strstr(r2.cands[hit].reason, "validation: 1 of 6144 elements differ"));
+  assert_non_null(strstr(r2.cands[hit].reason, "validation: 1 of 6144 elements outside atol=0 rtol=0"));
   assert_false(isfinite(r2.cands[hit].time_ns));
   assert_int_not_equal(r2.best, hit);
   assert_int_not_equal(r2.chosen, hit);
@@ -191,6 +192,54 @@ static void test_corrupted_fastest_never_wins(void **state) {
              (long long)r2.run_id, r2.cands[hit].realized);
     assert_int_equal(query_int(sql), 0);
   }
+  tsr__tune_result_free(&r2);
+  tsr_context_destroy(ctx);
+}
+
+/* A plan that breaks its precision mode's contract on random inputs (made
+ * so by the test hook: a TF32-sized relative error) is rejected with reason
+ * accuracy, is never the best, never chosen, never in the tie set, and the
+ * rejection is on record with its figures. */
+static void test_inaccurate_fastest_never_wins(void **state) {
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr__tune_config cfg;
+  config(&cfg, 64, 96, 48);
+  cfg.max_candidates = 6;
+  cfg.db_path = NULL;
+  tsr__tune_result r1;
+  assert_int_equal(tsr__tune_run(ctx, &cfg, &r1), TSR_OK);
+  assert_true(r1.best >= 0);
+  /* every measured candidate carries its accuracy figure */
+  for (size_t i = 0; i < r1.n; i++)
+    if (r1.cands[i].status == TSR__CAND_OK) {
+      assert_true(r1.cands[i].rel_fro_err > 0 && r1.cands[i].rel_fro_err <= r1.cands[i].fro_limit);
+    }
+  char fastest[TSR__TUNE_PLAN_CAP];
+  snprintf(fastest, sizeof fastest, "%s", r1.cands[r1.best].text);
+  tsr__tune_result_free(&r1);
+  setenv("TSR_TUNE_TEST_INACCURATE_PLAN", fastest, 1);
+  cfg.db_path = dbpath;
+  tsr__tune_result r2;
+  assert_int_equal(tsr__tune_run(ctx, &cfg, &r2), TSR_OK);
+  unsetenv("TSR_TUNE_TEST_INACCURATE_PLAN");
+  check_invariants(&r2);
+  long hit = -1;
+  for (size_t i = 0; i < r2.n; i++)
+    if (!strcmp(r2.cands[i].text, fastest)) hit = (long)i;
+  assert_true(hit >= 0);
+  assert_int_equal(r2.cands[hit].status, TSR__CAND_REJ_ACCURACY);
+  assert_non_null(strstr(r2.cands[hit].reason, "accuracy (random inputs): strict contract"));
+  assert_true(r2.cands[hit].rel_fro_err > r2.cands[hit].fro_limit);
+  assert_int_not_equal(r2.best, hit);
+  assert_int_not_equal(r2.chosen, hit);
+  for (size_t i = 0; i < r2.ntie; i++) assert_int_not_equal(r2.tie[i], hit);
+  char sql[800];
+  snprintf(sql, sizeof sql,
+           "SELECT count(*) FROM candidates WHERE run_id=%lld AND plan='%s' AND "
+           "status='rejected-accuracy' AND reason LIKE 'accuracy (random inputs)%%'",
+           (long long)r2.run_id, fastest);
+  assert_int_equal(query_int(sql), 1);
   tsr__tune_result_free(&r2);
   tsr_context_destroy(ctx);
 }
@@ -219,6 +268,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_max_candidates, setup, teardown),
       cmocka_unit_test_setup_teardown(test_max_seconds, setup, teardown),
       cmocka_unit_test_setup_teardown(test_corrupted_fastest_never_wins, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_inaccurate_fastest_never_wins, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -330,9 +330,13 @@ static tsr_status cpu_realize(tsr_context *ctx, const tsr_problem *p, const tsr_
   const tsr__cpu_kernel *kern;
   tsr__cpu_dkernel dk;
   tsr_isa disa = TSR_ISA_AUTO;
-  tsr_status st = check_plan(p, plan, &kern, &dk, &disa, msg, sizeof msg);
+  tsr_precision runs;
+  tsr_status st = tsr__precision_require(ctx, "cpu", p, 1u << TSR_PREC_STRICT, TSR_PREC_STRICT, &runs);
+  if (st) return st;
+  st = check_plan(p, plan, &kern, &dk, &disa, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
   info->plan = *plan;
+  info->precision = runs;
   info->plan.isa = kern ? kern->isa : disa; /* the realized kernel's ISA, never auto */
   uint32_t h = (uint32_t)cdiv(p->m, plan->bm), w = (uint32_t)cdiv(p->n, plan->bn);
   tsr_walk_normalize(&info->plan.walk, h, w);

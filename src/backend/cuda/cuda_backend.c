@@ -56,6 +56,7 @@ static tsr_status cuda_realize(tsr_context *ctx, const tsr_problem *p, const tsr
   info->tail_n = p->n % plan->bn != 0;
   info->tail_k = p->k % ((int64_t)plan->bk * plan->splitk) != 0;
   memcpy(info->source_sha256, k.sha256, sizeof info->source_sha256);
+  info->precision = tsr__emit_plan_precision(&info->plan);
   /* Launch limits of the target (sm_90 values when no device is present). */
   tsr__gpu *g = NULL;
   int have = tsr__gpu_get(ctx, TSR_BACKEND_CUDA, &g) == TSR_OK;

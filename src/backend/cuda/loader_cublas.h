@@ -14,7 +14,7 @@ typedef struct tsr__cublas_ctx_st *tsr__cublas_handle;
 enum { TSR__CUBLAS_SUCCESS = 0, TSR__CUBLAS_NOT_INITIALIZED = 1, TSR__CUBLAS_ALLOC_FAILED = 3 };
 enum { TSR__CUBLAS_OP_N = 0, TSR__CUBLAS_OP_T = 1 };
 /* cublasMath_t: tessera uses PEDANTIC (strict FP32, never TF32). */
-enum { TSR__CUBLAS_DEFAULT_MATH = 0, TSR__CUBLAS_PEDANTIC_MATH = 2 };
+enum { TSR__CUBLAS_DEFAULT_MATH = 0, TSR__CUBLAS_PEDANTIC_MATH = 2, TSR__CUBLAS_TF32_TENSOR_OP_MATH = 3 };
 
 typedef struct {
   tsr__cublas_status (*Create)(tsr__cublas_handle *h);

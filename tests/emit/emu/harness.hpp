@@ -19,6 +19,7 @@
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __noinline__
 #define __launch_bounds__(...)
 
 struct alignas(16) float4 { float x, y, z, w; };
@@ -99,6 +100,37 @@ static inline void tsr_split(float x, unsigned &big, unsigned &small) {
 static inline void tsr_split_bits(unsigned u, unsigned &big, unsigned &small) {
   tsr_split(emu_float(u), big, small);
 }
+/* The accumulation of one m16n8k8 (8 exact products + the accumulator).
+ * Default: the exact sum rounded once (an ideal tensor core). With
+ * TSR_EMU_MMA_RZ: a model of the truncating hardware accumulation (the
+ * behaviour that makes chained accumulation drift, docs/accuracy.md): the
+ * terms are aligned to the largest one's exponent and cut to 24 significant
+ * bits of it (toward zero), summed exactly, and the sum truncated to FP32. */
+static float emu_mma_sum(const double (&t)[9]) {
+#ifdef TSR_EMU_MMA_RZ
+  double big = 0;
+  for (int i = 0; i < 9; i++)
+    if (!(fabs(t[i]) <= big)) big = fabs(t[i]); /* NaN/Inf propagate below */
+  if (!isfinite(big) || big == 0) {
+    double s = 0;
+    for (int i = 0; i < 9; i++) s += t[i];
+    return (float)s;
+  }
+  int e;
+  frexp(big, &e);                       /* big in [2^(e-1), 2^e) */
+  const double q = ldexp(1.0, e - 24);  /* 24 bits below the leading one */
+  double s = 0;
+  for (int i = 0; i < 9; i++) s += trunc(t[i] / q) * q; /* exact */
+  float f = (float)s;
+  if (fabs((double)f) > fabs(s)) f = nextafterf(f, 0.0f);
+  return f;
+#else
+  double s = 0;
+  for (int i = 0; i < 8; i++) s += t[i];
+  return (float)(s + t[8]);
+#endif
+}
+
 struct emu_warp_x {
   float a[32][4], b[32][2];
   const float *rows[32]; /* ldmatrix row addresses */
@@ -119,17 +151,22 @@ static void tsr_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2
   const int gq = lane >> 2, tq = lane & 3;
   for (int r = 0; r < 4; r++) {
     const int row = gq + 8 * (r >> 1), col = 2 * tq + (r & 1);
-    double sum = 0;
+    double t[9];
     for (int k = 0; k < 8; k++) {
       /* A(row, k): lane (row % 8) * 4 + k % 4, register (row >= 8) + 2 * (k >= 4) */
       double av = emu_wx[w].a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)];
       /* B(k, col): lane col * 4 + k % 4, register (k >= 4) */
       double bv = emu_wx[w].b[col * 4 + k % 4][k >= 4];
-      sum += av * bv;
+      t[k] = av * bv; /* exact: 11 x 11 significant bits */
     }
-    d[r] = (float)(sum + (double)d[r]);
+    t[8] = (double)d[r];
+    d[r] = emu_mma_sum(t);
   }
   pthread_barrier_wait(&emu_warp_bar[w]);
+}
+static void tsr_mma0(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  d[0] = d[1] = d[2] = d[3] = 0.0f;
+  tsr_mma(d, a, b);
 }
 /* ldmatrix.sync.aligned.m8n8.{x4,x2}.shared.b16 (PTX ISA, "Warp-level matrix
  * load instruction: ldmatrix"): lanes 8q..8q+7 supply the 16-byte row

@@ -1,0 +1,184 @@
+/* The measurement layer (measure.h): workload, validated call,
+ * calibration, samples. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/context.h"
+#include "measure/measure.h"
+
+/* ---- workload ------------------------------------------------------------ */
+double tsr__workload_bytes(const tsr_problem *p) {
+  double na = (double)tsr_problem_elems_a(p), nb = (double)tsr_problem_elems_b(p);
+  double nc = (double)tsr_problem_elems_c(p), out = (double)p->batch * p->m * p->n;
+  /* A, B, C0 and a host copy of C (floats); ref (double) and scale (float) */
+  return 4.0 * (na + nb + 2.0 * nc) + 12.0 * out;
+}
+
+void tsr__workload_destroy(tsr__workload *w) {
+  if (!w) return;
+  free(w->a);
+  free(w->b);
+  free(w->c0);
+  free(w->ref);
+  free(w->scale);
+  free(w);
+}
+
+tsr_status tsr__workload_create(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
+                                const char *cache_dir, int oracle_only, tsr__workload **out,
+                                char *msg, size_t cap) {
+  *out = NULL;
+  tsr__workload *w = calloc(1, sizeof *w);
+  if (!w) {
+    snprintf(msg, cap, "workload: out of host memory");
+    return TSR_ERR_NOMEM;
+  }
+  w->p = *p;
+  tsr_status st = tsr_problem_check(&w->p, msg, cap);
+  if (st) {
+    free(w);
+    return st;
+  }
+  if ((unsigned)inputs >= TSR_INPUTS_COUNT) {
+    free(w);
+    snprintf(msg, cap, "inputs: %d is not an input family", (int)inputs);
+    return TSR_ERR_INVALID;
+  }
+  w->inputs = inputs;
+  w->seed = seed;
+  w->strict_rel_fro = NAN;
+  const tsr_problem *q = &w->p;
+  size_t na = (size_t)tsr_problem_elems_a(q), nb = (size_t)tsr_problem_elems_b(q),
+         nc = (size_t)tsr_problem_elems_c(q), nout = (size_t)(q->batch * q->m * q->n);
+  w->a = malloc(na * sizeof *w->a);
+  w->b = malloc(nb * sizeof *w->b);
+  w->c0 = q->beta != 0.0f ? malloc(nc * sizeof *w->c0) : NULL;
+  w->ref = malloc(nout * sizeof *w->ref);
+  w->scale = malloc(nout * sizeof *w->scale);
+  if (!w->a || !w->b || (q->beta != 0.0f && !w->c0) || !w->ref || !w->scale) {
+    tsr__workload_destroy(w);
+    snprintf(msg, cap, "workload: cannot allocate %.1f MiB of host memory for %lldx%lldx%lld",
+             tsr__workload_bytes(q) / 1048576.0, (long long)q->m, (long long)q->n,
+             (long long)q->k);
+    return TSR_ERR_NOMEM;
+  }
+  tsr_fill(q, TSR_TENSOR_A, inputs, seed, w->a);
+  tsr_fill(q, TSR_TENSOR_B, inputs, seed, w->b);
+  if (w->c0) tsr_fill(q, TSR_TENSOR_C, inputs, seed, w->c0);
+  const char *src = "";
+  st = tsr__oracle_cached(q, inputs, seed, w->a, w->b, w->c0, cache_dir, w->ref, w->scale,
+                          &w->strict_rel_fro, &src, w->key_sha, msg, cap);
+  if (st) {
+    tsr__workload_destroy(w);
+    return st;
+  }
+  snprintf(w->oracle_source, sizeof w->oracle_source, "%s", src);
+  tsr__oracle_key(q, inputs, seed, w->key, sizeof w->key);
+  if (oracle_only) {
+    free(w->a);
+    free(w->b);
+    free(w->c0);
+    w->a = w->b = w->c0 = NULL;
+  }
+  *out = w;
+  return TSR_OK;
+}
+
+void tsr__workload_check(const tsr__workload *w, tsr_precision mode, double atol, double rtol,
+                         const float *c, tsr_receipt *r) {
+  if (w->inputs == TSR_INPUTS_DYADIC) tsr_validate(&w->p, c, w->ref, atol, rtol, r);
+  else tsr_validate_contract(&w->p, c, w->ref, w->scale, w->strict_rel_fro, mode, r);
+}
+
+void tsr__receipt_summary(const tsr_receipt *r, char *buf, size_t cap) {
+  size_t n = 0;
+#define ADD(...)                                                         \
+  do {                                                                   \
+    int k_ = snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__);      \
+    if (k_ > 0) n += (size_t)k_;                                         \
+  } while (0)
+  if (cap) buf[0] = '\0';
+  if (r->contract == TSR_PREC_AUTO) {
+    ADD("%lld of %lld elements outside atol=%g rtol=%g", (long long)r->failed,
+        (long long)r->checked, r->atol, r->rtol);
+  } else {
+    ADD("%s contract: %lld of %lld elements fail", tsr_precision_name(r->contract),
+        (long long)r->failed, (long long)r->checked);
+    if (r->bound_failed)
+      ADD(", %lld over the componentwise bound (worst %.3gx)", (long long)r->bound_failed,
+          r->worst_bound_ratio);
+    if (!(r->rel_fro_err <= r->fro_limit) && !isnan(r->fro_limit))
+      ADD(", rel. Frobenius %.3g > limit %.3g", r->rel_fro_err, r->fro_limit);
+  }
+  if (r->class_failed) ADD(", %lld of the wrong NaN/Inf class", (long long)r->class_failed);
+  if (r->first_fail >= 0) ADD(", first at %lld", (long long)r->first_fail);
+  ADD(", max abs err %.3g", r->max_abs_err);
+#undef ADD
+}
+
+/* ---- the validated call -------------------------------------------------- */
+tsr_status tsr__validated_call(const tsr__backend *be, void *ex, const tsr__workload *w,
+                               tsr_precision mode, double atol, double rtol, float *host_c,
+                               int corrupt, tsr_receipt *r) {
+  tsr_status st = be->reset_c(ex);
+  if (!st) st = be->launch(ex, 1);
+  if (!st) st = be->sync(ex);
+  if (st) return st;
+  tsr_poison(&w->p, host_c);
+  if ((st = be->download(ex, host_c))) return st;
+  if (corrupt) host_c[0] += 1.0f;
+  tsr__workload_check(w, mode, atol, rtol, host_c, r);
+  return TSR_OK;
+}
+
+/* ---- calibration and samples --------------------------------------------- */
+tsr_status tsr__calibrate(const tsr__backend *be, void *ex, int warmup_ms, int sample_ms,
+                          tsr__calibration *cal) {
+  const int64_t warm_ns = (int64_t)warmup_ms * 1000000, win_ns = (int64_t)sample_ms * 1000000;
+  int64_t start = tsr__now_ns(), calls = 0, k = 1, per_call = 0, batches = 0;
+  for (;;) {
+    int64_t t0 = tsr__now_ns();
+    tsr_status st = be->launch(ex, (int)k);
+    if (!st) st = be->sync(ex);
+    if (st) return st;
+    int64_t t1 = tsr__now_ns();
+    calls += k;
+    batches++;
+    per_call = (t1 - t0) / k;
+    if (per_call < 1) per_call = 1;
+    if (t1 - start >= warm_ns && calls >= 2) break;
+    int64_t fit = (warm_ns - (t1 - start)) / per_call;
+    k = k * 2 < fit ? k * 2 : fit;
+    if (k < 1) k = 1;
+    if (k > (1 << 24)) k = 1 << 24;
+  }
+  int64_t n = (win_ns + per_call - 1) / per_call;
+  if (n < 1) n = 1;
+  if (n > (1 << 24)) n = 1 << 24;
+  cal->warmup_calls = calls;
+  cal->warmup_batches = batches;
+  cal->warmup_ns = tsr__now_ns() - start;
+  cal->est_call_ns = per_call;
+  cal->calls_per_batch = n;
+  return TSR_OK;
+}
+
+tsr_status tsr__sample(const tsr__backend *be, void *ex, tsr__timer timer, int64_t calls,
+                       int64_t *ns) {
+  /* Restoring C and draining the queue are outside the timed region. */
+  tsr_status st = be->reset_c(ex);
+  if (!st) st = be->sync(ex);
+  if (st) return st;
+  if (timer == TSR__TIMER_EVENT) {
+    if (!be->event_time) return TSR_ERR_UNSUPPORTED;
+    return be->event_time(ex, (int)calls, ns);
+  }
+  int64_t t0 = tsr__now_ns();
+  st = be->launch(ex, (int)calls);
+  if (!st) st = be->sync(ex);
+  *ns = tsr__now_ns() - t0;
+  return st;
+}

@@ -1,0 +1,104 @@
+/* The one measurement layer (docs/accuracy.md, docs/protocol.md): the
+ * workload (generated inputs and the FP64 oracle with the accuracy
+ * contract's inputs, cached on disk), the validated call, the warm-up
+ * calibration and the sample loop. `tessera gemm`, the bench child, the
+ * tuner, tools/gpu_bench and the CPU bench tool all measure through it, so
+ * they measure the same thing and the contract is enforced in one place.
+ * Layering: used by bench, tune, cli and tools; uses backend and core. */
+#ifndef TSR_MEASURE_MEASURE_H
+#define TSR_MEASURE_MEASURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/backend.h"
+#include "tessera.h"
+
+/* ---- workload ------------------------------------------------------------ */
+typedef struct {
+  tsr_problem p;       /* checked */
+  tsr_inputs inputs;
+  uint64_t seed;
+  float *a, *b, *c0;   /* stored tensors (c0 NULL when beta == 0); NULL when oracle_only */
+  double *ref;         /* FP64 result, compact batch x m x n */
+  float *scale;        /* componentwise scale |alpha||A||B| + |beta||C0| */
+  double strict_rel_fro; /* the strict FP32 reference's rel. Frobenius error */
+  char oracle_source[16]; /* "gpu", "cpu", "cache:gpu", "cache:cpu" */
+  char key[512], key_sha[65];
+} tsr__workload;
+
+/* Generates the inputs and loads or computes the oracle (cache_dir NULL: no
+ * cache; the GPU FP64 kernel for large problems when a GPU is usable, else
+ * the CPU reference). oracle_only: the inputs are freed once the oracle
+ * exists (a route that makes its own inputs, e.g. torch). msg names the
+ * failing step; TSR_ERR_NOMEM when a buffer cannot be allocated. */
+tsr_status tsr__workload_create(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
+                                const char *cache_dir, int oracle_only, tsr__workload **out,
+                                char *msg, size_t cap);
+void tsr__workload_destroy(tsr__workload *w); /* NULL is a no-op */
+
+/* Host bytes a workload of p needs (inputs, output, oracle), for refusing a
+ * problem before anything is allocated. */
+double tsr__workload_bytes(const tsr_problem *p);
+
+/* The receipt of output c (stored layout) for a run in precision `mode`
+ * (the mode the plan ran, never AUTO): dyadic inputs get the exact
+ * tolerance receipt (atol = rtol = 0 unless given), every other family the
+ * mode's contract receipt. */
+void tsr__workload_check(const tsr__workload *w, tsr_precision mode, double atol, double rtol,
+                         const float *c, tsr_receipt *r);
+
+/* One-line summary of a failed receipt ("12 of 4096 elements over the
+ * componentwise bound (worst 3.1x), rel. Frobenius 2.9e-05 > limit
+ * 1.4e-06, first at 17"). */
+void tsr__receipt_summary(const tsr_receipt *r, char *buf, size_t cap);
+
+/* ---- the validated call -------------------------------------------------- */
+/* Outside any timed region: restore C, one call, synchronize, download into
+ * host_c after poisoning it with NaN, then tsr__workload_check. corrupt: add
+ * 1 to host_c[0] first (the test hooks that prove a wrong output fails). */
+tsr_status tsr__validated_call(const tsr__backend *be, void *ex, const tsr__workload *w,
+                               tsr_precision mode, double atol, double rtol, float *host_c,
+                               int corrupt, tsr_receipt *r);
+
+/* ---- calibration and samples --------------------------------------------- */
+typedef struct {
+  int64_t warmup_calls, warmup_batches, warmup_ns;
+  int64_t est_call_ns;     /* host time per call of the last warm-up batch */
+  int64_t calls_per_batch; /* calls filling one sample window */
+} tsr__calibration;
+
+/* Warm-up for warmup_ms with doubling batches (at least two calls); the last
+ * batch's per-call host time sets the calls per batch sample filling
+ * sample_ms (1 .. 2^24). */
+tsr_status tsr__calibrate(const tsr__backend *be, void *ex, int warmup_ms, int sample_ms,
+                          tsr__calibration *cal);
+
+typedef enum {
+  TSR__TIMER_EVENT = 0, /* device events around the calls, synchronized (GPU only) */
+  TSR__TIMER_HOST = 1   /* host monotonic clock around the calls + synchronize */
+} tsr__timer;
+
+/* One sample: ns for `calls` back-to-back calls. C is restored and the
+ * queue drained first, outside the timed region. */
+tsr_status tsr__sample(const tsr__backend *be, void *ex, tsr__timer timer, int64_t calls,
+                       int64_t *ns);
+
+/* ---- oracle cache (oracle_cache.c) --------------------------------------- */
+/* The oracle of problem p over the generated inputs a, b, c0: loaded from
+ * cache_dir (NULL: no cache) when a verified entry exists, else computed and
+ * stored atomically. ref (batch*m*n doubles) and scale (floats) are
+ * caller-allocated. source receives "gpu", "cpu", "cache:gpu" or
+ * "cache:cpu"; key_sha the key's SHA-256. */
+tsr_status tsr__oracle_cached(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
+                              const float *a, const float *b, const float *c0,
+                              const char *cache_dir, double *ref, float *scale,
+                              double *strict_rel_fro, const char **source, char key_sha[65],
+                              char *msg, size_t cap);
+/* Canonical key text of (shape, ops, alpha, beta, batch, inputs, seed). */
+void tsr__oracle_key(const tsr_problem *p, tsr_inputs inputs, uint64_t seed, char *buf,
+                     size_t cap);
+/* ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/oracle (static buffer). */
+const char *tsr__oracle_cache_default(void);
+
+#endif

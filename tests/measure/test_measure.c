@@ -1,0 +1,330 @@
+/* The measurement layer: the workload and its oracle cache (ref, scale and
+ * the strict reference's error survive a round trip; a damaged entry is
+ * recomputed), the contract receipt on real outputs (the CPU backend meets
+ * the FP32 contract on every input family; outputs degraded to TF32 or by a
+ * truncating accumulation fail it with the right reason), the validated call
+ * and the sample loop on the CPU backend. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/backend.h"
+#include "measure/measure.h"
+#include "tessera.h"
+
+static char dir[256];
+
+static int setup(void **state) {
+  snprintf(dir, sizeof dir, "/tmp/tsr_measure_XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+static int teardown(void **state) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static tsr_problem prob(int64_t m, int64_t n, int64_t k, float beta) {
+  tsr_problem p;
+  tsr_problem_init(&p, m, n, k);
+  p.beta = beta;
+  p.alpha = beta != 0.0f ? 0.75f : 1.0f;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  return p;
+}
+
+static void test_oracle_cache(void **state) {
+  tsr_problem p = prob(7, 5, 3, 0.5f);
+  char cache[300], msg[256];
+  snprintf(cache, sizeof cache, "%s/oracle", dir);
+  tsr__workload *w1 = NULL, *w2 = NULL, *w3 = NULL;
+  assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 9, cache, 0, &w1, msg, sizeof msg), TSR_OK);
+  assert_string_equal(w1->oracle_source, "cpu");
+  assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 9, cache, 0, &w2, msg, sizeof msg), TSR_OK);
+  assert_string_equal(w2->oracle_source, "cache:cpu");
+  assert_string_equal(w1->key_sha, w2->key_sha);
+  assert_memory_equal(w1->ref, w2->ref, 35 * sizeof(double));
+  assert_memory_equal(w1->scale, w2->scale, 35 * sizeof(float));
+  assert_true(w1->strict_rel_fro == w2->strict_rel_fro); /* exact: stored as a hex float */
+  assert_true(w1->strict_rel_fro > 0 && w1->strict_rel_fro < 1e-6);
+  /* one element against the definitions */
+  const float *a = w1->a, *b = w1->b, *c0 = w1->c0;
+  double want = 0.5 * c0[2 * 5 + 3], sc = 0.5 * fabs(c0[2 * 5 + 3]);
+  for (int k = 0; k < 3; k++) {
+    want += 0.75 * (double)a[2 * 3 + k] * (double)b[k * 5 + 3];
+    sc += 0.75 * fabs((double)a[2 * 3 + k] * (double)b[k * 5 + 3]);
+  }
+  assert_true(fabs(w2->ref[2 * 5 + 3] - want) < 1e-12);
+  assert_true(fabsf(w2->scale[2 * 5 + 3] - (float)sc) <= 1e-6f * (float)sc);
+  /* a different family is a different key */
+  assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_WIDE, 9, cache, 0, &w3, msg, sizeof msg), TSR_OK);
+  assert_string_equal(w3->oracle_source, "cpu");
+  assert_string_not_equal(w1->key_sha, w3->key_sha);
+  tsr__workload_destroy(w3);
+  /* a damaged entry is never trusted: recomputed, same values */
+  char path[600];
+  snprintf(path, sizeof path, "%s/%s.f64", cache, w1->key_sha);
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  fseek(f, -3, SEEK_END);
+  fputc('X', f);
+  fclose(f);
+  assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 9, cache, 0, &w3, msg, sizeof msg), TSR_OK);
+  assert_string_equal(w3->oracle_source, "cpu");
+  assert_memory_equal(w1->ref, w3->ref, 35 * sizeof(double));
+  tsr__workload_destroy(w1);
+  tsr__workload_destroy(w2);
+  tsr__workload_destroy(w3);
+  tsr__workload_destroy(NULL);
+}
+
+/* The input families: exact dyadic eighths; uniform in [-1, 1); normal with
+ * mean ~0 and variance ~1 within [-6, 6); wide with exponents spread over
+ * 2^-20..2^20. */
+static void test_families(void **state) {
+  tsr_problem p = prob(64, 64, 64, 0.0f);
+  float *v = malloc(64 * 64 * sizeof *v);
+  tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_NORMAL, 3, v);
+  double s = 0, s2 = 0;
+  for (int i = 0; i < 4096; i++) {
+    assert_true(v[i] >= -6.0f && v[i] < 6.0f);
+    s += v[i];
+    s2 += (double)v[i] * v[i];
+  }
+  assert_true(fabs(s / 4096) < 0.06);
+  assert_true(fabs(s2 / 4096 - 1.0) < 0.08);
+  tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_WIDE, 3, v);
+  int lo = 0, hi = 0;
+  for (int i = 0; i < 4096; i++) {
+    float x = fabsf(v[i]);
+    assert_true(x < 0x1p20f);
+    lo += x > 0 && x < 0x1p-10f;
+    hi += x >= 0x1p10f;
+  }
+  assert_true(lo > 100 && hi > 100);
+  char msg[128];
+  tsr_inputs k;
+  assert_int_equal(tsr_inputs_parse("wide", &k, msg, sizeof msg), TSR_OK);
+  assert_int_equal(k, TSR_INPUTS_WIDE);
+  assert_int_equal(tsr_inputs_parse("gauss", &k, msg, sizeof msg), TSR_ERR_PARSE);
+  assert_non_null(strstr(msg, "'gauss'"));
+  free(v);
+}
+
+/* Output c of the CPU backend for workload w (default plan). */
+static void run_cpu(const tsr__workload *w, float *c) {
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  memcpy(c, w->c0 ? w->c0 : c, w->c0 ? (size_t)tsr_problem_elems_c(&w->p) * sizeof *c : 0);
+  if (!w->c0) tsr_poison(&w->p, c);
+  assert_int_equal(tsr_gemm(ctx, TSR_BACKEND_CPU, &w->p, NULL, w->a, w->b, c), TSR_OK);
+  tsr_context_destroy(ctx);
+}
+
+/* The CPU backend meets the FP32 contract on every family and the dyadic
+ * check is exact; the same outputs with operands rounded to TF32, or summed
+ * with truncation (round toward zero: the tensor-core accumulation bias),
+ * break it, and the receipt says why. */
+static void test_contract_cpu(void **state) {
+  static const struct { int64_t m, n, k; float beta; } shapes[] = {
+      {64, 48, 1000, 0.0f}, {33, 70, 257, 0.5f}, {128, 64, 4096, 0.0f}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    tsr_problem p = prob(shapes[s].m, shapes[s].n, shapes[s].k, shapes[s].beta);
+    for (int fam = 0; fam < TSR_INPUTS_COUNT; fam++) {
+      tsr__workload *w;
+      char msg[256];
+      assert_int_equal(tsr__workload_create(&p, (tsr_inputs)fam, 5, NULL, 0, &w, msg, sizeof msg), TSR_OK);
+      size_t nc = (size_t)tsr_problem_elems_c(&p);
+      float *c = malloc(nc * sizeof *c);
+      run_cpu(w, c);
+      tsr_receipt r;
+      tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, c, &r);
+      if (!r.passed) {
+        tsr__receipt_summary(&r, msg, sizeof msg);
+        fail_msg("%lldx%lldx%lld %s: %s", (long long)p.m, (long long)p.n, (long long)p.k,
+                 tsr_inputs_name((tsr_inputs)fam), msg);
+      }
+      if (fam == TSR_INPUTS_DYADIC) {
+        assert_true(r.max_abs_err == 0.0);
+        assert_int_equal(r.contract, TSR_PREC_AUTO);
+        free(c);
+        tsr__workload_destroy(w);
+        continue;
+      }
+      assert_int_equal(r.contract, TSR_PREC_STRICT);
+      assert_true(r.rel_fro_err <= r.fro_limit);
+      assert_true(r.worst_bound_ratio < 1.0);
+      /* TF32 operands (11 significant bits, round to nearest) */
+      float *t = malloc(nc * sizeof *t);
+      float *ta = malloc((size_t)tsr_problem_elems_a(&p) * sizeof *ta);
+      float *tb = malloc((size_t)tsr_problem_elems_b(&p) * sizeof *tb);
+      for (int64_t i = 0; i < tsr_problem_elems_a(&p); i++) {
+        uint32_t u;
+        memcpy(&u, &w->a[i], 4);
+        u = (u + 0x1000u) & 0xffffe000u;
+        memcpy(&ta[i], &u, 4);
+      }
+      for (int64_t i = 0; i < tsr_problem_elems_b(&p); i++) {
+        uint32_t u;
+        memcpy(&u, &w->b[i], 4);
+        u = (u + 0x1000u) & 0xffffe000u;
+        memcpy(&tb[i], &u, 4);
+      }
+      tsr_context *ctx;
+      assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+      if (w->c0) memcpy(t, w->c0, nc * sizeof *t);
+      assert_int_equal(tsr_gemm(ctx, TSR_BACKEND_CPU, &p, NULL, ta, tb, t), TSR_OK);
+      tsr_context_destroy(ctx);
+      tsr__workload_check(w, TSR_PREC_FP32X3, 0.0, 0.0, t, &r);
+      assert_false(r.passed);
+      assert_true(r.bound_failed > 0 || r.rel_fro_err > r.fro_limit);
+      tsr__receipt_summary(&r, msg, sizeof msg);
+      assert_non_null(strstr(msg, "fp32x3 contract"));
+      /* ... which the TF32 bound accepts */
+      tsr__workload_check(w, TSR_PREC_TF32, 0.0, 0.0, t, &r);
+      if (!r.passed) {
+        tsr__receipt_summary(&r, msg, sizeof msg);
+        fail_msg("tf32 bound refused TF32 operands: %s", msg);
+      }
+      /* sequential sum with round-toward-zero additions (the pre-contract
+       * tensor-core accumulation) at large K: the Frobenius clause fails */
+      if (p.k >= 1000) {
+        for (int64_t i = 0; i < p.m; i++)
+          for (int64_t j = 0; j < p.n; j++) {
+            float acc = 0.0f;
+            for (int64_t k = 0; k < p.k; k++) {
+              double exact = (double)acc + (double)w->a[i * p.k + k] * (double)w->b[k * p.n + j];
+              float f = (float)exact;
+              if (fabs((double)f) > fabs(exact)) f = nextafterf(f, 0.0f);
+              acc = f;
+            }
+            t[i * p.n + j] = p.alpha * acc + (w->c0 ? p.beta * w->c0[i * p.n + j] : 0.0f);
+          }
+        tsr__workload_check(w, TSR_PREC_FP32X3, 0.0, 0.0, t, &r);
+        assert_false(r.passed);
+        assert_true(r.rel_fro_err > r.fro_limit);
+      }
+      free(t);
+      free(ta);
+      free(tb);
+      free(c);
+      tsr__workload_destroy(w);
+    }
+  }
+}
+
+/* Special values (docs/accuracy.md): NaN, +-Inf, values near FLT_MAX,
+ * subnormals, a NaN-filled C with beta = 0: the CPU backend's output has the
+ * FP64 reference's NaN/Inf class on every element and passes the contract. */
+static void test_specials_cpu(void **state) {
+  tsr_problem p = prob(24, 20, 40, 0.0f);
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  for (int kind = 0; kind < 6; kind++) {
+    tsr__workload *w;
+    char msg[256];
+    p.beta = kind == 5 ? 0.5f : 0.0f;
+    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+    assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 11, NULL, 0, &w, msg, sizeof msg), TSR_OK);
+    float *a = w->a, *b = w->b;
+    switch (kind) {
+      case 0: a[3 * 40 + 7] = NAN; break;                      /* row 3 all NaN */
+      case 1: a[5 * 40 + 2] = INFINITY; b[9 * 20 + 4] = -INFINITY; break;
+      case 2: a[2 * 40 + 5] = 3.4028235e38f; b[5 * 20 + 3] = 1.0f; break; /* FLT_MAX, one per dot */
+      case 3: for (int k = 0; k < 40; k++) a[6 * 40 + k] = 1e-39f * (float)(k + 1), b[k * 20 + 1] = 1e30f; break;
+      case 4: b[0] = INFINITY; a[0] = 0.0f; break;             /* 0 x Inf = NaN */
+      default: w->c0[7] = NAN; break;                          /* beta != 0: NaN propagates */
+    }
+    /* the reference of the altered inputs */
+    assert_int_equal(tsr_oracle_cpu(&w->p, w->a, w->b, w->c0, w->ref, w->scale, &w->strict_rel_fro), TSR_OK);
+    float *c = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *c);
+    if (w->c0) memcpy(c, w->c0, (size_t)tsr_problem_elems_c(&p) * sizeof *c);
+    else tsr_poison(&p, c); /* beta = 0 never reads C: the poison must vanish */
+    assert_int_equal(tsr_gemm(ctx, TSR_BACKEND_CPU, &w->p, NULL, w->a, w->b, c), TSR_OK);
+    tsr_receipt r;
+    tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, c, &r);
+    int specials = 0;
+    for (int64_t i = 0; i < p.m * p.n; i++) specials += !isfinite((float)w->ref[i]);
+    if (kind != 3 && kind != 2) assert_true(specials > 0);
+    if (r.class_failed) fail_msg("special case %d: %lld outputs of the wrong class", kind, (long long)r.class_failed);
+    if (!r.passed) {
+      tsr__receipt_summary(&r, msg, sizeof msg);
+      fail_msg("special case %d: %s", kind, msg);
+    }
+    /* a wrong class is caught: flip one special output to 0 */
+    for (int64_t i = 0; i < p.m * p.n; i++)
+      if (!isfinite(c[i])) {
+        c[i] = 0.0f;
+        tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, c, &r);
+        assert_int_equal(r.class_failed, 1);
+        assert_false(r.passed);
+        break;
+      }
+    free(c);
+    tsr__workload_destroy(w);
+  }
+  tsr_context_destroy(ctx);
+}
+
+/* The validated call and the sample loop on the CPU backend's exec. */
+static void test_validated_call_and_samples(void **state) {
+  tsr_problem p = prob(40, 30, 20, 0.25f);
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr__workload *w;
+  char msg[256];
+  assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg), TSR_OK);
+  const tsr__backend *be = tsr__backend_get(TSR_BACKEND_CPU);
+  tsr_plan plan;
+  be->default_plan(&w->p, &plan);
+  tsr_plan_info info;
+  assert_int_equal(be->realize(ctx, &w->p, &plan, &info), TSR_OK);
+  assert_int_equal(info.precision, TSR_PREC_STRICT);
+  void *ex = NULL;
+  assert_int_equal(be->prepare(ctx, &w->p, &info.plan, w->a, w->b, w->c0, &ex), TSR_OK);
+  float *c = malloc((size_t)tsr_problem_elems_c(&w->p) * sizeof *c);
+  tsr_receipt r;
+  assert_int_equal(tsr__validated_call(be, ex, w, info.precision, 0.0, 0.0, c, 0, &r), TSR_OK);
+  assert_true(r.passed);
+  assert_true(r.max_abs_err == 0.0);
+  /* the corruption hook makes the same call fail */
+  assert_int_equal(tsr__validated_call(be, ex, w, info.precision, 0.0, 0.0, c, 1, &r), TSR_OK);
+  assert_false(r.passed);
+  assert_int_equal(r.first_fail, 0);
+  tsr__calibration cal;
+  assert_int_equal(tsr__calibrate(be, ex, 5, 2, &cal), TSR_OK);
+  assert_true(cal.warmup_calls >= 2 && cal.calls_per_batch >= 1);
+  int64_t ns = 0;
+  assert_int_equal(tsr__sample(be, ex, TSR__TIMER_HOST, cal.calls_per_batch, &ns), TSR_OK);
+  assert_true(ns > 0);
+  assert_int_equal(tsr__sample(be, ex, TSR__TIMER_EVENT, 1, &ns), TSR_ERR_UNSUPPORTED);
+  be->destroy(ex);
+  /* precision modes the CPU backend does not run are refused by name */
+  tsr_problem q = w->p;
+  q.precision = TSR_PREC_FP32X3;
+  assert_int_equal(be->realize(ctx, &q, &plan, &info), TSR_ERR_UNSUPPORTED);
+  assert_non_null(strstr(tsr_context_message(ctx), "fp32x3 is not available on backend cpu"));
+  free(c);
+  tsr__workload_destroy(w);
+  tsr_context_destroy(ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_oracle_cache, setup, teardown),
+      cmocka_unit_test(test_families),
+      cmocka_unit_test(test_contract_cpu),
+      cmocka_unit_test(test_specials_cpu),
+      cmocka_unit_test(test_validated_call_and_samples),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
