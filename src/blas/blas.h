@@ -15,6 +15,13 @@
  * and return: a library injected with LD_PRELOAD must not terminate its host
  * process over an argument error the caller can observe.
  *
+ * Scalars: M == 0, N == 0, or (alpha == 0 or K == 0) with beta == 1 return
+ * at once; otherwise alpha == 0 or K == 0 gives C = beta*C without reading
+ * A or B (beta == 0 writes zeros without reading C), whatever alpha is:
+ * NaN and infinities too, as in OpenBLAS and the reference's loops for
+ * op(A) = A (its loops for op(A) = A^T form alpha*0 there, NaN). A NaN
+ * alpha or beta with a product to form makes every element NaN.
+ *
  * Environment (read once, on the first call):
  *   TESSERA_BACKEND       cpu (default), auto (the GPU when one is usable,
  *                         else cpu), cuda, cublas, hand.

@@ -128,22 +128,26 @@ static void gemm_colmajor(const char *entry, int rowmajor, char ta, char tb, int
     say(entry, rowmajor, ta, tb, m, n, k, "quick return");
     return;
   }
-  if (alpha != alpha || beta != beta) {
-    /* The reference multiplies every element by the NaN (alpha == 0 and
-     * K == 0 paths included); tessera rejects NaN scalars. */
-    say(entry, rowmajor, ta, tb, m, n, k, "NaN scalar");
-    for (int64_t j = 0; j < n; j++)
-      for (int64_t i = 0; i < m; i++) c[j * (int64_t)ldc + i] = NAN;
-    return;
-  }
   if (alpha == 0.0f || k == 0) {
-    /* No product: C = beta*C, and beta == 0 writes zeros without reading C. */
+    /* No product: C = beta*C, and beta == 0 writes zeros without reading C;
+     * A and B are not read, so a NaN alpha (or NaN in A or B) leaves no
+     * trace. This is OpenBLAS, and the reference's loops for op(A) = A; its
+     * loops for op(A) = A^T compute alpha*0 + beta*C when K == 0, which a
+     * NaN or infinite alpha turns into NaN. */
     say(entry, rowmajor, ta, tb, m, n, k, "scale");
     for (int64_t j = 0; j < n; j++)
       for (int64_t i = 0; i < m; i++) {
         float *e = &c[j * (int64_t)ldc + i];
         *e = beta == 0.0f ? 0.0f : beta * *e;
       }
+    return;
+  }
+  if (alpha != alpha || beta != beta) {
+    /* With a product to form, the reference multiplies every element by the
+     * NaN (alpha*B(l,j) or beta*C(i,j)); tessera rejects NaN scalars. */
+    say(entry, rowmajor, ta, tb, m, n, k, "NaN scalar");
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < m; i++) c[j * (int64_t)ldc + i] = NAN;
     return;
   }
 

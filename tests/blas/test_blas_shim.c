@@ -246,7 +246,8 @@ static void test_alpha_zero_reads_no_inputs(void **state) {
   assert_int_equal(xerbla_calls + cxerbla_calls, 0);
 }
 
-/* A NaN alpha or beta makes every element NaN, as the reference loops do
+/* A NaN beta makes every element NaN (beta*C, K == 0 included), and so
+ * does a NaN alpha with a product to form, as the reference loops do
  * (tessera itself rejects NaN scalars, so the shim handles them). */
 static void test_nan_scalars(void **state) {
   for (int w = 0; w < 3; w++)
@@ -266,6 +267,55 @@ static void test_nan_scalars(void **state) {
       assert_int_equal(nans, (size_t)m * n);
       free(a.v), free(b.v), free(c.v);
     }
+}
+
+/* Non-finite or zero alpha, every entry point and transpose. With K == 0
+ * or alpha == 0 there is no product: C = beta*C (beta 0: zeros over a NaN
+ * C; beta 1: untouched), A and B (all NaN here) unread, whatever alpha is,
+ * as OpenBLAS and the reference's loops for op(A) = A do. With K > 0 a NaN
+ * alpha makes every element NaN, as the reference's alpha*B(l,j) does. */
+static void test_alpha_nan_inf_zero(void **state) {
+  static const float alphas[] = {NAN, INFINITY, -INFINITY, 0.0f};
+  static const float betas[] = {0.5f, 0.0f, 1.0f};
+  for (int w = 0; w < 3; w++)
+    for (int ti = 0; ti < 3; ti++)
+      for (int tj = 0; tj < 3; tj++)
+        for (int ai = 0; ai < 4; ai++)
+          for (int bi = 0; bi < 3; bi++)
+            for (int k = 0; k <= 3; k += 3) {
+              float alpha = alphas[ai], beta = betas[bi];
+              int no_product = k == 0 || alpha == 0.0f;
+              if (!no_product && !isnan(alpha)) continue; /* infinite alpha: a product */
+              int colmajor = w != API_CBLAS_ROW, m = 3, n = 4;
+              /* unread inputs are NaN everywhere; read ones are plain values */
+              float in = no_product ? NAN : 0.0f;
+              mat a = ti ? mat_make(k, m, colmajor, 1, 1, in, no_product, in)
+                         : mat_make(m, k, colmajor, 1, 1, in, no_product, in);
+              mat b = tj ? mat_make(n, k, colmajor, 1, 2, in, no_product, in)
+                         : mat_make(k, n, colmajor, 1, 2, in, no_product, in);
+              mat c = mat_make(m, n, colmajor, 2, 3, 99.0f, beta == 0.0f, NAN);
+              float *c0 = copy_of(&c);
+              reset_errors();
+              call((api)w, ti, tj, 0, m, n, k, alpha, &a, &b, beta, &c);
+              assert_int_equal(xerbla_calls + cxerbla_calls, 0);
+              int bad = 0;
+              for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                  float got = c.v[at(&c, i, j)], old = c0[at(&c, i, j)];
+                  int ok;
+                  if (!no_product) ok = isnan(got);
+                  else if (beta == 0.0f) ok = got == 0.0f;
+                  else ok = got == beta * old;
+                  if (!ok && bad++ < 3)
+                    print_error("%s trans %c%c alpha %g beta %g K=%d: C(%d,%d) = %g (was %g)\n",
+                                api_names[w], trans_chars[ti], trans_chars[tj], alpha, beta, k,
+                                i, j, got, old);
+                  c.v[at(&c, i, j)] = old;
+                }
+              assert_int_equal(bad, 0);
+              assert_memory_equal(c.v, c0, c.len * sizeof(float)); /* padding untouched */
+              free(a.v), free(b.v), free(c.v), free(c0);
+            }
 }
 
 /* gfortran passes the CHARACTER lengths as hidden trailing arguments; a
@@ -454,6 +504,7 @@ int main(void) {
       cmocka_unit_test(test_quick_returns),
       cmocka_unit_test(test_alpha_zero_reads_no_inputs),
       cmocka_unit_test(test_nan_scalars),
+      cmocka_unit_test(test_alpha_nan_inf_zero),
       cmocka_unit_test(test_sgemm_hidden_lengths),
       cmocka_unit_test(test_sgemm_illegal),
       cmocka_unit_test(test_cblas_illegal),
