@@ -52,7 +52,13 @@ static tsr_context *shim_ctx;
 static tsr_backend_kind shim_backend = TSR_BACKEND_CPU;
 static int shim_verbose;
 
+/* In a child of fork only the forking thread exists: a call that another
+ * thread had in flight holds shim_lock forever there. (The CPU pool and the
+ * plan memo recover their own state; see src/backend/cpu/pool.c.) */
+static void shim_after_fork_child(void) { pthread_mutex_init(&shim_lock, NULL); }
+
 static void shim_init(void) {
+  pthread_atfork(NULL, NULL, shim_after_fork_child);
   const char *v = getenv("TESSERA_BLAS_VERBOSE");
   shim_verbose = v && *v && strcmp(v, "0") != 0;
   if (tsr_context_create(&shim_ctx) != TSR_OK) {
