@@ -15,6 +15,20 @@
  * and return: a library injected with LD_PRELOAD must not terminate its host
  * process over an argument error the caller can observe.
  *
+ * Scalars: M == 0, N == 0, or (alpha == 0 or K == 0) with beta == 1 return
+ * at once; otherwise alpha == 0 or K == 0 gives C = beta*C without reading
+ * A or B (beta == 0 writes zeros without reading C), whatever alpha is:
+ * NaN and infinities too, as in OpenBLAS and the reference's loops for
+ * op(A) = A (its loops for op(A) = A^T form alpha*0 there, NaN). A NaN
+ * alpha or beta with a product to form makes every element NaN.
+ *
+ * Fork: a child process may call the shim (Python multiprocessing's fork
+ * start method, for one): the CPU pool's threads are re-created there on
+ * the first call that needs them, and the locks of the shim, the pool and
+ * the plan memo are fresh, so a call another thread of the parent had in
+ * flight at the fork does not block the child's calls (SQLite's own locks,
+ * held while a tuning database is read, are not covered).
+ *
  * Environment (read once, on the first call):
  *   TESSERA_BACKEND       cpu (default), auto (the GPU when one is usable,
  *                         else cpu), cuda, cublas, hand.

@@ -52,7 +52,13 @@ static tsr_context *shim_ctx;
 static tsr_backend_kind shim_backend = TSR_BACKEND_CPU;
 static int shim_verbose;
 
+/* In a child of fork only the forking thread exists: a call that another
+ * thread had in flight holds shim_lock forever there. (The CPU pool and the
+ * plan memo recover their own state; see src/backend/cpu/pool.c.) */
+static void shim_after_fork_child(void) { pthread_mutex_init(&shim_lock, NULL); }
+
 static void shim_init(void) {
+  pthread_atfork(NULL, NULL, shim_after_fork_child);
   const char *v = getenv("TESSERA_BLAS_VERBOSE");
   shim_verbose = v && *v && strcmp(v, "0") != 0;
   if (tsr_context_create(&shim_ctx) != TSR_OK) {
@@ -128,22 +134,26 @@ static void gemm_colmajor(const char *entry, int rowmajor, char ta, char tb, int
     say(entry, rowmajor, ta, tb, m, n, k, "quick return");
     return;
   }
-  if (alpha != alpha || beta != beta) {
-    /* The reference multiplies every element by the NaN (alpha == 0 and
-     * K == 0 paths included); tessera rejects NaN scalars. */
-    say(entry, rowmajor, ta, tb, m, n, k, "NaN scalar");
-    for (int64_t j = 0; j < n; j++)
-      for (int64_t i = 0; i < m; i++) c[j * (int64_t)ldc + i] = NAN;
-    return;
-  }
   if (alpha == 0.0f || k == 0) {
-    /* No product: C = beta*C, and beta == 0 writes zeros without reading C. */
+    /* No product: C = beta*C, and beta == 0 writes zeros without reading C;
+     * A and B are not read, so a NaN alpha (or NaN in A or B) leaves no
+     * trace. This is OpenBLAS, and the reference's loops for op(A) = A; its
+     * loops for op(A) = A^T compute alpha*0 + beta*C when K == 0, which a
+     * NaN or infinite alpha turns into NaN. */
     say(entry, rowmajor, ta, tb, m, n, k, "scale");
     for (int64_t j = 0; j < n; j++)
       for (int64_t i = 0; i < m; i++) {
         float *e = &c[j * (int64_t)ldc + i];
         *e = beta == 0.0f ? 0.0f : beta * *e;
       }
+    return;
+  }
+  if (alpha != alpha || beta != beta) {
+    /* With a product to form, the reference multiplies every element by the
+     * NaN (alpha*B(l,j) or beta*C(i,j)); tessera rejects NaN scalars. */
+    say(entry, rowmajor, ta, tb, m, n, k, "NaN scalar");
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < m; i++) c[j * (int64_t)ldc + i] = NAN;
     return;
   }
 

@@ -223,9 +223,70 @@ static tsr_status ensure_schema(tsr__tune_db *db, char *msg, size_t cap) {
   return end_tx(h, 0, msg, cap, db->path, "commit schema");
 }
 
+/* SQLite's answer when a connection could not create or write what it
+ * needs: the file, or the -wal / -shm files beside it (a read-only folder). */
+static int cannot_write(int rc) {
+  rc &= 0xff;
+  return rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM;
+}
+
+/* "file:" URI of a path with `immutable=1`: percent-encoded except for
+ * unreserved characters and '/'. 0, or -1 when it does not fit. */
+static int immutable_uri(const char *path, char *buf, size_t cap) {
+  static const char hex[] = "0123456789ABCDEF";
+  size_t n = (size_t)snprintf(buf, cap, "file:");
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                strchr("/-._~", *p);
+    if (n + 4 >= cap) return -1;
+    if (plain) buf[n++] = (char)*p;
+    else {
+      buf[n++] = '%';
+      buf[n++] = hex[*p >> 4];
+      buf[n++] = hex[*p & 15];
+    }
+  }
+  int w = snprintf(buf + n, cap - n, "?immutable=1");
+  return w > 0 && (size_t)w < cap - n ? 0 : -1;
+}
+
+/* A read-only open of a WAL database needs its -shm file, created beside it
+ * when missing; in a read-only folder (or for a user who cannot write the
+ * file's side files) that fails. The file is then read as immutable: no
+ * locks, no -shm, the -wal and any rollback journal ignored, which is right
+ * only when they hold nothing, so a non-empty one refuses instead. Leaves
+ * db->h open with the header read, or returns the refusal. */
+static tsr_status open_immutable(tsr__tune_db *db, int *v, int *ntab, char *msg, size_t cap) {
+  const char *path = db->path;
+  char side[1100], uri[3200];
+  struct stat sb;
+  static const char *const sides[] = {"-wal", "-journal"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(side, sizeof side, "%s%s", path, sides[i]);
+    if (stat(side, &sb) == 0 && sb.st_size > 0)
+      return tsr__failbuf(msg, cap, TSR_ERR_DB,
+                          "tuning database %s: unreadable (read-only here, and %s holds changes "
+                          "that only a writer can merge); the file was left untouched",
+                          path, side);
+  }
+  if (immutable_uri(path, uri, sizeof uri))
+    return tsr__failbuf(msg, cap, TSR_ERR_DB, "tuning database %s: path too long", path);
+  int rc = sqlite3_open_v2(uri, &db->h,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, NULL);
+  if (!rc) rc = read_header(db->h, v, ntab);
+  if (rc)
+    return tsr__failbuf(msg, cap, TSR_ERR_DB,
+                        "tuning database %s: unreadable (%s); the file was left untouched", path,
+                        db->h ? sqlite3_errmsg(db->h) : "out of memory");
+  return TSR_OK;
+}
+
+/* On success msg is empty, or (read-only opens) holds a note for the user:
+ * the file could only be opened as an unchanging file (open_immutable). */
 tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out, char *msg,
                              size_t cap) {
   *out = NULL;
+  if (cap) msg[0] = '\0';
   if (!path || !*path) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "tuning database: no path");
   struct stat sb;
   int exists = stat(path, &sb) == 0;
@@ -248,14 +309,39 @@ tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out,
     goto fail;
   }
   sqlite3_busy_timeout(db->h, BUSY_MS);
+  /* A file the user cannot write is opened read-only by SQLite: say so
+   * before any write fails with a less direct message. */
+  if (writable && sqlite3_db_readonly(db->h, "main") == 1) {
+    st = tsr__failbuf(msg, cap, TSR_ERR_DB,
+                      "tuning database %s: read-only (no write permission on the file); the "
+                      "file was left untouched (use --db to choose another file)",
+                      path);
+    goto fail;
+  }
   /* Read the header before anything else: garbage fails here (SQLITE_NOTADB)
    * and nothing has been written. */
   int v = 0, ntab = 0;
+  int immutable = 0;
   if ((rc = read_header(db->h, &v, &ntab))) {
-    st = tsr__failbuf(msg, cap, TSR_ERR_DB,
-                      "tuning database %s: unreadable (%s); the file was left untouched", path,
-                      sqlite3_errmsg(db->h));
-    goto fail;
+    if (cannot_write(sqlite3_extended_errcode(db->h))) {
+      if (writable) {
+        st = tsr__failbuf(msg, cap, TSR_ERR_DB,
+                          "tuning database %s: cannot be written here (%s; its folder must be "
+                          "writable for the -wal and -shm files); the file was left untouched "
+                          "(use --db to choose another file)",
+                          path, sqlite3_errmsg(db->h));
+        goto fail;
+      }
+      sqlite3_close_v2(db->h);
+      db->h = NULL;
+      if ((st = open_immutable(db, &v, &ntab, msg, cap))) goto fail;
+      immutable = 1;
+    } else {
+      st = tsr__failbuf(msg, cap, TSR_ERR_DB,
+                        "tuning database %s: unreadable (%s); the file was left untouched", path,
+                        sqlite3_errmsg(db->h));
+      goto fail;
+    }
   }
   if (!writable) {
     if (v != TSR__TUNE_SCHEMA_VERSION) {
@@ -266,6 +352,11 @@ tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out,
                         path, v, TSR__TUNE_SCHEMA_VERSION);
       goto fail;
     }
+    if (immutable)
+      snprintf(msg, cap,
+               "tuning database %s is read-only here (its -shm file cannot be created); its "
+               "plans are used read-only, and `tessera tune` cannot update it",
+               path);
     *out = db;
     return TSR_OK;
   }

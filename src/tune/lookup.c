@@ -86,12 +86,27 @@ static memo_entry memo[MEMO_N];
 static int memo_next;
 static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
 static int warned; /* one warning per process for an unreadable database */
+static int noted;  /* one note per process for a database read as unchanging */
+static pthread_once_t memo_atfork_once = PTHREAD_ONCE_INIT;
+
+/* In a child of fork a thread of the parent may have held memo_lock (gone
+ * with it, the entry it was writing possibly torn): a fresh lock, and the
+ * memo forgotten in that case. */
+static void memo_after_fork_child(void) {
+  if (pthread_mutex_trylock(&memo_lock) != 0) {
+    memset(memo, 0, sizeof memo);
+    memo_next = 0;
+  }
+  pthread_mutex_init(&memo_lock, NULL);
+}
+
+static void memo_register_atfork(void) { pthread_atfork(NULL, NULL, memo_after_fork_child); }
 
 void tsr__tune_lookup_reset(void) {
   pthread_mutex_lock(&memo_lock);
   memset(memo, 0, sizeof memo);
   memo_next = 0;
-  warned = 0;
+  warned = noted = 0;
   pthread_mutex_unlock(&memo_lock);
 }
 
@@ -154,6 +169,7 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
     return TSR_OK;
   }
   if (pr < 0) return TSR_OK;
+  pthread_once(&memo_atfork_once, memo_register_atfork);
   memo_entry q = {.used = 1, .b = b, .m = p->m, .n = p->n, .k = p->k, .batch = p->batch,
                   .op_a = p->op_a, .op_b = p->op_b, .precision = p->precision};
   snprintf(q.path, sizeof q.path, "%s", path);
@@ -179,6 +195,13 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   tsr__tune_db *db = NULL;
   if (tsr__tune_target_get(ctx, b, &t) == TSR_OK) {
     if (tsr__tune_db_open(path, 0, &db, msg, sizeof msg) == TSR_OK) {
+      if (msg[0]) { /* read-only here: served, with a note */
+        pthread_mutex_lock(&memo_lock);
+        int first = !noted;
+        noted = 1;
+        pthread_mutex_unlock(&memo_lock);
+        if (first) fprintf(stderr, "tessera: note: %s\n", msg);
+      }
       tsr_problem q2 = *p;
       check_arg ca = {ctx, b, &q2};
       int r = tsr__tune_db_lookup(db, &t, p, plan_fits, &ca, out, src, sizeof src, msg,

@@ -3,16 +3,22 @@
  * leading dimensions, quick returns) against an FP64 reference computed
  * here, on dyadic inputs where FP32 is exact; and every illegal argument
  * reaching xerbla_ / cblas_xerbla (overridden below) with the reference
- * INFO / parameter number, C untouched. Linked against libtessera_blas.so. */
+ * INFO / parameter number, C untouched; and calls from children of fork.
+ * Linked against libtessera_blas.so. */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -246,7 +252,8 @@ static void test_alpha_zero_reads_no_inputs(void **state) {
   assert_int_equal(xerbla_calls + cxerbla_calls, 0);
 }
 
-/* A NaN alpha or beta makes every element NaN, as the reference loops do
+/* A NaN beta makes every element NaN (beta*C, K == 0 included), and so
+ * does a NaN alpha with a product to form, as the reference loops do
  * (tessera itself rejects NaN scalars, so the shim handles them). */
 static void test_nan_scalars(void **state) {
   for (int w = 0; w < 3; w++)
@@ -266,6 +273,243 @@ static void test_nan_scalars(void **state) {
       assert_int_equal(nans, (size_t)m * n);
       free(a.v), free(b.v), free(c.v);
     }
+}
+
+/* Non-finite or zero alpha, every entry point and transpose. With K == 0
+ * or alpha == 0 there is no product: C = beta*C (beta 0: zeros over a NaN
+ * C; beta 1: untouched), A and B (all NaN here) unread, whatever alpha is,
+ * as OpenBLAS and the reference's loops for op(A) = A do. With K > 0 a NaN
+ * alpha makes every element NaN, as the reference's alpha*B(l,j) does. */
+static void test_alpha_nan_inf_zero(void **state) {
+  static const float alphas[] = {NAN, INFINITY, -INFINITY, 0.0f};
+  static const float betas[] = {0.5f, 0.0f, 1.0f};
+  for (int w = 0; w < 3; w++)
+    for (int ti = 0; ti < 3; ti++)
+      for (int tj = 0; tj < 3; tj++)
+        for (int ai = 0; ai < 4; ai++)
+          for (int bi = 0; bi < 3; bi++)
+            for (int k = 0; k <= 3; k += 3) {
+              float alpha = alphas[ai], beta = betas[bi];
+              int no_product = k == 0 || alpha == 0.0f;
+              if (!no_product && !isnan(alpha)) continue; /* infinite alpha: a product */
+              int colmajor = w != API_CBLAS_ROW, m = 3, n = 4;
+              /* unread inputs are NaN everywhere; read ones are plain values */
+              float in = no_product ? NAN : 0.0f;
+              mat a = ti ? mat_make(k, m, colmajor, 1, 1, in, no_product, in)
+                         : mat_make(m, k, colmajor, 1, 1, in, no_product, in);
+              mat b = tj ? mat_make(n, k, colmajor, 1, 2, in, no_product, in)
+                         : mat_make(k, n, colmajor, 1, 2, in, no_product, in);
+              mat c = mat_make(m, n, colmajor, 2, 3, 99.0f, beta == 0.0f, NAN);
+              float *c0 = copy_of(&c);
+              reset_errors();
+              call((api)w, ti, tj, 0, m, n, k, alpha, &a, &b, beta, &c);
+              assert_int_equal(xerbla_calls + cxerbla_calls, 0);
+              int bad = 0;
+              for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                  float got = c.v[at(&c, i, j)], old = c0[at(&c, i, j)];
+                  int ok;
+                  if (!no_product) ok = isnan(got);
+                  else if (beta == 0.0f) ok = got == 0.0f;
+                  else ok = got == beta * old;
+                  if (!ok && bad++ < 3)
+                    print_error("%s trans %c%c alpha %g beta %g K=%d: C(%d,%d) = %g (was %g)\n",
+                                api_names[w], trans_chars[ti], trans_chars[tj], alpha, beta, k,
+                                i, j, got, old);
+                  c.v[at(&c, i, j)] = old;
+                }
+              assert_int_equal(bad, 0);
+              assert_memory_equal(c.v, c0, c.len * sizeof(float)); /* padding untouched */
+              free(a.v), free(b.v), free(c.v), free(c0);
+            }
+}
+
+/* ---- fork ------------------------------------------------------------------- */
+
+/* Threads of this process, from /proc/self/status (-1 when unreadable). */
+static int thread_count(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  int n = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "Threads: %d", &n) == 1) break;
+  fclose(f);
+  return n;
+}
+
+/* A square problem the CPU backend splits over two threads on two cores:
+ * 2*N^3 is above its serial threshold (1.5e6 flops) and the grid has two
+ * tiles (checked through the thread count in the tests). */
+#define FORK_N 192
+
+/* One FORK_N^3 problem on dyadic inputs (column-major, alpha -1.5, beta
+ * 0.5) and its exact result from an FP64 reference. No cmocka calls here
+ * and below: they run in children of fork and on helper threads. */
+typedef struct {
+  float *a, *b, *c0, *want, *c;
+} big_gemm;
+
+static void big_gemm_free(big_gemm *g) {
+  free(g->a), free(g->b), free(g->c0), free(g->want), free(g->c);
+}
+
+static int big_gemm_init(big_gemm *g, int seed) {
+  const int n = FORK_N;
+  size_t len = (size_t)n * n;
+  g->a = malloc(len * sizeof(float));
+  g->b = malloc(len * sizeof(float));
+  g->c0 = malloc(len * sizeof(float));
+  g->want = malloc(len * sizeof(float));
+  g->c = malloc(len * sizeof(float));
+  if (!g->a || !g->b || !g->c0 || !g->want || !g->c) {
+    big_gemm_free(g);
+    return -1;
+  }
+  for (size_t i = 0; i < len; i++) {
+    g->a[i] = (float)((int)((i * 7 + (size_t)seed) % 9) - 4) / 8.0f;
+    g->b[i] = (float)((int)((i * 5 + (size_t)seed * 3) % 11) - 5) / 8.0f;
+    g->c0[i] = (float)((int)(i % 7) - 3) / 4.0f;
+  }
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double s = 0.0;
+      for (int l = 0; l < n; l++) s += (double)g->a[(size_t)l * n + i] * g->b[(size_t)j * n + l];
+      /* exact: every product and partial sum is a small multiple of 2^-7 */
+      g->want[(size_t)j * n + i] = (float)(-1.5 * s + 0.5 * g->c0[(size_t)j * n + i]);
+    }
+  return 0;
+}
+
+/* One cblas_sgemm; returns the elements that differ from the reference. */
+static int64_t big_gemm_run(big_gemm *g) {
+  const int n = FORK_N;
+  size_t len = (size_t)n * n;
+  memcpy(g->c, g->c0, len * sizeof(float));
+  cblas_sgemm(TSR_CBLAS_COL_MAJOR, TSR_CBLAS_NO_TRANS, TSR_CBLAS_NO_TRANS, n, n, n, -1.5f, g->a,
+              n, g->b, n, 0.5f, g->c, n);
+  int64_t bad = 0;
+  for (size_t i = 0; i < len; i++) bad += g->c[i] != g->want[i];
+  return bad;
+}
+
+/* big_gemm_run on fresh inputs: mismatches, or -1 when out of memory. */
+static int64_t big_gemm_errors(int seed) {
+  big_gemm g;
+  if (big_gemm_init(&g, seed)) return -1;
+  int64_t bad = big_gemm_run(&g);
+  big_gemm_free(&g);
+  return bad;
+}
+
+/* Exit codes of a forked checker. */
+enum { CHILD_OK = 0, CHILD_WRONG = 10, CHILD_NO_THREADS = 11, CHILD_NOMEM = 12, CHILD_FORK = 13 };
+
+/* In a child of fork: one checked big call, on more than one thread, under
+ * a SIGALRM deadline (a hang kills the child; the parent reports it). */
+static int child_check(int seed) {
+  signal(SIGALRM, SIG_DFL);
+  alarm(120);
+  int64_t bad = big_gemm_errors(seed);
+  if (bad < 0) return CHILD_NOMEM;
+  if (bad > 0) {
+    fprintf(stderr, "child %d: %lld wrong elements\n", (int)getpid(), (long long)bad);
+    return CHILD_WRONG;
+  }
+  int t = thread_count();
+  if (t < 2) {
+    fprintf(stderr, "child %d: %d thread(s) after a two-thread call\n", (int)getpid(), t);
+    return CHILD_NO_THREADS;
+  }
+  return CHILD_OK;
+}
+
+/* Waits for a checker and fails the test unless it exited CHILD_OK. */
+static void expect_child_ok(pid_t pid, const char *what) {
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status))
+    print_error("%s: killed by signal %d%s\n", what, WTERMSIG(status),
+                WTERMSIG(status) == SIGALRM ? " (hung past its deadline)" : "");
+  else if (WEXITSTATUS(status) != CHILD_OK)
+    print_error("%s: exit %d\n", what, WEXITSTATUS(status));
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), CHILD_OK);
+}
+
+static int two_cores(void) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) return 1;
+  print_message("skip: one online CPU: the pool never starts a worker, nothing to fork\n");
+  return 0;
+}
+
+/* A process that forks after a multi-threaded call: the child's calls run
+ * (the pool's workers do not exist there and are re-created), on more than
+ * one thread, exactly; so do a grandchild's and the parent's afterwards. */
+static void test_fork_after_threaded_call(void **state) {
+  if (!two_cores()) skip();
+  assert_int_equal(big_gemm_errors(1), 0);
+  assert_true(thread_count() >= 2); /* the premise: the pool has a worker */
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int rc = thread_count() == 1 ? child_check(2) : CHILD_NO_THREADS;
+    if (rc == CHILD_OK) rc = child_check(3); /* the re-created workers again */
+    if (rc == CHILD_OK) { /* and a grandchild of a revived pool */
+      pid_t g = fork();
+      if (g == 0) _exit(child_check(4));
+      int status = 0;
+      rc = g < 0 || waitpid(g, &status, 0) != g ? CHILD_FORK
+           : WIFEXITED(status)                  ? WEXITSTATUS(status)
+                                                : 128 + WTERMSIG(status);
+    }
+    _exit(rc);
+  }
+  expect_child_ok(pid, "forked child");
+  assert_int_equal(big_gemm_errors(5), 0); /* the parent's pool is unaffected */
+}
+
+/* Forks while another thread is inside calls (holding the shim's lock and
+ * the pool's, its workers mid-run): each child's own call must still run,
+ * since nothing it waits on can be released by a thread that is gone. */
+static int stop_background, background_calls_done; /* atomic */
+
+static void *background_calls(void *arg) {
+  big_gemm g;
+  if (big_gemm_init(&g, 6)) return (void *)(intptr_t)-1;
+  intptr_t bad = 0;
+  /* nearly all of the loop is inside cblas_sgemm */
+  while (!__atomic_load_n(&stop_background, __ATOMIC_ACQUIRE)) {
+    bad += big_gemm_run(&g) != 0;
+    __atomic_add_fetch(&background_calls_done, 1, __ATOMIC_RELEASE);
+  }
+  big_gemm_free(&g);
+  return (void *)bad;
+}
+
+static void test_fork_during_calls(void **state) {
+  if (!two_cores()) skip();
+  assert_int_equal(big_gemm_errors(6), 0); /* plan lookup memoized before the race */
+  __atomic_store_n(&stop_background, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&background_calls_done, 0, __ATOMIC_RELEASE);
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, background_calls, NULL), 0);
+  while (__atomic_load_n(&background_calls_done, __ATOMIC_ACQUIRE) == 0) sched_yield();
+  for (int i = 0; i < 8; i++) {
+    struct timespec d = {0, (1 + i % 3) * 700000L};
+    nanosleep(&d, NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(child_check(7 + i));
+    char what[64];
+    snprintf(what, sizeof what, "child %d forked during calls", i);
+    expect_child_ok(pid, what);
+  }
+  __atomic_store_n(&stop_background, 1, __ATOMIC_RELEASE);
+  void *bad = NULL;
+  assert_int_equal(pthread_join(t, &bad), 0);
+  assert_int_equal((intptr_t)bad, 0);
+  print_message("%d background calls\n", __atomic_load_n(&background_calls_done, __ATOMIC_ACQUIRE));
 }
 
 /* gfortran passes the CHARACTER lengths as hidden trailing arguments; a
@@ -445,6 +689,9 @@ static void test_cblas_illegal(void **state) {
 }
 
 int main(void) {
+  /* Built-in plans whatever tuning database the user has: the fork tests
+   * rely on the default plan's two threads (set before any thread exists). */
+  setenv("TESSERA_TUNE_DB", "off", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_concurrent_calls), /* first: races the lazy initialization */
       cmocka_unit_test(test_sgemm_sweep),
@@ -454,6 +701,9 @@ int main(void) {
       cmocka_unit_test(test_quick_returns),
       cmocka_unit_test(test_alpha_zero_reads_no_inputs),
       cmocka_unit_test(test_nan_scalars),
+      cmocka_unit_test(test_alpha_nan_inf_zero),
+      cmocka_unit_test(test_fork_after_threaded_call),
+      cmocka_unit_test(test_fork_during_calls),
       cmocka_unit_test(test_sgemm_hidden_lengths),
       cmocka_unit_test(test_sgemm_illegal),
       cmocka_unit_test(test_cblas_illegal),

@@ -66,6 +66,55 @@ grep -q "96x64x80" "$tmp/out" || fail "--show does not list the entry"
 expect_rc 0 "show json" $T tune --show --db "$db" --json
 grep -q '"integrity": "ok"' "$tmp/out" || fail "--show --json"
 
+# ---- a read-only database: served by lookups, refused by the tuner ------------
+# The tuned file, alone in a folder; file and folder read-only. Root ignores
+# file modes, so as root the checks run as nobody (setpriv), on a copy of
+# the binary outside the build tree (which nobody may not be able to reach).
+ro=$tmp/ro
+mkdir "$ro" && cp "$db" "$ro/tune.db"
+as_user=()
+RT=$T
+if [ "$(id -u)" = 0 ]; then
+  if command -v setpriv >/dev/null; then
+    mkdir "$tmp/bin" && cp "$T" "$tmp/bin/tessera" && chmod 755 "$tmp" "$tmp/bin" "$ro"
+    chmod 644 "$ro/tune.db"
+    as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    RT=$tmp/bin/tessera
+    "${as_user[@]}" "$RT" --version >/dev/null 2>&1 || as_user=(none)
+  else
+    as_user=(none)
+  fi
+fi
+if [ "${as_user[0]:-}" = none ]; then
+  echo "note: read-only database checks skipped: running as root, and cannot run as nobody (setpriv)"
+else
+  chmod 444 "$ro/tune.db" && chmod 555 "$ro"
+  TESSERA_TUNE_DB=$ro/tune.db "${as_user[@]}" "$RT" gemm --shape 96x64x80 --backend cpu --samples 0 \
+    >"$tmp/gemm" 2>"$tmp/gemm_err" || fail "gemm with a read-only DB failed: $(cat "$tmp/gemm_err")"
+  grep -q "^plan from tuned (exact" "$tmp/gemm" ||
+    fail "read-only DB: gemm did not use the tuned entry: $(grep 'plan from' "$tmp/gemm"); $(cat "$tmp/gemm_err")"
+  [ "$(grep -c "^tessera: note: tuning database $ro/tune.db is read-only here" "$tmp/gemm_err")" = 1 ] ||
+    fail "read-only DB: want one note that it is used read-only, got: $(cat "$tmp/gemm_err")"
+  [ "$(ls -A "$ro")" = tune.db ] || fail "read-only DB: files appeared beside it: $(ls -A "$ro")"
+  "${as_user[@]}" "$RT" tune --show --db "$ro/tune.db" >"$tmp/out" 2>"$tmp/err" ||
+    fail "--show on a read-only DB: $(cat "$tmp/err")"
+  grep -q "integrity ok" "$tmp/out" || fail "--show on a read-only DB: integrity not ok"
+  # the tuner refuses before any work, naming the file (read-only file; then a
+  # writable file in a read-only folder, where SQLite cannot create its -wal)
+  expect_rc 2 "tune into a read-only DB" "${as_user[@]}" "$RT" tune --shape 96x64x80 --backend cpu \
+    --max-candidates 2 --db "$ro/tune.db" --quiet --in-process
+  grep -q "tuning database $ro/tune.db: read-only" "$tmp/err" ||
+    fail "tune into a read-only DB: unclear message: $(cat "$tmp/err")"
+  chmod 666 "$ro/tune.db"
+  expect_rc 2 "tune into a DB in a read-only folder" "${as_user[@]}" "$RT" tune --shape 96x64x80 \
+    --backend cpu --max-candidates 2 --db "$ro/tune.db" --quiet --in-process
+  grep -q "tuning database $ro/tune.db: cannot be written here" "$tmp/err" ||
+    fail "tune in a read-only folder: unclear message: $(cat "$tmp/err")"
+  cmp -s "$db" "$ro/tune.db" || fail "read-only DB: the file was modified"
+  [ "$(ls -A "$ro")" = tune.db ] || fail "read-only DB: files appeared beside it: $(ls -A "$ro")"
+  chmod 755 "$ro" # so the trap can remove it when not root
+fi
+
 # ---- two tuners on one database at the same time ------------------------------
 cdb=$tmp/concurrent.db
 $T tune --shape 64x64x64 --backend cpu --max-candidates 4 --rounds 2 --sample-ms 2 \

@@ -66,6 +66,8 @@ int tsr__cpu_isa_supported(tsr_isa isa);
 void tsr__cpu_isa_limit(tsr_isa max);
 
 /* ---- thread pool ------------------------------------------------------ */
+/* Fork-safe: a pool inherited by a child process is revived on its next
+ * use there (fresh locks; workers re-created on demand). */
 typedef struct tsr__cpu_pool tsr__cpu_pool;
 
 tsr__cpu_pool *tsr__cpu_pool_create(void);

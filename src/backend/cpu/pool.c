@@ -3,9 +3,17 @@
  * number. Between runs workers poll for up to TSR__POOL_SPIN_NS, then sleep
  * on a condition variable; the caller polls for the workers' end the same
  * way. Waking a sleeping thread costs ~40 µs on this 2-vCPU guest, longer
- * than a whole 128x128x61 product (docs/perf.md, CPU step 12). */
+ * than a whole 128x128x61 product (docs/perf.md, CPU step 12).
+ *
+ * Fork: a child has only the thread that called fork, so an inherited pool
+ * has no workers, and its mutexes and condition variables may be held or
+ * waited on by threads that do not exist there (a run would wait forever
+ * for them). The atfork child handler only bumps a generation; the entry
+ * points (lock, run, destroy) revive a pool of an older generation before
+ * touching its locks: fresh locks, no workers (re-created on demand). */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "core/clock.h"
@@ -32,7 +40,54 @@ struct tsr__cpu_pool {
   void *arg;
   scratch scr[TSR__POOL_MAX];
   scratch shared;
+  unsigned fork_gen; /* fork generation the locks and workers belong to (atomic) */
 };
+
+/* Bumped in every child; pools compare their fork_gen to it. */
+static unsigned fork_generation;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+/* Serializes revivals (several threads of a child may use one pool). */
+static pthread_mutex_t revive_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void after_fork_child(void) {
+  /* A thread of the parent may have been reviving (a second fork): the
+   * child's copy of the lock could be held by a thread that is gone. */
+  pthread_mutex_init(&revive_lock, NULL);
+  __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELEASE);
+}
+
+static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
+/* Makes a pool inherited through fork usable in this process. A call in
+ * flight at the fork (on a thread that is gone) holds call_lock and may
+ * have left scratch buffers mid-resize: those are dropped (leaked), not
+ * trusted. The calling thread holds none of the pool's locks: lock and
+ * destroy are entered outside a call, and run within one only after lock
+ * has revived the pool. */
+static void revive(tsr__cpu_pool *pool) {
+  unsigned gen = __atomic_load_n(&fork_generation, __ATOMIC_ACQUIRE);
+  if (__atomic_load_n(&pool->fork_gen, __ATOMIC_ACQUIRE) == gen) return;
+  pthread_mutex_lock(&revive_lock);
+  if (__atomic_load_n(&pool->fork_gen, __ATOMIC_RELAXED) != gen) {
+    int in_call = pthread_mutex_trylock(&pool->call_lock) != 0;
+    if (!in_call) pthread_mutex_unlock(&pool->call_lock);
+    pthread_mutex_init(&pool->call_lock, NULL);
+    pthread_mutex_init(&pool->run_lock, NULL);
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->wake, NULL);
+    pthread_cond_init(&pool->done, NULL);
+    pool->nworkers = 0; /* the parent's threads; tid[] entries are stale */
+    pool->job_threads = pool->pending = pool->shutdown = 0;
+    pool->fn = NULL;
+    pool->arg = NULL;
+    if (in_call) {
+      memset(pool->scr, 0, sizeof pool->scr);
+      memset(&pool->shared, 0, sizeof pool->shared);
+    }
+    __atomic_store_n(&pool->fork_gen, gen, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&revive_lock);
+}
 
 /* Polling window before sleeping: covers the gap between back-to-back
  * calls and between the two phases of one call, and is short enough that
@@ -107,8 +162,10 @@ static void *worker_main(void *p) {
 }
 
 tsr__cpu_pool *tsr__cpu_pool_create(void) {
+  pthread_once(&atfork_once, register_atfork);
   tsr__cpu_pool *pool = calloc(1, sizeof *pool);
   if (!pool) return NULL;
+  pool->fork_gen = __atomic_load_n(&fork_generation, __ATOMIC_ACQUIRE);
   pthread_mutex_init(&pool->call_lock, NULL);
   pthread_mutex_init(&pool->run_lock, NULL);
   pthread_mutex_init(&pool->lock, NULL);
@@ -119,6 +176,7 @@ tsr__cpu_pool *tsr__cpu_pool_create(void) {
 
 void tsr__cpu_pool_destroy(tsr__cpu_pool *pool) {
   if (!pool) return;
+  revive(pool);
   pthread_mutex_lock(&pool->lock);
   pool->shutdown = 1;
   pthread_cond_broadcast(&pool->wake);
@@ -155,6 +213,7 @@ static int grow(tsr__cpu_pool *pool, int want) {
 
 int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, int tid),
                       void *arg) {
+  revive(pool); /* a no-op inside a call: lock revived it */
   if (nthreads < 1) nthreads = 1;
   if (nthreads > TSR__POOL_MAX) nthreads = TSR__POOL_MAX;
   if (nthreads == 1) { /* no hand-off: the caller computes alone */
@@ -195,7 +254,10 @@ int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, i
   return 0;
 }
 
-void tsr__cpu_pool_lock(tsr__cpu_pool *pool) { pthread_mutex_lock(&pool->call_lock); }
+void tsr__cpu_pool_lock(tsr__cpu_pool *pool) {
+  revive(pool);
+  pthread_mutex_lock(&pool->call_lock);
+}
 void tsr__cpu_pool_unlock(tsr__cpu_pool *pool) { pthread_mutex_unlock(&pool->call_lock); }
 
 static float *grow_scratch(scratch *s, size_t bytes) {
