@@ -1,4 +1,4 @@
-/* gpu_bench: the paired GPU table of scripts/device-check. For each shape,
+/* gpu_bench: the paired GPU table of scripts/device/check. For each shape,
  * in one process: generated (cuda, default plan) vs cuBLAS (pedantic FP32)
  * vs hand. Each route is validated first (dyadic inputs, exact against the
  * GPU FP64 oracle), then timed: ≥ warm-up ms of calls, then `samples`
