@@ -10,11 +10,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* TSR_VERSION "X.Y.Z" and TSR_VERSION_MAJOR/MINOR/PATCH, generated from
+ * CMake's project(VERSION). */
+#include "tessera_version.h"
+
+/* Marks the exported API: libtessera.so is built with hidden visibility. */
+#if defined(__GNUC__)
+#define TSR_API __attribute__((visibility("default")))
+#else
+#define TSR_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TSR_VERSION "0.1.0"
+/* The version of the library linked at run time (TSR_VERSION is the one
+ * compiled against). */
+TSR_API const char *tsr_version(void);
 
 /* ---- status ------------------------------------------------------------ */
 /* One list, one enum, one message table (src/core/status.c). */
@@ -43,19 +56,19 @@ typedef enum {
 } tsr_status;
 
 /* Static text for a status; never NULL. */
-const char *tsr_status_str(tsr_status s);
+TSR_API const char *tsr_status_str(tsr_status s);
 /* The enum's identifier, e.g. "TSR_ERR_PARSE". */
-const char *tsr_status_name(tsr_status s);
+TSR_API const char *tsr_status_name(tsr_status s);
 
 /* ---- context ----------------------------------------------------------- */
 /* A context owns backend state (loaded libraries, module cache, device
  * buffers) and the message buffer that explains the last failure. */
 typedef struct tsr_context tsr_context;
 
-tsr_status tsr_context_create(tsr_context **out);
-void tsr_context_destroy(tsr_context *ctx); /* NULL is a no-op */
+TSR_API tsr_status tsr_context_create(tsr_context **out);
+TSR_API void tsr_context_destroy(tsr_context *ctx); /* NULL is a no-op */
 /* Details of the last failing call on this context ("" when none). */
-const char *tsr_context_message(const tsr_context *ctx);
+TSR_API const char *tsr_context_message(const tsr_context *ctx);
 
 /* ---- problem ----------------------------------------------------------- */
 typedef enum { TSR_OP_N = 0, TSR_OP_T = 1 } tsr_op;
@@ -74,18 +87,18 @@ typedef struct {
 } tsr_problem;
 
 /* m×n×k, batch 1, alpha 1, beta 0, compact. */
-void tsr_problem_init(tsr_problem *p, int64_t m, int64_t n, int64_t k);
+TSR_API void tsr_problem_init(tsr_problem *p, int64_t m, int64_t n, int64_t k);
 /* Validates extents (positive, index space within int64, leading dimensions
  * large enough) and fills compact defaults. On failure writes one line
  * naming the field and value into msg. */
-tsr_status tsr_problem_check(tsr_problem *p, char *msg, size_t cap);
+TSR_API tsr_status tsr_problem_check(tsr_problem *p, char *msg, size_t cap);
 /* "MxNxK" with positive decimal extents. */
-tsr_status tsr_shape_parse(const char *text, int64_t *m, int64_t *n, int64_t *k,
+TSR_API tsr_status tsr_shape_parse(const char *text, int64_t *m, int64_t *n, int64_t *k,
                            char *msg, size_t cap);
 /* Element counts of the stored A, B, C for all batches (0 on overflow). */
-int64_t tsr_problem_elems_a(const tsr_problem *p);
-int64_t tsr_problem_elems_b(const tsr_problem *p);
-int64_t tsr_problem_elems_c(const tsr_problem *p);
+TSR_API int64_t tsr_problem_elems_a(const tsr_problem *p);
+TSR_API int64_t tsr_problem_elems_b(const tsr_problem *p);
+TSR_API int64_t tsr_problem_elems_c(const tsr_problem *p);
 
 /* ---- program walks ----------------------------------------------------- */
 /* A walk maps the linear physical program ordinal i to a logical output tile
@@ -99,18 +112,18 @@ typedef struct {
 } tsr_walk;
 
 /* "linear", "rect:RxC", "stripe:R". */
-tsr_status tsr_walk_parse(const char *text, tsr_walk *w, char *msg, size_t cap);
+TSR_API tsr_status tsr_walk_parse(const char *text, tsr_walk *w, char *msg, size_t cap);
 /* Canonical text; returns the length that would have been written. */
-int tsr_walk_format(const tsr_walk *w, char *buf, size_t cap);
+TSR_API int tsr_walk_format(const tsr_walk *w, char *buf, size_t cap);
 /* Checks the request against an H×W grid: non-zero extents, H*W and R*W
  * within uint32 (the launch index type). */
-tsr_status tsr_walk_check(const tsr_walk *w, uint32_t h, uint32_t wdt, char *msg, size_t cap);
+TSR_API tsr_status tsr_walk_check(const tsr_walk *w, uint32_t h, uint32_t wdt, char *msg, size_t cap);
 /* Rewrites w into its canonical equivalent on an H×W grid: C clamped to W,
  * R clamped to H, every identity case becomes linear, rect:Rx1 becomes
  * stripe:R. Two walks that visit in the same order normalize equal. */
-void tsr_walk_normalize(tsr_walk *w, uint32_t h, uint32_t wdt);
+TSR_API void tsr_walk_normalize(tsr_walk *w, uint32_t h, uint32_t wdt);
 /* Ordinal i < H*W → (row, col). Requires a checked walk. */
-void tsr_walk_map(const tsr_walk *w, uint32_t h, uint32_t wdt, uint32_t i,
+TSR_API void tsr_walk_map(const tsr_walk *w, uint32_t h, uint32_t wdt, uint32_t i,
                   uint32_t *row, uint32_t *col);
 
 /* ---- plan -------------------------------------------------------------- */
@@ -158,11 +171,11 @@ typedef struct {
 /* Parse "key=value,..." (any subset of keys, in any order, each at most
  * once) over the defaults given in *p. Unknown keys, bad values and
  * duplicates are rejected naming the key. */
-tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap);
+TSR_API tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap);
 /* Canonical text with every key in a fixed order; parse(format(p)) == p. */
-int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap);
+TSR_API int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap);
 /* Field-wise equality. */
-int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b);
+TSR_API int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b);
 
 typedef enum {
   TSR_BACKEND_AUTO = 0,
@@ -173,15 +186,15 @@ typedef enum {
   TSR_BACKEND_COUNT
 } tsr_backend_kind;
 
-const char *tsr_backend_name(tsr_backend_kind b);
+TSR_API const char *tsr_backend_name(tsr_backend_kind b);
 /* TSR_OK when the backend can run here; otherwise the reason is in the
  * context message (e.g. TSR_ERR_NO_CUDA). AUTO is always available. */
-tsr_status tsr_backend_available(tsr_context *ctx, tsr_backend_kind b);
-tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, size_t cap);
+TSR_API tsr_status tsr_backend_available(tsr_context *ctx, tsr_backend_kind b);
+TSR_API tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, size_t cap);
 
 /* The default plan of a backend for a problem (from the tuning database when
  * one matches, else the built-in table). */
-tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+TSR_API tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                             tsr_plan *out);
 /* tsr_plan_default that also says where the plan came from (docs/tune.md):
  * "tuned (exact)", "tuned (exact, incumbent kept)", "tuned (nearest MxNxK)",
@@ -191,7 +204,7 @@ tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_prob
  * TESSERA_TUNE_DB (a path, or "off"). An unreadable database warns once on
  * stderr and is never modified; the built-in default is used. source may be
  * NULL. */
-tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+TSR_API tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                            tsr_plan *out, char *source, size_t cap);
 
 /* What a plan becomes on a problem: the realized launch. */
@@ -211,7 +224,7 @@ typedef struct {
 /* Checks the plan against the backend's target (shared memory, threads,
  * registers, divisibility, launch and index limits) before any allocation.
  * On rejection the context message names the first violated limit. */
-tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+TSR_API tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                             const tsr_plan *plan, tsr_plan_info *info);
 
 /* ---- inputs, oracle, validation --------------------------------------- */
@@ -224,18 +237,18 @@ typedef enum { TSR_TENSOR_A = 0, TSR_TENSOR_B = 1, TSR_TENSOR_C = 2 } tsr_tensor
  * constants (see src/core/inputs.c); every product and partial sum of a GEMM
  * over them is exact in FP32. Random: uniform [-1, 1) from splitmix64 of
  * (seed, tensor, element index), 24-bit exact. */
-void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed, float *buf);
+TSR_API void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed, float *buf);
 
 /* FP64 reference of the whole output (all batches, compact m×n per batch,
  * ref[b*m*n + i*n + j]), computed without any code under test. C0 may be
  * NULL when beta == 0. */
-tsr_status tsr_oracle_cpu(const tsr_problem *p, const float *a, const float *b, const float *c0,
+TSR_API tsr_status tsr_oracle_cpu(const tsr_problem *p, const float *a, const float *b, const float *c0,
                           double *ref);
 
 /* The same FP64 reference computed on the GPU by a plain FP64 kernel that
  * shares no code with any route under test (same layout and summation order
  * as tsr_oracle_cpu). TSR_ERR_NO_CUDA / TSR_ERR_NO_DEVICE without a GPU. */
-tsr_status tsr_oracle_gpu(tsr_context *ctx, const tsr_problem *p, const float *a, const float *b,
+TSR_API tsr_status tsr_oracle_gpu(tsr_context *ctx, const tsr_problem *p, const float *a, const float *b,
                           const float *c0, double *ref);
 
 typedef struct {
@@ -250,15 +263,15 @@ typedef struct {
 } tsr_receipt;
 
 /* Poisons the stored C (all elements, including padding) with quiet NaN. */
-void tsr_poison(const tsr_problem *p, float *c);
+TSR_API void tsr_poison(const tsr_problem *p, float *c);
 /* Compares every output element: |c - ref| <= atol + rtol*|ref|. */
-void tsr_validate(const tsr_problem *p, const float *c, const double *ref, double atol,
+TSR_API void tsr_validate(const tsr_problem *p, const float *c, const double *ref, double atol,
                   double rtol, tsr_receipt *r);
 
 /* ---- running ---------------------------------------------------------- */
 /* One GEMM on host buffers: plan NULL means the backend's default plan. The
  * GPU backends upload, launch, synchronize and download. */
-tsr_status tsr_gemm(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+TSR_API tsr_status tsr_gemm(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                     const tsr_plan *plan, const float *a, const float *bmat, float *c);
 
 #ifdef __cplusplus
