@@ -3,7 +3,15 @@
  * The whole public API. C = alpha * op(A) * op(B) + beta * C, row-major,
  * FP32, optionally batched. A problem plus a plan (the single source of truth
  * for tiling, walk and pipeline) is executed by a backend (cpu, cuda, cublas,
- * hand); every output can be validated against an FP64 oracle. */
+ * hand); every output can be validated against an FP64 oracle.
+ *
+ * Threads: a tsr_context is not thread-safe (one message buffer; GPU state,
+ * module cache and CPU worker pool created on first use). Use a context from
+ * one thread at a time, or give each thread its own. Distinct contexts may
+ * run concurrently: what they share is locked (library loaders, tuning
+ * database lookup memo) or atomic on disk (CUBIN cache, tuning database).
+ * Calls without a context touch only their arguments. A GPU call leaves the
+ * device's primary CUDA context current on the calling thread. */
 #ifndef TESSERA_H
 #define TESSERA_H
 
