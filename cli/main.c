@@ -25,7 +25,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "\nexit codes: 0 ok, 1 validation failure, 2 bad input\n"
           "tessera %s\n",
-          TSR_VERSION);
+          tsr_version());
 }
 
 int main(int argc, char **argv) {
@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
     return TSR_EXIT_OK;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("tessera %s\n", TSR_VERSION);
+    printf("tessera %s\n", tsr_version());
     return TSR_EXIT_OK;
   }
   for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)

@@ -3,18 +3,39 @@
  * The whole public API. C = alpha * op(A) * op(B) + beta * C, row-major,
  * FP32, optionally batched. A problem plus a plan (the single source of truth
  * for tiling, walk and pipeline) is executed by a backend (cpu, cuda, cublas,
- * hand); every output can be validated against an FP64 oracle. */
+ * hand); every output can be validated against an FP64 oracle.
+ *
+ * Threads: a tsr_context is not thread-safe (one message buffer; GPU state,
+ * module cache and CPU worker pool created on first use). Use a context from
+ * one thread at a time, or give each thread its own. Distinct contexts may
+ * run concurrently: what they share is locked (library loaders, tuning
+ * database lookup memo) or atomic on disk (CUBIN cache, tuning database).
+ * Calls without a context touch only their arguments. A GPU call leaves the
+ * device's primary CUDA context current on the calling thread. */
 #ifndef TESSERA_H
 #define TESSERA_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+/* TSR_VERSION "X.Y.Z" and TSR_VERSION_MAJOR/MINOR/PATCH, generated from
+ * CMake's project(VERSION). */
+#include "tessera_version.h"
+
+/* Marks the exported API: libtessera.so is built with hidden visibility. */
+#if defined(__GNUC__)
+#define TSR_API __attribute__((visibility("default")))
+#else
+#define TSR_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TSR_VERSION "0.1.0"
+/* The version of the library linked at run time (TSR_VERSION is the one
+ * compiled against). */
+TSR_API const char *tsr_version(void);
 
 /* ---- status ------------------------------------------------------------ */
 /* One list, one enum, one message table (src/core/status.c). */
@@ -43,19 +64,19 @@ typedef enum {
 } tsr_status;
 
 /* Static text for a status; never NULL. */
-const char *tsr_status_str(tsr_status s);
+TSR_API const char *tsr_status_str(tsr_status s);
 /* The enum's identifier, e.g. "TSR_ERR_PARSE". */
-const char *tsr_status_name(tsr_status s);
+TSR_API const char *tsr_status_name(tsr_status s);
 
 /* ---- context ----------------------------------------------------------- */
 /* A context owns backend state (loaded libraries, module cache, device
  * buffers) and the message buffer that explains the last failure. */
 typedef struct tsr_context tsr_context;
 
-tsr_status tsr_context_create(tsr_context **out);
-void tsr_context_destroy(tsr_context *ctx); /* NULL is a no-op */
+TSR_API tsr_status tsr_context_create(tsr_context **out);
+TSR_API void tsr_context_destroy(tsr_context *ctx); /* NULL is a no-op */
 /* Details of the last failing call on this context ("" when none). */
-const char *tsr_context_message(const tsr_context *ctx);
+TSR_API const char *tsr_context_message(const tsr_context *ctx);
 
 /* ---- problem ----------------------------------------------------------- */
 typedef enum { TSR_OP_N = 0, TSR_OP_T = 1 } tsr_op;
@@ -80,8 +101,8 @@ typedef enum {
 } tsr_precision;
 
 /* "auto", "strict", "fp32x3", "tf32". */
-const char *tsr_precision_name(tsr_precision p);
-tsr_status tsr_precision_parse(const char *text, tsr_precision *p, char *msg, size_t cap);
+TSR_API const char *tsr_precision_name(tsr_precision p);
+TSR_API tsr_status tsr_precision_parse(const char *text, tsr_precision *p, char *msg, size_t cap);
 
 /* Row-major. With op_a == N, A is M×K and A(i,k) = A[i*lda + k]; with T it
  * is stored K×M and op(A)(i,k) = A[k*lda + i]. Likewise B (K×N or N×K).
@@ -98,18 +119,18 @@ typedef struct {
 } tsr_problem;
 
 /* m×n×k, batch 1, alpha 1, beta 0, compact. */
-void tsr_problem_init(tsr_problem *p, int64_t m, int64_t n, int64_t k);
+TSR_API void tsr_problem_init(tsr_problem *p, int64_t m, int64_t n, int64_t k);
 /* Validates extents (positive, index space within int64, leading dimensions
  * large enough) and fills compact defaults. On failure writes one line
  * naming the field and value into msg. */
-tsr_status tsr_problem_check(tsr_problem *p, char *msg, size_t cap);
+TSR_API tsr_status tsr_problem_check(tsr_problem *p, char *msg, size_t cap);
 /* "MxNxK" with positive decimal extents. */
-tsr_status tsr_shape_parse(const char *text, int64_t *m, int64_t *n, int64_t *k,
+TSR_API tsr_status tsr_shape_parse(const char *text, int64_t *m, int64_t *n, int64_t *k,
                            char *msg, size_t cap);
 /* Element counts of the stored A, B, C for all batches (0 on overflow). */
-int64_t tsr_problem_elems_a(const tsr_problem *p);
-int64_t tsr_problem_elems_b(const tsr_problem *p);
-int64_t tsr_problem_elems_c(const tsr_problem *p);
+TSR_API int64_t tsr_problem_elems_a(const tsr_problem *p);
+TSR_API int64_t tsr_problem_elems_b(const tsr_problem *p);
+TSR_API int64_t tsr_problem_elems_c(const tsr_problem *p);
 
 /* ---- program walks ----------------------------------------------------- */
 /* A walk maps the linear physical program ordinal i to a logical output tile
@@ -123,18 +144,18 @@ typedef struct {
 } tsr_walk;
 
 /* "linear", "rect:RxC", "stripe:R". */
-tsr_status tsr_walk_parse(const char *text, tsr_walk *w, char *msg, size_t cap);
+TSR_API tsr_status tsr_walk_parse(const char *text, tsr_walk *w, char *msg, size_t cap);
 /* Canonical text; returns the length that would have been written. */
-int tsr_walk_format(const tsr_walk *w, char *buf, size_t cap);
+TSR_API int tsr_walk_format(const tsr_walk *w, char *buf, size_t cap);
 /* Checks the request against an H×W grid: non-zero extents, H*W and R*W
  * within uint32 (the launch index type). */
-tsr_status tsr_walk_check(const tsr_walk *w, uint32_t h, uint32_t wdt, char *msg, size_t cap);
+TSR_API tsr_status tsr_walk_check(const tsr_walk *w, uint32_t h, uint32_t wdt, char *msg, size_t cap);
 /* Rewrites w into its canonical equivalent on an H×W grid: C clamped to W,
  * R clamped to H, every identity case becomes linear, rect:Rx1 becomes
  * stripe:R. Two walks that visit in the same order normalize equal. */
-void tsr_walk_normalize(tsr_walk *w, uint32_t h, uint32_t wdt);
+TSR_API void tsr_walk_normalize(tsr_walk *w, uint32_t h, uint32_t wdt);
 /* Ordinal i < H*W → (row, col). Requires a checked walk. */
-void tsr_walk_map(const tsr_walk *w, uint32_t h, uint32_t wdt, uint32_t i,
+TSR_API void tsr_walk_map(const tsr_walk *w, uint32_t h, uint32_t wdt, uint32_t i,
                   uint32_t *row, uint32_t *col);
 
 /* ---- plan -------------------------------------------------------------- */
@@ -190,11 +211,11 @@ typedef struct {
 /* Parse "key=value,..." (any subset of keys, in any order, each at most
  * once) over the defaults given in *p. Unknown keys, bad values and
  * duplicates are rejected naming the key. */
-tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap);
+TSR_API tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap);
 /* Canonical text with every key in a fixed order; parse(format(p)) == p. */
-int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap);
+TSR_API int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap);
 /* Field-wise equality. */
-int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b);
+TSR_API int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b);
 
 typedef enum {
   TSR_BACKEND_AUTO = 0,
@@ -205,15 +226,15 @@ typedef enum {
   TSR_BACKEND_COUNT
 } tsr_backend_kind;
 
-const char *tsr_backend_name(tsr_backend_kind b);
+TSR_API const char *tsr_backend_name(tsr_backend_kind b);
 /* TSR_OK when the backend can run here; otherwise the reason is in the
  * context message (e.g. TSR_ERR_NO_CUDA). AUTO is always available. */
-tsr_status tsr_backend_available(tsr_context *ctx, tsr_backend_kind b);
-tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, size_t cap);
+TSR_API tsr_status tsr_backend_available(tsr_context *ctx, tsr_backend_kind b);
+TSR_API tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, size_t cap);
 
 /* The default plan of a backend for a problem (from the tuning database when
  * one matches, else the built-in table). */
-tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+TSR_API tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                             tsr_plan *out);
 /* tsr_plan_default that also says where the plan came from (docs/tune.md):
  * "tuned (exact)", "tuned (exact, incumbent kept)", "tuned (nearest MxNxK)",
@@ -223,7 +244,7 @@ tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_prob
  * TESSERA_TUNE_DB (a path, or "off"). An unreadable database warns once on
  * stderr and is never modified; the built-in default is used. source may be
  * NULL. */
-tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+TSR_API tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                            tsr_plan *out, char *source, size_t cap);
 
 /* What a plan becomes on a problem: the realized launch. */
@@ -244,7 +265,7 @@ typedef struct {
 /* Checks the plan against the backend's target (shared memory, threads,
  * registers, divisibility, launch and index limits) before any allocation.
  * On rejection the context message names the first violated limit. */
-tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+TSR_API tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                             const tsr_plan *plan, tsr_plan_info *info);
 
 /* ---- inputs, oracle, validation --------------------------------------- */
@@ -260,8 +281,8 @@ typedef enum {
   TSR_INPUTS_COUNT
 } tsr_inputs;
 /* "dyadic", "random", "normal", "wide". */
-const char *tsr_inputs_name(tsr_inputs k);
-tsr_status tsr_inputs_parse(const char *text, tsr_inputs *k, char *msg, size_t cap);
+TSR_API const char *tsr_inputs_name(tsr_inputs k);
+TSR_API tsr_status tsr_inputs_parse(const char *text, tsr_inputs *k, char *msg, size_t cap);
 typedef enum { TSR_TENSOR_A = 0, TSR_TENSOR_B = 1, TSR_TENSOR_C = 2 } tsr_tensor;
 
 /* Fills the stored tensor (all batches, honouring leading dimensions and
@@ -270,7 +291,7 @@ typedef enum { TSR_TENSOR_A = 0, TSR_TENSOR_B = 1, TSR_TENSOR_C = 2 } tsr_tensor
  * constants (see src/core/inputs.c); every product and partial sum of a GEMM
  * over them is exact in FP32. Random: uniform [-1, 1) from splitmix64 of
  * (seed, tensor, element index), 24-bit exact. */
-void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed, float *buf);
+TSR_API void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed, float *buf);
 
 /* FP64 reference of the whole output (all batches, compact m×n per batch,
  * ref[b*m*n + i*n + j]), computed without any code under test. C0 may be
@@ -282,13 +303,13 @@ void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed
  *                  reference: per element a k-ascending FMA sum s in FP32,
  *                  then alpha*s (+ beta*C0 by FMA); over the elements where
  *                  both are finite. */
-tsr_status tsr_oracle_cpu(const tsr_problem *p, const float *a, const float *b, const float *c0,
+TSR_API tsr_status tsr_oracle_cpu(const tsr_problem *p, const float *a, const float *b, const float *c0,
                           double *ref, float *scale, double *strict_rel_fro);
 
 /* The same reference computed on the GPU by a plain FP64 kernel that
  * shares no code with any route under test (same layout and summation order
  * as tsr_oracle_cpu). TSR_ERR_NO_CUDA / TSR_ERR_NO_DEVICE without a GPU. */
-tsr_status tsr_oracle_gpu(tsr_context *ctx, const tsr_problem *p, const float *a, const float *b,
+TSR_API tsr_status tsr_oracle_gpu(tsr_context *ctx, const tsr_problem *p, const float *a, const float *b,
                           const float *c0, double *ref, float *scale, double *strict_rel_fro);
 
 /* A validation receipt. Two kinds:
@@ -326,20 +347,20 @@ typedef struct {
 #define TSR_CONTRACT_TF32_ELEM 0x1p-10 /* TF32 componentwise: (2^-10 + (K + C0) u) */
 
 /* Poisons the stored C (all elements, including padding) with quiet NaN. */
-void tsr_poison(const tsr_problem *p, float *c);
+TSR_API void tsr_poison(const tsr_problem *p, float *c);
 /* Tolerance receipt: |c - ref| <= atol + rtol*|ref| on every element. */
-void tsr_validate(const tsr_problem *p, const float *c, const double *ref, double atol,
+TSR_API void tsr_validate(const tsr_problem *p, const float *c, const double *ref, double atol,
                   double rtol, tsr_receipt *r);
 /* Contract receipt for the precision mode that ran (STRICT, FP32X3 or
  * TF32), from the oracle's ref, scale and strict_rel_fro. */
-void tsr_validate_contract(const tsr_problem *p, const float *c, const double *ref,
+TSR_API void tsr_validate_contract(const tsr_problem *p, const float *c, const double *ref,
                            const float *scale, double strict_rel_fro, tsr_precision mode,
                            tsr_receipt *r);
 
 /* ---- running ---------------------------------------------------------- */
 /* One GEMM on host buffers: plan NULL means the backend's default plan. The
  * GPU backends upload, launch, synchronize and download. */
-tsr_status tsr_gemm(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+TSR_API tsr_status tsr_gemm(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                     const tsr_plan *plan, const float *a, const float *bmat, float *c);
 
 #ifdef __cplusplus

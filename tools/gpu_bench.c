@@ -1,4 +1,4 @@
-/* gpu_bench: the paired GPU table of scripts/device-check, with accuracy.
+/* gpu_bench: the paired GPU table of scripts/device/check, with accuracy.
  *
  * For each shape, in one process, through the measurement layer
  * (src/measure): every route is validated exactly on dyadic inputs, timed

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 
+#include "core/assert.h"
 #include "core/backend.h"
 #include "core/context.h"
 
@@ -13,7 +14,8 @@ void tsr_context_destroy(tsr_context *ctx) {
   if (!ctx) return;
   for (int k = TSR_BACKEND_CPU; k < TSR_BACKEND_COUNT; k++) {
     const tsr__backend *be = tsr__backend_get((tsr_backend_kind)k);
-    if (be && be->context_release && ctx->backend_state[k]) be->context_release(ctx);
+    TSR_ASSERT(be); /* the registry has every kind but AUTO */
+    if (be->context_release && ctx->backend_state[k]) be->context_release(ctx);
   }
   free(ctx);
 }

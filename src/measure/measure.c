@@ -59,10 +59,10 @@ tsr_status tsr__workload_create(const tsr_problem *p, tsr_inputs inputs, uint64_
   w->ref = malloc(nout * sizeof *w->ref);
   w->scale = malloc(nout * sizeof *w->scale);
   if (!w->a || !w->b || (q->beta != 0.0f && !w->c0) || !w->ref || !w->scale) {
-    tsr__workload_destroy(w);
     snprintf(msg, cap, "workload: cannot allocate %.1f MiB of host memory for %lldx%lldx%lld",
              tsr__workload_bytes(q) / 1048576.0, (long long)q->m, (long long)q->n,
              (long long)q->k);
+    tsr__workload_destroy(w);
     return TSR_ERR_NOMEM;
   }
   tsr_fill(q, TSR_TENSOR_A, inputs, seed, w->a);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/assert.h"
 #include "core/context.h"
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -117,6 +118,10 @@ void tsr_walk_normalize(tsr_walk *w, uint32_t h, uint32_t wdt) {
 
 void tsr_walk_map(const tsr_walk *w, uint32_t h, uint32_t wdt, uint32_t i, uint32_t *row,
                   uint32_t *col) {
+  /* A checked walk (non-zero R, C: they divide below) and an ordinal inside
+   * the grid; every caller loops below H*W. */
+  TSR_ASSERT((uint64_t)i < (uint64_t)h * wdt);
+  TSR_ASSERT(w->kind == TSR_WALK_LINEAR || (w->r > 0 && (w->kind != TSR_WALK_RECT || w->c > 0)));
   switch (w->kind) {
     case TSR_WALK_RECT: {
       uint32_t r = min_u32(w->r, h), c = min_u32(w->c, wdt);

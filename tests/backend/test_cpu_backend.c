@@ -451,7 +451,7 @@ static void test_view_plans(void **state) {
   }
 }
 
-/* Small problems default to one thread (docs/perf.md, CPU step 12):
+/* Small problems default to one thread (docs/log/perf-notebook.md, CPU step 12):
  * 80³ (1.02 MFLOP) and 96×80×72 (1.11 MFLOP) are under the 1.5 MFLOP
  * threshold, 96³ (1.77 MFLOP) and a batch of four 64³ (2.1 MFLOP) are not. */
 static void test_default_plan_serial_small(void **state) {
@@ -487,7 +487,7 @@ static void test_default_plan_serial_small(void **state) {
   }
 }
 
-/* The default blocking (docs/perf.md, CPU steps 4-7): long K blocks, a
+/* The default blocking (docs/log/perf-notebook.md, CPU steps 4-7): long K blocks, a
  * ~384 KiB A block, B columns within 8 MiB, the walk down tile columns; and a
  * deep, wide shape run with it (two K blocks, a stripe-walked grid with M/N
  * tails on 2 cores with AVX-512, all transposes, beta != 0) matches the

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/cpu_kernels.h"
+#include "core/assert.h"
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/inputs.h"
@@ -566,6 +567,7 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   tsr_isa disa;
   tsr_status st = check_plan(p, plan, &kern, &dk, &disa, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
+  TSR_ASSERT((kern != NULL) != (dk != NULL)); /* a legal plan has exactly one kernel */
   job j = {.p = p, .plan = plan, .kern = kern ? kern->fn : NULL, .dkern = dk, .a = a, .b = b, .c = c};
   j.pack = kern && kern->isa == TSR_ISA_AVX512 ? tsr__cpu_pack_avx512 : tsr__cpu_pack_generic;
   int64_t rows, cols;

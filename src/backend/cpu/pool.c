@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_kernels.h"
+#include "core/assert.h"
 #include "core/clock.h"
 
 #define TSR__POOL_MAX 256
@@ -270,6 +271,7 @@ static float *grow_scratch(scratch *s, size_t bytes) {
 }
 
 float *tsr__cpu_pool_scratch(tsr__cpu_pool *pool, int tid, size_t bytes) {
+  TSR_ASSERT(tid >= 0 && tid < TSR__POOL_MAX); /* runs are clamped to TSR__POOL_MAX threads */
   return grow_scratch(&pool->scr[tid], bytes);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/cuda/gpu.h"
+#include "core/assert.h"
 #include "core/context.h"
 #include "core/inputs.h"
 
@@ -170,7 +171,8 @@ tsr_status tsr__gexec_attach_kernel(tsr__gexec *e, const tsr__kernel_src *k, int
     return tsr__cu_fail(ctx, cu, r, what);
   }
   e->npre = 0;
-  for (int i = 0; i < k->npre && i < 2; i++) {
+  TSR_ASSERT(k->npre >= 0 && k->npre <= 2); /* the emitter's prologue: pack A, pack B */
+  for (int i = 0; i < k->npre; i++) {
     r = cu->ModuleGetFunction(&e->fpre[i], mod, k->pre[i].name);
     if (r != TSR__CU_SUCCESS) {
       char what[128];

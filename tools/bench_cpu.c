@@ -80,7 +80,7 @@ static int run_openblas(const side *s) {
 /* Quiet time before each side's sample (--gap-ms): OpenBLAS's idle workers
  * busy-wait about 2^28 cycles (~0.1 s) after their last job, tessera's 50 µs.
  * Without the gap a side measured right after OpenBLAS shares the 2 cores
- * with its spinning threads (docs/perf.md, CPU step 12). */
+ * with its spinning threads (docs/log/perf-notebook.md, CPU step 12). */
 static double gap_ms = 200.0;
 
 static double sample(int (*fn)(const side *), const side *s, int calls, int repeats) {
