@@ -193,10 +193,15 @@ int main(int argc, char **argv) {
   size_t sl = 0, al = 0;
 #define SP(...) (sl += (size_t)snprintf(speed_md + sl, sl < sizeof speed_md ? sizeof speed_md - sl : 0, __VA_ARGS__))
 #define AC(...) (al += (size_t)snprintf(acc_md + al, al < sizeof acc_md ? sizeof acc_md - al : 0, __VA_ARGS__))
-  SP("| shape | route | precision | µs | TFLOP/s | time / %s [min, max] | plan (regs) |\n"
-     "|---|---|---|---:|---:|---|---|\n", defs[0]->name);
-  AC("| shape | inputs | strict FP32 ref. | route | precision | rel. Frobenius | / strict | "
-     "limit | worst elem / bound | contract |\n|---|---|---:|---|---|---:|---:|---:|---:|---|\n");
+  char speed_head[256], acc_head[256];
+  snprintf(speed_head, sizeof speed_head,
+           "| shape | route | precision | µs | TFLOP/s | time / %s [min, max] | plan (regs) |\n"
+           "|---|---|---|---:|---:|---|---|\n", defs[0]->name);
+  snprintf(acc_head, sizeof acc_head,
+           "| shape | inputs | strict FP32 ref. | route | precision | rel. Frobenius | / strict | "
+           "limit | worst elem / bound | contract |\n|---|---|---:|---|---|---:|---:|---:|---:|---|\n");
+  SP("%s", speed_head);
+  AC("%s", acc_head);
   for (int s = 0; s < nshapes; s++) {
     char msg[512];
     int64_t m, n, k;
@@ -360,15 +365,20 @@ int main(int argc, char **argv) {
     free(rr);
     free(c);
     fprintf(stderr, "# %s done\n", shape_list[s]);
-  }
-  if (!check_only) {
-    printf("\n## speed (device events; ratio = time / %s time, median of per-sample paired "
-           "ratios [min, max])\n\n%s",
-           defs[0]->name, speed_md);
-    if (nf)
-      printf("\n## accuracy (relative Frobenius error vs the FP64 oracle; contract: "
-             "docs/accuracy.md)\n\n%s",
-             acc_md);
+    /* each shape's tables as soon as they exist (a run cut short keeps them) */
+    if (!check_only) {
+      printf("\n### %s: speed (device events; ratio = time / %s time, median of per-sample "
+             "paired ratios [min, max])\n\n%s",
+             shape_list[s], defs[0]->name, speed_md);
+      if (nf)
+        printf("\n### %s: accuracy (relative Frobenius error vs the FP64 oracle; contract: "
+               "docs/accuracy.md)\n\n%s",
+               shape_list[s], acc_md);
+      fflush(stdout);
+      sl = (size_t)snprintf(speed_md, sizeof speed_md, "%s", speed_head);
+      al = (size_t)snprintf(acc_md, sizeof acc_md, "%s", acc_head);
+    }
+    if (json_path) json_dump_file(jdoc, json_path, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
   }
   if (json_path) json_dump_file(jdoc, json_path, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
   json_decref(jdoc);

@@ -50,6 +50,8 @@ static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t shim_lock = PTHREAD_MUTEX_INITIALIZER;
 static tsr_context *shim_ctx;
 static tsr_backend_kind shim_backend = TSR_BACKEND_CPU;
+/* TESSERA_PRECISION (docs/accuracy.md): auto (default), strict, fp32x3, tf32 */
+static tsr_precision shim_precision = TSR_PREC_AUTO;
 static int shim_verbose;
 
 /* In a child of fork only the forking thread exists: a call that another
@@ -64,6 +66,14 @@ static void shim_init(void) {
   if (tsr_context_create(&shim_ctx) != TSR_OK) {
     shim_ctx = NULL; /* reported by the first call that needs it */
     return;
+  }
+  const char *prec = getenv("TESSERA_PRECISION");
+  if (prec && *prec) {
+    char pmsg[256];
+    if (tsr_precision_parse(prec, &shim_precision, pmsg, sizeof pmsg) != TSR_OK) {
+      fprintf(stderr, "tessera_blas: TESSERA_PRECISION %s; using auto\n", pmsg);
+      shim_precision = TSR_PREC_AUTO;
+    }
   }
   const char *text = getenv("TESSERA_BACKEND");
   if (!text || !*text) return; /* cpu */
@@ -166,6 +176,7 @@ static void gemm_colmajor(const char *entry, int rowmajor, char ta, char tb, int
   p.ldc = ldc;
   p.alpha = alpha;
   p.beta = beta;
+  p.precision = shim_precision;
 
   if (!shim_ctx) {
     fprintf(stderr, "tessera_blas: %s: cannot create the tessera context (out of memory)\n",
@@ -179,6 +190,15 @@ static void gemm_colmajor(const char *entry, int rowmajor, char ta, char tb, int
     fprintf(stderr, "tessera_blas: %s on %s failed: %s: %s; running it on cpu\n", entry,
             tsr_backend_name(used), tsr_status_name(st), tsr_context_message(shim_ctx));
     used = TSR_BACKEND_CPU;
+    st = tsr_gemm(shim_ctx, used, &p, NULL, b, a, c);
+  }
+  if (st == TSR_ERR_UNSUPPORTED && p.precision != TSR_PREC_AUTO) {
+    /* the backend does not run the mode asked for (e.g. fp32x3 on the
+     * cpu): the FP32 contract's default instead, said once */
+    static int warned;
+    if (!warned++)
+      fprintf(stderr, "tessera_blas: %s; using precision auto\n", tsr_context_message(shim_ctx));
+    p.precision = TSR_PREC_AUTO;
     st = tsr_gemm(shim_ctx, used, &p, NULL, b, a, c);
   }
   if (st != TSR_OK) {

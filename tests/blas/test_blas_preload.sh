@@ -165,6 +165,21 @@ if [ "$(grep -c "TESSERA_BACKEND backend: 'bogus' is not one of" "$tmp/be.err" |
   echo "FAIL: TESSERA_BACKEND=bogus should be named exactly once on stderr:"; cat "$tmp/be.err"; fail=1
 fi
 
+# TESSERA_PRECISION (docs/accuracy.md): strict and auto run the cpu backend
+# unchanged; a mode the cpu backend does not run (fp32x3, tf32) falls back to
+# auto, said once; a bad value is named once and auto used.
+for prec in strict auto fp32x3 tf32 bogus; do
+  TESSERA_PRECISION=$prec LD_PRELOAD="$preload" "$tmp/client" gemm >"$tmp/pr.out" 2>"$tmp/pr.err"
+  unsign0 "$tmp/pr.out"
+  cmp -s "$tmp/pr.out" "$tmp/ref.out" || { echo "FAIL: TESSERA_PRECISION=$prec results differ"; fail=1; }
+  want=0
+  case $prec in fp32x3 | tf32 | bogus) want=1 ;; esac
+  if [ "$(grep -c . "$tmp/pr.err")" != "$want" ] ||
+     { [ "$want" = 1 ] && ! grep -q "using precision auto\|TESSERA_PRECISION precision: 'bogus'" "$tmp/pr.err"; }; then
+    echo "FAIL: TESSERA_PRECISION=$prec: expected $want line(s) on stderr:"; cat "$tmp/pr.err"; fail=1
+  fi
+done
+
 if [ -f "$netlib_dir/libblas.so.3" ]; then
   # Same client on the netlib reference (its XERBLA stops, cblas_xerbla
   # exits). Debian's netlib library routes SGEMM's XERBLA through CBLAS's

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "blas/blas.h"
+#include "tessera.h"
 
 /* ---- captured error handlers (replace the shim's weak ones) ------------- */
 
@@ -605,6 +606,49 @@ static void expect_xerbla(char ta, char tb, int m, int n, int k, int lda, int ld
   assert_memory_equal(c, c0, sizeof c);
 }
 
+/* The specials suite through the shim (docs/accuracy.md): NaN, +-Inf,
+ * FLT_MAX, subnormal rows, 0 x Inf, NaN in C with beta != 0 and a NaN-filled
+ * C with beta = 0 (never read): every output's NaN/Inf class is the FP64
+ * reference's and the finite ones meet the strict contract. Row-major
+ * cblas_sgemm, so the reference is tsr_oracle_cpu on the same arrays. */
+static void test_specials(void **state) {
+  enum { M = 24, N = 20, K = 40 };
+  for (int kind = 0; kind < 7; kind++) {
+    static float a[M * K], b[K * N], c[M * N], c0[M * N];
+    for (int i = 0; i < M * K; i++) a[i] = (float)((i * 37 % 101) - 50) / 64.0f;
+    for (int i = 0; i < K * N; i++) b[i] = (float)((i * 53 % 97) - 48) / 64.0f;
+    for (int i = 0; i < M * N; i++) c0[i] = (float)((i * 7 % 13) - 6) / 8.0f;
+    float beta = 0.0f;
+    switch (kind) {
+      case 0: a[3 * K + 7] = NAN; break;
+      case 1: a[5 * K + 2] = INFINITY; b[9 * N + 4] = -INFINITY; break;
+      case 2: a[2 * K + 5] = 3.4028235e38f; b[5 * N + 3] = 1.0f; break;
+      case 3: for (int k = 0; k < K; k++) a[6 * K + k] = 1e-39f * (float)(k + 1), b[k * N + 1] = 1e30f; break;
+      case 4: b[0] = INFINITY; a[0] = 0.0f; break; /* 0 x Inf = NaN in row 0, column 0 */
+      case 5: c0[7] = NAN; beta = 0.5f; break;
+      default: for (int i = 0; i < M * N; i++) c0[i] = NAN; break; /* beta = 0: never read */
+    }
+    memcpy(c, c0, sizeof c);
+    cblas_sgemm(TSR_CBLAS_ROW_MAJOR, TSR_CBLAS_NO_TRANS, TSR_CBLAS_NO_TRANS, M, N, K, 1.0f, a, K, b,
+                N, beta, c, N);
+    tsr_problem p;
+    tsr_problem_init(&p, M, N, K);
+    p.beta = beta;
+    char msg[256];
+    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+    static double ref[M * N];
+    static float scale[M * N];
+    double strict = 0;
+    assert_int_equal(tsr_oracle_cpu(&p, a, b, beta != 0.0f ? c0 : NULL, ref, scale, &strict), TSR_OK);
+    tsr_receipt r;
+    tsr_validate_contract(&p, c, ref, scale, strict, TSR_PREC_STRICT, &r);
+    if (!r.passed)
+      fail_msg("special case %d: %lld failed (%lld over the bound, %lld of the wrong class), first at %lld",
+               kind, (long long)r.failed, (long long)r.bound_failed, (long long)r.class_failed,
+               (long long)r.first_fail);
+  }
+}
+
 static void test_sgemm_illegal(void **state) {
   /* Legal baseline: 'N','N', M=3, N=4, K=5, lda=3, ldb=5, ldc=3. */
   expect_xerbla('X', 'N', 3, 4, 5, 3, 5, 3, 1);
@@ -705,6 +749,7 @@ int main(void) {
       cmocka_unit_test(test_fork_after_threaded_call),
       cmocka_unit_test(test_fork_during_calls),
       cmocka_unit_test(test_sgemm_hidden_lengths),
+      cmocka_unit_test(test_specials),
       cmocka_unit_test(test_sgemm_illegal),
       cmocka_unit_test(test_cblas_illegal),
   };
