@@ -153,13 +153,15 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
        * warp tile spills (8 bytes at 253 registers): 128x128 tiles there */
       if (wide_tiles >= 462 && p->op_a == TSR_OP_N) {
         /* at least 3.5 waves of 128x256 tiles: 64x64 warp tiles (2/3 of the
-         * split work per MMA of 64x32). bk=8 x 6 stages (72 KiB): with
+         * split work per MMA of 64x32). bk=8 x 4 stages (48 KiB): with
          * acc=step, bk=16 spills 48 bytes at 255 registers (ptxas keeps the
          * second K step's fragments and partial sums in flight); bk=8 fits
-         * in 255 with none (the chain scheme fit bk=16 in 242) */
+         * in 255 with none (the chain scheme fit bk=16 in 242). Screened on
+         * the H200 at 4096^3 (docs/perf.md): 4 stages 1.021x cuBLAS time,
+         * 6 stages 1.046x, 8 stages 1.026x, 128x128x16 1.172x */
         pl.bm = 128, pl.bn = 256, pl.bk = 8;
         pl.wm = 64, pl.wn = 64;
-        pl.stages = 6;
+        pl.stages = 4;
       } else if (unaligned) {
         /* packed operands, fewer than 3.5 waves of wide tiles: 128x64x32 tiles
          * of 4 warps, two CTAs per SM (206 registers, 96 KiB each): measured
