@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -130,8 +131,33 @@ static void test_oracle_cache(void **state) {
   assert_int_equal(tsr__oracle_cached(&p, TSR_INPUTS_RANDOM, 9, cache, &ref2, &src, key_sha2, msg, sizeof msg), TSR_OK);
   assert_string_equal(src, "cpu");
   assert_memory_equal(ref, ref2, 35 * sizeof(double));
-  free(ref);
   free(ref2);
+  /* Anything but a regular file of an entry's size at the entry's path is
+   * a miss (recomputed, then stored over it), never a hang or a read
+   * without end: a FIFO nobody writes, a link to /dev/zero, a file longer
+   * than any entry of this problem. */
+  for (int kind = 0; kind < 3; kind++) {
+    assert_int_equal(unlink(path), 0);
+    if (kind == 0) assert_int_equal(mkfifo(path, 0644), 0);
+    if (kind == 1) assert_int_equal(symlink("/dev/zero", path), 0);
+    if (kind == 2) {
+      f = fopen(path, "wb");
+      assert_non_null(f);
+      for (int i = 0; i < 4096; i++) fputc('x', f);
+      fclose(f);
+    }
+    assert_int_equal(tsr__oracle_cached(&p, TSR_INPUTS_RANDOM, 9, cache, &ref2, &src, key_sha2, msg, sizeof msg), TSR_OK);
+    assert_string_equal(src, "cpu");
+    assert_memory_equal(ref, ref2, 35 * sizeof(double));
+    free(ref2);
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    assert_true(S_ISREG(sb.st_mode)); /* the recomputed entry replaced it */
+    assert_int_equal(tsr__oracle_cached(&p, TSR_INPUTS_RANDOM, 9, cache, &ref2, &src, key_sha2, msg, sizeof msg), TSR_OK);
+    assert_string_equal(src, "cache:cpu");
+    free(ref2);
+  }
+  free(ref);
 }
 
 int main(void) {
