@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit/audit_internal.h"
 #include "backend/cuda/cuda.h"
 #include "core/hash.h"
 #include "emit/emit.h"
+#include "sys/file.h"
 
 /* ---- reasons and findings ------------------------------------------------ */
 static const char *const reason_names[] = {
@@ -30,6 +32,21 @@ const char *tsr__audit_reason_name(tsr__audit_reason r) {
 }
 const char *tsr__audit_reason_text(tsr__audit_reason r) {
   return (unsigned)r < TSR__AR_COUNT ? reason_texts[r] : "?";
+}
+int tsr__audit_reason_is_structural(tsr__audit_reason r) {
+  switch (r) {
+  case TSR__AR_SCHEMA:
+  case TSR__AR_PROTOCOL:
+  case TSR__AR_ROUTE:
+  case TSR__AR_ROW_UNEXPECTED:
+  case TSR__AR_ROW_DUPLICATE:
+  case TSR__AR_SAMPLE_COUNT:
+  case TSR__AR_SAMPLE_VALUE:
+  case TSR__AR_CALL_COUNT:
+    return 1;
+  default:
+    return 0;
+  }
 }
 int tsr__audit_reason_find(const char *name) {
   for (int i = 0; i < TSR__AR_COUNT; i++)
@@ -144,9 +161,12 @@ static int proto_int(tsr__audit_ctx *c, const char *key, long long lo, long long
                      json_int_t *out) {
   json_int_t v;
   if (!tsr__audit_int(c->proto, key, &v) || v < lo || v > hi) {
-    char where[96];
+    char where[96], got[48] = "missing";
     snprintf(where, sizeof where, "protocol.%s", key);
-    FAIL(c->res, TSR__AR_PROTOCOL, where, "must be an integer in [%lld, %lld]", lo, hi);
+    const json_t *j = json_object_get(c->proto, key);
+    if (json_is_integer(j)) snprintf(got, sizeof got, "%lld", (long long)json_integer_value(j));
+    else if (j) snprintf(got, sizeof got, "not an integer");
+    FAIL(c->res, TSR__AR_PROTOCOL, where, "%s, must be an integer in [%lld, %lld]", got, lo, hi);
     return 0;
   }
   if (out) *out = v;
@@ -190,14 +210,19 @@ static void check_names(tsr__audit_ctx *c, const char *key, int first, int count
 static void check_protocol(tsr__audit_ctx *c) {
   tsr__audit_result *res = c->res;
   const json_t *doc = c->doc;
-  if (!json_is_true(json_object_get(doc, "complete")))
+  int complete = json_is_true(json_object_get(doc, "complete"));
+  if (!complete)
     FAIL(res, TSR__AR_INCOMPLETE, "complete", "results.json is not marked complete (run interrupted?)");
+  /* finished_utc and summary are written when the run completes: an
+   * interrupted run lacks them by design (reported as incomplete). */
   static const char *const strs[] = {"tessera_version", "started_utc", "finished_utc"};
   for (size_t i = 0; i < 3; i++)
-    if (!S_(doc, strs[i])) FAIL(res, TSR__AR_SCHEMA, strs[i], "missing or not a string");
+    if (!S_(doc, strs[i]) && (complete || i < 2 || json_object_get(doc, strs[i])))
+      FAIL(res, TSR__AR_SCHEMA, strs[i], "missing or not a string");
   static const char *const objs[] = {"protocol", "host", "device", "artifacts", "order", "summary"};
   for (size_t i = 0; i < 6; i++)
-    if (!json_is_object(json_object_get(doc, objs[i])))
+    if (!json_is_object(json_object_get(doc, objs[i])) &&
+        (complete || i < 5 || json_object_get(doc, objs[i])))
       FAIL(res, TSR__AR_SCHEMA, objs[i], "missing or not an object");
   static const char *const arrs[] = {"command_line", "routes", "rows"};
   for (size_t i = 0; i < 3; i++)
@@ -843,8 +868,17 @@ out:
 /* ---- artifacts ---------------------------------------------------------------- */
 static void hash_on_disk(tsr__audit_ctx *c, const char *where, const char *path, const char *sha) {
   if (!c->opt || !c->opt->current_artifacts || !path || !is_hex64(sha)) return;
-  char now[65];
+  char now[65], why[300];
   c->res->artifacts_hashed++;
+  /* The path comes from the document: a FIFO or a device there must not
+   * hang the hash (sys/file.h refuses anything but a regular file). */
+  int fd;
+  uint64_t size;
+  if (tsr__open_regular(path, UINT64_MAX, &fd, &size, why, sizeof why)) {
+    FAIL(c->res, TSR__AR_ARTIFACT_CHANGED, where, "%.300s", why);
+    return;
+  }
+  close(fd);
   if (tsr__sha256_file(path, now))
     FAIL(c->res, TSR__AR_ARTIFACT_CHANGED, where, "%.200s cannot be read now", path);
   else if (strcmp(now, sha))
@@ -997,7 +1031,7 @@ void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,
   check_artifacts(&c);
   regenerate_sources(&c);
   check_summary(&c);
-  if (c.usable && c.p50) {
+  if (c.usable && c.p50 && !(opt && opt->results_only)) {
     tsr__audit_check_tables(&c);
     tsr__audit_check_report(&c);
   }
