@@ -118,19 +118,23 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
              nshapes, nbase, MAX_SLOTS);
     return NULL;
   }
-  /* Each (round, shape, route) names one row: labels must be distinct text. */
+  /* Each (round, shape, route) names one row: labels must be distinct text
+   * (a set, not pairwise comparisons: 10^5 shapes must stay cheap). */
+  json_t *labels = json_object();
   for (size_t i = 0; i < nshapes; i++) {
     const char *li = json_string_value(json_object_get(json_array_get(shapes, i), "label"));
-    if (!li) {
-      snprintf(msg, cap, "protocol.shapes[%zu]: no label", i);
+    const json_t *j = li ? json_object_get(labels, li) : NULL;
+    if (!li || j || json_object_set_new(labels, li, json_integer((json_int_t)i))) {
+      if (!li) snprintf(msg, cap, "protocol.shapes[%zu]: no label", i);
+      else if (j)
+        snprintf(msg, cap, "protocol.shapes[%zu]: label '%.64s' repeats shapes[%lld]", i, li,
+                 (long long)json_integer_value(j));
+      else snprintf(msg, cap, "out of memory for %zu shapes", nshapes);
+      json_decref(labels);
       return NULL;
     }
-    for (size_t j = 0; j < i; j++)
-      if (!strcmp(li, jstr(json_array_get(shapes, j), "label"))) {
-        snprintf(msg, cap, "protocol.shapes[%zu]: label '%.64s' repeats shapes[%zu]", i, li, j);
-        return NULL;
-      }
   }
+  json_decref(labels);
 
   /* (round|shape|route) → row */
   json_t *index = json_object();
