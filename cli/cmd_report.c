@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "audit/audit.h"
 #include "bench/bench.h"
 #include "cli.h"
 
@@ -20,6 +21,10 @@ static void print_help(void) {
          "  --unstable-threshold X  flag a per-round p50 spread max/min-1 above X\n"
          "                          (default: the value the run recorded, else 0.10)\n"
          "  --quiet                 do not print the tables\n"
+         "\n"
+         "DIR/results.json must be a regular file of at most 1 GiB that `tessera audit`\n"
+         "can load and whose structure it accepts (schema, protocol, routes, rows,\n"
+         "samples); an interrupted run is reported as such.\n"
          "\n"
          "exit: 0 written, 1 the run has failed rows, 2 bad input or unreadable results\n");
 }
@@ -52,12 +57,11 @@ int tsr_cli_report(int argc, char **argv) {
     }
   }
   if (!dir) return tsr_cli_usage_error(V, "DIR: missing (the directory of a bench run)");
-  char path[4200];
-  snprintf(path, sizeof path, "%s/results.json", dir);
-  json_error_t err;
-  json_t *doc = json_load_file(path, 0, &err);
-  if (!doc) return tsr_cli_usage_error(V, "DIR: '%s': %s (line %d)", path, err.text, err.line);
-  char msg[512], *md = NULL;
+  /* Refuses what the audit refuses as unusable or malformed (not what it
+   * finds wrong in a well-formed run: an interrupted run still reports). */
+  char msg[1200], *md = NULL;
+  json_t *doc = NULL;
+  if (tsr__audit_load_results(dir, &doc, msg, sizeof msg)) return tsr_cli_usage_error(V, "DIR: %s", msg);
   if (tsr__bench_report(doc, dir, threshold, &md, msg, sizeof msg)) {
     json_decref(doc);
     return tsr_cli_usage_error(V, "DIR: '%s': %s", dir, msg);

@@ -28,6 +28,9 @@
 /* rounds × shapes × routes above this is refused as implausible. */
 #define TSR_AUDIT_MAX_SLOTS (1u << 20)
 #define TSR_AUDIT_MAX_ROUTES 10
+/* Largest results.json, tables.json or report.md read (docs/audit.md): a
+ * larger file, or anything but a regular file, is unusable input. */
+#define TSR_AUDIT_MAX_FILE_BYTES ((size_t)1 << 30)
 
 /* Reasons: one token per kind of finding (name, meaning). */
 #define TSR__AUDIT_REASONS(X)                                                                    \
@@ -74,6 +77,11 @@ const char *tsr__audit_reason_name(tsr__audit_reason r);
 const char *tsr__audit_reason_text(tsr__audit_reason r);
 /* -1 when unknown. */
 int tsr__audit_reason_find(const char *name);
+/* 1 for the reasons that make a results.json unusable for tabulation (its
+ * structure: schema, protocol, route, row_unexpected, row_duplicate,
+ * sample_count, sample_value, call_count), as opposed to findings about
+ * what the well-formed document records. */
+int tsr__audit_reason_is_structural(tsr__audit_reason r);
 
 typedef struct {
   tsr__audit_reason reason;
@@ -114,7 +122,8 @@ typedef struct {
 
 /* Loads DIR/results.json, DIR/tables.json and DIR/report.md. Returns 0, or
  * -1 with one line in msg when the input is unusable (missing directory or
- * file, unreadable, truncated or not JSON, not a tessera-bench/1 object). */
+ * file, not a regular file, over TSR_AUDIT_MAX_FILE_BYTES, unreadable,
+ * truncated or not JSON, duplicate keys, not a tessera-bench/1 object). */
 int tsr__audit_load_dir(const char *dir, tsr__audit_input *in, char *msg, size_t cap);
 /* The three file names, and the two halves of tsr__audit_load_dir: the raw
  * bytes of DIR's files (malloc'd, NUL-terminated; nothing kept on failure),
@@ -132,12 +141,23 @@ int tsr__audit_load_buffers(const char *results, size_t results_len, const char 
                             size_t tables_len, const char *report, size_t report_len,
                             tsr__audit_input *in, char *msg, size_t cap);
 void tsr__audit_input_free(tsr__audit_input *in);
-/* Whole file into a malloc'ed NUL-terminated buffer; NULL on failure. */
-char *tsr__audit_read_file(const char *path, size_t *len);
+
+/* The structural validation of a results document, shared by the audit
+ * and `tessera report`: the audit's own checks of results.json alone. 0 when
+ * no finding has a structural reason, else -1 with the first as one line
+ * "<reason>: <field or row>: <detail>" in msg. An incomplete run (complete
+ * false, rows missing) is usable. */
+int tsr__audit_results_usable(const json_t *results, char *msg, size_t cap);
+/* DIR/results.json for `tessera report`: read and parsed exactly as the
+ * audit does (a regular file of at most TSR_AUDIT_MAX_FILE_BYTES, no
+ * duplicate keys, tessera-bench/1), then tsr__audit_results_usable. 0 with
+ * *out (new reference), or -1 with one line in msg. */
+int tsr__audit_load_results(const char *dir, json_t **out, char *msg, size_t cap);
 
 /* ---- the audit (check.c) ------------------------------------------------ */
 typedef struct {
   int current_artifacts; /* hash the recorded artifacts on disk, regenerate sources */
+  int results_only;      /* results.json alone: no tables.json / report.md comparison */
 } tsr__audit_options;
 
 void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,

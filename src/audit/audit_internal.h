@@ -22,6 +22,8 @@ typedef struct {
   int samples, rounds, S, R;
   int64_t batch;
   tsr__audit_shape *shapes;        /* S */
+  json_t *shape_ix;                /* label → index of the first shape with it */
+  json_t *lib_ix;                  /* artifacts.libraries paths (a set) */
   const char *base[TSR_AUDIT_MAX_ROUTES];
   int base_gpu[TSR_AUDIT_MAX_ROUTES];
   int usable;                      /* rounds, shapes and routes are usable for indexing */
@@ -32,6 +34,9 @@ typedef struct {
   int v2;                          /* tessera-bench/2: precision modes and accuracy receipts */
   const char *accuracy_inputs;     /* protocol.accuracy_inputs (v2), NULL: none */
 } tsr__audit_ctx;
+
+/* Index of the (first) shape with this label, -1 when none. */
+int tsr__audit_shape_index(const tsr__audit_ctx *c, const char *label);
 
 /* Helpers. */
 const char *tsr__audit_str(const json_t *o, const char *key);

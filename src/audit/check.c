@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit/audit_internal.h"
 #include "backend/cuda/cuda.h"
 #include "core/hash.h"
 #include "emit/emit.h"
+#include "sys/file.h"
 
 /* ---- reasons and findings ------------------------------------------------ */
 static const char *const reason_names[] = {
@@ -30,6 +32,21 @@ const char *tsr__audit_reason_name(tsr__audit_reason r) {
 }
 const char *tsr__audit_reason_text(tsr__audit_reason r) {
   return (unsigned)r < TSR__AR_COUNT ? reason_texts[r] : "?";
+}
+int tsr__audit_reason_is_structural(tsr__audit_reason r) {
+  switch (r) {
+  case TSR__AR_SCHEMA:
+  case TSR__AR_PROTOCOL:
+  case TSR__AR_ROUTE:
+  case TSR__AR_ROW_UNEXPECTED:
+  case TSR__AR_ROW_DUPLICATE:
+  case TSR__AR_SAMPLE_COUNT:
+  case TSR__AR_SAMPLE_VALUE:
+  case TSR__AR_CALL_COUNT:
+    return 1;
+  default:
+    return 0;
+  }
 }
 int tsr__audit_reason_find(const char *name) {
   for (int i = 0; i < TSR__AR_COUNT; i++)
@@ -155,9 +172,12 @@ static int proto_int(tsr__audit_ctx *c, const char *key, long long lo, long long
                      json_int_t *out) {
   json_int_t v;
   if (!tsr__audit_int(c->proto, key, &v) || v < lo || v > hi) {
-    char where[96];
+    char where[96], got[48] = "missing";
     snprintf(where, sizeof where, "protocol.%s", key);
-    FAIL(c->res, TSR__AR_PROTOCOL, where, "must be an integer in [%lld, %lld]", lo, hi);
+    const json_t *j = json_object_get(c->proto, key);
+    if (json_is_integer(j)) snprintf(got, sizeof got, "%lld", (long long)json_integer_value(j));
+    else if (j) snprintf(got, sizeof got, "not an integer");
+    FAIL(c->res, TSR__AR_PROTOCOL, where, "%s, must be an integer in [%lld, %lld]", got, lo, hi);
     return 0;
   }
   if (out) *out = v;
@@ -201,14 +221,19 @@ static void check_names(tsr__audit_ctx *c, const char *key, int first, int count
 static void check_protocol(tsr__audit_ctx *c) {
   tsr__audit_result *res = c->res;
   const json_t *doc = c->doc;
-  if (!json_is_true(json_object_get(doc, "complete")))
+  int complete = json_is_true(json_object_get(doc, "complete"));
+  if (!complete)
     FAIL(res, TSR__AR_INCOMPLETE, "complete", "results.json is not marked complete (run interrupted?)");
+  /* finished_utc and summary are written when the run completes: an
+   * interrupted run lacks them by design (reported as incomplete). */
   static const char *const strs[] = {"tessera_version", "started_utc", "finished_utc"};
   for (size_t i = 0; i < 3; i++)
-    if (!S_(doc, strs[i])) FAIL(res, TSR__AR_SCHEMA, strs[i], "missing or not a string");
+    if (!S_(doc, strs[i]) && (complete || i < 2 || json_object_get(doc, strs[i])))
+      FAIL(res, TSR__AR_SCHEMA, strs[i], "missing or not a string");
   static const char *const objs[] = {"protocol", "host", "device", "artifacts", "order", "summary"};
   for (size_t i = 0; i < 6; i++)
-    if (!json_is_object(json_object_get(doc, objs[i])))
+    if (!json_is_object(json_object_get(doc, objs[i])) &&
+        (complete || i < 5 || json_object_get(doc, objs[i])))
       FAIL(res, TSR__AR_SCHEMA, objs[i], "missing or not an object");
   static const char *const arrs[] = {"command_line", "routes", "rows"};
   for (size_t i = 0; i < 3; i++)
@@ -277,14 +302,23 @@ static void check_protocol(tsr__audit_ctx *c) {
     ok = 0;
   } else {
     c->shapes = calloc(ns, sizeof *c->shapes);
+    c->shape_ix = json_object();
     c->S = (int)ns;
-    for (size_t i = 0; i < ns && c->shapes; i++) {
+    for (size_t i = 0; i < ns && c->shapes && c->shape_ix; i++) {
       const json_t *s = json_array_get(shapes, i);
       tsr__audit_shape *sh = &c->shapes[i];
       char where[64];
       snprintf(where, sizeof where, "protocol.shapes[%zu]", i);
       json_int_t m = 0, n = 0, k = 0;
       sh->label = S_(s, "label");
+      /* label → first shape with it: linear lookups would make a document
+       * of many shapes and rows quadratic. */
+      const json_t *first = sh->label ? json_object_get(c->shape_ix, sh->label) : NULL;
+      if (sh->label && !first && json_object_set_new(c->shape_ix, sh->label, json_integer((json_int_t)i))) {
+        FAIL(res, TSR__AR_PROTOCOL, where, "out of memory indexing the shapes");
+        ok = 0;
+        break;
+      }
       if (!sh->label || !tsr__audit_int(s, "m", &m) || !tsr__audit_int(s, "n", &n) ||
           !tsr__audit_int(s, "k", &k) || m < 1 || n < 1 || k < 1) {
         FAIL(res, TSR__AR_PROTOCOL, where, "needs a label and positive integer m, n, k");
@@ -298,13 +332,13 @@ static void check_protocol(tsr__audit_ctx *c) {
       snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
       if (strcmp(label, sh->label))
         FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' is not %s", sh->label, label);
-      for (size_t j = 0; j < i; j++)
-        if (c->shapes[j].label && !strcmp(c->shapes[j].label, sh->label)) {
-          FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' repeats shapes[%zu]", sh->label, j);
-          ok = 0;
-        }
+      if (first) {
+        FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' repeats shapes[%lld]", sh->label,
+             (long long)json_integer_value(first));
+        ok = 0;
+      }
     }
-    if (!c->shapes) ok = 0;
+    if (!c->shapes || !c->shape_ix) ok = 0;
   }
   c->usable = ok;
 }
@@ -315,6 +349,7 @@ static void check_routes(tsr__audit_ctx *c) {
   const json_t *routes = json_object_get(c->doc, "routes");
   const char *avail[TSR_AUDIT_MAX_ROUTES];
   int navail = 0, ok = 1;
+  size_t seen[sizeof route_table / sizeof *route_table] = {0};
   for (size_t i = 0; i < json_array_size(routes); i++) {
     const json_t *rt = json_array_get(routes, i);
     char where[64];
@@ -326,9 +361,7 @@ static void check_routes(tsr__audit_ctx *c) {
       ok = 0;
       continue;
     }
-    for (size_t j = 0; j < i; j++)
-      if (tsr__audit_is(json_array_get(routes, j), "name", name))
-        FAIL(res, TSR__AR_ROUTE, where, "route '%s' listed twice", name);
+    if (seen[f - route_table]++) FAIL(res, TSR__AR_ROUTE, where, "route '%s' listed twice", name);
     const char *kind = S_(rt, "kind"), *runner = S_(rt, "runner");
     if (!kind || strcmp(kind, f->kind) || !runner || strcmp(runner, f->runner))
       FAIL(res, TSR__AR_ROUTE, where, "%s: kind/runner '%.8s'/'%.12s', the format says '%s'/'%s'",
@@ -376,10 +409,9 @@ static int route_index(const tsr__audit_ctx *c, const char *name) {
     if (!strcmp(c->base[i], name)) return i;
   return -1;
 }
-static int shape_index(const tsr__audit_ctx *c, const char *label) {
-  for (int i = 0; label && i < c->S; i++)
-    if (c->shapes[i].label && !strcmp(c->shapes[i].label, label)) return i;
-  return -1;
+int tsr__audit_shape_index(const tsr__audit_ctx *c, const char *label) {
+  const json_t *i = label ? json_object_get(c->shape_ix, label) : NULL;
+  return i ? (int)json_integer_value(i) : -1;
 }
 
 /* ---- one row ------------------------------------------------------------------- */
@@ -714,14 +746,9 @@ static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si
   }
   /* Every mapped library must be in the run's hashed inventory. */
   const json_t *libs = json_object_get(result, "libraries");
-  const json_t *inv = json_object_get(json_object_get(c->doc, "artifacts"), "libraries");
   for (size_t i = 0; i < json_array_size(libs); i++) {
     const char *p = json_string_value(json_array_get(libs, i));
-    int found = 0;
-    for (size_t j = 0; p && j < json_array_size(inv) && !found; j++) {
-      const char *q = S_(json_array_get(inv, j), "path");
-      found = q && !strcmp(p, q);
-    }
+    int found = p && json_object_get(c->lib_ix, p);
     if (!found)
       FAIL(res, TSR__AR_ARTIFACT_HASH, where, "mapped library %.200s is not in artifacts.libraries",
            p ? p : "(not a string)");
@@ -775,7 +802,7 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
            "string shape, route");
       continue;
     }
-    int si = shape_index(c, shape), ri = route_index(c, route);
+    int si = tsr__audit_shape_index(c, shape), ri = route_index(c, route);
     if (round < 0 || round >= rounds || si < 0 || ri < 0) {
       FAIL(res, TSR__AR_ROW_UNEXPECTED, where, "%s is not part of this run",
            round < 0 || round >= rounds ? "the round" : si < 0 ? "the shape" : "the route");
@@ -981,8 +1008,17 @@ out:
 /* ---- artifacts ---------------------------------------------------------------- */
 static void hash_on_disk(tsr__audit_ctx *c, const char *where, const char *path, const char *sha) {
   if (!c->opt || !c->opt->current_artifacts || !path || !is_hex64(sha)) return;
-  char now[65];
+  char now[65], why[300];
   c->res->artifacts_hashed++;
+  /* The path comes from the document: a FIFO or a device there must not
+   * hang the hash (sys/file.h refuses anything but a regular file). */
+  int fd;
+  uint64_t size;
+  if (tsr__open_regular(path, UINT64_MAX, &fd, &size, why, sizeof why)) {
+    FAIL(c->res, TSR__AR_ARTIFACT_CHANGED, where, "%.300s", why);
+    return;
+  }
+  close(fd);
   if (tsr__sha256_file(path, now))
     FAIL(c->res, TSR__AR_ARTIFACT_CHANGED, where, "%.200s cannot be read now", path);
   else if (strcmp(now, sha))
@@ -1131,17 +1167,26 @@ void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,
          c.rounds, c.S, c.R, TSR_AUDIT_MAX_SLOTS);
     c.usable = 0;
   }
+  /* The inventory's paths as a set, for the rows' mapped libraries. */
+  c.lib_ix = json_object();
+  const json_t *inv = json_object_get(json_object_get(c.doc, "artifacts"), "libraries");
+  for (size_t i = 0; c.lib_ix && i < json_array_size(inv); i++) {
+    const char *q = S_(json_array_get(inv, i), "path");
+    if (q) json_object_set_new(c.lib_ix, q, json_true());
+  }
   if (c.usable) check_rows_and_order(&c);
   else if (json_array_size(json_object_get(c.doc, "rows")))
     FAIL(res, TSR__AR_PROTOCOL, "rows", "not audited: the protocol, shapes or routes are unusable");
   check_artifacts(&c);
   regenerate_sources(&c);
   check_summary(&c);
-  if (c.usable && c.p50) {
+  if (c.usable && c.p50 && !(opt && opt->results_only)) {
     tsr__audit_check_tables(&c);
     tsr__audit_check_report(&c);
   }
   free(c.shapes);
+  json_decref(c.shape_ix);
+  json_decref(c.lib_ix);
   free(c.slot);
   free(c.p50);
 }

@@ -7,35 +7,13 @@
 #include <sys/stat.h>
 
 #include "audit/audit.h"
+#include "sys/file.h"
 
-char *tsr__audit_read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    if (n + 1 >= cap) {
-      char *t = realloc(buf, cap *= 2);
-      if (!t) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = t;
-    }
-    size_t r = fread(buf + n, 1, cap - n - 1, f);
-    n += r;
-    if (r == 0) break;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (!buf || err) {
-    free(buf);
-    return NULL;
-  }
-  buf[n] = '\0';
-  if (len) *len = n;
-  return buf;
+/* Messages are printed as one line: text taken from a document or a path
+ * (a shape label, a jansson token) may hold control characters. */
+static void one_line(char *msg) {
+  for (unsigned char *p = (unsigned char *)msg; *p; p++)
+    if (*p < 0x20 || *p == 0x7f) *p = '?';
 }
 
 /* One JSON object document; name is the file name for the message. */
@@ -44,8 +22,11 @@ static json_t *parse_doc(const char *name, const char *text, size_t len, const c
   json_error_t err;
   json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
   if (!doc) {
-    snprintf(msg, cap, "%s: truncated or not JSON (line %d, column %d: %s)", name, err.line,
-             err.column, err.text);
+    snprintf(msg, cap, "%s: %s (line %d, column %d: %s)", name,
+             json_error_code(&err) == json_error_duplicate_key ? "duplicate JSON key"
+                                                               : "truncated or not JSON",
+             err.line, err.column, err.text);
+    one_line(msg);
     return NULL;
   }
   const char *s = json_string_value(json_object_get(doc, "schema"));
@@ -54,6 +35,7 @@ static json_t *parse_doc(const char *name, const char *text, size_t len, const c
   if (!json_is_object(doc) || !s || (strcmp(s, schema) && !legacy)) {
     snprintf(msg, cap, "%s: not a %s document (schema %s%.60s%s)", name, schema, s ? "'" : "",
              s ? s : "missing", s ? "'" : "");
+    one_line(msg);
     json_decref(doc);
     return NULL;
   }
@@ -99,14 +81,14 @@ int tsr__audit_read_dir(const char *dir, char *text[3], size_t len[3], char *msg
   struct stat sb;
   if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
     snprintf(msg, cap, "%s: %s", dir, stat(dir, &sb) != 0 ? strerror(errno) : "not a directory");
+    one_line(msg);
     return -1;
   }
   for (int i = 0; i < 3; i++) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, tsr__audit_files[i]);
-    text[i] = tsr__audit_read_file(path, &len[i]);
-    if (!text[i]) {
-      snprintf(msg, cap, "%s: %s", path, strerror(errno ? errno : EIO));
+    if (tsr__read_file_capped(path, TSR_AUDIT_MAX_FILE_BYTES, &text[i], &len[i], msg, cap)) {
+      one_line(msg);
       for (int j = 0; j < i; j++) free(text[j]), text[j] = NULL;
       return -1;
     }
@@ -120,6 +102,7 @@ int tsr__audit_load_raw(const char *dir, char *const text[3], const size_t len[3
   int rc = tsr__audit_load_buffers(text[0], len[0], text[1], len[1], text[2], len[2], in, inner,
                                    sizeof inner);
   if (rc) snprintf(msg, cap, "%s/%s", dir, inner);
+  if (rc) one_line(msg);
   return rc;
 }
 
@@ -131,6 +114,59 @@ int tsr__audit_load_dir(const char *dir, tsr__audit_input *in, char *msg, size_t
   int rc = tsr__audit_load_raw(dir, text, len, in, msg, cap);
   for (int i = 0; i < 3; i++) free(text[i]);
   return rc;
+}
+
+int tsr__audit_results_usable(const json_t *results, char *msg, size_t cap) {
+  tsr__audit_input in = {.results = (json_t *)results};
+  tsr__audit_options opt = {.results_only = 1};
+  tsr__audit_result res;
+  tsr__audit_result_init(&res);
+  tsr__audit_check(&in, &opt, &res);
+  int rc = 0;
+  for (size_t i = 0; i < res.n && !rc; i++)
+    if (tsr__audit_reason_is_structural(res.items[i].reason)) {
+      snprintf(msg, cap, "%s: %s: %s", tsr__audit_reason_name(res.items[i].reason),
+               res.items[i].where, res.items[i].detail);
+      rc = -1;
+    }
+  /* Findings past the kept ones are only counted: name the first reason. */
+  for (int r = 0; r < TSR__AR_COUNT && !rc; r++)
+    if (res.counts[r] && tsr__audit_reason_is_structural((tsr__audit_reason)r)) {
+      snprintf(msg, cap, "%s: %zu findings", tsr__audit_reason_name((tsr__audit_reason)r),
+               res.counts[r]);
+      rc = -1;
+    }
+  if (rc) one_line(msg);
+  tsr__audit_result_free(&res);
+  return rc;
+}
+
+int tsr__audit_load_results(const char *dir, json_t **out, char *msg, size_t cap) {
+  *out = NULL;
+  char path[4200], *text = NULL, inner[900];
+  size_t len = 0;
+  snprintf(path, sizeof path, "%s/results.json", dir);
+  if (tsr__read_file_capped(path, TSR_AUDIT_MAX_FILE_BYTES, &text, &len, msg, cap)) {
+    one_line(msg);
+    return -1;
+  }
+  tsr__audit_input in;
+  int rc = tsr__audit_load_buffers(text, len, NULL, 0, NULL, 0, &in, inner, sizeof inner);
+  free(text);
+  if (rc) {
+    snprintf(msg, cap, "%s/%s", dir, inner);
+    one_line(msg);
+    return -1;
+  }
+  json_t *doc = in.results;
+  if (tsr__audit_results_usable(doc, inner, sizeof inner)) {
+    snprintf(msg, cap, "%s: %s", path, inner);
+    one_line(msg);
+    json_decref(doc);
+    return -1;
+  }
+  *out = doc;
+  return 0;
 }
 
 void tsr__audit_input_free(tsr__audit_input *in) {

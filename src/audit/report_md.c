@@ -40,10 +40,12 @@ static int route_of(const tsr__audit_ctx *c, const char *name) {
     if (!strcmp(c->base[x], name)) return x;
   return -1;
 }
+static int cmp_seq(const void *a, const void *b) {
+  json_int_t x = *(const json_int_t *)a, y = *(const json_int_t *)b;
+  return (x > y) - (x < y);
+}
 static int shape_of(const tsr__audit_ctx *c, const char *label) {
-  for (int s = 0; s < c->S; s++)
-    if (!strcmp(c->shapes[s].label, label)) return s;
-  return -1;
+  return tsr__audit_shape_index(c, label);
 }
 
 typedef struct {
@@ -356,14 +358,15 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
           REPORT(c, where, "unstable (spread %.1f%%) but listed %d times", sp * 100, st.seen_unstable[k]);
       }
   }
-  /* Every failed row in the FAILED ROWS table. */
+  /* Every failed row in the FAILED ROWS table (sorted: a run of many failed
+   * rows must not make this quadratic). */
+  qsort(failed_seen, nfailed_seen, sizeof *failed_seen, cmp_seq);
   for (size_t i = 0; i < nrows; i++) {
     const json_t *row = json_array_get(rows, i);
     if (tsr__audit_is(row, "status", "ok")) continue;
     json_int_t seq = -1;
     tsr__audit_int(row, "seq", &seq);
-    int found = 0;
-    for (size_t j = 0; j < nfailed_seen && !found; j++) found = failed_seen[j] == seq;
+    int found = bsearch(&seq, failed_seen, nfailed_seen, sizeof *failed_seen, cmp_seq) != NULL;
     if (!found) {
       char where[192];
       tsr__audit_row_where(row, i, where, sizeof where);

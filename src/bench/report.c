@@ -9,10 +9,18 @@
 
 #include "bench/bench.h"
 
+/* Sizes a document may give the report (docs/protocol.md, the audit's
+ * limits too): every allocation and loop below is bounded by them or by the
+ * document's own length. */
+#define MAX_ROUNDS 1000000
+#define MAX_SHAPES 100000
+#define MAX_SLOTS ((size_t)1 << 20) /* rounds × shapes × routes */
+
 /* ---- growable text ------------------------------------------------------ */
 typedef struct {
   char *s;
   size_t len, cap;
+  int oom; /* some text was lost: the buffer must not be used */
 } sbuf;
 
 static void sb_printf(sbuf *b, const char *f, ...) __attribute__((format(printf, 2, 3)));
@@ -32,7 +40,10 @@ static void sb_printf(sbuf *b, const char *f, ...) {
     size_t cap = b->cap ? b->cap : 1024;
     while (cap < want) cap *= 2;
     char *t = realloc(b->s, cap);
-    if (!t) return;
+    if (!t) {
+      b->oom = 1;
+      return;
+    }
     b->s = t;
     b->cap = cap;
   }
@@ -45,6 +56,12 @@ static const char *jstr(const json_t *o, const char *key) {
 
 static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+/* Element i of a JSON array as text ("" when it is not a string). */
+static const char *jstr_at(const json_t *a, size_t i) {
+  const char *s = json_string_value(json_array_get(a, i));
+  return s ? s : "";
+}
+
 /* ---- tables ------------------------------------------------------------- */
 static double row_p50(const json_t *row, const char *metric) {
   if (strcmp(jstr(row, "status"), "ok")) return NAN;
@@ -53,7 +70,13 @@ static double row_p50(const json_t *row, const char *metric) {
   const json_t *arr = json_object_get(json_object_get(res, "metrics"), metric);
   size_t n = json_array_size(arr);
   if (!n) return NAN;
+  /* n is bounded by the document's length (one element per sample). */
   int64_t *ns = malloc(n * sizeof *ns), *calls = malloc(n * sizeof *calls);
+  if (!ns || !calls) {
+    free(ns);
+    free(calls);
+    return NAN;
+  }
   for (size_t i = 0; i < n; i++) {
     const json_t *s = json_array_get(arr, i);
     ns[i] = json_integer_value(json_object_get(s, "ns"));
@@ -142,11 +165,43 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
     threshold = tsr__json_to_double(json_object_get(proto, "unstable_threshold"));
     if (!isfinite(threshold)) threshold = 0.10;
   }
-  int rounds = (int)json_integer_value(json_object_get(proto, "rounds"));
+  const json_t *jrounds = json_object_get(proto, "rounds");
   const json_t *shapes = json_object_get(proto, "shapes");
   const json_t *base = json_object_get(json_object_get(doc, "order"), "base_routes");
   const json_t *routes = json_object_get(doc, "routes");
   const json_t *rows = json_object_get(doc, "rows");
+  if (!json_is_integer(jrounds) || json_integer_value(jrounds) < 1 ||
+      json_integer_value(jrounds) > MAX_ROUNDS) {
+    snprintf(msg, cap, "protocol.rounds: %s%lld is not an integer in [1, %d]",
+             json_is_integer(jrounds) ? "" : "missing or not an integer: ",
+             (long long)json_integer_value(jrounds), MAX_ROUNDS);
+    return NULL;
+  }
+  int rounds = (int)json_integer_value(jrounds);
+  size_t nshapes = json_array_size(shapes);
+  size_t nbase = json_array_size(base) < TSR_BENCH_MAX_ROUTES ? json_array_size(base) : TSR_BENCH_MAX_ROUTES;
+  if (nshapes > MAX_SHAPES || (size_t)rounds * nshapes * (nbase ? nbase : 1) > MAX_SLOTS) {
+    snprintf(msg, cap, "protocol: %d rounds × %zu shapes × %zu routes is beyond %zu rows", rounds,
+             nshapes, nbase, MAX_SLOTS);
+    return NULL;
+  }
+  /* Each (round, shape, route) names one row: labels must be distinct text
+   * (a set, not pairwise comparisons: 10^5 shapes must stay cheap). */
+  json_t *labels = json_object();
+  for (size_t i = 0; i < nshapes; i++) {
+    const char *li = json_string_value(json_object_get(json_array_get(shapes, i), "label"));
+    const json_t *j = li ? json_object_get(labels, li) : NULL;
+    if (!li || j || json_object_set_new(labels, li, json_integer((json_int_t)i))) {
+      if (!li) snprintf(msg, cap, "protocol.shapes[%zu]: no label", i);
+      else if (j)
+        snprintf(msg, cap, "protocol.shapes[%zu]: label '%.64s' repeats shapes[%lld]", i, li,
+                 (long long)json_integer_value(j));
+      else snprintf(msg, cap, "out of memory for %zu shapes", nshapes);
+      json_decref(labels);
+      return NULL;
+    }
+  }
+  json_decref(labels);
 
   /* (round|shape|route) → row */
   json_t *index = json_object();
@@ -167,21 +222,32 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
                                   "the two middle values); cell: median of per-round p50s; ratio: "
                                   "median of same-round ratios reference/peer"));
   json_t *jmetrics = json_array();
-  double *x = malloc((size_t)(rounds > 0 ? rounds : 1) * sizeof *x);
-  double *y = malloc((size_t)(rounds > 0 ? rounds : 1) * sizeof *y);
-  double *q = malloc((size_t)(rounds > 0 ? rounds : 1) * sizeof *q);
+  double *x = malloc((size_t)rounds * sizeof *x);
+  double *y = malloc((size_t)rounds * sizeof *y);
+  double *q = malloc((size_t)rounds * sizeof *q);
+  double *p50 = malloc((size_t)TSR_BENCH_MAX_ROUTES * (size_t)rounds * sizeof *p50);
+  if (!x || !y || !q || !p50) {
+    snprintf(msg, cap, "out of memory for %d rounds", rounds);
+    free(x), free(y), free(q), free(p50);
+    json_decref(jmetrics);
+    json_decref(out);
+    json_decref(index);
+    return NULL;
+  }
   for (int m = 0; m < TSR_METRIC_COUNT; m++) {
     const char *mname = tsr__metric_name((tsr__metric)m);
     int gpu = tsr__metric_is_gpu((tsr__metric)m);
     /* Routes of this metric's kind, in base order. */
     const char *mr[TSR_BENCH_MAX_ROUTES];
     int nr = 0;
-    for (size_t i = 0; i < json_array_size(base) && nr < TSR_BENCH_MAX_ROUTES; i++) {
+    for (size_t i = 0; i < nbase && nr < TSR_BENCH_MAX_ROUTES; i++) {
       const char *name = json_string_value(json_array_get(base, i));
-      for (size_t j = 0; j < json_array_size(routes); j++) {
+      for (size_t j = 0; name && j < json_array_size(routes); j++) {
         const json_t *rt = json_array_get(routes, j);
-        if (!strcmp(jstr(rt, "name"), name) && !strcmp(jstr(rt, "kind"), gpu ? "gpu" : "cpu"))
+        if (!strcmp(jstr(rt, "name"), name) && !strcmp(jstr(rt, "kind"), gpu ? "gpu" : "cpu")) {
           mr[nr++] = name;
+          break;
+        }
       }
     }
     if (!nr) continue;
@@ -198,7 +264,6 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
     json_object_set_new(jm, "routes", jr);
     for (size_t si = 0; si < json_array_size(shapes); si++) {
       const char *shape = jstr(json_array_get(shapes, si), "label");
-      double *p50 = malloc((size_t)nr * (size_t)(rounds > 0 ? rounds : 1) * sizeof *p50);
       for (int i = 0; i < nr; i++) {
         json_t *cell = json_object(), *by = json_array();
         int valid = 0;
@@ -222,10 +287,7 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
         json_object_set_new(cell, "unstable", json_boolean(isfinite(spread) && spread > threshold));
         json_array_append_new(cells, cell);
       }
-      if (ref_idx < 0) {
-        free(p50);
-        continue;
-      }
+      if (ref_idx < 0) continue;
       for (int i = 0; i < nr; i++) {
         if (i == ref_idx) continue;
         for (int r = 0; r < rounds; r++) {
@@ -247,7 +309,6 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
         json_object_set_new(o, "slower", json_integer((json_int_t)pr.slower));
         json_array_append_new(ratios, o);
       }
-      free(p50);
     }
     json_object_set_new(jm, "cells", cells);
     json_object_set_new(jm, "ratios", ratios);
@@ -256,6 +317,7 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
   free(x);
   free(y);
   free(q);
+  free(p50);
   json_object_set_new(out, "metrics", jmetrics);
 
   json_t *fails = json_array();
@@ -321,7 +383,7 @@ static void render_tables(sbuf *b, const json_t *tables, double threshold) {
     sb_printf(b, "## %s\n\nMedian of per-round p50s, µs per call (lower is better). "
                  "⚠ = unstable (per-round p50 spread > %.0f%%); (k/N) = only k of N rounds valid.\n\n| M×N×K |",
               metric_title(jstr(jm, "metric")), threshold * 100);
-    for (size_t i = 0; i < nr; i++) sb_printf(b, " %s |", json_string_value(json_array_get(routes, i)));
+    for (size_t i = 0; i < nr; i++) sb_printf(b, " %s |", jstr_at(routes, i));
     sb_printf(b, "\n|---|");
     for (size_t i = 0; i < nr; i++) sb_printf(b, "---:|");
     sb_printf(b, "\n");
@@ -349,6 +411,7 @@ static void render_tables(sbuf *b, const json_t *tables, double threshold) {
     if (unstable.len) {
       sb_printf(b, "**Unstable** (threshold %.0f%%):\n\n%s\n", threshold * 100, unstable.s);
     }
+    if (unstable.oom) b->oom = 1;
     free(unstable.s);
     const json_t *ratios = json_object_get(jm, "ratios");
     if (!json_array_size(ratios)) {
@@ -478,11 +541,19 @@ static char *render_svg(const json_t *jm) {
 #undef XPOS
   sb_printf(&b, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">ratio %s / peer</text>\n</svg>\n",
             (X0 + X1) / 2, H - 8, jstr(jm, "reference"));
+  if (b.oom) {
+    free(b.s);
+    return NULL;
+  }
   return b.s;
 }
 
 static int write_text_atomic(const char *dir, const char *name, const char *text, char *msg, size_t cap) {
   char path[4200], tmp[4300];
+  if (!text) { /* a growable text that could not grow */
+    snprintf(msg, cap, "out of memory rendering %s", name);
+    return -1;
+  }
   snprintf(path, sizeof path, "%s/%s", dir, name);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *f = fopen(tmp, "w");
@@ -538,7 +609,7 @@ int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char
   sb_printf(&r, "- device: %s\n", *drv ? drv : "no NVIDIA driver found");
   sb_printf(&r, "- command:");
   const json_t *cl = json_object_get(doc, "command_line");
-  for (size_t i = 0; i < json_array_size(cl); i++) sb_printf(&r, " %s", json_string_value(json_array_get(cl, i)));
+  for (size_t i = 0; i < json_array_size(cl); i++) sb_printf(&r, " %s", jstr_at(cl, i));
   sb_printf(&r, "\n- protocol: %lld rounds, %lld samples, sample window %lld ms, warm-up %lld ms, "
                 "timeout %lld s, %s inputs (seed %lld), %lld CPU threads, batch %lld, op(A)=%s op(B)=%s, "
                 "alpha %g, beta %g, atol %g, rtol %g\n",
@@ -580,6 +651,10 @@ int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char
   sb_printf(&r, "%s", t.s ? t.s : "");
   const json_t *metrics = json_object_get(tables, "metrics");
   int rc = 0;
+  if (t.oom) {
+    snprintf(msg, cap, "out of memory rendering the tables");
+    rc = -1;
+  }
   for (size_t i = 0; i < json_array_size(metrics) && !rc; i++) {
     const json_t *jm = json_array_get(metrics, i);
     if (!json_array_size(json_object_get(jm, "ratios"))) continue;
@@ -595,7 +670,7 @@ int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char
     snprintf(path, sizeof path, "%s/tables.json", dir);
     rc = tsr__json_write_atomic(tables, path, msg, cap);
   }
-  if (!rc) rc = write_text_atomic(dir, "report.md", r.s, msg, cap);
+  if (!rc) rc = write_text_atomic(dir, "report.md", r.oom ? NULL : r.s, msg, cap);
   if (md_tables && !rc) *md_tables = t.s ? t.s : strdup("");
   else free(t.s);
   free(r.s);

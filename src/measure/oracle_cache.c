@@ -18,6 +18,7 @@
 
 #include "core/hash.h"
 #include "measure/measure.h"
+#include "sys/file.h"
 
 /* /3: ref + scale + strict_rel_fro (the accuracy contract's inputs);
  * gen=2: the normal and wide input families exist. */
@@ -67,16 +68,20 @@ static int payload_sha(const double *ref, const float *scale, size_t count, char
   return r;
 }
 
+/* The header lines are read into these buffers: an entry is at most this
+ * much text before its payload. */
+#define HEADER_MAX (64 + 1024 + 32 + 64 + 80 + 32)
+
 static int load(const char *path, const char *key, size_t count, double *ref, float *scale,
                 double *strict, const char **source) {
-  /* only a regular file, never a device or FIFO */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return -1;
-  struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    close(fd);
+  /* Only a regular file of the entry's exact size bound can be an entry:
+   * a FIFO or device at the path is a miss, never a hang. */
+  char why[512];
+  int fd;
+  uint64_t size;
+  if (tsr__open_regular(path, (uint64_t)count * (sizeof *ref + sizeof *scale) + HEADER_MAX, &fd,
+                        &size, why, sizeof why))
     return -1;
-  }
   FILE *f = fdopen(fd, "rb");
   if (!f) {
     close(fd);

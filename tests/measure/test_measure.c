@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -81,6 +82,33 @@ static void test_oracle_cache(void **state) {
   assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 9, cache, 0, &w3, msg, sizeof msg), TSR_OK);
   assert_string_equal(w3->oracle_source, "cpu");
   assert_memory_equal(w1->ref, w3->ref, 35 * sizeof(double));
+  tsr__workload_destroy(w3);
+  /* Anything but a regular file of an entry's size at the entry's path is
+   * a miss (recomputed, then stored over it), never a hang or a read
+   * without end: a FIFO nobody writes, a link to /dev/zero, a file longer
+   * than any entry of this problem. */
+  for (int kind = 0; kind < 3; kind++) {
+    assert_int_equal(unlink(path), 0);
+    if (kind == 0) assert_int_equal(mkfifo(path, 0644), 0);
+    if (kind == 1) assert_int_equal(symlink("/dev/zero", path), 0);
+    if (kind == 2) {
+      f = fopen(path, "wb");
+      assert_non_null(f);
+      for (int i = 0; i < 8192; i++) fputc('x', f);
+      fclose(f);
+    }
+    assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 9, cache, 0, &w3, msg, sizeof msg), TSR_OK);
+    assert_string_equal(w3->oracle_source, "cpu");
+    assert_memory_equal(w1->ref, w3->ref, 35 * sizeof(double));
+    tsr__workload_destroy(w3);
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    assert_true(S_ISREG(sb.st_mode)); /* the recomputed entry replaced it */
+    assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 9, cache, 0, &w3, msg, sizeof msg), TSR_OK);
+    assert_string_equal(w3->oracle_source, "cache:cpu");
+    tsr__workload_destroy(w3);
+  }
+  w3 = NULL;
   tsr__workload_destroy(w1);
   tsr__workload_destroy(w2);
   tsr__workload_destroy(w3);

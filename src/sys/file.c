@@ -1,0 +1,156 @@
+/* Bounded reads of regular files (sys/file.h). */
+#include "sys/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  return "not a plain file";
+}
+
+/* 0 when sb is an acceptable regular file, else an errno value and msg. */
+static int check_stat(const char *path, const struct stat *sb, uint64_t max_bytes, char *msg,
+                      size_t cap) {
+  if (!S_ISREG(sb->st_mode)) {
+    snprintf(msg, cap, "%s: not a regular file (%s)", path, kind_of(sb->st_mode));
+    return EINVAL;
+  }
+  if (sb->st_size < 0 || (uint64_t)sb->st_size > max_bytes) {
+    snprintf(msg, cap, "%s: %" PRIu64 " bytes, over the limit of %" PRIu64 " bytes for this file",
+             path, (uint64_t)sb->st_size, max_bytes);
+    return EFBIG;
+  }
+  return 0;
+}
+
+int tsr__open_regular(const char *path, uint64_t max_bytes, int *fd, uint64_t *size, char *msg,
+                      size_t cap) {
+  *fd = -1;
+  *size = 0;
+  struct stat sb;
+  if (stat(path, &sb) != 0) {
+    int e = errno;
+    snprintf(msg, cap, "%s: %s", path, strerror(e));
+    return e;
+  }
+  int e = check_stat(path, &sb, max_bytes, msg, cap);
+  if (e) return e;
+  /* O_NONBLOCK: should the path have become a FIFO since the stat, the
+   * open still returns at once and the fstat below refuses it. */
+  int f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (f < 0) {
+    e = errno;
+    snprintf(msg, cap, "%s: %s", path, strerror(e));
+    return e;
+  }
+  if (fstat(f, &sb) != 0) {
+    e = errno;
+    snprintf(msg, cap, "%s: %s", path, strerror(e));
+    close(f);
+    return e;
+  }
+  if ((e = check_stat(path, &sb, max_bytes, msg, cap))) {
+    close(f);
+    return e;
+  }
+  int fl = fcntl(f, F_GETFL);
+  if (fl < 0 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    e = errno;
+    snprintf(msg, cap, "%s: %s", path, strerror(e));
+    close(f);
+    return e;
+  }
+  *fd = f;
+  *size = (uint64_t)sb.st_size;
+  return 0;
+}
+
+int tsr__read_full(int fd, void *buf, size_t n) {
+  char *p = buf;
+  while (n) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+int tsr__read_file_capped(const char *path, size_t max_bytes, char **buf, size_t *len, char *msg,
+                          size_t cap) {
+  *buf = NULL;
+  if (len) *len = 0;
+  int fd;
+  uint64_t size;
+  int e = tsr__open_regular(path, max_bytes, &fd, &size, msg, cap);
+  if (e) return e;
+  /* The stat size is where to start; the file may still grow or shrink
+   * while it is read, and may never pass max_bytes. have: data capacity. */
+  size_t have = (size_t)size, n = 0;
+  char *b = malloc(have + 1);
+  if (!b) {
+    snprintf(msg, cap, "%s: out of memory for %zu bytes", path, have + 1);
+    close(fd);
+    return ENOMEM;
+  }
+  for (;;) {
+    if (n == have) {
+      /* Full at the size the stat gave: usually the end of the file is
+       * next; anything more must fit under the limit. */
+      char probe;
+      ssize_t r;
+      do r = read(fd, &probe, 1);
+      while (r < 0 && errno == EINTR);
+      if (r == 0) break;
+      if (r < 0 || n >= max_bytes) {
+        e = r < 0 ? errno : EFBIG;
+        if (r < 0) snprintf(msg, cap, "%s: %s", path, strerror(e));
+        else snprintf(msg, cap, "%s: grew while it was read, over the limit of %zu bytes for this "
+                      "file", path, max_bytes);
+        break;
+      }
+      size_t grow = have < 4096 ? 4096 : have > max_bytes / 2 ? max_bytes : 2 * have;
+      if (grow > max_bytes) grow = max_bytes;
+      char *t = realloc(b, grow + 1);
+      if (!t) {
+        snprintf(msg, cap, "%s: out of memory for %zu bytes", path, grow + 1);
+        e = ENOMEM;
+        break;
+      }
+      b = t;
+      have = grow;
+      b[n++] = probe;
+      continue;
+    }
+    ssize_t r = read(fd, b + n, have - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      e = errno;
+      snprintf(msg, cap, "%s: %s", path, strerror(e));
+      break;
+    }
+    if (r == 0) break;
+    n += (size_t)r;
+  }
+  close(fd);
+  if (e) {
+    free(b);
+    return e;
+  }
+  b[n] = '\0';
+  *buf = b;
+  if (len) *len = n;
+  return 0;
+}

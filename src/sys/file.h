@@ -1,0 +1,33 @@
+/* The one way tessera reads a file that a user points it at (results
+ * documents, oracle cache entries, ...): only a regular file, never more than
+ * a stated number of bytes. A FIFO, socket, directory or device (a symlink
+ * to /dev/zero) is refused before anything is read, so no such path can
+ * block the process or grow its memory without bound. */
+#ifndef TSR_SYS_FILE_H
+#define TSR_SYS_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Opens path for reading: stat() first (a non-regular file is refused
+ * without being opened, so opening a device has no side effect), then
+ * open(O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_NOCTTY) and fstat() of what was
+ * opened: a regular file of at most max_bytes. Returns 0 with *fd (back in
+ * blocking mode; the caller closes it) and *size, else an errno value
+ * (ENOENT, EACCES, ...; EINVAL: not a regular file; EFBIG: over max_bytes)
+ * with one line in msg naming the path. */
+int tsr__open_regular(const char *path, uint64_t max_bytes, int *fd, uint64_t *size, char *msg,
+                      size_t cap);
+
+/* The whole regular file, at most max_bytes, into a malloc'ed buffer with a
+ * NUL after the last byte (*len excludes it). Returns 0, or an errno value as
+ * tsr__open_regular (also EFBIG when the file grew past max_bytes while
+ * being read, ENOMEM, EIO) with one line in msg; *buf is then NULL. */
+int tsr__read_file_capped(const char *path, size_t max_bytes, char **buf, size_t *len, char *msg,
+                          size_t cap);
+
+/* Reads exactly n bytes from fd (retrying short reads and EINTR). Returns
+ * 0, or -1 at an error or end of file before n bytes. */
+int tsr__read_full(int fd, void *buf, size_t n);
+
+#endif

@@ -1,0 +1,128 @@
+/* sys/file.h: the one bounded reader of user files. Regular files are read
+ * whole and NUL-terminated; anything else, or more than the limit, is
+ * refused at once with one line naming the path. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sys/file.h"
+
+static char dir[256];
+
+static int setup(void **state) {
+  snprintf(dir, sizeof dir, "/tmp/tsr-sys-test-XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_file(const char *path, const char *text, size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(text, 1, n, f), n);
+  assert_int_equal(fclose(f), 0);
+}
+
+static void test_regular_files(void **state) {
+  char path[300], msg[512], *buf = (char *)1;
+  size_t len = 99;
+  snprintf(path, sizeof path, "%s/a.json", dir);
+  write_file(path, "{\"a\":\0 1}", 9);
+  assert_int_equal(tsr__read_file_capped(path, 100, &buf, &len, msg, sizeof msg), 0);
+  assert_int_equal(len, 9);
+  assert_memory_equal(buf, "{\"a\":\0 1}", 9);
+  assert_int_equal(buf[9], '\0');
+  free(buf);
+  /* exactly at the limit is accepted, one byte over is not */
+  assert_int_equal(tsr__read_file_capped(path, 9, &buf, &len, msg, sizeof msg), 0);
+  free(buf);
+  assert_int_equal(tsr__read_file_capped(path, 8, &buf, &len, msg, sizeof msg), EFBIG);
+  assert_null(buf);
+  assert_non_null(strstr(msg, path));
+  assert_non_null(strstr(msg, "9 bytes, over the limit of 8 bytes"));
+  /* empty */
+  write_file(path, "", 0);
+  assert_int_equal(tsr__read_file_capped(path, 8, &buf, &len, msg, sizeof msg), 0);
+  assert_int_equal(len, 0);
+  assert_int_equal(buf[0], '\0');
+  free(buf);
+  /* larger than the first buffer guess would be after growth: 100000 bytes */
+  char *big = malloc(100000);
+  for (int i = 0; i < 100000; i++) big[i] = (char)('a' + i % 26);
+  write_file(path, big, 100000);
+  assert_int_equal(tsr__read_file_capped(path, 1 << 20, &buf, &len, msg, sizeof msg), 0);
+  assert_int_equal(len, 100000);
+  assert_memory_equal(buf, big, 100000);
+  free(buf);
+  free(big);
+  /* a symlink to a regular file is followed */
+  char link[300];
+  snprintf(link, sizeof link, "%s/link", dir);
+  assert_int_equal(symlink(path, link), 0);
+  assert_int_equal(tsr__read_file_capped(link, 1 << 20, &buf, &len, msg, sizeof msg), 0);
+  assert_int_equal(len, 100000);
+  free(buf);
+  /* the descriptor comes back in blocking mode */
+  int fd;
+  uint64_t size;
+  assert_int_equal(tsr__open_regular(path, 1 << 20, &fd, &size, msg, sizeof msg), 0);
+  assert_int_equal(size, 100000);
+  assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+  assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+  close(fd);
+}
+
+static void test_refusals(void **state) {
+  char path[300], msg[512], *buf = NULL;
+  size_t len;
+  /* missing */
+  snprintf(path, sizeof path, "%s/none", dir);
+  assert_int_equal(tsr__read_file_capped(path, 100, &buf, &len, msg, sizeof msg), ENOENT);
+  assert_non_null(strstr(msg, path));
+  /* a directory */
+  assert_int_equal(tsr__read_file_capped(dir, 100, &buf, &len, msg, sizeof msg), EINVAL);
+  assert_non_null(strstr(msg, "not a regular file (a directory)"));
+  /* a FIFO with no writer: refused at once, not waited on */
+  snprintf(path, sizeof path, "%s/fifo", dir);
+  assert_int_equal(mkfifo(path, 0644), 0);
+  assert_int_equal(tsr__read_file_capped(path, 100, &buf, &len, msg, sizeof msg), EINVAL);
+  assert_non_null(strstr(msg, "not a regular file (a FIFO)"));
+  /* a link to a device that never ends */
+  snprintf(path, sizeof path, "%s/zero", dir);
+  assert_int_equal(symlink("/dev/zero", path), 0);
+  assert_int_equal(tsr__read_file_capped(path, 1 << 30, &buf, &len, msg, sizeof msg), EINVAL);
+  assert_non_null(strstr(msg, "not a regular file (a character device)"));
+  /* a sparse file far over the limit is refused from its size, unread */
+  snprintf(path, sizeof path, "%s/sparse", dir);
+  int fd = open(path, O_WRONLY | O_CREAT, 0644);
+  assert_true(fd >= 0);
+  assert_int_equal(ftruncate(fd, (off_t)1 << 32), 0);
+  close(fd);
+  assert_int_equal(tsr__read_file_capped(path, (size_t)1 << 30, &buf, &len, msg, sizeof msg), EFBIG);
+  assert_non_null(strstr(msg, "4294967296 bytes, over the limit of 1073741824 bytes"));
+  assert_null(buf);
+  /* every refusal is one line */
+  assert_null(strchr(msg, '\n'));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_regular_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
