@@ -27,7 +27,6 @@
 
 #include <jansson.h>
 
-#include "backend/cuda/cuda.h"
 #include "core/backend.h"
 #include "measure/measure.h"
 #include "tessera.h"
@@ -175,18 +174,18 @@ int main(int argc, char **argv) {
 
   tsr_context *ctx;
   if (tsr_context_create(&ctx)) return 1;
-  tsr__cuda_device d;
-  tsr_status st = tsr__cuda_describe(ctx, &d);
+  tsr__backend_desc d;
+  tsr_status st = tsr__backend_cuda.describe(ctx, &d);
   if (st) {
     fprintf(stderr, "gpu_bench: %s\n", tsr_context_message(ctx));
     return 1;
   }
   printf("# %s sm_%d%d, %d SMs, driver %d, NVRTC %d.%d, cuBLAS %d; %d samples x ~%.0f ms after "
          "%.0f ms warm-up; ratios vs %s\n",
-         d.name, d.cc_major, d.cc_minor, d.sm_count, d.driver_version, d.nvrtc_major,
+         d.device, d.cc_major, d.cc_minor, d.sm_count, d.driver_version, d.nvrtc_major,
          d.nvrtc_minor, d.cublas_version, samples, sample_ms, warmup_ms, defs[0]->name);
   json_t *jdoc = json_pack("{s:s, s:s, s:i, s:f, s:f, s:[]}", "schema", "tessera-gpu-bench/1",
-                           "device", d.name, "samples", samples, "sample_ms", sample_ms,
+                           "device", d.device, "samples", samples, "sample_ms", sample_ms,
                            "warmup_ms", warmup_ms, "shapes");
   int exit_code = 0;
   char speed_md[1 << 16] = "", acc_md[1 << 16] = "";
