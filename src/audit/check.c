@@ -12,7 +12,6 @@
 #include "audit/audit_internal.h"
 #include "core/backend.h"
 #include "core/hash.h"
-#include "emit/emit.h"
 #include "sys/file.h"
 
 /* ---- reasons and findings ------------------------------------------------ */
