@@ -7,7 +7,7 @@
 # usage: bash test_audit.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1
-S=$2
+S=${TSR_SOURCE_DIR:-$2} # the environment wins: a build carried elsewhere
 T=$B/tessera
 D=$S/docs/results/2026-11-29-cpu-tiny
 W=$(mktemp -d /tmp/tsr-audit.XXXXXX)

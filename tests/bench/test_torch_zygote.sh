@@ -8,7 +8,7 @@
 # Usage: bash test_torch_zygote.sh BUILD_DIR SOURCE_DIR
 set -u
 BUILD=$1
-SRC=$2
+SRC=${TSR_SOURCE_DIR:-$2} # the environment wins: a build carried elsewhere
 T=$BUILD/tessera
 PY=$SRC/src/bench/routes/torch_route.py
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
