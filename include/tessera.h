@@ -174,6 +174,13 @@ typedef enum { TSR_MMA_FFMA = 0, TSR_MMA_TF32X3 = 1, TSR_MMA_TF32 = 2 } tsr_mma;
 typedef enum { TSR_ACC_STEP = 0, TSR_ACC_CHAIN = 1 } tsr_acc;
 /* Operands packed by the GPU prologue: none, A, B or both (bit 0 A, bit 1 B). */
 typedef enum { TSR_PACK_NONE = 0, TSR_PACK_A = 1, TSR_PACK_B = 2, TSR_PACK_AB = 3 } tsr_pack;
+/* Where the tensor-core families (mma=tf32x3, tf32) split operands into
+ * TF32 parts: INLINE in the main loop, per fragment element loaded (every
+ * warp re-splits its fragments); PACK once, in the pack prologue, which then
+ * stores the big (and, for tf32x3, small) parts of both operands in the
+ * workspace (pack is then ab whatever the pack field says). Same products in
+ * the same order: bit-identical results. FFMA: INLINE only. */
+typedef enum { TSR_SPLIT_INLINE = 0, TSR_SPLIT_PACK = 1 } tsr_split;
 
 /* One struct, the single source of truth. GPU meaning: block tile bm×bn,
  * K block bk, warp tile wm×wn, per-thread micro-tile tm×tn, shared-memory
@@ -206,6 +213,7 @@ typedef struct {
    * whole tiles along m/n and k with 16-byte rows, so the main kernel reads
    * them with 16-byte copies and no tail guards. Part of every call. */
   tsr_pack pack;
+  tsr_split split; /* mma=tf32x3 / tf32 only; INLINE otherwise */
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/assert.h"
 #include "core/context.h"
 #include "core/hash.h"
 #include "emit/emit_internal.h"
@@ -94,6 +95,12 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
         U, (long long)o->src_ld, U, (long long)o->src_stride, U,
         o->src_kmajor == (o->name == 'a') ? "N" : "T", U, (long long)o->prows, U,
         (long long)o->poff, U, o->kmajor ? "[x][k]" : "[k][x]");
+    if (g->presplit)
+      put(s, "// split=pack: W + WOFF_%c holds the TF32 big parts of %c (bit patterns)%s\n", U, U,
+          o->poff_small ? "," : "");
+    if (o->poff_small)
+      put(s, "static constexpr long long WOFF_%cS = %lld; // ... the small parts, same layout\n", U,
+          (long long)o->poff_small);
   }
   put(s, "static constexpr int BM = %d, BN = %d, BK = %d, WM = %d, WN = %d;\n", pl->bm, pl->bn,
       pl->bk, pl->wm, pl->wn);
@@ -102,6 +109,11 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
   put(s, "static constexpr unsigned GRID_H = %uu, GRID_W = %uu;\n", g->h, g->w);
   put(s, "static constexpr int LSA = %d, LSB = %d, A_STAGE = %d, B_STAGE = %d; // floats\n", g->a.ls,
       g->b.ls, g->a.stage_floats, g->b.stage_floats);
+  if (g->presplit && g->x3)
+    put(s,
+        "static constexpr int A_TILE = %d, B_TILE = %d; // floats: a stage holds the big parts' "
+        "tile, then the small parts'\n",
+        g->a.tile_floats, g->b.tile_floats);
   if (g->tf32) {
     put(s, "static constexpr int MI = %d, NI = %d; // 16x8 MMA tiles per warp\n", g->mi, g->ni);
     put(s,
@@ -184,6 +196,24 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0, %%1}, [%%2];\\n\"\n"
           "               : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(tsr_smem_addr(p)));\n"
           "}\n");
+    if (g->presplit)
+      put(s,
+          "__device__ __forceinline__ int tsr_tid() { // threadIdx.x, never reused from an earlier read\n"
+          "  int t;\n"
+          "  asm volatile(\"mov.u32 %%0, %%%%tid.x;\" : \"=r\"(t));\n"
+          "  return t;\n"
+          "}\n");
+    if (g->presplit && (g->a.ldsm || g->b.ldsm))
+      put(s,
+          "// split=pack: the same from a 32-bit shared-window address (32-bit address arithmetic)\n"
+          "__device__ __forceinline__ void tsr_ldsm4s(unsigned (&r)[4], unsigned a) {\n"
+          "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0, %%1, %%2, %%3}, [%%4];\\n\"\n"
+          "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(a));\n"
+          "}\n"
+          "__device__ __forceinline__ void tsr_ldsm2s(unsigned (&r)[2], unsigned a) {\n"
+          "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0, %%1}, [%%2];\\n\"\n"
+          "               : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(a));\n"
+          "}\n");
     if (!g->chain)
       put(s,
           "// d = a*b with a zero accumulator: one K step's partial sum (acc=step)\n"
@@ -261,7 +291,8 @@ static void emit_walk(sb_t *s, const tsr__emit_geo *g) {
  *  - transposing (FFMA with a k-contiguous operand, shared rows along k):
  *    one 4-byte cp.async per element, lanes along k first (stages >= 2), or
  *    vec-wide loads along k scattered as scalars down a shared column. */
-static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *o) {
+static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *o,
+                      const char *fname) {
   const tsr_plan *pl = &g->plan;
   char U = (char)(o->name - 32);
   const char *EXT = o->name == 'a' ? "M" : "N";
@@ -276,9 +307,9 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
       o->srows_x ? "x" : "k", U, o->srows_x ? "k" : "x", o->kmajor ? "k-contiguous" : "x-contiguous",
       direct ? "direct" : "transposing", async ? "cp.async" : "registers");
   put(s,
-      "__device__ __forceinline__ void tsr_load_%c(float *s, const float *__restrict__ g, int x0, "
+      "__device__ __forceinline__ void %s_%c(float *s, const float *__restrict__ g, int x0, "
       "int k0) {\n",
-      o->name);
+      fname, o->name);
   if (!direct && async) {
     put(s, "  constexpr int TOTAL = BK * %s;\n", BMN);
     put(s, "#pragma unroll\n  for (int it = 0; it < (TOTAL + NT - 1) / NT; ++it) {\n");
@@ -389,6 +420,19 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
     put(s, "    s[%s] = r4[0];\n", dst);
   }
   put(s, "  }\n}\n\n");
+}
+
+/* split=pack with tf32x3: a stage is the big parts' tile, then the small
+ * parts' tile, each copied from its own tensor in W like a packed operand. */
+static void emit_load_parts(sb_t *s, const tsr__emit_operand *o) {
+  char U = (char)(o->name - 32);
+  put(s,
+      "__device__ __forceinline__ void tsr_load_%c(float *s, const float *__restrict__ g, int x0, "
+      "int k0) {\n"
+      "  tsr_load_tile_%c(s, g, x0, k0);                                  // big parts\n"
+      "  tsr_load_tile_%c(s + %c_TILE, g + (WOFF_%cS - WOFF_%c), x0, k0); // small parts\n"
+      "}\n\n",
+      o->name, o->name, o->name, U, U, U);
 }
 
 /* FFMA view operand: direct global loads of one element / one 4-wide
@@ -598,13 +642,62 @@ static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
       "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
       "  const int gq = lane >> 2, tq = lane & 3; // groupID, threadID_in_group\n"
       "  const int wrow = (warp / WARPS_N) * WM, wcol = (warp %% WARPS_N) * WN;\n"
-      "  constexpr int GA = %d; // A tiles per load group\n"
-      "#pragma unroll\n"
-      "  for (int kk = 0; kk < BK; kk += 8) {\n"
-      "    unsigned bb[NI][2], bl[NI][2];\n"
-      "    // b0 (k t, n g), b1 (k t+4, n g)\n",
+      "  constexpr int GA = %d; // A tiles per load group\n",
       ga);
-  if (g->b.srows_x && g->b.ldsm) {
+  if (g->presplit && g->a.ldsm) put(s, "  const unsigned sas = tsr_smem_addr(as); // shared-window addresses\n");
+  if (g->presplit && g->b.ldsm) put(s, "  const unsigned sbs = tsr_smem_addr(bs);\n");
+  /* split=pack, acc=step, 64x64-class warp tiles: the K steps of a block
+   * stay a loop; unrolled, ptxas overlaps consecutive steps' fragments and
+   * partial sums and spills at 255 registers (bk=16: 20-56 bytes) */
+  int steploop = g->presplit && !g->chain && g->plan.bk > 8 && g->mi * g->ni >= 32;
+  if (steploop)
+    put(s, "  // K steps as a loop: unrolled, their fragments and partial sums overlap and spill\n");
+  put(s,
+      "#pragma unroll%s\n"
+      "  for (int kk = 0; kk < BK; kk += 8) {\n"
+      "    unsigned bb[NI][2]%s;\n"
+      "    // b0 (k t, n g), b1 (k t+4, n g)\n",
+      steploop ? " 1" : "", g->presplit && !g->x3 ? "" : ", bl[NI][2]");
+  /* split=pack: the fragments are loaded as stored TF32 parts (big from the
+   * stage's first tile, small from B_TILE / A_TILE floats on), no cvt; both
+   * operands are [x][k] then (geometry.c) */
+  int ps = g->presplit, x3 = g->x3;
+  TSR_ASSERT(!ps || (g->a.srows_x && g->b.srows_x));
+  if (ps && g->b.srows_x && g->b.ldsm) {
+    put(s,
+        "#pragma unroll\n"
+        "    for (int j = 0; j + 1 < NI; j += 2) { // ldmatrix x4: blocks (tile j|j+1) x (k 0-3|4-7)\n"
+        "      const unsigned q = sbs + 4u * tsr_soff_b(wcol + (j + (lane >> 4)) * 8 + (lane & 7), kk + (((lane >> 3) & 1) << 2));\n"
+        "      unsigned r[4];\n"
+        "      tsr_ldsm4s(r, q);\n"
+        "      bb[j][0] = r[0]; bb[j][1] = r[1]; bb[j + 1][0] = r[2]; bb[j + 1][1] = r[3];\n");
+    if (x3)
+      put(s,
+          "      tsr_ldsm4s(r, q + 4u * B_TILE);\n"
+          "      bl[j][0] = r[0]; bl[j][1] = r[1]; bl[j + 1][0] = r[2]; bl[j + 1][1] = r[3];\n");
+    put(s, "    }\n");
+    if (g->ni % 2) {
+      put(s,
+          "    { // odd NI: ldmatrix x2 for the last tile (lanes 0-15 give the addresses)\n"
+          "      const unsigned q = sbs + 4u * tsr_soff_b(wcol + (NI - 1) * 8 + (lane & 7), kk + (((lane >> 3) & 1) << 2));\n"
+          "      unsigned r[2];\n"
+          "      tsr_ldsm2s(r, q);\n"
+          "      bb[NI - 1][0] = r[0]; bb[NI - 1][1] = r[1];\n");
+      if (x3)
+        put(s,
+            "      tsr_ldsm2s(r, q + 4u * B_TILE);\n"
+            "      bl[NI - 1][0] = r[0]; bl[NI - 1][1] = r[1];\n");
+      put(s, "    }\n");
+    }
+  } else if (ps && g->b.srows_x) {
+    put(s,
+        "#pragma unroll\n"
+        "    for (int j = 0; j < NI; ++j) {\n"
+        "      const unsigned *q = reinterpret_cast<const unsigned *>(bs) + (wcol + j * 8 + gq) * LSB + kk + tq; // B[n][k], odd stride\n"
+        "      bb[j][0] = q[0]; bb[j][1] = q[4];\n");
+    if (x3) put(s, "      bl[j][0] = q[B_TILE]; bl[j][1] = q[B_TILE + 4];\n");
+    put(s, "    }\n");
+  } else if (g->b.srows_x && g->b.ldsm) {
     put(s,
         "#pragma unroll\n"
         "    for (int j = 0; j + 1 < NI; j += 2) { // ldmatrix x4: blocks (tile j|j+1) x (k 0-3|4-7)\n"
@@ -647,9 +740,27 @@ static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
   put(s,
       "#pragma unroll\n"
       "    for (int ig = 0; ig < MI / GA; ++ig) {\n"
-      "      unsigned ab[GA][4], al[GA][4];\n"
-      "      // a0 (m g, k t), a1 (m g+8, k t), a2 (m g, k t+4), a3 (m g+8, k t+4)\n");
-  if (g->a.srows_x && g->a.ldsm)
+      "      unsigned ab[GA][4]%s;\n"
+      "      // a0 (m g, k t), a1 (m g+8, k t), a2 (m g, k t+4), a3 (m g+8, k t+4)\n",
+      ps && !x3 ? "" : ", al[GA][4]");
+  if (ps && g->a.srows_x && g->a.ldsm) {
+    put(s,
+        "      { // ldmatrix x4: blocks (rows 0-7|8-15) x (k 0-3|4-7)\n"
+        "        const unsigned q = sas + 4u * tsr_soff_a(wrow + ig * 16 + (lane & 15), kk + ((lane >> 4) << 2));\n"
+        "        tsr_ldsm4s(ab[0], q);\n");
+    if (x3) put(s, "        tsr_ldsm4s(al[0], q + 4u * A_TILE);\n");
+    put(s, "      }\n");
+  } else if (ps && g->a.srows_x) {
+    put(s,
+        "      {\n"
+        "        const unsigned *p = reinterpret_cast<const unsigned *>(as) + (wrow + ig * 16 + gq) * LSA + kk + tq; // A[m][k], odd stride\n"
+        "        ab[0][0] = p[0]; ab[0][1] = p[8 * LSA]; ab[0][2] = p[4]; ab[0][3] = p[8 * LSA + 4];\n");
+    if (x3)
+      put(s,
+          "        al[0][0] = p[A_TILE]; al[0][1] = p[A_TILE + 8 * LSA]; al[0][2] = p[A_TILE + 4];\n"
+          "        al[0][3] = p[A_TILE + 8 * LSA + 4];\n");
+    put(s, "      }\n");
+  } else if (g->a.srows_x && g->a.ldsm)
     put(s,
         "      { // ldmatrix x4: blocks (rows 0-7|8-15) x (k 0-3|4-7)\n"
         "        unsigned r[4];\n"
@@ -856,8 +967,17 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   if (g->tf32) {
     put(s,
         "  // c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1), rows and columns\n"
-        "  // through the fragment-load permutation (VA, VB; identity when 1)\n"
-        "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
+        "  // through the fragment-load permutation (VA, VB; identity when 1)\n");
+    /* split=pack runs the loop at 255 registers: thread-index values kept
+     * live across it for the epilogue spill (4 bytes at 8192^3); %tid.x
+     * read again here makes them recomputed instead */
+    if (g->presplit)
+      put(s,
+          "  const int tid = tsr_tid(); // read again: recomputed, not held across the loop\n"
+          "  const int lane = tid & 31, warp = tid >> 5;\n");
+    else
+      put(s, "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n");
+    put(s,
         "  const int gq = lane >> 2, tq = lane & 3;\n"
         "  const int rw = m0 + (warp / WARPS_N) * WM, cw = n0 + (warp %% WARPS_N) * WN;\n"
         "  { // non-finite accumulators: strict recomputation over this CTA's K range\n"
@@ -917,6 +1037,10 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
       U, o->src_kmajor == (o->name == 'a') ? "N" : "T",
       o->src_kmajor ? "k-contiguous" : "x-contiguous", U, U, U,
       transpose ? "transposed" : "same orientation", EXT);
+  if (o->poff_small)
+    put(s, "// split=pack: the TF32 big parts there, the small parts at W + WOFF_%cS.\n", U);
+  else if (g->presplit)
+    put(s, "// split=pack: the TF32-rounded values (big parts).\n");
   put(s,
       "extern \"C\" __global__ void __launch_bounds__(256)\n"
       "tsr_gemm_pack_%c(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
@@ -940,12 +1064,33 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
     put(s, "    v[q] = x < %s && k < K ? src[(tsr_idx)x * SRC_LD%c + (tsr_idx)k] : 0.0f;\n", EXT, U);
   else
     put(s, "    v[q] = x < %s && k < K ? src[(tsr_idx)k * SRC_LD%c + (tsr_idx)x] : 0.0f;\n", EXT, U);
+  if (!g->presplit) {
+    put(s,
+        "  }\n"
+        "  float4 o4; o4.x = v[0]; o4.y = v[1]; o4.z = v[2]; o4.w = v[3];\n"
+        "  *reinterpret_cast<float4 *>(dst) = o4;\n"
+        "}\n\n");
+    return;
+  }
+  /* split=pack: the TF32 parts, as the inline split makes them (tsr_split);
+   * a non-finite big part gets a zero small part (x - big would be NaN or
+   * -big; such outputs are recomputed by tsr_fix either way) */
   put(s,
       "  }\n"
-      "  float4 o4; o4.x = v[0]; o4.y = v[1]; o4.z = v[2]; o4.w = v[3];\n"
-      "  *reinterpret_cast<float4 *>(dst) = o4;\n"
-      "}\n\n");
-  (void)g;
+      "  unsigned hi[4], lo[4];\n"
+      "#pragma unroll\n"
+      "  for (int q = 0; q < 4; ++q) {\n"
+      "    tsr_split(v[q], hi[q], lo[q]);\n"
+      "    if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
+      "  }\n"
+      "  uint4 h4; h4.x = hi[0]; h4.y = hi[1]; h4.z = hi[2]; h4.w = hi[3];\n"
+      "  *reinterpret_cast<uint4 *>(dst) = h4; // big parts\n");
+  if (o->poff_small)
+    put(s,
+        "  uint4 l4; l4.x = lo[0]; l4.y = lo[1]; l4.z = lo[2]; l4.w = lo[3];\n"
+        "  *reinterpret_cast<uint4 *>(dst + (WOFF_%cS - WOFF_%c)) = l4; // small parts\n",
+        U, U);
+  put(s, "}\n\n");
 }
 
 static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
@@ -996,8 +1141,16 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t s
     emit_soff(&s, &g.a);
     emit_soff(&s, &g.b);
   }
-  if (g.a.staged) emit_load(&s, &g, &g.a);
-  if (g.b.staged) emit_load(&s, &g, &g.b);
+  for (int i = 0; i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g.b : &g.a;
+    if (!o->staged) continue;
+    if (o->poff_small) {
+      emit_load(&s, &g, o, "tsr_load_tile");
+      emit_load_parts(&s, o);
+    } else {
+      emit_load(&s, &g, o, "tsr_load");
+    }
+  }
   if (!g.a.staged) emit_view(&s, &g, &g.a);
   if (!g.b.staged) emit_view(&s, &g, &g.b);
   emit_store(&s, p, &g, g.tf32 ? (g.b.fv > 1 ? g.b.fv : 2) : g.fn);

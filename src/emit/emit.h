@@ -20,7 +20,9 @@
  * memory), each copying one operand of every batch item into W, zero-padded
  * to whole tiles. Workspace layout (floats): split-K partials at 0
  * (batch x splitk x m x n), packed A at pack_off[0], packed B at pack_off[1]
- * (each 64-float aligned; 0 when not packed); workspace_bytes covers all. */
+ * (each 64-float aligned; 0 when not packed); workspace_bytes covers all.
+ * With split=pack (tf32x3) each packed operand is its TF32 big parts at
+ * pack_off[i], followed by its small parts (same layout, 64-float aligned). */
 #ifndef TSR_EMIT_EMIT_H
 #define TSR_EMIT_EMIT_H
 
@@ -41,7 +43,7 @@ typedef struct {
     char name[64];
     uint32_t grid[3], block[3];
   } pre[2];
-  uint64_t pack_off[2];     /* float offsets of packed A, B in W (0 = not packed) */
+  uint64_t pack_off[2];     /* float offsets of packed A, B (split=pack: big parts) in W (0 = not packed) */
 } tsr__kernel_src;
 
 /* Legality of the plan for the GPU target (no allocation, no compile):

@@ -21,7 +21,8 @@ typedef struct {
   int64_t ld;       /* leading dimension of the stored tensor */
   int64_t stride;   /* batch stride */
   int ls;           /* shared row stride in floats: (srows_x ? bk : bmn) + pad */
-  int stage_floats; /* floats of one stage (0 when view), rounded up to 4 */
+  int tile_floats;  /* floats of one tile in shared memory (0 when view), rounded up to 4 */
+  int stage_floats; /* floats of one stage: one tile, or big + small tiles (split=pack, tf32x3) */
   int tail;         /* 1 when ext % bmn != 0 (0 when packed: padded to tiles) */
   int tk;           /* 1 when the loads need K guards (K tail, not packed) */
   int vec;          /* global-load vector width of this operand */
@@ -30,6 +31,9 @@ typedef struct {
    * src_ld/src_stride describe the user's tensor the prologue reads. */
   int packed, src_kmajor;
   int64_t src_ld, src_stride, prows, poff;
+  /* split=pack with tf32x3: the small parts, same layout as the big ones
+   * (poff), at W + poff_small; 0 otherwise */
+  int64_t poff_small;
   uint64_t pre_blocks;
   /* tf32x3 fragment loads (docs/emit.md "Fragment loads"):
    *  ldsm: 1 = ldmatrix .b16 x4/x2 on 8x4-float blocks of an [x][k] layout;
@@ -47,6 +51,7 @@ typedef struct {
   int tf32;      /* a tensor-core family (mma=tf32x3 or tf32): shared layouts, fragments */
   int x3;        /* mma=tf32x3: big/small split, three MMAs */
   int chain;     /* acc=chain: MMAs accumulate in the tensor-core accumulator */
+  int presplit;  /* split=pack: the prologue stores TF32 parts, the loop loads them */
   tsr_precision precision; /* the mode the plan runs */
   int nthreads, warps_m, warps_n;
   /* ffma lane layout: lanes form an lr x lc grid (lane = lr_i * lc + lc_i);

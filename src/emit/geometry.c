@@ -81,11 +81,19 @@ static void init_operand(tsr__emit_operand *o, char name, const tsr_problem *p,
     o->stride = p->stride_b;
   }
   o->vec = pl->vec;
-  o->srows_x = tf32 && o->kmajor;
+  /* split=pack stores both operands k-contiguous ([x][k] shared rows, the
+   * prologue transposing where needed): ldmatrix then delivers the stored
+   * TF32 parts straight into the MMA's register pairs/quads, while a V-wide
+   * LDS of a [k][x] tile needs a register move per element to pair k rows
+   * t and t+4 (the inline split wrote them in place for free) */
+  o->srows_x = tf32 && (o->kmajor || g->presplit);
   o->ls = (o->srows_x ? pl->bk : o->bmn) + pl->pad;
   o->tail = o->ext % o->bmn != 0;
-  if (o->staged)
-    o->stage_floats = (int)((((int64_t)(o->srows_x ? o->bmn : pl->bk) * o->ls) + 3) / 4 * 4);
+  if (o->staged) {
+    o->tile_floats = (int)((((int64_t)(o->srows_x ? o->bmn : pl->bk) * o->ls) + 3) / 4 * 4);
+    /* split=pack, tf32x3: the small parts' tile follows the big parts' */
+    o->stage_floats = o->tile_floats * (g->presplit && g->x3 ? 2 : 1);
+  }
   o->fv = 1;
   if (!tf32 || !o->staged) return;
   if (o->srows_x) {
@@ -174,6 +182,11 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
   g->chain = pl->acc == TSR_ACC_CHAIN;
   if (!g->tf32 && g->chain)
     return reject(msg, cap, "plan: acc=chain is unused by mma=ffma and must be step");
+  if (pl->split != TSR_SPLIT_INLINE && pl->split != TSR_SPLIT_PACK)
+    return reject(msg, cap, "plan: split=%d is not inline or pack", (int)pl->split);
+  g->presplit = pl->split == TSR_SPLIT_PACK;
+  if (!g->tf32 && g->presplit)
+    return reject(msg, cap, "plan: split=pack is unused by mma=ffma and must be inline");
   /* The precision mode is part of the problem (docs/accuracy.md): a plan
    * runs exactly one mode, and auto admits only modes meeting the FP32
    * contract. */
@@ -273,8 +286,11 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
   init_operand(&g->b, 'b', p, pl, g);
   if ((unsigned)pl->pack > TSR_PACK_AB)
     return reject(msg, cap, "plan: pack=%d is not none, a, b or ab", (int)pl->pack);
-  apply_pack(&g->a, p, pl);
-  apply_pack(&g->b, p, pl);
+  /* split=pack: the prologue splits both operands, so both are packed
+   * (normalized like the walk: the source shows pack=ab) */
+  if (g->presplit) g->plan.pack = TSR_PACK_AB;
+  apply_pack(&g->a, p, &g->plan);
+  apply_pack(&g->b, p, &g->plan);
   if (!g->a.staged && !g->b.staged && pl->stages != 1)
     return reject(msg, cap, "plan: stages=%d needs a staged operand (a=view,b=view); use stages=1",
                   pl->stages);
@@ -285,9 +301,10 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
   if (g->smem_bytes > smem_limit)
     return reject(msg, cap,
                   "plan: shared memory %.1f KiB (%llu bytes) exceeds the %.1f KiB limit "
-                  "(bm=%d,bn=%d,bk=%d,stages=%d,pad=%d)",
+                  "(bm=%d,bn=%d,bk=%d,stages=%d,pad=%d%s)",
                   g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
-                  smem_limit / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad);
+                  smem_limit / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad,
+                  g->presplit && g->x3 ? ",split=pack: big and small tiles per stage" : "");
 
   /* Occupancy hint: minblocks blocks must fit one SM's shared memory (1 KiB
    * of it reserved per block), threads and registers. */
@@ -381,11 +398,18 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
       tsr__emit_operand *o = ops[i];
       if (!o->packed) continue;
       uint64_t per = (uint64_t)o->stride, items = (uint64_t)p->batch;
-      if (per > (uint64_t)INT64_MAX / 8 / items || off > (uint64_t)INT64_MAX / 8 - per * items)
-        return reject(msg, cap, "plan: pack=%s workspace for %c exceeds the int64 index space",
-                      pl->pack == TSR_PACK_AB ? "ab" : i ? "b" : "a", o->name - 32);
+      uint64_t parts = g->presplit && g->x3 ? 2 : 1; /* split=pack, tf32x3: big, small */
+      if (per > (uint64_t)INT64_MAX / 8 / items / parts ||
+          off > (uint64_t)INT64_MAX / 8 - parts * (per * items + 63))
+        return reject(msg, cap, "plan: pack=%s%s workspace for %c exceeds the int64 index space",
+                      g->plan.pack == TSR_PACK_AB ? "ab" : i ? "b" : "a",
+                      parts == 2 ? ",split=pack" : "", o->name - 32);
       o->poff = (int64_t)off;
       off += (per * items + 63) / 64 * 64;
+      if (parts == 2) {
+        o->poff_small = (int64_t)off;
+        off += (per * items + 63) / 64 * 64;
+      }
       o->pre_blocks = (per / 4 + 255) / 256; /* one thread per 16-byte chunk */
       if (o->pre_blocks > MAX_GRID_X)
         return reject(msg, cap, "plan: pack prologue for %c needs %llu blocks, more than %llu",

@@ -7,7 +7,7 @@
 
 #define TSR__PLAN_INT_MAX 65536
 
-typedef enum { K_INT, K_MODE, K_WALK, K_ISA, K_MMA, K_ACC, K_PACK } key_type;
+typedef enum { K_INT, K_MODE, K_WALK, K_ISA, K_MMA, K_ACC, K_PACK, K_SPLIT } key_type;
 
 static const struct {
   const char *name;
@@ -35,6 +35,7 @@ static const struct {
     {"acc", K_ACC, offsetof(tsr_plan, acc), 0},
     {"minblocks", K_INT, offsetof(tsr_plan, minblocks), 0},
     {"pack", K_PACK, offsetof(tsr_plan, pack), 0},
+    {"split", K_SPLIT, offsetof(tsr_plan, split), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -43,6 +44,7 @@ static const char *const isa_names[] = {"auto", "generic", "avx2", "avx512"};
 static const char *const mma_names[] = {"ffma", "tf32x3", "tf32"};
 static const char *const acc_names[] = {"step", "chain"};
 static const char *const pack_names[] = {"none", "a", "b", "ab"};
+static const char *const split_names[] = {"inline", "pack"};
 
 tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) {
   if (!text || !p) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: empty");
@@ -139,6 +141,15 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
         *(tsr_pack *)field = (tsr_pack)found;
         break;
       }
+      case K_SPLIT: {
+        int found = -1;
+        for (int i = 0; i < 2; i++)
+          if (strcmp(val, split_names[i]) == 0) found = i;
+        if (found < 0)
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: split=%s is not inline or pack", val);
+        *(tsr_split *)field = (tsr_split)found;
+        break;
+      }
       case K_WALK: {
         char wmsg[200];
         if (tsr_walk_parse(val, (tsr_walk *)field, wmsg, sizeof wmsg) != TSR_OK)
@@ -160,14 +171,15 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   tsr_walk_format(&p->walk, walk, sizeof walk);
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
-                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s",
+                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s,split=%s",
                   p->bm, p->bn, p->bk, p->wm, p->wn, p->tm, p->tn, p->stages, p->vec,
                   mode_names[p->a == TSR_IN_VIEW], mode_names[p->b == TSR_IN_VIEW], p->pad, walk,
                   p->splitk, p->threads,
                   isa_names[(unsigned)p->isa < 4 ? (unsigned)p->isa : 0],
                   mma_names[(unsigned)p->mma < 3 ? (unsigned)p->mma : 0],
                   acc_names[p->acc == TSR_ACC_CHAIN], p->minblocks,
-                  pack_names[(unsigned)p->pack < 4 ? (unsigned)p->pack : 0]);
+                  pack_names[(unsigned)p->pack < 4 ? (unsigned)p->pack : 0],
+                  split_names[p->split == TSR_SPLIT_PACK]);
 }
 
 int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
@@ -177,5 +189,5 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          (a->walk.kind == TSR_WALK_LINEAR || a->walk.r == b->walk.r) &&
          (a->walk.kind != TSR_WALK_RECT || a->walk.c == b->walk.c) && a->splitk == b->splitk &&
          a->threads == b->threads && a->isa == b->isa && a->mma == b->mma && a->acc == b->acc &&
-         a->minblocks == b->minblocks && a->pack == b->pack;
+         a->minblocks == b->minblocks && a->pack == b->pack && a->split == b->split;
 }

@@ -108,6 +108,16 @@ static char *read_text(const char *path) {
   return s;
 }
 static int have_cxx(void) { return system("g++ --version > /dev/null 2>&1") == 0; }
+/* Whether the source's tsr_block (the K-block compute) mentions needle. */
+static int block_calls(const char *src, const char *needle) {
+  const char *b = strstr(src, "void tsr_block(");
+  assert_non_null(b);
+  const char *e = strstr(b, "\n}\n");
+  assert_non_null(e);
+  const char *f = strstr(b, needle);
+  return f && f < e;
+}
+
 
 /* ---- determinism and normalization ----------------------------------------- */
 static void test_deterministic(void **state) {
@@ -334,6 +344,77 @@ static void test_pack_contract(void **state) {
   q.pack = (tsr_pack)7;
   assert_int_not_equal(tsr__emit_check(&p, &q, SMEM_LIMIT, msg, sizeof msg), TSR_OK);
   assert_non_null(strstr(msg, "pack=7"));
+}
+
+/* split=pack: rejections name the key; both operands are packed (pack is
+ * normalized to ab: any pack value emits the same bytes); W holds A's big
+ * then small parts, then B's (B of an NN problem transposed to [n][k]); a
+ * stage holds four tiles with tf32x3, two with tf32; the K-block compute has
+ * no split left. */
+static void test_split_contract(void **state) {
+  tsr_problem p = mkprob((prob_spec){.m = 70, .n = 45, .k = 37, .batch = 2});
+  const char *text = "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,pad=0,splitk=2,split=pack";
+  tsr_plan pl = mkplan(text);
+  tsr__kernel_src k1, k2;
+  emit_ok(&p, &pl, &k1);
+  for (int pk = TSR_PACK_NONE; pk <= TSR_PACK_AB; pk++) {
+    tsr_plan q = pl;
+    q.pack = (tsr_pack)pk;
+    emit_ok(&p, &q, &k2);
+    assert_int_equal(k1.len, k2.len);
+    assert_memory_equal(k1.source, k2.source, k1.len);
+    assert_string_equal(k1.sha256, k2.sha256);
+    tsr__kernel_src_free(&k2);
+  }
+  assert_non_null(strstr(k1.source, "pack=ab,split=pack"));
+  assert_int_equal(k1.npre, 2);
+  /* A [m][k]: 70 -> 96 rows x 48 (k 37 -> 48); B [n][k]: 45 -> 64 rows x 48; 2 items each */
+  uint64_t partial = 2ull * 2 * 70 * 45, a_off = (partial + 63) / 64 * 64, a_sz = 2ull * 96 * 48;
+  uint64_t b_off = a_off + 2 * a_sz, b_sz = 2ull * 64 * 48;
+  assert_int_equal(k1.pack_off[0], a_off);
+  assert_int_equal(k1.pack_off[1], b_off);
+  assert_int_equal(k1.workspace_bytes, (b_off + 2 * b_sz) * 4);
+  char want[96];
+  snprintf(want, sizeof want, "WOFF_AS = %llu;", (unsigned long long)(a_off + a_sz));
+  assert_non_null(strstr(k1.source, want));
+  snprintf(want, sizeof want, "WOFF_BS = %llu;", (unsigned long long)(b_off + b_sz));
+  assert_non_null(strstr(k1.source, want));
+  assert_int_equal(k1.pre[1].grid[0], (64 * 48 / 4 + 255) / 256);
+  assert_false(block_calls(k1.source, "tsr_split"));
+  assert_true(block_calls(k1.source, "tsr_ldsm4s(al[0]")); /* small parts read directly */
+  /* the inline source: two 512-float tiles per stage, tsr_split in the loop */
+  tsr_plan in = pl;
+  in.split = TSR_SPLIT_INLINE;
+  emit_ok(&p, &in, &k2);
+  assert_int_equal(k2.smem_bytes, 2 * (512 + 512) * 4);
+  assert_int_equal(k1.smem_bytes, 2 * k2.smem_bytes);
+  assert_true(block_calls(k2.source, "tsr_split"));
+  assert_null(strstr(k2.source, "WOFF_AS"));
+  tsr__kernel_src_free(&k2);
+  tsr__kernel_src_free(&k1);
+  /* tf32: big parts only, no extra tiles or workspace */
+  tsr_problem pt = p;
+  pt.precision = TSR_PREC_TF32;
+  tsr_plan t1 = mkplan("mma=tf32,acc=chain,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,pad=0,splitk=2,split=pack");
+  emit_ok(&pt, &t1, &k1);
+  assert_int_equal(k1.smem_bytes, 2 * (512 + 512) * 4);
+  assert_int_equal(k1.workspace_bytes, (a_off + a_sz + b_sz) * 4);
+  assert_null(strstr(k1.source, "WOFF_AS"));
+  assert_false(block_calls(k1.source, "tsr_split"));
+  tsr__kernel_src_free(&k1);
+  /* rejections */
+  tsr_problem big = P(4096, 4096, 4096);
+  expect_reject(big, "split=pack", "split=pack is unused by mma=ffma and must be inline");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0,split=pack",
+                "exceeds the 227.0 KiB limit (bm=128,bn=256,bk=32,stages=4,pad=0,split=pack");
+  tsr_plan bad = mkplan("mma=tf32x3,tm=1,tn=1");
+  bad.split = (tsr_split)5;
+  char msg[256];
+  assert_int_not_equal(tsr__emit_check(&big, &bad, SMEM_LIMIT, msg, sizeof msg), TSR_OK);
+  assert_non_null(strstr(msg, "split=5 is not inline or pack"));
+  /* the same plan inline fits: the doubling is what is rejected */
+  tsr_plan fits = mkplan("mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0");
+  assert_int_equal(tsr__emit_check(&big, &fits, SMEM_LIMIT, msg, sizeof msg), TSR_OK);
 }
 
 /* ---- ownership: every output of a tile is written by exactly one thread ----
@@ -642,7 +723,48 @@ static const emu_case emu_cases[] = {
      .random = 1, .contract = TSR_PREC_FP32X3, .special = 1},
     {"specials tf32 pack=ab", {37, 35, 50, 1, 'N', 'N', 0}, "mma=tf32,pack=ab,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,vec=1,pad=0",
      .random = 1, .prec = TSR_PREC_TF32, .contract = TSR_PREC_TF32, .special = 1},
+    /* split=pack: the prologue stores the TF32 big/small parts of both
+     * operands ([x][k], transposed where the user's is [k][x]); the loop
+     * loads them (ldmatrix, or 32-bit LDS at an odd row stride), no cvt */
+    {"split=pack contract tf32x3 step RZ K=2048", {64, 64, 2048, 1, 'N', 'N', 0}, "mma=tf32x3,split=pack," TC,
+     .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
+    {"split=pack contract tf32x3 step RZ TN beta splitk2", {64, 48, 1024, 1, 'T', 'N', 0.5f},
+     "mma=tf32x3,split=pack,splitk=2," TC, .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
+    {"split=pack contract tf32 chain RZ (tf32 bound)", {64, 64, 512, 1, 'N', 'T', 0},
+     "mma=tf32,acc=chain,split=pack," TC, .random = 1, .prec = TSR_PREC_TF32,
+     .contract = TSR_PREC_TF32, .rz = 1},
+    {"split=pack specials tf32x3 step NN", {40, 36, 52, 1, 'N', 'N', 0}, "mma=tf32x3,split=pack," TC,
+     .random = 1, .contract = TSR_PREC_FP32X3, .special = 1},
+    {"split=pack specials tf32x3 step TT splitk2 beta", {40, 36, 64, 1, 'T', 'T', 0.5f},
+     "mma=tf32x3,split=pack,splitk=2," TC, .random = 1, .contract = TSR_PREC_FP32X3, .special = 1},
+    {"split=pack specials tf32 TN", {37, 35, 50, 1, 'T', 'N', 0},
+     "mma=tf32,split=pack,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,pad=0", .random = 1,
+     .prec = TSR_PREC_TF32, .contract = TSR_PREC_TF32, .special = 1},
 #undef TC
+#define SP "mma=tf32x3,tm=1,tn=1,split=pack,"
+    {"split=pack NN tails beta 2-stage swizzle", {70, 45, 37, 1, 'N', 'N', 0.5f}, SP "bk=16,wm=16,wn=16,stages=2,pad=0"},
+    {"split=pack NT tails 3-stage pad4", {70, 46, 38, 1, 'N', 'T', 0}, SP "bk=16,wm=16,wn=16,stages=3,pad=4"},
+    {"split=pack TN batch2 splitk2 beta ld pad bk8", {66, 50, 37, 2, 'T', 'N', 1.0f, 1, 3, 2, 5},
+     SP "bk=8,wm=16,wn=16,stages=4,pad=0,splitk=2"},
+    {"split=pack TT tails 1-stage pad8", {70, 45, 37, 1, 'T', 'T', 0}, SP "bk=16,wm=16,wn=16,stages=1,pad=8"},
+    {"split=pack NN batch2 splitk3 bk32", {100, 90, 200, 2, 'N', 'N', 0},
+     SP "bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,pad=0,splitk=3"},
+    {"split=pack NT ldsm x4+x2 (NI=3)", {64, 96, 48, 1, 'N', 'T', 0}, SP "bm=32,bn=48,bk=16,wm=16,wn=24,stages=2,pad=0"},
+    {"split=pack TN odd pad 32-bit LDS", {70, 45, 37, 1, 'T', 'N', 0}, SP "bm=32,bn=32,bk=16,wm=16,wn=16,stages=2,pad=1"},
+    {"split=pack NN acc=chain bk32 pad4", {70, 70, 90, 1, 'N', 'N', 0}, SP "acc=chain,bm=64,bn=32,bk=32,wm=32,wn=16,stages=2,pad=4"},
+    {"split=pack tf32 NT tails", {70, 46, 38, 1, 'N', 'T', 0.5f},
+     "mma=tf32,acc=chain,tm=1,tn=1,split=pack,bk=16,wm=16,wn=16,stages=3,pad=0", .prec = TSR_PREC_TF32},
+    {"split=pack 128x256 warp 64x64 bk8 tails (large default geometry)", {260, 250, 70, 1, 'N', 'N', 0},
+     SP "bm=128,bn=256,bk=8,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16"},
+    {"split=pack 128x256 warp 64x64 bk16 TT beta", {130, 260, 50, 1, 'T', 'T', 0.5f},
+     SP "bm=128,bn=256,bk=16,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16"},
+    {"split=pack 128x128 warp 64x32 bk16 TN splitk2", {130, 140, 80, 1, 'T', 'N', 0},
+     SP "bm=128,bn=128,bk=16,wm=64,wn=32,stages=3,pad=0,splitk=2"},
+    {"split=pack random NN tails", {61, 75, 83, 1, 'N', 'N', 0}, SP "bk=16,wm=16,wn=16,stages=3,pad=0",
+     0, 0, 0, 0, 1},
+    {"split=pack random TT batch2 splitk2 beta", {50, 70, 90, 2, 'T', 'T', 0.5f},
+     SP "bk=8,wm=16,wn=16,stages=2,pad=0,splitk=2", 0, 0, 0, 0, 1},
+#undef SP
     /* the default table's plans on shrunken problems */
     {"default large (4096^3) plan", {256, 256, 96, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
     {"default large plan, tails", {260, 250, 70, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
@@ -655,6 +777,21 @@ static const emu_case emu_cases[] = {
     {"default 513x257x129 plan", {130, 65, 33, 1, 'N', 'N', 0}, NULL, 1, 513, 257, 129},
 };
 #define NCASES (sizeof emu_cases / sizeof emu_cases[0])
+
+/* +Inf, NaN, FLT_MAX (whose big part rounds to Inf) and a zero row against
+ * -Inf, at positions every op combination has. */
+static void put_specials(const tsr_problem *p, float *a, float *b) {
+  for (int64_t k = 0; k < p->k; k++) {
+    int64_t i1 = p->op_a == TSR_OP_N ? 1 * p->lda + k : k * p->lda + 1;
+    int64_t i3 = p->op_a == TSR_OP_N ? 3 * p->lda + k : k * p->lda + 3;
+    int64_t i4 = p->op_a == TSR_OP_N ? 4 * p->lda + k : k * p->lda + 4;
+    if (k == 7) a[i1] = INFINITY;
+    if (k == 9) a[i3] = 3.4028235e38f;
+    a[i4] = 0.0f;
+  }
+  b[p->op_b == TSR_OP_N ? 11 * p->ldb + 2 : 2 * p->ldb + 11] = NAN;
+  b[p->op_b == TSR_OP_N ? 5 : 5 * p->ldb] = -INFINITY;
+}
 
 /* The ctest tests test_emit_emu_<s> (copies of this executable, see main)
  * each run the cases i with i % TSR_EMU_SHARDS == s; -1: every case. */
@@ -720,25 +857,7 @@ static void test_emulated(void **state) {
     tsr_fill(p, TSR_TENSOR_B, kind, 7, b);
     if (p->beta != 0.0f) tsr_fill(p, TSR_TENSOR_C, kind, 7, c0);
     else tsr_poison(p, c0);
-    if (c->special) {
-      /* IEEE classes through the split: +Inf in A (row 1), NaN in B
-       * (column 2), FLT_MAX whose TF32 big part rounds up to Inf (row 3),
-       * 0 x Inf (row 4 of A zero where B's k-row 0 is -Inf in column 5) */
-      int64_t r, cc, ld, st;
-      for (int64_t k = 0; k < p->k; k++) {
-        int64_t ia1 = p->op_a == TSR_OP_N ? 1 * p->lda + k : k * p->lda + 1;
-        int64_t ia3 = p->op_a == TSR_OP_N ? 3 * p->lda + k : k * p->lda + 3;
-        int64_t ia4 = p->op_a == TSR_OP_N ? 4 * p->lda + k : k * p->lda + 4;
-        if (k == 7) a[ia1] = INFINITY;
-        if (k == 9) a[ia3] = 3.4028235e38f;
-        a[ia4] = 0.0f;
-      }
-      int64_t ib2 = p->op_b == TSR_OP_N ? 11 * p->ldb + 2 : 2 * p->ldb + 11;
-      int64_t ib5 = p->op_b == TSR_OP_N ? 0 * p->ldb + 5 : 5 * p->ldb + 0;
-      b[ib2] = NAN;
-      b[ib5] = -INFINITY;
-      (void)r, (void)cc, (void)ld, (void)st;
-    }
+    if (c->special) put_specials(p, a, b);
     double *ref = malloc((size_t)(p->batch * p->m * p->n) * sizeof(double));
     float *scale = malloc((size_t)(p->batch * p->m * p->n) * sizeof(float));
     double strict = NAN;
@@ -841,6 +960,165 @@ static void test_emulated(void **state) {
   assert_int_equal(failures, 0);
 }
 
+/* ---- split=pack vs split=inline: bit-identical ------------------------------
+ * Same products in the same order (only where the TF32 parts are made
+ * differs), so the emulated outputs must match bit for bit: random inputs,
+ * and IEEE specials (the prologue's zero small part of a non-finite big part
+ * only touches outputs that tsr_fix recomputes). */
+typedef struct {
+  const char *name;
+  prob_spec prob;
+  const char *plan; /* split=inline; the pair adds split=pack */
+  tsr_precision prec;
+  int special;
+} split_pair;
+
+static const split_pair split_pairs[] = {
+    {"NN 128x256 warp 64x64 bk8 tails", {260, 250, 70, 1, 'N', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=8,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16"},
+    {"TN batch2 splitk2 beta ld pad (LDS.64 A inline)", {66, 50, 37, 2, 'T', 'N', 1.0f, 1, 3, 2, 5},
+     "mma=tf32x3,tm=1,tn=1,bm=32,bn=32,bk=8,wm=16,wn=16,stages=4,pad=0,splitk=2"},
+    {"NT ldsm x4+x2 (NI=3) tails", {70, 94, 45, 1, 'N', 'T', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=32,bn=48,bk=16,wm=16,wn=24,stages=2,pad=0"},
+    {"TT pad4 bk32 3-stage", {100, 90, 77, 1, 'T', 'T', 0.5f},
+     "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,pad=4"},
+    {"NN odd pad acc=chain", {70, 45, 37, 1, 'N', 'N', 0},
+     "mma=tf32x3,acc=chain,tm=1,tn=1,bm=32,bn=32,bk=16,wm=16,wn=16,stages=2,pad=1"},
+    {"tf32 TN", {70, 45, 37, 1, 'T', 'N', 0}, "mma=tf32,acc=chain,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,pad=0",
+     TSR_PREC_TF32},
+    {"specials NN", {40, 36, 52, 1, 'N', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=32,bn=32,bk=32,wm=16,wn=16,stages=3,pad=0", .special = 1},
+    {"specials TT splitk2 beta", {40, 36, 64, 1, 'T', 'T', 0.5f},
+     "mma=tf32x3,tm=1,tn=1,bm=32,bn=32,bk=16,wm=16,wn=16,stages=2,pad=0,splitk=2", .special = 1},
+};
+#define NPAIRS (sizeof split_pairs / sizeof split_pairs[0])
+
+
+/* Runs dir/emu<i> (inputs in dir/{A,B,C}.bin) and reads its output; 0 on success. */
+static int emu_run(const char *dir, size_t i, const tsr__kernel_src *k, const tsr_problem *p,
+                   int deferred, float *out) {
+  int64_t na = tsr_problem_elems_a(p), nb = tsr_problem_elems_b(p), nc = tsr_problem_elems_c(p);
+  char args[512], pre[512] = "", path[512], cmd[1024];
+  snprintf(args, sizeof args, "%u %u %u %u %u %llu %u %u %.9g %.9g %lld %lld %lld %d\n", k->grid[0],
+           k->grid[1], k->grid[2], k->block[0], k->smem_bytes,
+           (unsigned long long)k->workspace_bytes, k->reduce_grid[0], k->reduce_block[0],
+           (double)p->alpha, (double)p->beta, (long long)na, (long long)nb, (long long)nc,
+           deferred);
+  snprintf(path, sizeof path, "%s/args", dir);
+  write_file(path, args, strlen(args));
+  for (int q = 0; q < k->npre; q++)
+    snprintf(pre + strlen(pre), sizeof pre - strlen(pre), "%s %u %u %u %u\n", k->pre[q].name,
+             k->pre[q].grid[0], k->pre[q].grid[1], k->pre[q].grid[2], k->pre[q].block[0]);
+  snprintf(path, sizeof path, "%s/pre", dir);
+  write_file(path, pre, strlen(pre));
+  snprintf(cmd, sizeof cmd, "cd '%s' && rm -f out.bin && ./emu%zu run . > run%zu.log 2>&1", dir, i, i);
+  if (system(cmd) != 0) return -1;
+  snprintf(path, sizeof path, "%s/out.bin", dir);
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  size_t got = fread(out, 4, (size_t)nc, f);
+  fclose(f);
+  return got == (size_t)nc ? 0 : -1;
+}
+
+static void test_emulated_split_identity(void **state) {
+  if (!have_cxx()) skip();
+  /* TSR_EMU_ONLY=<substring of "split=pack identity" or of a pair's name> */
+  const char *only = getenv("TSR_EMU_ONLY");
+  int sel[NPAIRS], nsel = 0;
+  for (size_t i = 0; i < NPAIRS; i++)
+    nsel += sel[i] = !only || strstr("split=pack identity", only) || strstr(split_pairs[i].name, only);
+  if (!nsel) return;
+  char *dir = tmpdir_make();
+  tsr__kernel_src ks[2 * NPAIRS];
+  tsr_problem probs[NPAIRS];
+  for (size_t i = 0; i < NPAIRS; i++) {
+    probs[i] = mkprob(split_pairs[i].prob);
+    probs[i].precision = split_pairs[i].prec;
+    for (int v = 0; v < 2; v++) {
+      tsr_plan pl = mkplan(split_pairs[i].plan);
+      pl.split = v ? TSR_SPLIT_PACK : TSR_SPLIT_INLINE;
+      emit_ok(&probs[i], &pl, &ks[2 * i + v]);
+      char path[512];
+      snprintf(path, sizeof path, "%s/%s%zu.cpp", dir, sel[i] ? "emu" : "skip", 2 * i + v);
+      write_emu_source(path, &ks[2 * i + v], 0);
+    }
+    /* the pair differs where it should: the inline loop splits, the packed one loads parts */
+    assert_true(block_calls(ks[2 * i].source, "tsr_split"));
+    assert_false(block_calls(ks[2 * i + 1].source, "tsr_split"));
+    assert_false(block_calls(ks[2 * i + 1].source, "cvt"));
+  }
+  size_t idx[2 * NPAIRS], nidx = 0;
+  for (size_t i = 0; i < 2 * NPAIRS; i++)
+    if (sel[i / 2]) idx[nidx++] = i;
+  emu_compile_all(dir, "split", idx, nidx);
+  int failures = 0;
+  for (size_t i = 0; i < NPAIRS; i++) {
+    const split_pair *c = &split_pairs[i];
+    if (!sel[i]) continue;
+    const tsr_problem *p = &probs[i];
+    int64_t na = tsr_problem_elems_a(p), nb = tsr_problem_elems_b(p), nc = tsr_problem_elems_c(p);
+    float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4), *c0 = malloc((size_t)nc * 4);
+    float *out[2] = {malloc((size_t)nc * 4), malloc((size_t)nc * 4)};
+    tsr_fill(p, TSR_TENSOR_A, TSR_INPUTS_RANDOM, 11, a);
+    tsr_fill(p, TSR_TENSOR_B, TSR_INPUTS_RANDOM, 11, b);
+    if (p->beta != 0.0f) tsr_fill(p, TSR_TENSOR_C, TSR_INPUTS_RANDOM, 11, c0);
+    else tsr_poison(p, c0);
+    if (c->special) put_specials(p, a, b);
+    char path[512];
+    snprintf(path, sizeof path, "%s/A.bin", dir);
+    write_file(path, a, (size_t)na * 4);
+    snprintf(path, sizeof path, "%s/B.bin", dir);
+    write_file(path, b, (size_t)nb * 4);
+    snprintf(path, sizeof path, "%s/C.bin", dir);
+    write_file(path, c0, (size_t)nc * 4);
+    int ok = 1;
+    for (int v = 0; v < 2 && ok; v++) {
+      snprintf(path, sizeof path, "%s/emu%zu.fail", dir, 2 * i + v);
+      const char *what = access(path, F_OK) == 0 ? "emu" /* host compile log */
+                         : emu_run(dir, 2 * i + v, &ks[2 * i + v], p, 1, out[v]) ? "run"
+                                                                                  : NULL;
+      if (what) {
+        snprintf(path, sizeof path, "%s/%s%zu.log", dir, what, 2 * i + v);
+        char *log = read_text(path);
+        fprintf(stderr, "[split identity %s] split=%s failed:\n%.4000s\n", c->name,
+                v ? "pack" : "inline", log ? log : "");
+        free(log);
+        ok = 0;
+      }
+    }
+    if (ok) {
+      int64_t diff = 0, first = -1, nonfinite = 0;
+      for (int64_t e = 0; e < nc; e++) {
+        nonfinite += !isfinite(out[0][e]);
+        if (memcmp(&out[0][e], &out[1][e], 4) != 0 && diff++ == 0) first = e;
+      }
+      if (diff) {
+        fprintf(stderr, "[split identity %s] %lld of %lld outputs differ (first %lld: %a vs %a)\n",
+                c->name, (long long)diff, (long long)nc, (long long)first,
+                (double)out[0][first], (double)out[1][first]);
+        ok = 0;
+      } else if (c->special && nonfinite < 3) {
+        fprintf(stderr, "[split identity %s] only %lld non-finite outputs\n", c->name,
+                (long long)nonfinite);
+        ok = 0;
+      } else {
+        fprintf(stderr, "[split identity %s] %lld outputs bit-identical (%lld non-finite)\n",
+                c->name, (long long)nc, (long long)nonfinite);
+      }
+    }
+    failures += !ok;
+    free(a);
+    free(b);
+    free(c0);
+    free(out[0]);
+    free(out[1]);
+  }
+  for (size_t i = 0; i < 2 * NPAIRS; i++) tsr__kernel_src_free(&ks[i]);
+  tmpdir_remove(dir);
+  assert_int_equal(failures, 0);
+}
+
 /* The emitted walk, compiled on the host, visits exactly tsr_walk_map's order. */
 static void test_emulated_walks(void **state) {
   if (!have_cxx()) skip();
@@ -925,6 +1203,7 @@ static void test_nvcc(void **state) {
   static const struct {
     prob_spec prob;
     const char *plan;
+    int clean; /* must compile without spills, like the defaults */
   } variants[] = {
       {{1000, 1000, 1000, 1, 'N', 'N', 0}, "bm=128,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=4"},
       {{1000, 1000, 1000, 1, 'T', 'T', 0.5f}, "bm=128,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=4,splitk=3"},
@@ -939,6 +1218,12 @@ static void test_nvcc(void **state) {
       {{1024, 1024, 1537, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,vec=4,pad=0,pack=ab"},
       {{513, 257, 129, 1, 'N', 'N', 0}, "bm=64,bn=32,bk=16,wm=32,wn=16,tm=4,tn=4,stages=2,vec=4,pad=4,pack=ab"},
       {{513, 257, 129, 1, 'N', 'N', 0}, "bm=64,bn=32,bk=16,wm=32,wn=16,tm=4,tn=4,stages=2,vec=1,pad=4,pack=a"},
+      /* split=pack: the large geometries without spills (docs/emit.md) */
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=8,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16,split=pack", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=16,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16,split=pack", 1},
+      {{4096, 4096, 4096, 1, 'T', 'T', 0.5f}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=16,wm=64,wn=64,stages=3,pad=0,walk=rect:8x16,split=pack", 1},
+      {{2049, 4097, 1025, 1, 'T', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=128,bk=16,wm=64,wn=32,stages=4,pad=0,walk=rect:8x16,split=pack", 1},
+      {{1024, 1024, 1537, 1, 'N', 'T', 0}, "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,pad=0,split=pack", 1},
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
     tsr_problem p = mkprob(variants[i].prob);
@@ -949,7 +1234,7 @@ static void test_nvcc(void **state) {
     snprintf(path, sizeof path, "%s/k%d.cu", dir, nj);
     write_file(path, k.source, k.len);
     snprintf(jobs[nj].label, sizeof jobs[nj].label, "variant %s", variants[i].plan);
-    jobs[nj++].is_default = 0;
+    jobs[nj++].is_default = variants[i].clean;
     tsr__kernel_src_free(&k);
   }
   char cmd[1024];
@@ -1015,9 +1300,10 @@ static void test_nvcc(void **state) {
 #endif
 
 /* One executable, several ctest tests, told apart by the name it runs under
- * (the copies CMakeLists.txt makes, so ctest -j and scripts/device-check,
+ * (the copies CMakeLists.txt makes, so ctest -j and scripts/device/check,
  * which runs build/<test name>, spread them): test_emit_emu_<s> runs shard s
- * of the host emulation, test_emit_nvcc the nvcc compiles, test_emit the
+ * of the host emulation, test_emit_split the split=inline/pack identity,
+ * test_emit_nvcc the nvcc compiles, test_emit the
  * rest (and, with TSR_EMU_ONLY set, the matching emulated cases of every
  * shard). */
 int main(int argc, char **argv) {
@@ -1034,19 +1320,25 @@ int main(int argc, char **argv) {
     const struct CMUnitTest emu[] = {cmocka_unit_test(test_emulated)};
     return cmocka_run_group_tests(emu, NULL, NULL);
   }
+  if (strcmp(name, "test_emit_split") == 0) {
+    const struct CMUnitTest split[] = {cmocka_unit_test(test_emulated_split_identity)};
+    return cmocka_run_group_tests(split, NULL, NULL);
+  }
   if (strcmp(name, "test_emit_nvcc") == 0) {
     const struct CMUnitTest nvcc[] = {cmocka_unit_test(test_nvcc)};
     return cmocka_run_group_tests(nvcc, NULL, NULL);
   }
   if (getenv("TSR_EMU_ONLY")) {
-    const struct CMUnitTest only[] = {cmocka_unit_test(test_emulated)};
+    const struct CMUnitTest only[] = {cmocka_unit_test(test_emulated),
+                                      cmocka_unit_test(test_emulated_split_identity)};
     return cmocka_run_group_tests(only, NULL, NULL);
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_walk_identity),
       cmocka_unit_test(test_rejections),      cmocka_unit_test(test_beta_zero_source),
       cmocka_unit_test(test_default_table),   cmocka_unit_test(test_pack_contract),
-      cmocka_unit_test(test_ownership),       cmocka_unit_test(test_emulated_walks),
+      cmocka_unit_test(test_split_contract),  cmocka_unit_test(test_ownership),
+      cmocka_unit_test(test_emulated_walks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

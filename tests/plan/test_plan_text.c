@@ -26,7 +26,7 @@ static void test_brief_example(void **state) {
   assert_int_equal(p.walk.c, 8);
   tsr_plan_format(&p, out, sizeof out);
   assert_string_equal(out, "bm=128,bn=128,bk=16,wm=64,wn=32,tm=8,tn=4,stages=3,vec=4,a=staged,"
-                           "b=staged,pad=4,walk=rect:4x8,splitk=1,threads=0,isa=auto,mma=ffma,acc=step,minblocks=0,pack=none");
+                           "b=staged,pad=4,walk=rect:4x8,splitk=1,threads=0,isa=auto,mma=ffma,acc=step,minblocks=0,pack=none,split=inline");
 }
 
 static void test_round_trip_many(void **state) {
@@ -35,7 +35,8 @@ static void test_round_trip_many(void **state) {
       "walk=stripe:7", "walk=rect:1x4294967295", "splitk=7",      "threads=2,isa=avx512",
       "isa=generic",  "isa=avx2",              "mma=tf32x3",     "pad=0,vec=1,stages=1",
       "mma=tf32,acc=chain", "acc=chain",
-      "tm=16,tn=2",   "walk=linear",           "wm=1,wn=65536", "minblocks=2", "pack=ab"};
+      "tm=16,tn=2",   "walk=linear",           "wm=1,wn=65536", "minblocks=2", "pack=ab",
+      "split=pack",   "mma=tf32x3,split=pack,pack=none"};
   for (size_t i = 0; i < sizeof overlays / sizeof overlays[0]; i++) {
     tsr_plan p = base, q = base;
     char msg[256], t1[512], t2[512];
@@ -74,6 +75,8 @@ static void test_rejections(void **state) {
   expect_reject("isa=sse", "isa=sse");
   expect_reject("mma=tf16", "mma=tf16");
   expect_reject("acc=kahan", "acc=kahan");
+  expect_reject("split=packed", "split=packed is not inline or pack");
+  expect_reject("split=pack,split=inline", "split");
   expect_reject("walk=rect:0x4", "walk");
   expect_reject("walk=spiral", "walk");
   expect_reject("splitk=0", "splitk=0");

@@ -24,6 +24,8 @@
 
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(8) float2 { float x, y; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+struct alignas(8) uint2 { unsigned x, y; };
 struct emu_dim { unsigned x, y, z; };
 static thread_local emu_dim threadIdx, blockIdx;
 static pthread_barrier_t emu_block_bar;
@@ -193,3 +195,16 @@ static void emu_ldsm(unsigned *r, const float *p, int nmat) {
 }
 static inline void tsr_ldsm4(unsigned (&r)[4], const float *p) { emu_ldsm(r, p, 4); }
 static inline void tsr_ldsm2(unsigned (&r)[2], const float *p) { emu_ldsm(r, p, 2); }
+/* 32-bit shared-window addresses (cvta.to.shared): byte offsets into the
+ * dynamic shared memory */
+static inline unsigned tsr_smem_addr(const void *p) {
+  if ((const char *)p < (const char *)emu_smem || (const char *)p > (const char *)emu_smem + emu_smem_bytes)
+    emu_die("shared-window address of a pointer outside dynamic shared memory");
+  return (unsigned)((const char *)p - (const char *)emu_smem);
+}
+static inline const float *emu_shared(unsigned a) {
+  return (const float *)((const char *)emu_smem + a);
+}
+static inline int tsr_tid() { return (int)threadIdx.x; }
+static inline void tsr_ldsm4s(unsigned (&r)[4], unsigned a) { emu_ldsm(r, emu_shared(a), 4); }
+static inline void tsr_ldsm2s(unsigned (&r)[2], unsigned a) { emu_ldsm(r, emu_shared(a), 2); }
