@@ -337,7 +337,15 @@ static void test_rejections(void **state) {
   pl = base; pl.a = TSR_IN_VIEW;
   expect_reject(&p, &pl, "a=");
   pl = base; pl.mma = TSR_MMA_TF32X3;
-  expect_reject(&p, &pl, "mma=");
+  expect_reject(&p, &pl, "mma=tf32x3 is not used by the cpu backend (it must be mma=ffma)");
+  pl = base; pl.acc = TSR_ACC_CHAIN; /* GPU-only fields are refused, never ignored */
+  expect_reject(&p, &pl, "acc=chain is not used by the cpu backend (it must be acc=step)");
+  pl = base; pl.split = TSR_SPLIT_PACK;
+  expect_reject(&p, &pl, "split=pack");
+  pl = base; pl.pack = TSR_PACK_AB;
+  expect_reject(&p, &pl, "pack=ab");
+  pl = base; pl.minblocks = 2;
+  expect_reject(&p, &pl, "minblocks=2");
   pl = base; pl.bm = base.tm + 1;
   expect_reject(&p, &pl, "bm=");
   pl = base; pl.bn = base.tn + 1;

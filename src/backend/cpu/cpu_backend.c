@@ -264,24 +264,31 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
     if (pos[i].v < 1)
       return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: %s=%d must be at least 1",
                           pos[i].name, pos[i].v);
-  const struct { const char *name; int v, want; } fixed[] = {
-      {"wm", plan->wm, 1},         {"wn", plan->wn, 1},
-      {"stages", plan->stages, 1}, {"vec", plan->vec, 1},
-      {"pad", plan->pad, 0},       {"splitk", plan->splitk, 1},
-      {"mma", (int)plan->mma, TSR_MMA_FFMA}, {"minblocks", plan->minblocks, 0},
-      {"pack", (int)plan->pack, TSR_PACK_NONE}};
-  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-    if (fixed[i].v != fixed[i].want) {
-      const char *n = fixed[i].name;
-      const char *what = !strcmp(n, "mma") ? "ffma" : !strcmp(n, "pack") ? "none" : NULL;
-      if (what)
+  /* GPU-only fields: each must keep its default (the value named as the plan
+   * text spells it) */
+  tsr_plan want = *plan;
+  want.wm = want.wn = want.stages = want.vec = want.splitk = 1;
+  want.pad = want.minblocks = 0;
+  want.mma = TSR_MMA_FFMA;
+  want.acc = TSR_ACC_STEP;
+  want.pack = TSR_PACK_NONE;
+  want.split = TSR_SPLIT_INLINE;
+  if (!tsr_plan_equal(&want, plan)) {
+    char have_txt[512], want_txt[512];
+    tsr_plan_format(plan, have_txt, sizeof have_txt);
+    tsr_plan_format(&want, want_txt, sizeof want_txt);
+    /* the first field whose text differs */
+    const char *h = have_txt, *w = want_txt;
+    while (*h && *w) {
+      size_t hl = strcspn(h, ","), wl = strcspn(w, ",");
+      if (hl != wl || strncmp(h, w, hl) != 0)
         return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
-                            "plan: %s=%d is not used by the cpu backend and must be %s",
-                            fixed[i].name, fixed[i].v, what);
-      return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
-                          "plan: %s=%d is not used by the cpu backend and must be %d",
-                          fixed[i].name, fixed[i].v, fixed[i].want);
+                            "plan: %.*s is not used by the cpu backend (it must be %.*s)", (int)hl,
+                            h, (int)wl, w);
+      h += hl + (h[hl] == ',');
+      w += wl + (w[wl] == ',');
     }
+  }
   if (plan->threads < 0 || plan->threads > TSR__CPU_MAX_THREADS)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: threads=%d is outside 0..%d",
                         plan->threads, TSR__CPU_MAX_THREADS);

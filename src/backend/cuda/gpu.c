@@ -126,7 +126,7 @@ uint32_t tsr__gpu_smem_limit(tsr_context *ctx) {
 
 static const char *const field_names[] = {"bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages",
                                           "vec", "a", "b", "pad", "walk", "splitk", "threads",
-                                          "isa", "mma", "minblocks", "pack"};
+                                          "isa", "mma", "minblocks", "pack", "acc", "split"};
 
 tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const tsr_plan *plan,
                                      const tsr_plan *def) {
@@ -137,7 +137,8 @@ tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const 
                 plan->a != def->a, plan->b != def->b, plan->pad != def->pad, 1,
                 plan->splitk != def->splitk, plan->threads != def->threads,
                 plan->isa != def->isa, plan->mma != def->mma,
-                plan->minblocks != def->minblocks, plan->pack != def->pack};
+                plan->minblocks != def->minblocks, plan->pack != def->pack,
+                plan->acc != def->acc, plan->split != def->split};
   /* walk is the only field left when every scalar matches */
   size_t i = 0;
   for (; i < sizeof diff / sizeof diff[0]; i++)
