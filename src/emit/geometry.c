@@ -156,23 +156,9 @@ tsr_precision tsr__emit_plan_precision(const tsr_plan *pl) {
                                    : TSR_PREC_STRICT;
 }
 
-tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
-                              tsr__emit_geo *g, char *msg, size_t cap) {
-  memset(g, 0, sizeof *g);
-  if (!p || !plan) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL problem or plan");
-  {
-    tsr_problem q = *p;
-    char pm[256];
-    if (tsr_problem_check(&q, pm, sizeof pm) != TSR_OK)
-      return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "%s", pm);
-    if (memcmp(&q, p, sizeof q) != 0)
-      return tsr__failbuf(msg, cap, TSR_ERR_INVALID,
-                          "emit: problem has unfilled defaults (call tsr_problem_check first)");
-  }
-  const tsr_plan *pl = plan;
-  g->plan = *plan;
-
-  /* Fields by kind. */
+/* Fields by kind, the precision mode, and the fields every GPU plan needs. */
+static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
+                               char *msg, size_t cap) {
   if (pl->mma != TSR_MMA_FFMA && pl->mma != TSR_MMA_TF32X3 && pl->mma != TSR_MMA_TF32)
     return reject(msg, cap, "plan: mma=%d is not ffma, tf32x3 or tf32", (int)pl->mma);
   if (pl->acc != TSR_ACC_STEP && pl->acc != TSR_ACC_CHAIN)
@@ -217,8 +203,13 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
     return reject(msg, cap, "plan: a=%d is not staged or view", (int)pl->a);
   if (pl->b != TSR_IN_STAGED && pl->b != TSR_IN_VIEW)
     return reject(msg, cap, "plan: b=%d is not staged or view", (int)pl->b);
+  return TSR_OK;
+}
 
-  /* Block = warps_m x warps_n warps. */
+/* Block = warps_m x warps_n warps; the family's warp tile and register estimate. */
+static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
+                              char *msg, size_t cap) {
+  (void)p;
   if (pl->bm % pl->wm)
     return reject(msg, cap, "plan: bm=%d is not a multiple of wm=%d", pl->bm, pl->wm);
   if (pl->bn % pl->wn)
@@ -280,8 +271,12 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
     return reject(msg, cap,
                   "plan: estimated %d registers per thread (accumulators + fragments) exceed %d",
                   g->reg_estimate, MAX_REGS);
+  return TSR_OK;
+}
 
-  /* Operands, vector width and shared memory. */
+/* Operands (staging, packing), vector width and shared memory. */
+static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g, uint32_t smem_limit,
+                                 char *msg, size_t cap) {
   init_operand(&g->a, 'a', p, pl, g);
   init_operand(&g->b, 'b', p, pl, g);
   if ((unsigned)pl->pack > TSR_PACK_AB)
@@ -305,9 +300,14 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
                   g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
                   smem_limit / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad,
                   g->presplit && g->x3 ? ",split=pack: big and small tiles per stage" : "");
+  return TSR_OK;
+}
 
-  /* Occupancy hint: minblocks blocks must fit one SM's shared memory (1 KiB
-   * of it reserved per block), threads and registers. */
+/* Occupancy hint: minblocks blocks must fit one SM's shared memory (1 KiB
+ * of it reserved per block), threads and registers. */
+static tsr_status check_occupancy(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
+                                  char *msg, size_t cap) {
+  (void)p;
   if (pl->minblocks < 0)
     return reject(msg, cap, "plan: minblocks=%d must be at least 0", pl->minblocks);
   if (pl->minblocks > 1) {
@@ -336,7 +336,12 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
                     "accumulators and one fragment set need",
                     mb, cap_regs, floor_regs);
   }
+  return TSR_OK;
+}
 
+/* Coordinates, the grid and its walk, K blocks, split-K, batch and tails. */
+static tsr_status check_grid(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
+                             char *msg, size_t cap) {
   /* Coordinates are int32 in device code (offsets may be 64-bit). */
   const struct { const char *name; int64_t v; int t; } ext[] = {
       {"m", p->m, pl->bm}, {"n", p->n, pl->bn}, {"k", p->k, pl->bk}};
@@ -373,7 +378,13 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
   g->tail_k = p->k % pl->bk != 0;
   g->a.tk = g->tail_k && !g->a.packed;
   g->b.tk = g->tail_k && !g->b.packed;
+  return TSR_OK;
+}
 
+/* Workspace: split-K partials (batch x splitk compact m x n), then the
+ * packed operands, 64-float (256-byte) aligned. */
+static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
+                                   char *msg, size_t cap) {
   /* Split-K workspace: batch x splitk compact m x n partials. */
   if (pl->splitk > 1) {
     uint64_t mn = (uint64_t)p->m * (uint64_t)p->n;
@@ -417,7 +428,29 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
     }
     if (g->a.packed || g->b.packed) g->workspace_bytes = off * 4;
   }
+  return TSR_OK;
+}
 
+tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
+                              tsr__emit_geo *g, char *msg, size_t cap) {
+  memset(g, 0, sizeof *g);
+  if (!p || !plan) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL problem or plan");
+  {
+    tsr_problem q = *p;
+    char pm[256];
+    if (tsr_problem_check(&q, pm, sizeof pm) != TSR_OK)
+      return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "%s", pm);
+    if (memcmp(&q, p, sizeof q) != 0)
+      return tsr__failbuf(msg, cap, TSR_ERR_INVALID,
+                          "emit: problem has unfilled defaults (call tsr_problem_check first)");
+  }
+  g->plan = *plan;
+  tsr_status s;
+  if ((s = check_fields(p, plan, g, msg, cap)) || (s = check_block(p, plan, g, msg, cap)) ||
+      (s = check_operands(p, plan, g, smem_limit, msg, cap)) ||
+      (s = check_occupancy(p, plan, g, msg, cap)) || (s = check_grid(p, plan, g, msg, cap)) ||
+      (s = layout_workspace(p, plan, g, msg, cap)))
+    return s;
   /* 64-bit offsets when any tensor (or the workspace) spans 2^31 elements. */
   int64_t ea = tsr_problem_elems_a(p), eb = tsr_problem_elems_b(p), ec = tsr_problem_elems_c(p);
   if (ea <= 0 || eb <= 0 || ec <= 0)
