@@ -15,8 +15,9 @@
  *             [--accuracy off|FAMILY,...] [--json FILE] [MxNxK ...]
  *
  * Routes: cublas (pedantic, strict), cublas-tf32, auto (tessera default),
- * strict, fp32x3, chain (fp32x3 with acc=chain: the pre-contract scheme),
- * tf32, hand. --plan applies TEXT over each tessera route's default plan.
+ * strict, fp32x3, fp32x3-pack (split=pack: the TF32 parts made once by the
+ * pack prologue), chain (fp32x3 with acc=chain: the pre-contract scheme),
+ * tf32, tf32-pack, hand. --plan applies TEXT over each tessera route's default plan.
  * --check-only validates every route once without timing or accuracy (for
  * compute-sanitizer). Exit 1 when a route failed, was invalid or broke its
  * contract (chain's breach is expected and reported, not an error). */
@@ -47,12 +48,14 @@ static const route_def route_table[] = {
     {"auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL, 0},
     {"strict", TSR_BACKEND_CUDA, TSR_PREC_STRICT, NULL, 0},
     {"fp32x3", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, NULL, 0},
+    {"fp32x3-pack", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "split=pack", 0},
     {"chain", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "acc=chain", 1},
     {"tf32", TSR_BACKEND_CUDA, TSR_PREC_TF32, NULL, 0},
+    {"tf32-pack", TSR_BACKEND_CUDA, TSR_PREC_TF32, "split=pack", 0},
     {"hand", TSR_BACKEND_HAND, TSR_PREC_STRICT, NULL, 0},
 };
 #define NDEF (int)(sizeof route_table / sizeof route_table[0])
-#define MAXR 8
+#define MAXR 10
 #define MAXS 1000
 
 static const char *const default_shapes[] = {
@@ -194,7 +197,7 @@ static int parse_options(int argc, char **argv, options *o) {
       if (!strcmp(t, route_table[d].name)) f = d;
     if (f < 0 || o->nr == MAXR) {
       usage_error("--routes: '%s' is not one of cublas, cublas-tf32, auto, strict, fp32x3, "
-                  "chain, tf32, hand (at most %d)", t, MAXR);
+                  "fp32x3-pack, chain, tf32, tf32-pack, hand (at most %d)", t, MAXR);
       free(list);
       return 2;
     }
