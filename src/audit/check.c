@@ -559,7 +559,7 @@ static void check_accuracy(tsr__audit_ctx *c, const char *where, const json_t *r
          contract, want_limit);
   if (!(strict >= 0) || !(rel >= 0) || !(worst >= 0))
     FAIL(res, TSR__AR_ACCURACY, where, "accuracy: errors must be non-negative numbers");
-  if (bfail < 0 || cfail < 0 || bfail + cfail > failed || failed > checked)
+  if (bfail < 0 || cfail < 0 || bfail > failed || cfail > failed - bfail || failed > checked)
     FAIL(res, TSR__AR_ACCURACY, where, "accuracy counts inconsistent: %lld failed, %lld over the "
                                        "bound, %lld of the wrong class",
          (long long)failed, (long long)bfail, (long long)cfail);

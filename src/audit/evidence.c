@@ -117,8 +117,8 @@ static void cl_int(tsr__audit_ctx *c, const cl_opts *o, const char *opt, const c
     return;
   }
   if (!tsr__audit_int(c->proto, key, &got) || got != want)
-    FAIL(c->res, TSR__AR_COMMAND_LINE, "command_line", "%s --%s %lld, the protocol records %s %lld",
-         given ? "" : "(default)", opt, want, key, (long long)got);
+    FAIL(c->res, TSR__AR_COMMAND_LINE, "command_line", "%s--%s %lld, the protocol records %s %lld",
+         given ? "" : "(default) ", opt, want, key, (long long)got);
 }
 
 static void cl_str(tsr__audit_ctx *c, const cl_opts *o, const char *opt, const char *key,
@@ -500,7 +500,7 @@ static void check_receipt(tsr__audit_ctx *c, const char *where, const char *labe
       (!isnan(limit) && !(fabs(limit - want_limit) <= TSR_AUDIT_RTOL * fabs(want_limit))))
     FAIL(res, TSR__AR_RECEIPT_TOLERANCE, where, "%s: Frobenius limit %g, the %.20s contract gives %g",
          label, limit, ct ? ct : "?", want_limit);
-  if (bf < 0 || cf < 0 || bf + cf > failed)
+  if (bf < 0 || cf < 0 || bf > failed || cf > failed - bf)
     FAIL(res, TSR__AR_RECEIPT_LOGIC, where, "%s: %lld over the bound + %lld of the wrong class > %lld failed",
          label, (long long)bf, (long long)cf, (long long)failed);
   if ((bf > 0) != (worst > 1.0))
@@ -582,12 +582,15 @@ void tsr__audit_check_row_evidence(tsr__audit_ctx *c, const json_t *row, const c
                tsr__audit_int(cal, "calls_per_batch", &cpb);
     tsr__audit_int(c->proto, "sample_ms", &sms);
     tsr__audit_int(c->proto, "warmup_ms", &wms);
+    /* out-of-range values are the protocol's finding; keep the products defined */
+    sms = sms < 0 ? 0 : sms > INT32_MAX ? INT32_MAX : sms;
+    wms = wms < 0 ? 0 : wms > INT32_MAX ? INT32_MAX : wms;
     if (!have) {
       FAIL(res, TSR__AR_CALIBRATION, where, "calibration record missing or incomplete");
     } else {
       /* n = ceil(sample_ms / t) in [1, 2^24] for the last warm-up batch's t per call */
-      long long want = est > 0 ? (sms * 1000000LL + est - 1) / est : -1;
-      if (want < 1 && est > 0) want = 1;
+      long long win = sms * 1000000LL;
+      long long want = est <= 0 ? -1 : est >= win ? 1 : (win + est - 1) / est;
       if (want > (1 << 24)) want = 1 << 24;
       if (est < 1 || cpb != want)
         FAIL(res, TSR__AR_CALIBRATION, where, "calls_per_batch %lld, but %lld ns per call fills the "
@@ -596,7 +599,7 @@ void tsr__audit_check_row_evidence(tsr__audit_ctx *c, const json_t *row, const c
         FAIL(res, TSR__AR_CALIBRATION, where, "warm-up of %lld calls in %lld batches over %lld ns "
              "(at least %lld ms)", (long long)wc, (long long)wb, (long long)wns, (long long)wms);
     }
-    long long sum = 0;
+    double sum = 0; /* a double: a document's values may be anything up to INT64_MAX */
     const char *key;
     const json_t *arr;
     json_object_foreach((json_t *)metrics, key, arr) {
@@ -604,14 +607,14 @@ void tsr__audit_check_row_evidence(tsr__audit_ctx *c, const json_t *row, const c
       for (size_t i = 0; i < json_array_size(arr); i++) {
         const json_t *smp = json_array_get(arr, i);
         json_int_t ns = 0, calls = 0;
-        if (tsr__audit_int(smp, "ns", &ns) && ns > 0 && sum < INT64_MAX / 2) sum += ns;
+        if (tsr__audit_int(smp, "ns", &ns) && ns > 0) sum += (double)ns;
         if (batch_metric && have && tsr__audit_int(smp, "calls", &calls) && calls > 0 && calls != cpb)
           FAIL(res, TSR__AR_CALIBRATION, where, "%s sample %zu: %lld calls, the calibration gives %lld",
                key, i, (long long)calls, (long long)cpb);
       }
     }
-    if (have_child && sum + (have && wns > 0 ? wns : 0) > child)
-      FAIL(res, TSR__AR_CHILD_TIME, where, "samples (%lld ns) and warm-up (%lld ns) exceed the "
+    if (have_child && sum + (double)(have && wns > 0 ? wns : 0) > (double)child)
+      FAIL(res, TSR__AR_CHILD_TIME, where, "samples (%.0f ns) and warm-up (%lld ns) exceed the "
            "child's own run time (%lld ns)", sum, (long long)(have ? wns : 0), (long long)child);
   }
 
@@ -870,32 +873,33 @@ void tsr__audit_check_run_evidence(tsr__audit_ctx *c) {
   int h0 = st && !parse_utc(st, &t0), h1 = fi && !parse_utc(fi, &t1);
   if (st && !h0) FAIL(res, TSR__AR_TIMESTAMPS, "started_utc", "'%.40s' is not YYYY-MM-DDTHH:MM:SSZ", st);
   if (fi && !h1) FAIL(res, TSR__AR_TIMESTAMPS, "finished_utc", "'%.40s' is not YYYY-MM-DDTHH:MM:SSZ", fi);
-  long long rows_ns = 0, pre_ns = 0;
+  /* doubles: exact below 2^53 ns (104 days), and a document's values may be anything */
+  double rows_ns = 0, pre_ns = 0;
   for (size_t i = 0; i < nrows; i++) {
     json_int_t w = 0;
-    if (tsr__audit_int(json_object_get(json_array_get(rows, i), "exit"), "wall_ns", &w) && w > 0 &&
-        rows_ns < INT64_MAX / 4)
-      rows_ns += w;
+    if (tsr__audit_int(json_object_get(json_array_get(rows, i), "exit"), "wall_ns", &w) && w > 0)
+      rows_ns += (double)w;
   }
   const json_t *pre = json_object_get(c->doc, "oracle_precompute");
   for (size_t j = 0; j < json_array_size(pre); j++) {
     json_int_t w = 0;
-    if (tsr__audit_int(json_array_get(pre, j), "wall_ns", &w) && w > 0 && pre_ns < INT64_MAX / 4) pre_ns += w;
+    if (tsr__audit_int(json_array_get(pre, j), "wall_ns", &w) && w > 0) pre_ns += (double)w;
   }
   json_int_t total = -1;
   int have_total = tsr__audit_int(json_object_get(c->doc, "summary"), "wall_ns", &total);
   if (h0 && h1) {
-    long long span = ((long long)t1 - (long long)t0 + 1) * 1000000000LL; /* both truncated to seconds */
+    double span = (difftime(t1, t0) + 1) * 1e9; /* both truncated to seconds */
+    double took = (have_total ? (double)total : rows_ns) + pre_ns;
     if (t1 < t0)
       FAIL(res, TSR__AR_TIMESTAMPS, "finished_utc", "%s is before started_utc %s", fi, st);
-    else if ((have_total ? total : rows_ns) + pre_ns > span)
+    else if (took > span)
       FAIL(res, TSR__AR_TIMESTAMPS, "finished_utc", "the run took at least %.3f s (rows%s and oracle "
-           "precompute), but %s to %s spans under %.0f s", (double)((have_total ? total : rows_ns) + pre_ns) * 1e-9,
-           have_total ? " in summary.wall_ns" : "", st, fi, (double)span * 1e-9);
+           "precompute), but %s to %s spans under %.0f s", took * 1e-9,
+           have_total ? " in summary.wall_ns" : "", st, fi, span * 1e-9);
   }
-  if (have_total && rows_ns > total)
+  if (have_total && rows_ns > (double)total)
     FAIL(res, TSR__AR_TIMESTAMPS, "summary.wall_ns", "%lld ns, but the rows' child processes alone "
-         "ran %lld ns one after the other", (long long)total, rows_ns);
+         "ran %.0f ns one after the other", (long long)total, rows_ns);
 
   /* Plans and deterministic outputs across rounds. */
   for (int x = 0; x < c->R; x++)
