@@ -21,15 +21,16 @@
  * compute-sanitizer). Exit 1 when a route failed, was invalid or broke its
  * contract (chain's breach is expected and reported, not an error). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
-#include "backend/cuda/cuda.h"
 #include "core/backend.h"
 #include "measure/measure.h"
+#include "sys/file.h"
 #include "tessera.h"
 
 typedef struct {
@@ -103,284 +104,382 @@ static tsr_status prepare(tsr_context *ctx, route_run *x, const tsr__workload *w
   return TSR_OK;
 }
 
-int main(int argc, char **argv) {
-  int samples = 5, check_only = 0;
-  const char *plan_text = NULL, *ops = "NN", *routes_text = "cublas,auto,hand",
-             *acc_text = "random", *json_path = NULL;
-  float beta = 0.0f;
-  double sample_ms = 20.0, warmup_ms = 100.0;
-  const char *shape_list[64];
-  int nshapes = 0;
+typedef struct {
+  int samples, check_only;
+  const char *plan_text, *ops, *json_path;
+  float beta;
+  double sample_ms, warmup_ms;
+  const route_def *defs[MAXR];
+  int nr;
+  tsr_inputs fams[3];
+  int nf;
+  const char *shapes[64];
+  int nshapes;
+} options;
+
+/* The markdown tables of one shape, printed when the shape is done. */
+typedef struct {
+  char speed[1 << 16], acc[1 << 16];
+  size_t sl, al;
+} tables;
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (*len < cap) *len += (size_t)vsnprintf(buf + *len, cap - *len, fmt, ap);
+  va_end(ap);
+}
+#define SP(t, ...) append((t)->speed, sizeof (t)->speed, &(t)->sl, __VA_ARGS__)
+#define AC(t, ...) append((t)->acc, sizeof (t)->acc, &(t)->al, __VA_ARGS__)
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("gpu_bench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 2;
+}
+static int parse_number(const char *opt, const char *v, double lo, double hi, double *out) {
+  char *end;
+  double x = strtod(v, &end);
+  if (end == v || *end || !(x >= lo && x <= hi))
+    return usage_error("%s: '%s' is not a number in [%g, %g]", opt, v, lo, hi);
+  *out = x;
+  return 0;
+}
+
+/* argv → o; 0, or the exit code 2 after a one-line message. */
+static int parse_options(int argc, char **argv, options *o) {
+  const char *routes_text = "cublas,auto,hand", *acc_text = "random";
+  double samples = 5, beta = 0;
+  *o = (options){.ops = "NN", .sample_ms = 20.0, .warmup_ms = 100.0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--check-only")) check_only = 1;
-    else if (a[0] == '-' && !v) {
-      fprintf(stderr, "gpu_bench: %s needs a value\n", a);
-      return 2;
-    } else if (!strcmp(a, "--samples")) samples = atoi(argv[++i]);
-    else if (!strcmp(a, "--sample-ms")) sample_ms = atof(argv[++i]);
-    else if (!strcmp(a, "--warmup-ms")) warmup_ms = atof(argv[++i]);
-    else if (!strcmp(a, "--plan")) plan_text = argv[++i];
-    else if (!strcmp(a, "--ops")) ops = argv[++i];
-    else if (!strcmp(a, "--beta")) beta = (float)atof(argv[++i]);
-    else if (!strcmp(a, "--routes")) routes_text = argv[++i];
-    else if (!strcmp(a, "--accuracy")) acc_text = argv[++i];
-    else if (!strcmp(a, "--json")) json_path = argv[++i];
-    else if (a[0] == '-') {
-      fprintf(stderr, "gpu_bench: unknown option '%s'\n", a);
-      return 2;
-    } else if (nshapes < 64) shape_list[nshapes++] = a;
-  }
-  if (samples < 1 || samples > MAXS || sample_ms <= 0 || warmup_ms < 0 || strlen(ops) != 2 ||
-      !strchr("NT", ops[0]) || !strchr("NT", ops[1])) {
-    fprintf(stderr, "gpu_bench: bad --samples/--sample-ms/--warmup-ms/--ops\n");
-    return 2;
-  }
-  /* routes */
-  const route_def *defs[MAXR];
-  int nr = 0;
-  {
-    char *list = strdup(routes_text);
-    for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
-      int f = -1;
-      for (int d = 0; d < NDEF; d++)
-        if (!strcmp(t, route_table[d].name)) f = d;
-      if (f < 0 || nr == MAXR) {
-        fprintf(stderr, "gpu_bench: --routes: '%s' is not one of cublas, cublas-tf32, auto, "
-                        "strict, fp32x3, chain, tf32, hand (at most %d)\n", t, MAXR);
-        return 2;
-      }
-      defs[nr++] = &route_table[f];
+    int bad = 0;
+    if (!strcmp(a, "--check-only")) {
+      o->check_only = 1;
+      continue;
     }
-    free(list);
+    if (a[0] != '-') {
+      if (o->nshapes == 64) return usage_error("at most 64 shapes");
+      o->shapes[o->nshapes++] = a;
+      continue;
+    }
+    if (!v) return usage_error("%s needs a value", a);
+    i++;
+    if (!strcmp(a, "--samples")) bad = parse_number(a, v, 1, MAXS, &samples);
+    else if (!strcmp(a, "--sample-ms")) bad = parse_number(a, v, 0.01, 1e5, &o->sample_ms);
+    else if (!strcmp(a, "--warmup-ms")) bad = parse_number(a, v, 0, 1e5, &o->warmup_ms);
+    else if (!strcmp(a, "--beta")) bad = parse_number(a, v, -1e30, 1e30, &beta);
+    else if (!strcmp(a, "--plan")) o->plan_text = v;
+    else if (!strcmp(a, "--ops")) o->ops = v;
+    else if (!strcmp(a, "--routes")) routes_text = v;
+    else if (!strcmp(a, "--accuracy")) acc_text = v;
+    else if (!strcmp(a, "--json")) o->json_path = v;
+    else return usage_error("unknown option '%s'", a);
+    if (bad) return bad;
   }
-  /* accuracy families */
-  tsr_inputs fams[3];
-  int nf = 0;
-  if (strcmp(acc_text, "off") && !check_only) {
-    char *list = strdup(acc_text);
+  o->samples = (int)samples;
+  o->beta = (float)beta;
+  if (strlen(o->ops) != 2 || !strchr("NT", o->ops[0]) || !strchr("NT", o->ops[1]))
+    return usage_error("--ops: '%s' is not NN, NT, TN or TT", o->ops);
+  char *list = strdup(routes_text);
+  for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+    int f = -1;
+    for (int d = 0; d < NDEF; d++)
+      if (!strcmp(t, route_table[d].name)) f = d;
+    if (f < 0 || o->nr == MAXR) {
+      usage_error("--routes: '%s' is not one of cublas, cublas-tf32, auto, strict, fp32x3, "
+                  "chain, tf32, hand (at most %d)", t, MAXR);
+      free(list);
+      return 2;
+    }
+    o->defs[o->nr++] = &route_table[f];
+  }
+  free(list);
+  if (!o->nr) return usage_error("--routes: no route");
+  if (strcmp(acc_text, "off") && !o->check_only) {
+    list = strdup(acc_text);
     for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
       char m[256];
-      if (nf == 3 || tsr_inputs_parse(t, &fams[nf], m, sizeof m) || fams[nf] == TSR_INPUTS_DYADIC) {
-        fprintf(stderr, "gpu_bench: --accuracy: '%s' is not random, normal or wide\n", t);
+      if (o->nf == 3 || tsr_inputs_parse(t, &o->fams[o->nf], m, sizeof m) ||
+          o->fams[o->nf] == TSR_INPUTS_DYADIC) {
+        usage_error("--accuracy: '%s' is not random, normal or wide", t);
+        free(list);
         return 2;
       }
-      nf++;
+      o->nf++;
     }
     free(list);
   }
-  if (!nshapes)
+  if (!o->nshapes)
     for (size_t i = 0; i < sizeof default_shapes / sizeof default_shapes[0]; i++)
-      shape_list[nshapes++] = default_shapes[i];
+      o->shapes[o->nshapes++] = default_shapes[i];
+  return 0;
+}
 
+/* Prepare, validate exactly and calibrate each route on the dyadic workload
+ * w; returns 1 if any route failed. */
+static int prepare_routes(tsr_context *ctx, const options *o, const char *shape,
+                          const tsr__workload *w, route_run *rr, float *c) {
+  int bad = 0;
+  for (int r = 0; r < o->nr; r++) {
+    route_run *x = &rr[r];
+    char msg[512];
+    tsr_status st;
+    x->def = o->defs[r];
+    x->be = tsr__backend_get(x->def->backend);
+    x->p = w->p;
+    x->p.precision = x->def->precision;
+    if ((st = prepare(ctx, x, w, o->plan_text, &x->ex, msg, sizeof msg))) {
+      snprintf(x->note, sizeof x->note, "%s: %s", tsr_status_name(st), msg);
+      fprintf(stderr, "# %s %s: %s\n", shape, x->def->name, x->note);
+      bad = 1;
+      continue;
+    }
+    int len = tsr_plan_format(&x->info.plan, x->plan, sizeof x->plan);
+    if (x->info.regs >= 0)
+      snprintf(x->plan + len, sizeof x->plan - (size_t)len, " (%d regs, %d local)",
+               x->info.regs, x->info.local_bytes);
+    tsr_receipt rc;
+    if ((st = tsr__validated_call(x->be, x->ex, w, x->info.precision, 0.0, 0.0, c, 0, &rc)) ||
+        !rc.passed) {
+      char sum[400] = "";
+      if (!st) tsr__receipt_summary(&rc, sum, sizeof sum);
+      snprintf(x->note, sizeof x->note, "%s", st ? tsr_context_message(ctx) : sum);
+      fprintf(stderr, "# %s %s: INVALID: %s\n", shape, x->def->name, x->note);
+      x->invalid = 1;
+      bad = 1;
+      continue;
+    }
+    if (o->check_only) {
+      printf("# %s %s %s beta %g: valid (exact), precision %s\n", shape, o->ops, x->def->name,
+             o->beta, tsr_precision_name(x->info.precision));
+      continue;
+    }
+    tsr__calibration cal;
+    if ((st = tsr__calibrate(x->be, x->ex, (int)o->warmup_ms, (int)o->sample_ms, &cal))) {
+      snprintf(x->note, sizeof x->note, "%s", tsr_context_message(ctx));
+      fprintf(stderr, "# %s %s warm-up: %s\n", shape, x->def->name, x->note);
+      bad = 1;
+      continue;
+    }
+    x->n = cal.calls_per_batch > 1000000 ? 1000000 : cal.calls_per_batch;
+    x->ok = 1;
+  }
+  return bad;
+}
+
+/* The samples, route order rotated each sample, then one speed row per
+ * route; returns 1 if a sample failed. */
+static int time_routes(tsr_context *ctx, const options *o, const char *shape, double flops,
+                       route_run *rr, json_t *jshape, tables *t) {
+  int bad = 0;
+  for (int i = 0; i < o->samples; i++)
+    for (int j = 0; j < o->nr; j++) {
+      route_run *x = &rr[(i + j) % o->nr];
+      if (!x->ok) continue;
+      int64_t ns = 0;
+      if (tsr__sample(x->be, x->ex, TSR__TIMER_EVENT, x->n, &ns)) {
+        snprintf(x->note, sizeof x->note, "%s", tsr_context_message(ctx));
+        fprintf(stderr, "# %s %s sample: %s\n", shape, x->def->name, x->note);
+        x->ok = 0;
+        bad = 1;
+        continue;
+      }
+      x->per_call[i] = (double)ns / (double)x->n;
+    }
+  for (int r = 0; r < o->nr; r++) {
+    route_run *x = &rr[r];
+    json_t *jr = json_pack("{s:s, s:s, s:s}", "route", x->def->name, "precision",
+                           tsr_precision_name(x->info.precision), "plan", x->plan);
+    json_array_append_new(json_object_get(jshape, "routes"), jr);
+    if (!x->ok) {
+      SP(t, "| %s | %s | %s | %s | - | - | %s |\n", shape, x->def->name,
+         tsr_precision_name(x->def->precision), x->invalid ? "INVALID" : "ERROR", x->note);
+      json_object_set_new(jr, "error", json_string(x->note));
+      continue;
+    }
+    double med = median(x->per_call, o->samples);
+    json_t *js = json_array();
+    for (int i = 0; i < o->samples; i++) json_array_append_new(js, json_real(x->per_call[i]));
+    json_object_set_new(jr, "ns_per_call", js);
+    json_object_set_new(jr, "median_ns", json_real(med));
+    char ratio_txt[96] = "-";
+    if (r > 0 && rr[0].ok) {
+      double ratio[MAXS], lo = INFINITY, hi = 0;
+      for (int i = 0; i < o->samples; i++) {
+        ratio[i] = x->per_call[i] / rr[0].per_call[i];
+        lo = fmin(lo, ratio[i]);
+        hi = fmax(hi, ratio[i]);
+      }
+      double rm = median(ratio, o->samples);
+      snprintf(ratio_txt, sizeof ratio_txt, "%.3f [%.3f, %.3f]", rm, lo, hi);
+      json_object_set_new(jr, "ratio_median", json_real(rm));
+      json_object_set_new(jr, "ratio_min", json_real(lo));
+      json_object_set_new(jr, "ratio_max", json_real(hi));
+    }
+    SP(t, "| %s | %s | %s | %.2f | %.2f | %s | `%s` |\n", shape, x->def->name,
+       tsr_precision_name(x->info.precision), med / 1e3, flops / med / 1e3, ratio_txt, x->plan);
+  }
+  return bad;
+}
+
+/* Every usable route on one input family's workload, held to its contract;
+ * returns 1 on an error or an unexpected breach. */
+static int accuracy_family(tsr_context *ctx, const options *o, const char *shape,
+                           const tsr_problem *p, tsr_inputs fam, route_run *rr, float *c,
+                           json_t *jshape, tables *t) {
+  char msg[512];
+  tsr__workload *wa = NULL;
+  if (tsr__workload_create(p, fam, 1, NULL, 0, &wa, msg, sizeof msg)) {
+    fprintf(stderr, "gpu_bench: %s %s: %s\n", shape, tsr_inputs_name(fam), msg);
+    return 1;
+  }
+  int bad = 0;
+  for (int r = 0; r < o->nr; r++) {
+    route_run *x = &rr[r];
+    if (x->invalid || (x->note[0] && !x->ok)) continue;
+    void *ex = NULL;
+    tsr_receipt rc;
+    if (prepare(ctx, x, wa, o->plan_text, &ex, msg, sizeof msg) ||
+        tsr__validated_call(x->be, ex, wa, x->info.precision, 0.0, 0.0, c, 0, &rc)) {
+      fprintf(stderr, "# %s %s accuracy: %s\n", shape, x->def->name, tsr_context_message(ctx));
+      if (ex) x->be->destroy(ex);
+      bad = 1;
+      continue;
+    }
+    x->be->destroy(ex);
+    const char *verdict = rc.passed ? "met" : x->def->expect_breach ? "BROKEN (expected)" : "BROKEN";
+    if (!rc.passed && !x->def->expect_breach) bad = 1;
+    AC(t, "| %s | %s | %.3g | %s | %s | %.3g | %.3f | %.3g | %.3g | %s |\n", shape,
+       tsr_inputs_name(fam), wa->strict_rel_fro, x->def->name,
+       tsr_precision_name(x->info.precision), rc.rel_fro_err, rc.rel_fro_err / wa->strict_rel_fro,
+       rc.fro_limit, rc.worst_bound_ratio, verdict);
+    json_array_append_new(
+        json_object_get(jshape, "accuracy"),
+        json_pack("{s:s, s:s, s:s, s:f, s:f, s:o, s:f, s:I, s:I, s:b}", "inputs",
+                  tsr_inputs_name(fam), "route", x->def->name, "precision",
+                  tsr_precision_name(x->info.precision), "strict_rel_fro", wa->strict_rel_fro,
+                  "rel_fro_err", rc.rel_fro_err, "fro_limit",
+                  isfinite(rc.fro_limit) ? json_real(rc.fro_limit) : json_null(),
+                  "worst_bound_ratio", rc.worst_bound_ratio, "bound_failed",
+                  (json_int_t)rc.bound_failed, "class_failed", (json_int_t)rc.class_failed,
+                  "passed", rc.passed));
+  }
+  tsr__workload_destroy(wa);
+  return bad;
+}
+
+/* The JSON document so far, replacing the file atomically (a run cut short
+ * leaves the shapes done). */
+static int write_json(const char *path, const json_t *doc) {
+  char *text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(9)), msg[600];
+  if (!text) {
+    fprintf(stderr, "gpu_bench: --json: out of memory\n");
+    return 1;
+  }
+  tsr__span parts[2] = {{text, strlen(text)}, {"\n", 1}};
+  int e = tsr__write_atomic(path, parts, 2, msg, sizeof msg);
+  free(text);
+  if (e) fprintf(stderr, "gpu_bench: --json: %s\n", msg);
+  return e ? 1 : 0;
+}
+
+/* One shape: time every route on dyadic inputs, then the accuracy families.
+ * Returns the exit code contribution (0, 1) or 2 for a bad shape. */
+static int run_shape(tsr_context *ctx, const options *o, const char *shape, json_t *jdoc,
+                     tables *t) {
+  char msg[512];
+  int64_t m, n, k;
+  if (tsr_shape_parse(shape, &m, &n, &k, msg, sizeof msg)) return usage_error("%s", msg);
+  tsr_problem p;
+  tsr_problem_init(&p, m, n, k);
+  p.op_a = o->ops[0] == 'T' ? TSR_OP_T : TSR_OP_N;
+  p.op_b = o->ops[1] == 'T' ? TSR_OP_T : TSR_OP_N;
+  p.beta = o->beta;
+  tsr__workload *w = NULL;
+  if (tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg)) {
+    fprintf(stderr, "gpu_bench: %s: %s\n", shape, msg);
+    return 1;
+  }
+  float *c = malloc((size_t)tsr_problem_elems_c(&w->p) * sizeof *c);
+  route_run *rr = calloc((size_t)o->nr, sizeof *rr);
+  if (!c || !rr) {
+    fprintf(stderr, "gpu_bench: %s: out of host memory\n", shape);
+    free(c), free(rr), tsr__workload_destroy(w);
+    return 1;
+  }
+  json_t *jshape = json_pack("{s:s, s:s, s:[], s:[]}", "shape", shape, "ops", o->ops, "routes",
+                             "accuracy");
+  json_array_append_new(json_object_get(jdoc, "shapes"), jshape);
+  int bad = prepare_routes(ctx, o, shape, w, rr, c);
+  if (!o->check_only) bad |= time_routes(ctx, o, shape, 2.0 * (double)m * (double)n * (double)k, rr, jshape, t);
+  for (int r = 0; r < o->nr; r++)
+    if (rr[r].ex) {
+      rr[r].be->destroy(rr[r].ex);
+      rr[r].ex = NULL;
+    }
+  tsr__workload_destroy(w);
+  for (int f = 0; f < o->nf; f++) bad |= accuracy_family(ctx, o, shape, &p, o->fams[f], rr, c, jshape, t);
+  free(rr);
+  free(c);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  static options o;
+  int rc = parse_options(argc, argv, &o);
+  if (rc) return rc;
   tsr_context *ctx;
   if (tsr_context_create(&ctx)) return 1;
-  tsr__cuda_device d;
-  tsr_status st = tsr__cuda_describe(ctx, &d);
-  if (st) {
+  tsr__backend_desc d;
+  if (tsr__backend_cuda.describe(ctx, &d)) {
     fprintf(stderr, "gpu_bench: %s\n", tsr_context_message(ctx));
+    tsr_context_destroy(ctx);
     return 1;
   }
   printf("# %s sm_%d%d, %d SMs, driver %d, NVRTC %d.%d, cuBLAS %d; %d samples x ~%.0f ms after "
          "%.0f ms warm-up; ratios vs %s\n",
-         d.name, d.cc_major, d.cc_minor, d.sm_count, d.driver_version, d.nvrtc_major,
-         d.nvrtc_minor, d.cublas_version, samples, sample_ms, warmup_ms, defs[0]->name);
+         d.device, d.cc_major, d.cc_minor, d.sm_count, d.driver_version, d.nvrtc_major,
+         d.nvrtc_minor, d.cublas_version, o.samples, o.sample_ms, o.warmup_ms, o.defs[0]->name);
   json_t *jdoc = json_pack("{s:s, s:s, s:i, s:f, s:f, s:[]}", "schema", "tessera-gpu-bench/1",
-                           "device", d.name, "samples", samples, "sample_ms", sample_ms,
-                           "warmup_ms", warmup_ms, "shapes");
-  int exit_code = 0;
-  char speed_md[1 << 16] = "", acc_md[1 << 16] = "";
-  size_t sl = 0, al = 0;
-#define SP(...) (sl += (size_t)snprintf(speed_md + sl, sl < sizeof speed_md ? sizeof speed_md - sl : 0, __VA_ARGS__))
-#define AC(...) (al += (size_t)snprintf(acc_md + al, al < sizeof acc_md ? sizeof acc_md - al : 0, __VA_ARGS__))
-  char speed_head[256], acc_head[256];
+                           "device", d.device, "samples", o.samples, "sample_ms", o.sample_ms,
+                           "warmup_ms", o.warmup_ms, "shapes");
+  static tables t;
+  char speed_head[256];
   snprintf(speed_head, sizeof speed_head,
            "| shape | route | precision | µs | TFLOP/s | time / %s [min, max] | plan (regs) |\n"
-           "|---|---|---|---:|---:|---|---|\n", defs[0]->name);
-  snprintf(acc_head, sizeof acc_head,
-           "| shape | inputs | strict FP32 ref. | route | precision | rel. Frobenius | / strict | "
-           "limit | worst elem / bound | contract |\n|---|---|---:|---|---|---:|---:|---:|---:|---|\n");
-  SP("%s", speed_head);
-  AC("%s", acc_head);
-  for (int s = 0; s < nshapes; s++) {
-    char msg[512];
-    int64_t m, n, k;
-    if (tsr_shape_parse(shape_list[s], &m, &n, &k, msg, sizeof msg)) {
-      fprintf(stderr, "gpu_bench: %s\n", msg);
-      return 2;
-    }
-    tsr_problem p;
-    tsr_problem_init(&p, m, n, k);
-    p.op_a = ops[0] == 'T' ? TSR_OP_T : TSR_OP_N;
-    p.op_b = ops[1] == 'T' ? TSR_OP_T : TSR_OP_N;
-    p.beta = beta;
-    tsr__workload *w = NULL;
-    if ((st = tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg))) {
-      fprintf(stderr, "gpu_bench: %s: %s\n", shape_list[s], msg);
-      return 1;
-    }
-    float *c = malloc((size_t)tsr_problem_elems_c(&w->p) * sizeof *c);
-    json_t *jshape = json_pack("{s:s, s:s, s:[], s:[]}", "shape", shape_list[s], "ops", ops,
-                               "routes", "accuracy");
-    json_array_append_new(json_object_get(jdoc, "shapes"), jshape);
-    route_run *rr = calloc((size_t)nr, sizeof *rr);
-    for (int r = 0; r < nr; r++) {
-      route_run *x = &rr[r];
-      x->def = defs[r];
-      x->be = tsr__backend_get(x->def->backend);
-      x->p = w->p;
-      x->p.precision = x->def->precision;
-      if ((st = prepare(ctx, x, w, plan_text, &x->ex, msg, sizeof msg))) {
-        snprintf(x->note, sizeof x->note, "%s: %s", tsr_status_name(st), msg);
-        fprintf(stderr, "# %s %s: %s\n", shape_list[s], x->def->name, x->note);
-        exit_code = 1;
-        continue;
-      }
-      int len = tsr_plan_format(&x->info.plan, x->plan, sizeof x->plan);
-      if (x->info.regs >= 0)
-        snprintf(x->plan + len, sizeof x->plan - (size_t)len, " (%d regs, %d local)",
-                 x->info.regs, x->info.local_bytes);
-      tsr_receipt rc;
-      if ((st = tsr__validated_call(x->be, x->ex, w, x->info.precision, 0.0, 0.0, c, 0, &rc)) ||
-          !rc.passed) {
-        char sum[400] = "";
-        if (!st) tsr__receipt_summary(&rc, sum, sizeof sum);
-        snprintf(x->note, sizeof x->note, "%s", st ? tsr_context_message(ctx) : sum);
-        fprintf(stderr, "# %s %s: INVALID: %s\n", shape_list[s], x->def->name, x->note);
-        x->invalid = 1;
-        exit_code = 1;
-        continue;
-      }
-      if (check_only) {
-        printf("# %s %s %s beta %g: valid (exact), precision %s\n", shape_list[s], ops,
-               x->def->name, p.beta, tsr_precision_name(x->info.precision));
-        continue;
-      }
-      tsr__calibration cal;
-      if ((st = tsr__calibrate(x->be, x->ex, (int)warmup_ms, (int)sample_ms, &cal))) {
-        snprintf(x->note, sizeof x->note, "%s", tsr_context_message(ctx));
-        fprintf(stderr, "# %s %s warm-up: %s\n", shape_list[s], x->def->name, x->note);
-        exit_code = 1;
-        continue;
-      }
-      x->n = cal.calls_per_batch > 1000000 ? 1000000 : cal.calls_per_batch;
-      x->ok = 1;
-    }
-    /* samples, route order rotated each sample */
-    for (int i = 0; i < samples && !check_only; i++)
-      for (int j = 0; j < nr; j++) {
-        route_run *x = &rr[(i + j) % nr];
-        if (!x->ok) continue;
-        int64_t ns = 0;
-        if ((st = tsr__sample(x->be, x->ex, TSR__TIMER_EVENT, x->n, &ns))) {
-          snprintf(x->note, sizeof x->note, "%s", tsr_context_message(ctx));
-          fprintf(stderr, "# %s %s sample: %s\n", shape_list[s], x->def->name, x->note);
-          x->ok = 0;
-          exit_code = 1;
-          continue;
-        }
-        x->per_call[i] = (double)ns / (double)x->n;
-      }
-    double flops = 2.0 * (double)m * (double)n * (double)k;
-    for (int r = 0; r < nr && !check_only; r++) {
-      route_run *x = &rr[r];
-      json_t *jr = json_pack("{s:s, s:s, s:s}", "route", x->def->name, "precision",
-                             tsr_precision_name(x->info.precision), "plan", x->plan);
-      json_array_append_new(json_object_get(jshape, "routes"), jr);
-      if (!x->ok) {
-        SP("| %s | %s | %s | %s | - | - | %s |\n", shape_list[s], x->def->name,
-           tsr_precision_name(x->def->precision), x->invalid ? "INVALID" : "ERROR", x->note);
-        json_object_set_new(jr, "error", json_string(x->note));
-        continue;
-      }
-      double med = median(x->per_call, samples);
-      json_t *js = json_array();
-      for (int i = 0; i < samples; i++) json_array_append_new(js, json_real(x->per_call[i]));
-      json_object_set_new(jr, "ns_per_call", js);
-      json_object_set_new(jr, "median_ns", json_real(med));
-      char ratio_txt[96] = "-";
-      if (r > 0 && rr[0].ok) {
-        double ratio[MAXS], lo = INFINITY, hi = 0;
-        for (int i = 0; i < samples; i++) {
-          ratio[i] = x->per_call[i] / rr[0].per_call[i];
-          lo = fmin(lo, ratio[i]);
-          hi = fmax(hi, ratio[i]);
-        }
-        double rm = median(ratio, samples);
-        snprintf(ratio_txt, sizeof ratio_txt, "%.3f [%.3f, %.3f]", rm, lo, hi);
-        json_object_set_new(jr, "ratio_median", json_real(rm));
-        json_object_set_new(jr, "ratio_min", json_real(lo));
-        json_object_set_new(jr, "ratio_max", json_real(hi));
-      }
-      SP("| %s | %s | %s | %.2f | %.2f | %s | `%s` |\n", shape_list[s], x->def->name,
-         tsr_precision_name(x->info.precision), med / 1e3, flops / med / 1e3, ratio_txt, x->plan);
-    }
-    for (int r = 0; r < nr; r++)
-      if (rr[r].ex) {
-        rr[r].be->destroy(rr[r].ex);
-        rr[r].ex = NULL;
-      }
-    tsr__workload_destroy(w);
-    /* accuracy: every route on every family's inputs, one workload at a time */
-    for (int f = 0; f < nf; f++) {
-      tsr__workload *wa = NULL;
-      if ((st = tsr__workload_create(&p, fams[f], 1, NULL, 0, &wa, msg, sizeof msg))) {
-        fprintf(stderr, "gpu_bench: %s %s: %s\n", shape_list[s], tsr_inputs_name(fams[f]), msg);
-        exit_code = 1;
-        continue;
-      }
-      for (int r = 0; r < nr; r++) {
-        route_run *x = &rr[r];
-        if (x->invalid || (x->note[0] && !x->ok)) continue;
-        void *ex = NULL;
-        tsr_receipt rc;
-        if ((st = prepare(ctx, x, wa, plan_text, &ex, msg, sizeof msg)) ||
-            (st = tsr__validated_call(x->be, ex, wa, x->info.precision, 0.0, 0.0, c, 0, &rc))) {
-          fprintf(stderr, "# %s %s accuracy: %s\n", shape_list[s], x->def->name,
-                  tsr_context_message(ctx));
-          if (ex) x->be->destroy(ex);
-          exit_code = 1;
-          continue;
-        }
-        x->be->destroy(ex);
-        const char *verdict = rc.passed ? "met" : x->def->expect_breach ? "BROKEN (expected)" : "BROKEN";
-        if (!rc.passed && !x->def->expect_breach) exit_code = 1;
-        AC("| %s | %s | %.3g | %s | %s | %.3g | %.3f | %.3g | %.3g | %s |\n", shape_list[s],
-           tsr_inputs_name(fams[f]), wa->strict_rel_fro, x->def->name,
-           tsr_precision_name(x->info.precision), rc.rel_fro_err,
-           rc.rel_fro_err / wa->strict_rel_fro, rc.fro_limit, rc.worst_bound_ratio, verdict);
-        json_array_append_new(
-            json_object_get(jshape, "accuracy"),
-            json_pack("{s:s, s:s, s:s, s:f, s:f, s:o, s:f, s:I, s:I, s:b}", "inputs",
-                      tsr_inputs_name(fams[f]), "route", x->def->name, "precision",
-                      tsr_precision_name(x->info.precision), "strict_rel_fro", wa->strict_rel_fro,
-                      "rel_fro_err", rc.rel_fro_err, "fro_limit",
-                      isfinite(rc.fro_limit) ? json_real(rc.fro_limit) : json_null(),
-                      "worst_bound_ratio", rc.worst_bound_ratio, "bound_failed",
-                      (json_int_t)rc.bound_failed, "class_failed", (json_int_t)rc.class_failed,
-                      "passed", rc.passed));
-      }
-      tsr__workload_destroy(wa);
-    }
-    free(rr);
-    free(c);
-    fprintf(stderr, "# %s done\n", shape_list[s]);
+           "|---|---|---|---:|---:|---|---|\n", o.defs[0]->name);
+  const char *acc_head =
+      "| shape | inputs | strict FP32 ref. | route | precision | rel. Frobenius | / strict | "
+      "limit | worst elem / bound | contract |\n|---|---|---:|---|---|---:|---:|---:|---:|---|\n";
+  int exit_code = 0;
+  for (int s = 0; s < o.nshapes && exit_code != 2; s++) {
+    t.sl = t.al = 0;
+    SP(&t, "%s", speed_head);
+    AC(&t, "%s", acc_head);
+    int r = run_shape(ctx, &o, o.shapes[s], jdoc, &t);
+    exit_code = r == 2 ? 2 : exit_code | r;
+    if (r == 2) break;
+    fprintf(stderr, "# %s done\n", o.shapes[s]);
     /* each shape's tables as soon as they exist (a run cut short keeps them) */
-    if (!check_only) {
+    if (!o.check_only) {
       printf("\n### %s: speed (device events; ratio = time / %s time, median of per-sample "
              "paired ratios [min, max])\n\n%s",
-             shape_list[s], defs[0]->name, speed_md);
-      if (nf)
+             o.shapes[s], o.defs[0]->name, t.speed);
+      if (o.nf)
         printf("\n### %s: accuracy (relative Frobenius error vs the FP64 oracle; contract: "
                "docs/accuracy.md)\n\n%s",
-               shape_list[s], acc_md);
+               o.shapes[s], t.acc);
       fflush(stdout);
-      sl = (size_t)snprintf(speed_md, sizeof speed_md, "%s", speed_head);
-      al = (size_t)snprintf(acc_md, sizeof acc_md, "%s", acc_head);
     }
-    if (json_path) json_dump_file(jdoc, json_path, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+    if (o.json_path) exit_code |= write_json(o.json_path, jdoc);
   }
-  if (json_path) json_dump_file(jdoc, json_path, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
   json_decref(jdoc);
   tsr_context_destroy(ctx);
   return exit_code;

@@ -10,9 +10,8 @@
 #include <unistd.h>
 
 #include "audit/audit_internal.h"
-#include "backend/cuda/cuda.h"
+#include "core/backend.h"
 #include "core/hash.h"
-#include "emit/emit.h"
 #include "sys/file.h"
 
 /* ---- reasons and findings ------------------------------------------------ */
@@ -1125,25 +1124,24 @@ static void regenerate_sources(tsr__audit_ctx *c) {
         FAIL(c->res, TSR__AR_SOURCE_HASH, where, "cannot regenerate the source: %s", msg);
         continue;
       }
-      if (!strcmp(f->backend, "hand")) {
-        char *src = tsr__hand_source(&p);
-        if (src) tsr__sha256_hex(src, strlen(src), got);
-        free(src);
-      } else {
-        tsr_plan plan;
-        memset(&plan, 0, sizeof plan);
-        tsr__kernel_src k;
-        memset(&k, 0, sizeof k);
-        if (!plan_text || tsr_plan_parse(plan_text, &plan, msg, sizeof msg) ||
-            tsr__emit_gemm(&p, &plan, UINT32_MAX, &k, msg, sizeof msg)) {
-          FAIL(c->res, TSR__AR_SOURCE_HASH, where, "cannot regenerate the source from plan '%.120s': %s",
-               plan_text ? plan_text : "(missing)", plan_text ? msg : "no plan");
-          tsr__kernel_src_free(&k);
-          continue;
-        }
-        memcpy(got, k.sha256, sizeof got);
-        tsr__kernel_src_free(&k);
+      /* the backend's own source slot (the emitter for cuda, the fixed
+       * kernel for hand): what this build compiles for the row's plan */
+      const char *prec = S_(result, "precision");
+      if (prec) tsr_precision_parse(prec, &p.precision, msg, sizeof msg);
+      tsr_backend_kind bk = TSR_BACKEND_AUTO;
+      const tsr__backend *vt = tsr_backend_parse(f->backend, &bk, msg, sizeof msg) ? NULL
+                                                                                 : tsr__backend_get(bk);
+      tsr_plan plan;
+      if (vt) vt->default_plan(&p, &plan);
+      char *src = NULL;
+      if (!vt || !vt->source || !plan_text || tsr_plan_parse(plan_text, &plan, msg, sizeof msg) ||
+          !(src = vt->source(&p, &plan))) {
+        FAIL(c->res, TSR__AR_SOURCE_HASH, where, "cannot regenerate the source from plan '%.120s'",
+             plan_text ? plan_text : "(missing)");
+        continue;
       }
+      tsr__sha256_hex(src, strlen(src), got);
+      free(src);
       c->res->sources_regenerated++;
       if (strcmp(got, want))
         FAIL(c->res, TSR__AR_SOURCE_HASH, where, "this build generates source %.16s…, recorded %.16s…",

@@ -20,8 +20,8 @@
 /* ---- routes ------------------------------------------------------------ */
 typedef enum {
   TSR_ROUTE_BACKEND = 0, /* a tessera backend through the vtable */
-  TSR_ROUTE_OPENBLAS,    /* dlopen'ed cblas_sgemm (src/routes/openblas.c) */
-  TSR_ROUTE_TORCH        /* python3 src/routes/torch_route.py */
+  TSR_ROUTE_OPENBLAS,    /* dlopen'ed cblas_sgemm (src/bench/routes/openblas.c) */
+  TSR_ROUTE_TORCH        /* python3 src/bench/routes/torch_route.py */
 } tsr__route_kind;
 
 typedef struct {

@@ -20,14 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/cuda/cuda.h"
 #include "bench/bench.h"
 #include "core/backend.h"
 #include "core/clock.h"
 #include "core/context.h"
 #include "core/hash.h"
 #include "measure/measure.h"
-#include "routes/openblas.h"
+#include "bench/routes/openblas.h"
 
 
 /* ---- test hooks --------------------------------------------------------- */
@@ -173,18 +172,16 @@ static int add_accuracy(json_t *row, const tsr__workload *w, tsr_precision mode,
 }
 
 /* Device, driver, NVRTC and cuBLAS versions (GPU backends). */
-static void cuda_versions(tsr_context *ctx, json_t *v) {
-  tsr__cuda_device d;
-  memset(&d, 0, sizeof d);
-  if (tsr__cuda_describe(ctx, &d) != TSR_OK) return;
+static void cuda_versions(tsr_context *ctx, const tsr__backend *be, json_t *v) {
+  tsr__backend_desc d;
+  if (!be->describe || be->describe(ctx, &d) != TSR_OK) return;
   char buf[32];
-  json_object_set_new(v, "device", json_string(d.name));
+  json_object_set_new(v, "device", json_string(d.device));
   snprintf(buf, sizeof buf, "%d.%d", d.cc_major, d.cc_minor);
   json_object_set_new(v, "compute_capability", json_string(buf));
   json_object_set_new(v, "sm_count", json_integer(d.sm_count));
   json_object_set_new(v, "cuda_driver_version", json_integer(d.driver_version));
-  snprintf(buf, sizeof buf, "%d.%d", d.nvrtc_major, d.nvrtc_minor);
-  json_object_set_new(v, "nvrtc_version", d.nvrtc_major ? json_string(buf) : json_null());
+  json_object_set_new(v, "nvrtc_version", d.nvrtc[0] ? json_string(d.nvrtc) : json_null());
   json_object_set_new(v, "cublas_version", d.cublas_version ? json_integer(d.cublas_version) : json_null());
   json_object_set_new(v, "total_mem", json_integer((json_int_t)d.total_mem));
 }
@@ -292,7 +289,7 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
   if (be->exec_info) be->exec_info(ex, &info);
   json_object_set_new(row, "plan_info", plan_info_json(&info));
   json_object_set_new(json_object_get(row, "plan_info"), "plan_source", json_string(plan_source));
-  if (be->is_gpu) cuda_versions(ctx, json_object_get(row, "versions"));
+  if (be->is_gpu) cuda_versions(ctx, be, json_object_get(row, "versions"));
   if (route->kind == TSR_ROUTE_OPENBLAS) {
     char text[128];
     snprintf(text, sizeof text, "cblas_sgemm (OpenBLAS), threads=%d", tsr__openblas_threads());
@@ -489,7 +486,7 @@ const char *tsr__torch_script_default(void) {
     char *slash = strrchr(exe, '/');
     if (slash) {
       *slash = '\0';
-      static const char *const rel[] = {"../src/routes/torch_route.py",
+      static const char *const rel[] = {"../src/bench/routes/torch_route.py",
                                         "../share/tessera/torch_route.py"};
       for (int i = 0; i < 2; i++) {
         char cand[8192];
@@ -499,10 +496,10 @@ const char *tsr__torch_script_default(void) {
     }
   }
   /* The source tree this file was compiled from (CMake passes absolute
-   * paths): src/bench/runner.c → src/routes/torch_route.py. */
+   * paths): src/bench/runner.c → src/bench/routes/torch_route.py. */
   snprintf(buf, sizeof buf, "%s", __FILE__);
   char *slash = strrchr(buf, '/');
-  if (slash) snprintf(slash, sizeof buf - (size_t)(slash - buf), "/../routes/torch_route.py");
+  if (slash) snprintf(slash, sizeof buf - (size_t)(slash - buf), "/routes/torch_route.py");
   return buf;
 }
 
@@ -773,7 +770,7 @@ json_t *tsr__run_probe(const tsr__route *route, const char *torch_script) {
     tsr_status st = be->available(ctx);
     if (st) snprintf(reason, sizeof reason, "%s: %s", tsr_status_name(st), tsr_context_message(ctx));
     else ok = 1;
-    if (ok && be->is_gpu) cuda_versions(ctx, v);
+    if (ok && be->is_gpu) cuda_versions(ctx, be, v);
     if (ok && route->kind == TSR_ROUTE_OPENBLAS) {
       json_object_set_new(v, "openblas_config", json_string(tsr__openblas_config()));
       json_object_set_new(v, "openblas_path", json_string(tsr__openblas_path()));

@@ -5,7 +5,28 @@
 
 #include "tessera.h"
 
+/* The vtable's version: bump when a slot changes meaning. */
+#define TSR__BACKEND_API 2
+
+/* What a backend tells about the machine it runs on (the optional describe
+ * slot): the tuning database's target key, results files, tools. */
+typedef struct {
+  char device[192];   /* GPU name, or CPU model + " (N cores)" */
+  char arch[32];      /* "sm_90", or the best CPU micro-kernel ISA ("avx512") */
+  char driver[32];    /* GPU driver version ("13000"), "" on the CPU */
+  char nvrtc[32];     /* "13.0", "" when absent or on the CPU */
+  int cc_major, cc_minor, sm_count; /* 0 on the CPU */
+  int driver_version;               /* e.g. 13000; 0 on the CPU */
+  int nvrtc_major, nvrtc_minor;     /* 0 when NVRTC is absent */
+  int cublas_version;               /* 0 when cuBLAS is absent */
+  uint64_t total_mem;               /* device memory, bytes; 0 on the CPU */
+} tsr__backend_desc;
+
+/* prepare_flags: compile from scratch (module caches bypassed). */
+#define TSR__PREPARE_BYPASS_CACHE 1
+
 typedef struct tsr__backend {
+  int api; /* TSR__BACKEND_API */
   const char *name;
   int is_gpu;
   /* TSR_OK when usable here (library loaded, device present); otherwise a
@@ -36,6 +57,17 @@ typedef struct tsr__backend {
   void (*destroy)(void *exec); /* NULL is a no-op */
   /* Free ctx->backend_state[kind] (called from tsr_context_destroy). */
   void (*context_release)(tsr_context *ctx);
+  /* ---- optional slots (NULL when the backend has none) ---- */
+  /* The machine this backend runs on. */
+  tsr_status (*describe)(tsr_context *ctx, tsr__backend_desc *out);
+  /* prepare with TSR__PREPARE_* flags; NULL: flags have no meaning here. */
+  tsr_status (*prepare_flags)(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                              const float *a, const float *b, const float *c0, int flags,
+                              void **exec);
+  /* The source text a realized plan compiles from (malloc'd, NUL-terminated;
+   * NULL on out of memory or a rejected plan), for checking recorded
+   * source hashes without a device. */
+  char *(*source)(const tsr_problem *p, const tsr_plan *plan);
 } tsr__backend;
 
 /* A backend that runs only the given modes (bitmask of 1 << tsr_precision)

@@ -1,4 +1,5 @@
-/* Bounded reads of regular files (sys/file.h). */
+/* Bounded reads of regular files, the atomic writer and the cache-directory
+ * rule (sys/file.h). */
 #include "sys/file.h"
 
 #include <errno.h>
@@ -153,4 +154,78 @@ int tsr__read_file_capped(const char *path, size_t max_bytes, char **buf, size_t
   *buf = b;
   if (len) *len = n;
   return 0;
+}
+
+int tsr__write_atomic(const char *path, const tsr__span *parts, int n, char *msg, size_t cap) {
+  static unsigned counter; /* distinct names for threads of one process */
+  char tmp[4200];
+  int fd = -1, e = 0;
+  for (int tries = 0; fd < 0 && tries < 100; tries++) {
+    unsigned c = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), c) >= (int)sizeof tmp) {
+      snprintf(msg, cap, "%s: path too long", path);
+      return ENAMETOOLONG;
+    }
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    e = errno;
+    snprintf(msg, cap, "cannot create %s: %s", tmp, strerror(e));
+    return e;
+  }
+  for (int i = 0; i < n && !e; i++) {
+    const char *p = parts[i].data;
+    size_t left = parts[i].len;
+    while (left > 0) {
+      ssize_t w = write(fd, p, left);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        e = w < 0 ? errno : EIO;
+        break;
+      }
+      p += w;
+      left -= (size_t)w;
+    }
+  }
+  if (!e && fsync(fd) != 0) e = errno;
+  if (close(fd) != 0 && !e) e = errno;
+  if (e) {
+    snprintf(msg, cap, "cannot write %s: %s", tmp, strerror(e));
+    unlink(tmp);
+    return e;
+  }
+  if (rename(tmp, path) != 0) {
+    e = errno;
+    snprintf(msg, cap, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+    unlink(tmp);
+    return e;
+  }
+  return 0;
+}
+
+int tsr__mkdirs(const char *path) {
+  char tmp[4096];
+  if (!*path) return ENOENT;
+  if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return ENAMETOOLONG;
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return errno;
+      *p = '/';
+    }
+  if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return errno;
+  struct stat sb;
+  if (stat(tmp, &sb) != 0) return errno;
+  return S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
+}
+
+int tsr__cache_dir(const char *sub, char *buf, size_t cap) {
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  const char *slash = sub && *sub ? "/" : "", *name = sub ? sub : "";
+  int len;
+  if (xdg && *xdg) len = snprintf(buf, cap, "%s/tessera%s%s", xdg, slash, name);
+  else if (home && *home) len = snprintf(buf, cap, "%s/.cache/tessera%s%s", home, slash, name);
+  else return -1;
+  return len > 0 && (size_t)len < cap ? 0 : -1;
 }

@@ -30,4 +30,29 @@ int tsr__read_file_capped(const char *path, size_t max_bytes, char **buf, size_t
  * 0, or -1 at an error or end of file before n bytes. */
 int tsr__read_full(int fd, void *buf, size_t n);
 
+/* One part of a file written by tsr__write_atomic. */
+typedef struct {
+  const void *data;
+  size_t len;
+} tsr__span;
+
+/* The one atomic writer: the n parts, in order, into a new file beside path
+ * (path.tmp.<pid>.<count>, created exclusively with mode 0644 less the
+ * umask), flushed to disk (fsync), then renamed over path, so a reader sees
+ * the old file or the whole new one, never a part. Returns 0, or an errno
+ * value with one line in msg naming the file; the temporary is removed and
+ * path is untouched on failure. */
+int tsr__write_atomic(const char *path, const tsr__span *parts, int n, char *msg, size_t cap);
+
+/* mkdir -p path (mode 0755 less the umask). Returns 0 when path is a
+ * directory afterwards, else an errno value (ENOTDIR: something else is
+ * there). */
+int tsr__mkdirs(const char *path);
+
+/* The one cache-directory rule: ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/<sub>
+ * (sub NULL or "": the tessera folder itself), an empty variable counting as
+ * unset. Returns 0, or -1 when neither variable is set or buf is too small.
+ * Creates nothing. */
+int tsr__cache_dir(const char *sub, char *buf, size_t cap);
+
 #endif

@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "core/context.h"
+#include "sys/file.h"
 #include "tune/tune.h"
 
 struct tsr__tune_db {
@@ -36,10 +37,9 @@ int tsr__tune_db_default_path(char *buf, size_t cap) {
   int n;
   if (env && *env) n = snprintf(buf, cap, "%s", env);
   else {
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg) n = snprintf(buf, cap, "%s/tessera/tune.db", xdg);
-    else if (home && *home) n = snprintf(buf, cap, "%s/.cache/tessera/tune.db", home);
-    else return -1;
+    char dir[4096];
+    if (tsr__cache_dir(NULL, dir, sizeof dir)) return -1;
+    n = snprintf(buf, cap, "%s/tune.db", dir);
   }
   return n > 0 && (size_t)n < cap ? 0 : -1;
 }
@@ -160,16 +160,15 @@ static int has_table(sqlite3 *h, const char *name) {
   return r;
 }
 
+/* mkdir -p of the folder that holds path. */
 static int make_parent_dirs(const char *path) {
-  char tmp[1024];
-  if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return -1;
-  for (char *q = tmp + 1; *q; q++) {
-    if (*q != '/') continue;
-    *q = '\0';
-    if (mkdir(tmp, 0755) && errno != EEXIST) return -1;
-    *q = '/';
-  }
-  return 0;
+  char dir[4096];
+  const char *slash = strrchr(path, '/');
+  if (!slash || slash == path) return 0;
+  if ((size_t)(slash - path) >= sizeof dir) return -1;
+  memcpy(dir, path, (size_t)(slash - path));
+  dir[slash - path] = '\0';
+  return tsr__mkdirs(dir) ? -1 : 0;
 }
 
 /* Brings a writable database to the current schema inside one IMMEDIATE

@@ -8,59 +8,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend/cpu/cpu_kernels.h"
-#include "backend/cuda/cuda.h"
 #include "core/backend.h"
 #include "core/context.h"
 #include "tune/tune.h"
 
 /* ---- target ------------------------------------------------------------ */
-static pthread_once_t cpu_model_once = PTHREAD_ONCE_INIT;
-static char cpu_model[128] = "unknown CPU";
-
-static void read_cpu_model(void) {
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10)) continue;
-    const char *v = strchr(line, ':');
-    if (!v) break;
-    v++;
-    while (*v == ' ' || *v == '\t') v++;
-    snprintf(cpu_model, sizeof cpu_model, "%s", v);
-    cpu_model[strcspn(cpu_model, "\n")] = '\0';
-    break;
-  }
-  fclose(f);
-}
-
 tsr_status tsr__tune_target_get(tsr_context *ctx, tsr_backend_kind b, tsr__tune_target *t) {
   memset(t, 0, sizeof *t);
   snprintf(t->version, sizeof t->version, "%s", TSR_VERSION);
   snprintf(t->backend, sizeof t->backend, "%s", tsr_backend_name(b));
-  if (b == TSR_BACKEND_CPU) {
-    pthread_once(&cpu_model_once, read_cpu_model);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    snprintf(t->device, sizeof t->device, "%s (%ld cores)", cpu_model, n < 1 ? 1 : n);
-    snprintf(t->arch, sizeof t->arch, "%s",
-             tsr__cpu_isa_supported(TSR_ISA_AVX512) ? "avx512"
-             : tsr__cpu_isa_supported(TSR_ISA_AVX2) ? "avx2"
-                                                    : "generic");
-    return TSR_OK;
-  }
-  if (b == TSR_BACKEND_CUDA) {
-    tsr__cuda_device d;
-    tsr_status st = tsr__cuda_describe(ctx, &d);
-    if (st) return st;
-    snprintf(t->device, sizeof t->device, "%s", d.name);
-    snprintf(t->arch, sizeof t->arch, "sm_%d%d", d.cc_major, d.cc_minor);
-    snprintf(t->driver, sizeof t->driver, "%d", d.driver_version);
-    snprintf(t->nvrtc, sizeof t->nvrtc, "%d.%d", d.nvrtc_major, d.nvrtc_minor);
-    return TSR_OK;
-  }
-  return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "tune: backend %s has no tunable plans",
-                   tsr_backend_name(b));
+  const tsr__backend *be = tsr__backend_get(b);
+  if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA)
+    return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "tune: backend %s has no tunable plans",
+                     tsr_backend_name(b));
+  tsr__backend_desc d;
+  tsr_status st = be && be->describe ? be->describe(ctx, &d) : TSR_ERR_UNSUPPORTED;
+  if (st) return st;
+  snprintf(t->device, sizeof t->device, "%s", d.device);
+  snprintf(t->arch, sizeof t->arch, "%s", d.arch);
+  snprintf(t->driver, sizeof t->driver, "%s", d.driver);
+  snprintf(t->nvrtc, sizeof t->nvrtc, "%s", d.nvrtc);
+  return TSR_OK;
 }
 
 /* ---- lookup memo --------------------------------------------------------- */

@@ -22,8 +22,6 @@
 
 #include <jansson.h>
 
-#include "backend/cuda/cuda.h"
-#include "backend/cuda/gpu.h"
 #include "bench/bench.h"
 #include "core/backend.h"
 #include "core/clock.h"
@@ -73,8 +71,8 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
     goto out;
   }
   tsr_plan_format(&info.plan, c->realized, sizeof c->realized);
-  if (b == TSR_BACKEND_CUDA && o->bypass_cache)
-    st = tsr__cuda_prepare_ex(ctx, p, &info.plan, w->a, w->b, w->c0, TSR__COMPILE_BYPASS_CACHE, &ex);
+  if (o->bypass_cache && be->prepare_flags)
+    st = be->prepare_flags(ctx, p, &info.plan, w->a, w->b, w->c0, TSR__PREPARE_BYPASS_CACHE, &ex);
   else
     st = be->prepare(ctx, p, &info.plan, w->a, w->b, w->c0, &ex);
   if (st) {

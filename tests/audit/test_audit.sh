@@ -7,7 +7,7 @@
 # usage: bash test_audit.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1
-S=$2
+S=${TSR_SOURCE_DIR:-$2} # the environment wins: a build carried elsewhere
 T=$B/tessera
 D=$S/docs/results/2026-11-29-cpu-tiny
 W=$(mktemp -d /tmp/tsr-audit.XXXXXX)
@@ -161,7 +161,7 @@ mkdir -p "$G"
 plan=$("$T" plan --backend cuda --shape 64x64x64 2>/dev/null | awk '$1 == "plan" {print $2}')
 sha1=$("$T" emit --backend cuda --shape 64x64x64 --sha256 2>/dev/null | tail -1)
 sha2=$("$T" emit --backend cuda --shape 96x80x72 --sha256 2>/dev/null | tail -1)
-python3 - "$D/results.json" "$G/results.json" "$plan" "$sha1" "$sha2" "$S/src/routes/torch_route.py" <<'PY'
+python3 - "$D/results.json" "$G/results.json" "$plan" "$sha1" "$sha2" "$S/src/bench/routes/torch_route.py" <<'PY'
 import copy, hashlib, json, sys
 d = json.load(open(sys.argv[1]))
 # the recorded torch script is the committing machine's path: point it at this

@@ -7,12 +7,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "audit/audit.h"
+#include "source_dir.h"
 
 static void test_median(void **state) {
   double odd[] = {5, 1, 3};
@@ -133,7 +135,11 @@ static void test_balance(void **state) {
 }
 
 /* ---- the whole check on the committed directory ---------------------------- */
-static const char *dir(void) { return TSR_SOURCE_DIR "/docs/results/2026-11-29-cpu-tiny"; }
+static const char *dir(void) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/docs/results/2026-11-29-cpu-tiny", test_source_dir());
+  return path;
+}
 
 static tsr__audit_result audit_of(const tsr__audit_input *in) {
   tsr__audit_result r;

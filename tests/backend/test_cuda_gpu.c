@@ -461,15 +461,15 @@ typedef struct {
   int peer; /* a peer's behaviour on special values is reported, not required */
 } family;
 static const family families[] = {
-    {"cuda strict", TSR_BACKEND_CUDA, TSR_PREC_STRICT, NULL},
-    {"cuda fp32x3", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, NULL},
-    {"cuda fp32x3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "splitk=2"},
-    {"cuda tf32", TSR_BACKEND_CUDA, TSR_PREC_TF32, NULL},
-    {"cuda auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL},
-    {"cublas strict", TSR_BACKEND_CUBLAS, TSR_PREC_STRICT, NULL},
+    {"cuda strict", TSR_BACKEND_CUDA, TSR_PREC_STRICT, NULL, 0},
+    {"cuda fp32x3", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, NULL, 0},
+    {"cuda fp32x3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "splitk=2", 0},
+    {"cuda tf32", TSR_BACKEND_CUDA, TSR_PREC_TF32, NULL, 0},
+    {"cuda auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL, 0},
+    {"cublas strict", TSR_BACKEND_CUBLAS, TSR_PREC_STRICT, NULL, 0},
     /* cuBLAS TF32 rounds FLT_MAX up to Inf (seen on the H200, 2026-11-30) */
     {"cublas tf32", TSR_BACKEND_CUBLAS, TSR_PREC_TF32, NULL, 1},
-    {"hand", TSR_BACKEND_HAND, TSR_PREC_STRICT, NULL},
+    {"hand", TSR_BACKEND_HAND, TSR_PREC_STRICT, NULL, 0},
 };
 
 static void run_family(const family *f, tsr__workload *w, float *c, tsr_receipt *r,
@@ -519,7 +519,7 @@ static void test_contract_families(void **state) {
       }
       /* the old accumulation breaches the contract at long K */
       if (s == 0 && fam == TSR_INPUTS_RANDOM) {
-        family chain = {"cuda fp32x3 acc=chain", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "acc=chain"};
+        family chain = {"cuda fp32x3 acc=chain", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "acc=chain", 0};
         tsr_receipt r;
         tsr_precision ran;
         run_family(&chain, w, c, &r, &ran);

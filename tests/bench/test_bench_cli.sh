@@ -6,7 +6,7 @@
 # usage: bash test_bench_cli.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1
-S=$2
+S=${TSR_SOURCE_DIR:-$2} # the environment wins: a build carried elsewhere
 T=$B/tessera
 W=$(mktemp -d /tmp/tsr-bench-cli.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT

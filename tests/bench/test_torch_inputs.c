@@ -1,6 +1,6 @@
 /* The torch route regenerates the inputs on the device from the formulas of
  * src/core/inputs.c. Its element formula (element_values in
- * src/routes/torch_route.py, run here through its int64-wrapping scalar
+ * src/bench/routes/torch_route.py, run here through its int64-wrapping scalar
  * self-check, without torch) must agree bit for bit with tsr__input_value. */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "core/inputs.h"
+#include "source_dir.h"
 
 typedef struct {
   int t;
@@ -47,8 +48,8 @@ static void test_generator_matches_c(void **state) {
         }
   fclose(f);
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "python3 %s/src/routes/torch_route.py --self-check-values < %s",
-           TSR_SOURCE_DIR, path);
+  snprintf(cmd, sizeof cmd, "python3 '%s/src/bench/routes/torch_route.py' --self-check-values < %s",
+           test_source_dir(), path);
   FILE *py = popen(cmd, "r");
   assert_non_null(py);
   char line[128];

@@ -8,9 +8,9 @@
 # Usage: bash test_torch_zygote.sh BUILD_DIR SOURCE_DIR
 set -u
 BUILD=$1
-SRC=$2
+SRC=${TSR_SOURCE_DIR:-$2} # the environment wins: a build carried elsewhere
 T=$BUILD/tessera
-PY=$SRC/src/routes/torch_route.py
+PY=$SRC/src/bench/routes/torch_route.py
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
 if python3 -c 'import torch' 2>/dev/null; then
   echo "SKIP: torch importable here; the zygote is exercised by the device bench instead"

@@ -4,6 +4,7 @@
  * feature run under a host emulation of the device layer (tests/emit/emu,
  * AddressSanitizer) against the FP64 oracle; with nvcc, the default plans and
  * a variant matrix compiled for sm_90 with no spills in the defaults. */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "core/hash.h"
 #include "emit/emit.h"
+#include "source_dir.h"
 #include "tessera.h"
 
 #define SMEM_LIMIT (227u * 1024u)
@@ -411,16 +414,115 @@ static void write_emu_source(const char *path, const tsr__kernel_src *k, int rz)
   fclose(f);
 }
 
-static void emu_compile_all(const char *dir, int n) {
-  /* two at a time: the dev machine has two cores */
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && seq 0 %d | xargs -P2 -I{} sh -c 'g++ -std=c++17 -O1 -g "
-           "-fsanitize=address,undefined -fno-sanitize-recover=all -pthread -Wno-unknown-pragmas "
-           "-Wno-unused-variable -I%s/tests/emit/emu -o emu{} emu{}.cpp > emu{}.log 2>&1 || echo "
-           "FAILED > emu{}.fail'",
-           dir, n - 1, TSR_SOURCE_DIR);
-  assert_int_equal(system(cmd), 0);
+/* ASan/UBSan as in the sanitizer build; -g1 (line tables) names file:line in
+ * their reports at a fraction of -g's compile time. */
+#define EMU_CXX                                                                                    \
+  "g++ -std=c++17 -O1 -g1 -fsanitize=address,undefined -fno-sanitize-recover=all -pthread "       \
+  "-Wno-unknown-pragmas -Wno-unused-variable"
+
+/* Compiled emulations are cached in emu-cache/ beside this executable (the
+ * build dir), keyed by the SHA-256 of all that decides the binary: the
+ * compiler's version, EMU_CXX, the harness headers and the source. A fresh
+ * build dir compiles everything. One entry per slot (emu<i>, walk<i>): a new
+ * key evicts the slot's old one, so the cache holds one binary per case.
+ * TSR_EMU_CACHE=off bypasses it. */
+static int emu_cache_dir(char *out, size_t cap) {
+  const char *env = getenv("TSR_EMU_CACHE");
+  if (env && strcmp(env, "off") == 0) return 0;
+  char exe[4096];
+  ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (l <= 0) return 0;
+  exe[l] = '\0';
+  *strrchr(exe, '/') = '\0';
+  if (snprintf(out, cap, "%s/emu-cache", exe) >= (int)cap) return 0;
+  if (mkdir(out, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "# emulation cache %s: %s; compiling everything\n", out, strerror(errno));
+    return 0;
+  }
+  return 1;
+}
+
+/* The compiler version, EMU_CXX and the harness headers: the part of every
+ * key that is not the source. */
+static const char *emu_key_prefix(void) {
+  static char *prefix;
+  if (prefix) return prefix;
+  char ver[1024] = "";
+  FILE *p = popen("g++ --version 2>&1", "r");
+  assert_non_null(p);
+  size_t n = fread(ver, 1, sizeof ver - 1, p);
+  ver[n] = '\0';
+  pclose(p);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tests/emit/emu/harness.hpp", test_source_dir());
+  char *harness = read_text(path);
+  snprintf(path, sizeof path, "%s/tests/emit/emu/driver.hpp", test_source_dir());
+  char *driver = read_text(path);
+  if (!harness || !driver)
+    fail_msg("cannot read the emulation harness under %s/tests/emit/emu", test_source_dir());
+  size_t len = strlen(ver) + strlen(EMU_CXX) + strlen(harness) + strlen(driver) + 5;
+  prefix = malloc(len);
+  snprintf(prefix, len, "%s\n%s\n%s\n%s\n", ver, EMU_CXX, harness, driver);
+  free(harness);
+  free(driver);
+  return prefix;
+}
+
+/* DIR/emu<i> from DIR/emu<i>.cpp for each of the n cases in idx: from the
+ * cache where it holds the key, else compiled two at a time (the dev machine
+ * has two cores); a failed compile leaves DIR/emu<i>.fail and DIR/emu<i>.log. */
+static void emu_compile_all(const char *dir, const char *slot, const size_t *idx, size_t n) {
+  char cache[4096], path[8192], cmd[16384];
+  int cached = emu_cache_dir(cache, sizeof cache);
+  char(*keys)[65] = calloc(n ? n : 1, sizeof *keys);
+  char *todo = calloc(n * 24 + 1, 1);
+  size_t hits = 0;
+  for (size_t j = 0; j < n; j++) {
+    if (!cached) {
+      sprintf(todo + strlen(todo), "%zu\n", idx[j]);
+      continue;
+    }
+    snprintf(path, sizeof path, "%s/emu%zu.cpp", dir, idx[j]);
+    char *src = read_text(path);
+    assert_non_null(src);
+    const char *prefix = emu_key_prefix();
+    size_t plen = strlen(prefix), slen = strlen(src);
+    char *all = malloc(plen + slen);
+    memcpy(all, prefix, plen);
+    memcpy(all + plen, src, slen);
+    assert_int_equal(tsr__sha256_hex(all, plen + slen, keys[j]), 0);
+    free(all);
+    free(src);
+    char entry[8192], link[8192];
+    snprintf(entry, sizeof entry, "%s/%s%zu-%s", cache, slot, idx[j], keys[j]);
+    snprintf(link, sizeof link, "%s/emu%zu", dir, idx[j]);
+    if (access(entry, X_OK) == 0 && symlink(entry, link) == 0) hits++;
+    else sprintf(todo + strlen(todo), "%zu\n", idx[j]);
+  }
+  if (*todo) {
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && export EMU_INC='%s/tests/emit/emu' && printf '%%s' '%s' | xargs -P2 -I{} "
+             "sh -c '" EMU_CXX " -I\"$EMU_INC\" -o emu{} emu{}.cpp > emu{}.log 2>&1 || echo "
+             "FAILED > emu{}.fail'",
+             dir, test_source_dir(), todo);
+    assert_int_equal(system(cmd), 0);
+  }
+  /* store the new binaries: write aside, rename in, drop the slot's older keys */
+  for (size_t j = 0; cached && j < n; j++) {
+    snprintf(path, sizeof path, "%s/emu%zu", dir, idx[j]);
+    struct stat st;
+    if (lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) continue; /* from the cache, or failed */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && cp '%s' .tmp-%s%zu-%d && mv -f .tmp-%s%zu-%d %s%zu-%s && "
+             "for f in %s%zu-*; do [ \"$f\" = %s%zu-%s ] || rm -f \"$f\"; done",
+             cache, path, slot, idx[j], (int)getpid(), slot, idx[j], (int)getpid(), slot, idx[j],
+             keys[j], slot, idx[j], slot, idx[j], keys[j]);
+    if (system(cmd) != 0) fprintf(stderr, "# could not store %s in %s\n", path, cache);
+  }
+  fprintf(stderr, "# emulations: %zu compiled, %zu from %s\n", n - hits, hits,
+          cached ? cache : "no cache");
+  free(keys);
+  free(todo);
 }
 
 typedef struct {
@@ -554,6 +656,10 @@ static const emu_case emu_cases[] = {
 };
 #define NCASES (sizeof emu_cases / sizeof emu_cases[0])
 
+/* The ctest tests test_emit_emu_<s> (copies of this executable, see main)
+ * each run the cases i with i % TSR_EMU_SHARDS == s; -1: every case. */
+static int emu_shard = -1;
+
 static void test_emulated(void **state) {
   if (!have_cxx()) skip();
   char *dir = tmpdir_make();
@@ -562,11 +668,14 @@ static void test_emulated(void **state) {
   /* TSR_EMU_ONLY=<substring> runs the matching cases only (debugging) */
   const char *only = getenv("TSR_EMU_ONLY");
   int skipped[NCASES] = {0};
+  size_t run[NCASES], nrun = 0;
   for (size_t i = 0; i < NCASES; i++) {
     const emu_case *c = &emu_cases[i];
     probs[i] = mkprob(c->prob);
     probs[i].precision = c->prec;
-    skipped[i] = only && !strstr(c->name, only);
+    skipped[i] = (only && !strstr(c->name, only)) ||
+                 (emu_shard >= 0 && i % TSR_EMU_SHARDS != (size_t)emu_shard);
+    if (!skipped[i]) run[nrun++] = i;
     tsr_plan pl;
     if (c->use_default) {
       tsr_problem big = P(c->dm, c->dn, c->dk);
@@ -583,7 +692,9 @@ static void test_emulated(void **state) {
     if (skipped[i]) snprintf(path, sizeof path, "%s/skip%zu.cpp", dir, i);
     write_emu_source(path, &ks[i], c->rz);
   }
-  emu_compile_all(dir, (int)NCASES);
+  /* a shard without cases would pass without testing anything */
+  if (!only && nrun == 0) fail_msg("shard %d of %d has no cases", emu_shard, TSR_EMU_SHARDS);
+  emu_compile_all(dir, "emu", run, nrun);
   int failures = 0;
   for (size_t i = 0; i < NCASES; i++) {
     const emu_case *c = &emu_cases[i];
@@ -758,7 +869,9 @@ static void test_emulated_walks(void **state) {
     hs[i] = (uint32_t)((cases[i].m + 31) / 32);
     ws[i] = (uint32_t)((cases[i].n + 31) / 32);
   }
-  emu_compile_all(dir, (int)n);
+  size_t idx[16];
+  for (size_t i = 0; i < n; i++) idx[i] = i;
+  emu_compile_all(dir, "walk", idx, n);
   for (size_t i = 0; i < n; i++) {
     char cmd[1024], path[512];
     snprintf(cmd, sizeof cmd, "cd '%s' && ./emu%zu walk > walk%zu.txt", dir, i, i);
@@ -897,14 +1010,43 @@ static void test_nvcc(void **state) {
   assert_int_equal(failures, 0);
 }
 
-int main(void) {
+#ifndef TSR_EMU_SHARDS
+#error "CMakeLists.txt defines TSR_EMU_SHARDS, the number of test_emit_emu_<s> copies"
+#endif
+
+/* One executable, several ctest tests, told apart by the name it runs under
+ * (the copies CMakeLists.txt makes, so ctest -j and scripts/device-check,
+ * which runs build/<test name>, spread them): test_emit_emu_<s> runs shard s
+ * of the host emulation, test_emit_nvcc the nvcc compiles, test_emit the
+ * rest (and, with TSR_EMU_ONLY set, the matching emulated cases of every
+ * shard). */
+int main(int argc, char **argv) {
+  const char *name = strrchr(argv[0], '/');
+  name = name ? name + 1 : argv[0];
+  unsigned shard;
+  char extra;
+  if (sscanf(name, "test_emit_emu_%u%c", &shard, &extra) == 1) {
+    if (shard >= TSR_EMU_SHARDS) {
+      fprintf(stderr, "%s: there are %d shards (a stale copy?)\n", name, TSR_EMU_SHARDS);
+      return 2;
+    }
+    emu_shard = (int)shard;
+    const struct CMUnitTest emu[] = {cmocka_unit_test(test_emulated)};
+    return cmocka_run_group_tests(emu, NULL, NULL);
+  }
+  if (strcmp(name, "test_emit_nvcc") == 0) {
+    const struct CMUnitTest nvcc[] = {cmocka_unit_test(test_nvcc)};
+    return cmocka_run_group_tests(nvcc, NULL, NULL);
+  }
+  if (getenv("TSR_EMU_ONLY")) {
+    const struct CMUnitTest only[] = {cmocka_unit_test(test_emulated)};
+    return cmocka_run_group_tests(only, NULL, NULL);
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_walk_identity),
       cmocka_unit_test(test_rejections),      cmocka_unit_test(test_beta_zero_source),
       cmocka_unit_test(test_default_table),   cmocka_unit_test(test_pack_contract),
-      cmocka_unit_test(test_ownership),
-      cmocka_unit_test(test_emulated_walks),  cmocka_unit_test(test_emulated),
-      cmocka_unit_test(test_nvcc),
+      cmocka_unit_test(test_ownership),       cmocka_unit_test(test_emulated_walks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
-/* sys/file.h: the one bounded reader of user files. Regular files are read
+/* sys/file.h: the one bounded reader of user files (regular files are read
  * whole and NUL-terminated; anything else, or more than the limit, is
- * refused at once with one line naming the path. */
+ * refused at once with one line naming the path), the one atomic writer,
+ * mkdir -p and the cache-directory rule. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -119,10 +121,93 @@ static void test_refusals(void **state) {
   assert_null(strchr(msg, '\n'));
 }
 
+/* Files in dir whose name contains part. */
+static int count_named(const char *part) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) n += strstr(e->d_name, part) != NULL;
+  closedir(d);
+  return n;
+}
+
+static void test_write_atomic(void **state) {
+  char path[400], msg[512], *buf;
+  size_t len;
+  snprintf(path, sizeof path, "%s/out.json", dir);
+  tsr__span parts[3] = {{"ab", 2}, {"", 0}, {"c\0d", 3}};
+  assert_int_equal(tsr__write_atomic(path, parts, 3, msg, sizeof msg), 0);
+  assert_int_equal(tsr__read_file_capped(path, 100, &buf, &len, msg, sizeof msg), 0);
+  assert_int_equal(len, 5);
+  assert_memory_equal(buf, "abc\0d", 5);
+  free(buf);
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  assert_int_equal(sb.st_mode & 0022, 0); /* 0644 less the umask */
+  /* replacing: the new content whole, no temporary left */
+  tsr__span one = {"new", 3};
+  assert_int_equal(tsr__write_atomic(path, &one, 1, msg, sizeof msg), 0);
+  assert_int_equal(tsr__read_file_capped(path, 100, &buf, &len, msg, sizeof msg), 0);
+  assert_string_equal(buf, "new");
+  free(buf);
+  assert_int_equal(count_named(".tmp."), 0);
+  /* a path that cannot be created: an errno, a message naming it, nothing left */
+  char bad[400];
+  snprintf(bad, sizeof bad, "%s/no/such/dir/x", dir);
+  assert_int_equal(tsr__write_atomic(bad, &one, 1, msg, sizeof msg), ENOENT);
+  assert_non_null(strstr(msg, "no/such/dir/x"));
+  /* a directory in the way: the rename fails, the directory is untouched */
+  snprintf(bad, sizeof bad, "%s/adir", dir);
+  assert_int_equal(mkdir(bad, 0755), 0);
+  assert_int_not_equal(tsr__write_atomic(bad, &one, 1, msg, sizeof msg), 0);
+  assert_non_null(strstr(msg, "adir"));
+  assert_int_equal(stat(bad, &sb), 0);
+  assert_true(S_ISDIR(sb.st_mode));
+  assert_int_equal(count_named(".tmp."), 0);
+}
+
+static void test_mkdirs_and_cache_dir(void **state) {
+  char path[400], buf[600];
+  snprintf(path, sizeof path, "%s/a/b/c", dir);
+  assert_int_equal(tsr__mkdirs(path), 0);
+  assert_int_equal(tsr__mkdirs(path), 0); /* existing: fine */
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  assert_true(S_ISDIR(sb.st_mode));
+  snprintf(path, sizeof path, "%s/file", dir);
+  write_file(path, "x", 1);
+  assert_int_equal(tsr__mkdirs(path), ENOTDIR);
+  snprintf(path, sizeof path, "%s/file/sub", dir);
+  assert_int_equal(tsr__mkdirs(path), ENOTDIR);
+  assert_int_equal(tsr__mkdirs(""), ENOENT);
+
+  char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+  char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+  setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  setenv("HOME", "/h", 1);
+  assert_int_equal(tsr__cache_dir("oracle", buf, sizeof buf), 0);
+  assert_string_equal(buf, "/x/cache/tessera/oracle");
+  assert_int_equal(tsr__cache_dir(NULL, buf, sizeof buf), 0);
+  assert_string_equal(buf, "/x/cache/tessera");
+  setenv("XDG_CACHE_HOME", "", 1); /* empty counts as unset */
+  assert_int_equal(tsr__cache_dir("modules", buf, sizeof buf), 0);
+  assert_string_equal(buf, "/h/.cache/tessera/modules");
+  assert_int_equal(tsr__cache_dir("modules", buf, 10), -1); /* too small: no truncation */
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("HOME");
+  assert_int_equal(tsr__cache_dir("", buf, sizeof buf), -1);
+  if (old_xdg) setenv("XDG_CACHE_HOME", old_xdg, 1);
+  if (old_home) setenv("HOME", old_home, 1);
+  free(old_xdg);
+  free(old_home);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_regular_files, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mkdirs_and_cache_dir, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

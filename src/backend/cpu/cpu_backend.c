@@ -687,7 +687,43 @@ static void cpu_destroy(void *exec) {
   free(e);
 }
 
+/* The CPU model (from /proc/cpuinfo, once) and the best micro-kernel ISA:
+ * the tuning database's target key for CPU plans. */
+static pthread_once_t cpu_model_once = PTHREAD_ONCE_INIT;
+static char cpu_model[128] = "unknown CPU";
+
+static void read_cpu_model(void) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10)) continue;
+    const char *v = strchr(line, ':');
+    if (!v) break;
+    v++;
+    while (*v == ' ' || *v == '\t') v++;
+    snprintf(cpu_model, sizeof cpu_model, "%s", v);
+    cpu_model[strcspn(cpu_model, "\n")] = '\0';
+    break;
+  }
+  fclose(f);
+}
+
+static tsr_status cpu_describe(tsr_context *ctx, tsr__backend_desc *out) {
+  (void)ctx;
+  memset(out, 0, sizeof *out);
+  pthread_once(&cpu_model_once, read_cpu_model);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  snprintf(out->device, sizeof out->device, "%s (%ld cores)", cpu_model, n < 1 ? 1 : n);
+  snprintf(out->arch, sizeof out->arch, "%s",
+           tsr__cpu_isa_supported(TSR_ISA_AVX512) ? "avx512"
+           : tsr__cpu_isa_supported(TSR_ISA_AVX2) ? "avx2"
+                                                  : "generic");
+  return TSR_OK;
+}
+
 const tsr__backend tsr__backend_cpu = {
+    .api = TSR__BACKEND_API,
     .name = "cpu",
     .is_gpu = 0,
     .available = cpu_available,
@@ -702,4 +738,5 @@ const tsr__backend tsr__backend_cpu = {
     .exec_info = cpu_exec_info,
     .destroy = cpu_destroy,
     .context_release = cpu_context_release,
+    .describe = cpu_describe,
 };

@@ -1,5 +1,6 @@
-/* Internal entry points of the GPU backends for other modules (tune, bench,
- * cli): what the vtable cannot express. */
+/* Internal entry points of the GPU backends, shared between the files of
+ * src/backend/cuda/ (and the backend tests); other modules reach the GPU
+ * backends through the vtable (src/core/backend.h) only. */
 #ifndef TSR_BACKEND_CUDA_CUDA_H
 #define TSR_BACKEND_CUDA_CUDA_H
 
@@ -28,5 +29,9 @@ tsr_status tsr__cuda_prepare_ex(tsr_context *ctx, const tsr_problem *p, const ts
  * out of memory); exposed for the CI compile check. */
 char *tsr__hand_source(const tsr_problem *p);
 #define TSR__HAND_KERNEL_NAME "tsr_hand_sgemm"
+
+/* The vtables' describe slot for the GPU backends (cuda, cublas, hand). */
+#include "core/backend.h"
+tsr_status tsr__gpu_backend_describe(tsr_context *ctx, tsr__backend_desc *out);
 
 #endif

@@ -1,11 +1,13 @@
 /* The generated-kernel GPU backend ("cuda"): plan → emitter source → NVRTC
  * CUBIN (cached) → launch through the shared kernel-ABI launcher. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/cuda.h"
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/loader_cublas.h"
+#include "core/backend.h"
 #include "core/context.h"
 
 static tsr_status cuda_available(tsr_context *ctx) {
@@ -130,7 +132,46 @@ static tsr_status cuda_prepare(tsr_context *ctx, const tsr_problem *p, const tsr
 
 static void cuda_release(tsr_context *ctx) { tsr__gpu_release(ctx, TSR_BACKEND_CUDA); }
 
+static tsr_status cuda_prepare_flags(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                                     const float *a, const float *b, const float *c0, int flags,
+                                     void **exec) {
+  return tsr__cuda_prepare_ex(ctx, p, plan, a, b, c0,
+                              flags & TSR__PREPARE_BYPASS_CACHE ? TSR__COMPILE_BYPASS_CACHE : 0,
+                              exec);
+}
+
+/* The emitter's source for the plan (no device: the shared-memory limit is
+ * not checked here, the realize step does that). */
+static char *cuda_source(const tsr_problem *p, const tsr_plan *plan) {
+  tsr__kernel_src k;
+  char msg[256];
+  memset(&k, 0, sizeof k);
+  if (tsr__emit_gemm(p, plan, UINT32_MAX, &k, msg, sizeof msg) != TSR_OK) return NULL;
+  return k.source; /* ownership passes to the caller */
+}
+
+tsr_status tsr__gpu_backend_describe(tsr_context *ctx, tsr__backend_desc *out) {
+  memset(out, 0, sizeof *out);
+  tsr__cuda_device d;
+  tsr_status st = tsr__cuda_describe(ctx, &d);
+  if (st) return st;
+  snprintf(out->device, sizeof out->device, "%s", d.name);
+  snprintf(out->arch, sizeof out->arch, "sm_%d%d", d.cc_major, d.cc_minor);
+  snprintf(out->driver, sizeof out->driver, "%d", d.driver_version);
+  if (d.nvrtc_major) snprintf(out->nvrtc, sizeof out->nvrtc, "%d.%d", d.nvrtc_major, d.nvrtc_minor);
+  out->cc_major = d.cc_major;
+  out->cc_minor = d.cc_minor;
+  out->sm_count = d.sm_count;
+  out->driver_version = d.driver_version;
+  out->nvrtc_major = d.nvrtc_major;
+  out->nvrtc_minor = d.nvrtc_minor;
+  out->cublas_version = d.cublas_version;
+  out->total_mem = d.total_mem;
+  return TSR_OK;
+}
+
 const tsr__backend tsr__backend_cuda = {
+    .api = TSR__BACKEND_API,
     .name = "cuda",
     .is_gpu = 1,
     .available = cuda_available,
@@ -139,6 +180,9 @@ const tsr__backend tsr__backend_cuda = {
     .prepare = cuda_prepare,
     TSR__GEXEC_OPS,
     .context_release = cuda_release,
+    .describe = tsr__gpu_backend_describe,
+    .prepare_flags = cuda_prepare_flags,
+    .source = cuda_source,
 };
 
 tsr_status tsr__cuda_describe(tsr_context *ctx, tsr__cuda_device *out) {

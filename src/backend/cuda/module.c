@@ -12,6 +12,7 @@
 #include "backend/cuda/gpu.h"
 #include "core/context.h"
 #include "core/hash.h"
+#include "sys/file.h"
 
 #define MAX_OPTS 8
 
@@ -102,79 +103,32 @@ done:
 }
 
 /* ---- disk cache ----------------------------------------------------------- */
-int tsr__cubin_cache_dir(char *buf, size_t cap) {
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  const char *home = getenv("HOME");
-  int n;
-  if (xdg && *xdg) n = snprintf(buf, cap, "%s/tessera/modules", xdg);
-  else if (home && *home) n = snprintf(buf, cap, "%s/.cache/tessera/modules", home);
-  else return -1;
-  return n > 0 && (size_t)n < cap ? 0 : -1;
-}
+int tsr__cubin_cache_dir(char *buf, size_t cap) { return tsr__cache_dir("modules", buf, cap); }
 
-/* mkdir -p; 0 when the folder exists afterwards. */
-static int make_dirs(const char *path) {
-  char tmp[1024];
-  if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return -1;
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-      *p = '/';
-    }
-  if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-  struct stat sb;
-  return stat(tmp, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
-}
-
+/* A cached CUBIN: a regular file (never a FIFO or device: sys/file.h) of at
+ * most 256 MiB that starts as an ELF image. */
 static int cache_read(const char *key, void **data, size_t *size) {
-  char dir[900], path[1024];
+  char dir[900], path[1024], msg[256];
   if (tsr__cubin_cache_dir(dir, sizeof dir)) return -1;
   snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
-  struct stat sb;
-  void *buf = NULL;
-  if (fstat(fileno(f), &sb) != 0 || sb.st_size < 4 || sb.st_size > (1 << 28)) goto bad;
-  buf = malloc((size_t)sb.st_size);
-  if (!buf || fread(buf, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) goto bad;
-  if (memcmp(buf, "\x7f" "ELF", 4) != 0) goto bad; /* a CUBIN is an ELF image */
-  fclose(f);
-  *data = buf;
-  *size = (size_t)sb.st_size;
-  return 0;
-bad:
-  free(buf);
-  fclose(f);
-  return -1;
-}
-
-/* Atomic: write a temporary file in the same folder, then rename. */
-static int cache_write(const char *key, const void *data, size_t size) {
-  char dir[900], path[1024], tmp[1100];
-  if (tsr__cubin_cache_dir(dir, sizeof dir) || make_dirs(dir)) return -1;
-  snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return -1;
-  const char *p = data;
-  size_t left = size;
-  while (left > 0) {
-    ssize_t w = write(fd, p, left);
-    if (w <= 0) {
-      if (w < 0 && errno == EINTR) continue;
-      close(fd);
-      unlink(tmp);
-      return -1;
-    }
-    p += w;
-    left -= (size_t)w;
-  }
-  if (close(fd) != 0 || rename(tmp, path) != 0) {
-    unlink(tmp);
+  char *buf;
+  size_t len;
+  if (tsr__read_file_capped(path, (size_t)1 << 28, &buf, &len, msg, sizeof msg)) return -1;
+  if (len < 4 || memcmp(buf, "\x7f" "ELF", 4) != 0) { /* a CUBIN is an ELF image */
+    free(buf);
     return -1;
   }
+  *data = buf;
+  *size = len;
   return 0;
+}
+
+static int cache_write(const char *key, const void *data, size_t size) {
+  char dir[900], path[1024], msg[256];
+  if (tsr__cubin_cache_dir(dir, sizeof dir) || tsr__mkdirs(dir)) return -1;
+  snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
+  tsr__span part = {data, size};
+  return tsr__write_atomic(path, &part, 1, msg, sizeof msg) ? -1 : 0;
 }
 
 static tsr_status cubin_key(tsr_context *ctx, const char *source, int cc_major, int cc_minor,

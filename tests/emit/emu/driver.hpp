@@ -27,46 +27,62 @@ static void tsr_gemm_pack_b(const float *, const float *, float *, float *, floa
 #ifndef TSR_EMU_HAS_REDUCE
 static void tsr_gemm_reduce(const float *, float *, float, float) { emu_die("no reduce kernel"); }
 #endif
+/* One OS thread per CUDA thread of the block, reused for every CTA of the
+ * launch (thread creation under ASan was a fifth of a run): the launcher and
+ * the block's threads meet at emu_cta_bar before and after each CTA, and each
+ * CTA starts from fresh per-thread state as a new thread would. */
+static pthread_barrier_t emu_cta_bar;
+static emu_job emu_cur; /* the CTA being run; bx == UINT32_MAX: launch done */
 static void *emu_thread(void *p) {
-  emu_job *j = (emu_job *)p;
-  blockIdx = {j->bx, j->by, j->bz};
-  threadIdx = {j->tx, 0, 0};
-  emu_groups.clear();
-  emu_open.clear();
-  if (j->is_reduce == 1) tsr_gemm_reduce(j->w, j->c, j->alpha, j->beta);
-  else if (j->is_reduce == 2) tsr_gemm_pack_a(j->a, j->b, j->c, j->w, j->alpha, j->beta);
-  else if (j->is_reduce == 3) tsr_gemm_pack_b(j->a, j->b, j->c, j->w, j->alpha, j->beta);
-  else tsr_gemm_main(j->a, j->b, j->c, j->w, j->alpha, j->beta);
+  const unsigned tx = (unsigned)(uintptr_t)p;
+  for (;;) {
+    pthread_barrier_wait(&emu_cta_bar);
+    const emu_job j = emu_cur;
+    if (j.bx == UINT32_MAX) break;
+    blockIdx = {j.bx, j.by, j.bz};
+    threadIdx = {tx, 0, 0};
+    emu_groups.clear();
+    emu_open.clear();
+    emu_xchg = 0;
+    if (j.is_reduce == 1) tsr_gemm_reduce(j.w, j.c, j.alpha, j.beta);
+    else if (j.is_reduce == 2) tsr_gemm_pack_a(j.a, j.b, j.c, j.w, j.alpha, j.beta);
+    else if (j.is_reduce == 3) tsr_gemm_pack_b(j.a, j.b, j.c, j.w, j.alpha, j.beta);
+    else tsr_gemm_main(j.a, j.b, j.c, j.w, j.alpha, j.beta);
+    pthread_barrier_wait(&emu_cta_bar);
+  }
   return nullptr;
 }
 static void emu_launch(int is_reduce, const unsigned grid[3], unsigned block, size_t smem,
                        const float *a, const float *b, float *c, float *w, float alpha,
                        float beta) {
   std::vector<pthread_t> th(block);
-  std::vector<emu_job> jobs(block);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 1 << 20);
+  pthread_barrier_init(&emu_cta_bar, nullptr, block + 1);
+  pthread_barrier_init(&emu_block_bar, nullptr, block);
+  for (unsigned wp = 0; wp < (block + 31) / 32; wp++)
+    pthread_barrier_init(&emu_warp_bar[wp], nullptr, 32);
+  for (unsigned t = 0; t < block; t++)
+    if (pthread_create(&th[t], &attr, emu_thread, (void *)(uintptr_t)t)) emu_die("pthread_create");
   for (unsigned z = 0; z < grid[2]; z++)
     for (unsigned y = 0; y < grid[1]; y++)
       for (unsigned x = 0; x < grid[0]; x++) {
         emu_smem_bytes = smem;
         emu_smem = smem ? (float *)malloc(smem) : nullptr;
         for (size_t i = 0; i < smem / 4; i++) emu_smem[i] = NAN;
-        pthread_barrier_init(&emu_block_bar, nullptr, block);
-        for (unsigned wp = 0; wp < (block + 31) / 32; wp++)
-          pthread_barrier_init(&emu_warp_bar[wp], nullptr, 32);
-        for (unsigned t = 0; t < block; t++) {
-          jobs[t] = {x, y, z, t, is_reduce, a, b, c, w, alpha, beta};
-          if (pthread_create(&th[t], &attr, emu_thread, &jobs[t])) emu_die("pthread_create");
-        }
-        for (unsigned t = 0; t < block; t++) pthread_join(th[t], nullptr);
-        pthread_barrier_destroy(&emu_block_bar);
-        for (unsigned wp = 0; wp < (block + 31) / 32; wp++)
-          pthread_barrier_destroy(&emu_warp_bar[wp]);
+        emu_cur = {x, y, z, 0, is_reduce, a, b, c, w, alpha, beta};
+        pthread_barrier_wait(&emu_cta_bar); /* start */
+        pthread_barrier_wait(&emu_cta_bar); /* every thread finished the CTA */
         free(emu_smem);
         emu_smem = nullptr;
       }
+  emu_cur.bx = UINT32_MAX;
+  pthread_barrier_wait(&emu_cta_bar);
+  for (unsigned t = 0; t < block; t++) pthread_join(th[t], nullptr);
+  pthread_barrier_destroy(&emu_cta_bar);
+  pthread_barrier_destroy(&emu_block_bar);
+  for (unsigned wp = 0; wp < (block + 31) / 32; wp++) pthread_barrier_destroy(&emu_warp_bar[wp]);
   pthread_attr_destroy(&attr);
 }
 static float *emu_read(const char *dir, const char *name, size_t n) {

@@ -135,17 +135,23 @@ struct emu_warp_x {
   float a[32][4], b[32][2];
   const float *rows[32]; /* ldmatrix row addresses */
 };
-static emu_warp_x emu_wx[32];
+/* Lanes exchange fragments through two buffers per warp, used alternately:
+ * a lane writes buffer i again only after passing the next exchange's
+ * barrier, which every lane reaches only after reading buffer i, so one
+ * barrier per exchange suffices (the barrier wake-ups are most of a run). */
+static emu_warp_x emu_wx[2][32];
 static pthread_barrier_t emu_warp_bar[32];
+static thread_local unsigned emu_xchg; /* this thread's exchanges so far */
 static void tsr_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
   const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5;
+  emu_warp_x &x = emu_wx[emu_xchg++ & 1][w];
   for (int r = 0; r < 4; r++) {
     if (a[r] & 0x1fffu) emu_die("mma A operand is not TF32");
-    emu_wx[w].a[lane][r] = emu_float(a[r]);
+    x.a[lane][r] = emu_float(a[r]);
   }
   for (int r = 0; r < 2; r++) {
     if (b[r] & 0x1fffu) emu_die("mma B operand is not TF32");
-    emu_wx[w].b[lane][r] = emu_float(b[r]);
+    x.b[lane][r] = emu_float(b[r]);
   }
   pthread_barrier_wait(&emu_warp_bar[w]);
   const int gq = lane >> 2, tq = lane & 3;
@@ -154,15 +160,14 @@ static void tsr_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2
     double t[9];
     for (int k = 0; k < 8; k++) {
       /* A(row, k): lane (row % 8) * 4 + k % 4, register (row >= 8) + 2 * (k >= 4) */
-      double av = emu_wx[w].a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)];
+      double av = x.a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)];
       /* B(k, col): lane col * 4 + k % 4, register (k >= 4) */
-      double bv = emu_wx[w].b[col * 4 + k % 4][k >= 4];
+      double bv = x.b[col * 4 + k % 4][k >= 4];
       t[k] = av * bv; /* exact: 11 x 11 significant bits */
     }
     t[8] = (double)d[r];
     d[r] = emu_mma_sum(t);
   }
-  pthread_barrier_wait(&emu_warp_bar[w]);
 }
 static void tsr_mma0(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
   d[0] = d[1] = d[2] = d[3] = 0.0f;
@@ -175,16 +180,16 @@ static void tsr_mma0(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[
  * The addresses of lanes >= 8*nmat are ignored (x2 uses lanes 0-15). */
 static void emu_ldsm(unsigned *r, const float *p, int nmat) {
   const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5;
+  emu_warp_x &x = emu_wx[emu_xchg++ & 1][w];
   if (lane < 8 * nmat) {
     if ((uintptr_t)p % 16) emu_die("misaligned ldmatrix row address");
     if ((const char *)p < (const char *)emu_smem ||
         (const char *)p + 16 > (const char *)emu_smem + emu_smem_bytes)
       emu_die("ldmatrix row outside dynamic shared memory");
   }
-  emu_wx[w].rows[lane] = p;
+  x.rows[lane] = p;
   pthread_barrier_wait(&emu_warp_bar[w]);
-  for (int q = 0; q < nmat; q++) r[q] = emu_bits(emu_wx[w].rows[8 * q + lane / 4][lane % 4]);
-  pthread_barrier_wait(&emu_warp_bar[w]);
+  for (int q = 0; q < nmat; q++) r[q] = emu_bits(x.rows[8 * q + lane / 4][lane % 4]);
 }
 static inline void tsr_ldsm4(unsigned (&r)[4], const float *p) { emu_ldsm(r, p, 4); }
 static inline void tsr_ldsm2(unsigned (&r)[2], const float *p) { emu_ldsm(r, p, 2); }

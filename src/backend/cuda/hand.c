@@ -60,6 +60,11 @@ static tsr_status hand_available(tsr_context *ctx) {
   return TSR_OK;
 }
 
+static char *hand_source(const tsr_problem *p, const tsr_plan *plan) {
+  (void)plan; /* the hand kernel has one fixed geometry */
+  return tsr__hand_source(p);
+}
+
 static tsr_status hand_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
                                tsr_plan_info *info) {
   memset(info, 0, sizeof *info);
@@ -135,6 +140,7 @@ static tsr_status hand_prepare(tsr_context *ctx, const tsr_problem *p, const tsr
 static void hand_release(tsr_context *ctx) { tsr__gpu_release(ctx, TSR_BACKEND_HAND); }
 
 const tsr__backend tsr__backend_hand = {
+    .api = TSR__BACKEND_API,
     .name = "hand",
     .is_gpu = 1,
     .available = hand_available,
@@ -143,4 +149,6 @@ const tsr__backend tsr__backend_hand = {
     .prepare = hand_prepare,
     TSR__GEXEC_OPS,
     .context_release = hand_release,
+    .describe = tsr__gpu_backend_describe,
+    .source = hand_source,
 };

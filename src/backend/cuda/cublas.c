@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/cuda/cuda.h"
 #include "backend/cuda/gpu.h"
 #include "backend/cuda/loader_cublas.h"
 #include "core/backend.h"
@@ -145,6 +146,7 @@ static tsr_status cublas_prepare(tsr_context *ctx, const tsr_problem *p, const t
 static void cublas_release(tsr_context *ctx) { tsr__gpu_release(ctx, TSR_BACKEND_CUBLAS); }
 
 const tsr__backend tsr__backend_cublas = {
+    .api = TSR__BACKEND_API,
     .name = "cublas",
     .is_gpu = 1,
     .available = cublas_available,
@@ -153,4 +155,5 @@ const tsr__backend tsr__backend_cublas = {
     .prepare = cublas_prepare,
     TSR__GEXEC_OPS,
     .context_release = cublas_release,
+    .describe = tsr__gpu_backend_describe,
 };

@@ -7,7 +7,7 @@
 
 #include "core/context.h"
 #include "core/inputs.h"
-#include "routes/openblas.h"
+#include "bench/routes/openblas.h"
 
 /* CBLAS enum values (cblas.h), fixed by the standard interface. */
 enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
@@ -177,6 +177,7 @@ static void ob_destroy(void *exec) {
 }
 
 const tsr__backend tsr__route_openblas = {
+    .api = TSR__BACKEND_API,
     .name = "openblas",
     .is_gpu = 0,
     .available = ob_available,
