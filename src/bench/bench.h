@@ -129,8 +129,6 @@ int tsr__json_write_atomic(const json_t *doc, const char *path, char *msg, size_
 /* The bytes tsr__json_write_atomic writes (indented, keys sorted, 17
  * digits, a final newline); malloc'd, NULL on failure. */
 char *tsr__json_file_text(const json_t *doc, size_t *len);
-/* text[0..len) to path atomically (temp file, fsync, rename). */
-int tsr__text_write_atomic(const char *text, size_t len, const char *path, char *msg, size_t cap);
 
 /* ---- system facts (sysinfo.c) ------------------------------------------ */
 json_t *tsr__host_json(void);   /* hostname, cpu_model, ncpu, kernel */

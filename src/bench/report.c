@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "sys/file.h"
 
 /* Sizes a document may give the report (docs/protocol.md, the audit's
  * limits too): every allocation and loop below is bounded by them or by the
@@ -708,13 +709,15 @@ int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char
     if (rc || !strcmp(name, last[0]) || !strcmp(name, last[1])) continue;
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    rc = tsr__text_write_atomic(json_string_value(text), json_string_length(text), path, msg, cap);
+    tsr__span part = {json_string_value(text), json_string_length(text)};
+    rc = tsr__write_atomic(path, &part, 1, msg, cap) ? -1 : 0;
   }
   for (int i = 0; i < 2 && !rc; i++) {
     const json_t *t = json_object_get(files, last[i]);
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, last[i]);
-    rc = tsr__text_write_atomic(json_string_value(t), json_string_length(t), path, msg, cap);
+    tsr__span part = {json_string_value(t), json_string_length(t)};
+    rc = tsr__write_atomic(path, &part, 1, msg, cap) ? -1 : 0;
   }
   json_decref(files);
   if (md_tables && !rc) *md_tables = md;

@@ -9,6 +9,7 @@
 
 #include "bench/bench.h"
 #include "core/hash.h"
+#include "sys/file.h"
 
 json_t *tsr__json_real(double v) {
   if (isfinite(v)) return json_real(v);
@@ -51,42 +52,6 @@ json_t *tsr__receipt_json(const tsr_receipt *r, const char *phase, int64_t expec
   return o;
 }
 
-int tsr__text_write_atomic(const char *text, size_t total, const char *path, char *msg, size_t cap) {
-  char tmp[4096];
-  int len = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  if (len < 0 || (size_t)len >= sizeof tmp) {
-    snprintf(msg, cap, "path too long: %s", path);
-    return -1;
-  }
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    snprintf(msg, cap, "cannot create %s: %s", tmp, strerror(errno));
-    return -1;
-  }
-  size_t off = 0;
-  int ok = 1;
-  while (ok && off < total) {
-    ssize_t w = write(fd, text + off, total - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) ok = 0;
-    else off += (size_t)w;
-  }
-  if (ok && fsync(fd) != 0) ok = 0;
-  int err = errno;
-  if (close(fd) != 0) ok = 0;
-  if (!ok) {
-    snprintf(msg, cap, "cannot write %s: %s", tmp, strerror(err));
-    unlink(tmp);
-    return -1;
-  }
-  if (rename(tmp, path) != 0) {
-    snprintf(msg, cap, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    unlink(tmp);
-    return -1;
-  }
-  return 0;
-}
-
 char *tsr__json_file_text(const json_t *doc, size_t *len) {
   char *text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
   if (!text) return NULL;
@@ -109,7 +74,8 @@ int tsr__json_write_atomic(const json_t *doc, const char *path, char *msg, size_
     snprintf(msg, cap, "cannot serialize JSON for %s", path);
     return -1;
   }
-  int rc = tsr__text_write_atomic(text, len, path, msg, cap);
+  tsr__span part = {text, len};
+  int rc = tsr__write_atomic(path, &part, 1, msg, cap) ? -1 : 0;
   free(text);
   return rc;
 }

@@ -11,7 +11,7 @@
 # usage: bash test_evidence.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1
-S=$2
+S=${TSR_SOURCE_DIR:-$2} # the environment wins: a build carried elsewhere
 T=$B/tessera
 W=$(mktemp -d /tmp/tsr-evidence.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
