@@ -888,7 +888,9 @@ void tsr__audit_check_run_evidence(tsr__audit_ctx *c) {
   json_int_t total = -1;
   int have_total = tsr__audit_int(json_object_get(c->doc, "summary"), "wall_ns", &total);
   if (h0 && h1) {
-    double span = (difftime(t1, t0) + 1) * 1e9; /* both truncated to seconds */
+    /* both stamps are whole seconds, and summary.wall_ns stops just after
+     * the finish stamp: two seconds of slack */
+    double span = (difftime(t1, t0) + 2) * 1e9;
     double took = (have_total ? (double)total : rows_ns) + pre_ns;
     if (t1 < t0)
       FAIL(res, TSR__AR_TIMESTAMPS, "finished_utc", "%s is before started_utc %s", fi, st);
