@@ -5,11 +5,12 @@
 #include <string.h>
 
 #include "audit/audit.h"
+#include "bench/bench.h"
 #include "cli.h"
 
 static void help(FILE *f) {
   fprintf(f,
-          "usage: tessera audit [--json] [--current-artifacts] [--self-test] DIR\n"
+          "usage: tessera audit [--json] [--current-artifacts] [--digest D] [--self-test] DIR\n"
           "\n"
           "Re-derives a bench results directory from its raw data, without the bench's\n"
           "statistics, order or validation code, and rejects it on any discrepancy:\n"
@@ -19,18 +20,24 @@ static void help(FILE *f) {
           "failed); no instrumented/profiled row; the realized order equal to the\n"
           "documented design and balanced; every tables.json value and paired ratio and\n"
           "every number in report.md recomputed from the raw nanoseconds (1e-9 relative);\n"
-          "source and artifact hashes recorded (and unchanged during the run).\n"
+          "source and artifact hashes recorded (and unchanged during the run); every field\n"
+          "with a second source against it (calibration, child run time, sequence,\n"
+          "timestamps, argv, device, threads, oracle keys, plans, receipts, logs) and the\n"
+          "design the recorded command line implies; report.md, tables.json and every\n"
+          "chart regenerated and compared whole; the hash chain and the digest.\n"
           "\n"
           "  --json               print the verdict as JSON (schema tessera-audit/1)\n"
+          "  --digest D           the run must be the one this digest (sha256:HEX, printed by\n"
+          "                       tessera bench and quoted in report.md) was quoted for\n"
           "  --current-artifacts  also hash the recorded executable, libraries and torch\n"
           "                       script on disk and regenerate every generated kernel\n"
           "                       source with this build: each must match the record\n"
-          "  --self-test          audit corrupted copies of DIR in a temporary directory\n"
-          "                       (missing row, wrong order, invalid output, NaN time,\n"
-          "                       missing source hash, wrong element count, instrumented\n"
-          "                       control, changed artifact, table value, report value);\n"
-          "                       pass only when each is rejected for its reason and the\n"
-          "                       pristine copy passes\n"
+          "  --self-test          audit corrupted copies of DIR in a temporary directory,\n"
+          "                       one per check (missing row, wrong order, invalid output,\n"
+          "                       ..., doubled calls, a dropped shape, a moved chart bar,\n"
+          "                       a forgery with every derived file regenerated; the list\n"
+          "                       is in docs/audit.md); pass only when each is rejected\n"
+          "                       for its reason and the pristine copy passes\n"
           "\n"
           "Each finding prints as 'REJECT <reason>: <row or field>: <detail>'; the reasons\n"
           "are listed in docs/audit.md.\n"
@@ -42,6 +49,9 @@ int tsr_cli_audit(int argc, char **argv) {
   const char *verb = "audit", *dir = NULL;
   int json = 0, self_test = 0;
   tsr__audit_options opt = {0};
+  /* the bench's renderer: the derived files are regenerated and compared whole */
+  opt.render = tsr__bench_render;
+  char digest[65];
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -50,6 +60,13 @@ int tsr_cli_audit(int argc, char **argv) {
     } else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--self-test")) self_test = 1;
     else if (!strcmp(a, "--current-artifacts")) opt.current_artifacts = 1;
+    else if (!strcmp(a, "--digest")) {
+      if (i + 1 >= argc) return tsr_cli_usage_error(verb, "--digest: needs a value (sha256:HEX)");
+      if (tsr__audit_parse_digest(argv[++i], digest))
+        return tsr_cli_usage_error(verb, "--digest: '%.80s' is not a SHA-256 (64 hex digits, "
+                                         "optionally after 'sha256:')", argv[i]);
+      opt.digest = digest;
+    }
     else if (a[0] == '-' && a[1]) return tsr_cli_usage_error(verb, "unknown option '%s' (see --help)", a);
     else if (dir) return tsr_cli_usage_error(verb, "one DIR only ('%s' and '%s')", dir, a);
     else dir = a;
@@ -103,9 +120,12 @@ int tsr_cli_audit(int argc, char **argv) {
            res.report_numbers, opt.current_artifacts ? "hashed on disk" : "recorded (not compared to disk)");
     if (opt.current_artifacts) printf(" (%zu files, %zu sources regenerated)", res.artifacts_hashed, res.sources_regenerated);
     printf("\n");
-    if (res.legacy_schema)
-      printf("note: schema tessera-bench/1, written before the accuracy contract "
-             "(docs/accuracy.md): it carries no precision modes or accuracy receipts to audit\n");
+    printf("evidence: %zu chain links, %zu output hashes, %zu row logs, %zu files compared whole, "
+           "%zu chart numbers; digest %s%s\n", res.chain_links, res.output_hashes, res.logs_checked,
+           res.files_compared, res.svg_numbers, res.digest[0] ? "sha256:" : "none", res.digest);
+    if (opt.digest)
+      printf("--digest sha256:%s: %s\n", opt.digest, res.digest_verified ? "verified" : "NOT verified");
+    for (int i = 0; i < res.nnotes; i++) printf("note: %s\n", res.notes[i]);
     if (res.total) {
       printf("FAIL: %zu findings:", res.total);
       for (int i = 0; i < TSR__AR_COUNT; i++)

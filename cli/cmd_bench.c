@@ -28,7 +28,7 @@ static void print_help(void) {
       "in its own process with a timeout; 2R rounds for R routes, rotated and\n"
       "reversed so every route holds every position equally often; every output of\n"
       "every round validated against the FP64 oracle. Writes DIR/results.json (raw,\n"
-      "schema tessera-bench/2), DIR/report.md, DIR/tables.json and DIR/ratios_*.svg,\n"
+      "schema tessera-bench/3), DIR/report.md, DIR/tables.json and DIR/ratios_*.svg,\n"
       "then prints the tables.\n"
       "\n"
       "routes: tessera-gpu, hand, cublas, torch (GPU); tessera-cpu, openblas (CPU);\n"

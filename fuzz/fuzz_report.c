@@ -76,6 +76,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   }
   free(md);
+  /* The in-memory rendering the audit compares against is what was written. */
+  json_t *files = NULL;
+  char fmsg[512] = "";
+  int frc = tsr__bench_render(in.results, -1, &files, fmsg, sizeof fmsg);
+  if ((frc != 0) != (rc != 0)) abort();
+  if (!frc) {
+    char path[400];
+    snprintf(path, sizeof path, "%s/report.md", out_dir);
+    FILE *f = fopen(path, "rb");
+    const json_t *want = json_object_get(files, "report.md");
+    size_t n = json_string_length(want), got = 0;
+    char *buf = malloc(n + 1);
+    if (!f || !buf || !want || !json_object_get(files, "tables.json")) abort();
+    got = fread(buf, 1, n + 1, f);
+    fclose(f);
+    if (got != n || memcmp(buf, json_string_value(want), n)) abort();
+    free(buf);
+  }
+  json_decref(files);
   tsr__audit_input_free(&in);
   return 0;
 }

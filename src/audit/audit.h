@@ -1,10 +1,15 @@
 /* The independent auditor of a bench results directory (BRIEF §7,
- * docs/audit.md). It reloads results.json (tessera-bench/1), tables.json
- * (tessera-bench-tables/1) and report.md and re-derives everything from the
- * raw nanoseconds and call counts: rows, samples, receipts, the order design
- * and its balance, every table value, ratio and reported number, and the
- * artifact hashes. It shares only jansson and the file format definition
- * with the bench: none of src/bench/ (statistics, order, validation) is used. */
+ * docs/audit.md). It reloads results.json (tessera-bench/3, /2, /1),
+ * tables.json (tessera-bench-tables/1), report.md, the SVG charts and the
+ * row logs and re-derives everything from the raw nanoseconds and call
+ * counts: rows, samples, receipts, every field that has a second source,
+ * the design implied by the recorded command line, the order and its
+ * balance, every table value, ratio and reported number, the hash chain and
+ * digest, and the artifact hashes. It shares only jansson and the file
+ * format definition with the bench: none of src/bench/ (statistics, order,
+ * validation) is used. The derived files are regenerated, for a whole-file
+ * comparison, by a renderer the caller passes in (the CLI passes the
+ * bench's): the numbers inside them are recomputed here independently. */
 #ifndef TSR_AUDIT_AUDIT_H
 #define TSR_AUDIT_AUDIT_H
 
@@ -16,12 +21,21 @@
 
 #define TSR_AUDIT_SCHEMA "tessera-audit/1"
 /* The format definition (docs/protocol.md). */
-#define TSR_AUDIT_BENCH_SCHEMA "tessera-bench/2"
-#define TSR_AUDIT_ROW_SCHEMA "tessera-bench-row/2"
-/* Written before the accuracy contract: audited as before, with a note that
- * the run carries no accuracy figures. */
+#define TSR_AUDIT_BENCH_SCHEMA "tessera-bench/3"
+#define TSR_AUDIT_ROW_SCHEMA "tessera-bench-row/3"
+/* Written before tamper evidence (no hash chain, digest or output hashes):
+ * audited on what they record, with a note saying so. */
+#define TSR_AUDIT_BENCH_SCHEMA_V2 "tessera-bench/2"
+#define TSR_AUDIT_ROW_SCHEMA_V2 "tessera-bench-row/2"
+/* Written before the accuracy contract as well: no accuracy figures. */
 #define TSR_AUDIT_BENCH_SCHEMA_V1 "tessera-bench/1"
 #define TSR_AUDIT_ROW_SCHEMA_V1 "tessera-bench-row/1"
+/* The canonical form the hash chain is computed over (docs/protocol.md):
+ * jansson, compact, keys sorted, reals with 17 significant digits. */
+#define TSR_AUDIT_CANONICAL_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY)
+#define TSR_AUDIT_CANONICAL_TEXT "jansson JSON_COMPACT|JSON_SORT_KEYS|JSON_REAL_PRECISION(17), UTF-8"
+/* Largest row log read (logs/NNNN-...log): a larger one is a finding. */
+#define TSR_AUDIT_MAX_LOG_BYTES ((size_t)64 << 20)
 #define TSR_AUDIT_TABLES_SCHEMA "tessera-bench-tables/1"
 /* Relative tolerance of every recomputed value. */
 #define TSR_AUDIT_RTOL 1e-9
@@ -64,7 +78,29 @@
   X(SUMMARY, "summary", "the summary counts differ from the rows")                               \
   X(TABLE_MISMATCH, "table_mismatch", "a tables.json value differs from the recomputation")      \
   X(REPORT_MISMATCH, "report_mismatch", "a report.md number differs from the recomputation")     \
-  X(FAILURE_UNREPORTED, "failure_unreported", "a failed row is not listed as failed")
+  X(FAILURE_UNREPORTED, "failure_unreported", "a failed row is not listed as failed")            \
+  X(SEQUENCE, "sequence", "the rows' seq is not 0, 1, 2, ... in file order (a gap: a hidden re-run)") \
+  X(TIMESTAMPS, "timestamps", "start, finish and the recorded durations contradict each other")  \
+  X(CALIBRATION, "calibration",                                                                  \
+    "a batch sample's calls or the calibration record contradict the calibration rule")          \
+  X(CHILD_TIME, "child_time", "a row's samples and warm-up take longer than its child process ran") \
+  X(ROW_ARGV, "row_argv", "a row's child command line names another route, shape or protocol value") \
+  X(ROW_DEVICE, "row_device", "a row reports another device or library version than its route's probe") \
+  X(ROW_THREADS, "row_threads", "a row's thread count differs from the protocol's")               \
+  X(ROW_ORACLE, "row_oracle", "a row's oracle key or key hash does not name its problem and inputs") \
+  X(ROW_PLAN, "row_plan", "a route's plan differs between the rounds of a shape")                \
+  X(RECEIPT_TOLERANCE, "receipt_tolerance",                                                      \
+    "a receipt's tolerance, contract or reference error is not the protocol's")                  \
+  X(RECEIPT_LOGIC, "receipt_logic", "a receipt's own figures contradict each other")             \
+  X(OUTPUT_HASH, "output_hash",                                                                  \
+    "an output SHA-256 is missing, or a deterministic route's outputs differ")                   \
+  X(LOG, "log", "a row log contradicts the row's status or record")                              \
+  X(COMMAND_LINE, "command_line",                                                                \
+    "the recorded command line implies another design (shapes, routes, rounds, samples, ...)")   \
+  X(ORACLE_LIST, "oracle_list", "the oracle precompute list differs from the protocol's shapes")  \
+  X(SVG_MISMATCH, "svg_mismatch", "a chart differs from the one regenerated from results.json")  \
+  X(CHAIN, "chain", "the hash chain over the rows is missing or broken")                         \
+  X(DIGEST, "digest", "the run's digest differs from the recomputation or from --digest")
 
 typedef enum {
 #define TSR__AR_ENUM(id, name, text) TSR__AR_##id,
@@ -102,7 +138,15 @@ typedef struct {
   int rounds, shapes, routes;
   int order_balanced; /* recomputed */
   size_t cells, ratios, report_numbers, artifacts_hashed, sources_regenerated;
-  int legacy_schema; /* tessera-bench/1: written before the accuracy contract, no accuracy figures */
+  size_t svg_numbers, files_compared, output_hashes, chain_links, logs_checked;
+  int schema_version; /* 3, 2 (before tamper evidence) or 1 (before the accuracy contract too) */
+  int legacy_schema;  /* schema_version < 3 */
+  char digest[65];    /* recomputed digest of results.json ("" when none) */
+  int digest_verified; /* --digest given and equal to the recomputation */
+  /* What the audit could not check and why (printed as "note:" lines). */
+#define TSR_AUDIT_MAX_NOTES 8
+  char notes[TSR_AUDIT_MAX_NOTES][320];
+  int nnotes;
 } tsr__audit_result;
 
 void tsr__audit_result_init(tsr__audit_result *r);
@@ -111,13 +155,21 @@ void tsr__audit_fail(tsr__audit_result *r, tsr__audit_reason reason, const char 
                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* 1 when some finding has this reason. */
 int tsr__audit_has(const tsr__audit_result *r, tsr__audit_reason reason);
+void tsr__audit_note(tsr__audit_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- input (load.c) ----------------------------------------------------- */
 typedef struct {
-  json_t *results; /* tessera-bench/1 */
+  json_t *results; /* tessera-bench/3, /2 or /1 */
   json_t *tables;  /* tessera-bench-tables/1 */
+  char *tables_text; /* tables.json as read (the whole-file comparison) */
+  size_t tables_len;
   char *report;    /* report.md, NUL-terminated */
   size_t report_len;
+  /* From the directory (tsr__audit_load_dir; NULL from buffers): the SVG
+   * charts {name: text} and the row logs {name: text}, logs NULL when DIR
+   * has no logs/. */
+  json_t *svgs, *logs;
+  char *dir;
 } tsr__audit_input;
 
 /* Loads DIR/results.json, DIR/tables.json and DIR/report.md. Returns 0, or
@@ -140,6 +192,9 @@ int tsr__audit_load_raw(const char *dir, char *const text[3], const size_t len[3
 int tsr__audit_load_buffers(const char *results, size_t results_len, const char *tables,
                             size_t tables_len, const char *report, size_t report_len,
                             tsr__audit_input *in, char *msg, size_t cap);
+/* DIR's ratios_*.svg into in->svgs and logs/ into in->logs (regular files,
+ * capped); 0, or -1 with one line in msg. */
+int tsr__audit_load_extras(const char *dir, tsr__audit_input *in, char *msg, size_t cap);
 void tsr__audit_input_free(tsr__audit_input *in);
 
 /* The structural validation of a results document, shared by the audit
@@ -155,10 +210,29 @@ int tsr__audit_results_usable(const json_t *results, char *msg, size_t cap);
 int tsr__audit_load_results(const char *dir, json_t **out, char *msg, size_t cap);
 
 /* ---- the audit (check.c) ------------------------------------------------ */
+/* Renders the derived files of a results document in memory: *files =
+ * {name: text} (new reference), byte for byte what `tessera report` writes
+ * with this unstable threshold. 0, or nonzero with msg. */
+typedef int (*tsr__audit_render_fn)(const json_t *results, double threshold, json_t **files,
+                                    char *msg, size_t cap);
+
 typedef struct {
   int current_artifacts; /* hash the recorded artifacts on disk, regenerate sources */
   int results_only;      /* results.json alone: no tables.json / report.md comparison */
+  /* The digest quoted elsewhere (64 lowercase hex): the run must have it. */
+  const char *digest;
+  /* NULL: the derived files are not regenerated (their numbers still are). */
+  tsr__audit_render_fn render;
 } tsr__audit_options;
+
+/* "HEX" or "sha256:HEX" (64 hex digits, any case) into 64 lowercase hex;
+ * 0, or -1 when it is not one. */
+int tsr__audit_parse_digest(const char *text, char out[65]);
+/* The chain's pieces as docs/protocol.md defines them, restated here (the
+ * audit does not call the bench's): hex SHA-256 in out, 0 on success. */
+int tsr__audit_chain_genesis(const json_t *doc, char out[65]);
+int tsr__audit_chain_link(const char *prev, const json_t *row, char out[65]);
+int tsr__audit_chain_digest(const json_t *doc, char out[65]);
 
 void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,
                       tsr__audit_result *res);

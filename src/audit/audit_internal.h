@@ -30,9 +30,13 @@ typedef struct {
   const json_t **slot;             /* [(r*S + s)*R + route] → row or NULL */
   double *p50;                     /* [((m*S + s)*R + route)*rounds + r], NaN: not valid */
   int balanced;                    /* recomputed */
-  double threshold;                /* unstable threshold: tables.json's, else the protocol's */
-  int v2;                          /* tessera-bench/2: precision modes and accuracy receipts */
+  double threshold;                /* unstable threshold: the protocol's */
+  int version;                     /* schema: 3, 2 or 1 */
+  int v2;                          /* version >= 2: precision modes and accuracy receipts */
+  int v3;                          /* version >= 3: hash chain, digest, output hashes */
   const char *accuracy_inputs;     /* protocol.accuracy_inputs (v2), NULL: none */
+  const char *work_dir;            /* the first row's --work-dir, for the others */
+  char out_dir[4096];              /* --out of the recorded command line ("" when absent) */
 } tsr__audit_ctx;
 
 /* Index of the (first) shape with this label, -1 when none. */
@@ -48,5 +52,23 @@ int tsr__audit_num(const json_t *v, double *out);
 
 void tsr__audit_check_tables(tsr__audit_ctx *c);
 void tsr__audit_check_report(tsr__audit_ctx *c);
+
+/* Route facts of the format definition (check.c). */
+int tsr__audit_route_is_cpu_backend(const char *name); /* tessera-cpu, tessera-cpu-default */
+int tsr__audit_route_deterministic(const char *name);  /* tessera's own kernels */
+int tsr__audit_route_is_torch(const char *name);
+int tsr__audit_is_hex64(const char *s);
+
+/* The raw document against itself (evidence.c): every field with a second
+ * source. Per row (after the row's own checks), then over the run. */
+void tsr__audit_check_row_evidence(tsr__audit_ctx *c, const json_t *row, const char *where, int si,
+                                   int ri);
+void tsr__audit_check_run_evidence(tsr__audit_ctx *c);
+/* The recorded command line against the protocol (before the rows). */
+void tsr__audit_check_command_line(tsr__audit_ctx *c);
+/* Hash chain and digest (chain.c). */
+void tsr__audit_check_chain(tsr__audit_ctx *c);
+/* Whole derived files regenerated and compared, SVG numbers (outputs.c). */
+void tsr__audit_check_outputs(tsr__audit_ctx *c);
 
 #endif

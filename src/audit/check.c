@@ -85,6 +85,14 @@ int tsr__audit_has(const tsr__audit_result *r, tsr__audit_reason reason) {
   return r->counts[reason] > 0;
 }
 
+void tsr__audit_note(tsr__audit_result *r, const char *fmt, ...) {
+  if (r->nnotes >= TSR_AUDIT_MAX_NOTES) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->notes[r->nnotes++], sizeof r->notes[0], fmt, ap);
+  va_end(ap);
+}
+
 /* ---- format definition ---------------------------------------------------- */
 const char *const tsr__audit_metric_names[TSR__AUDIT_METRICS] = {
     "gpu_batch", "gpu_single", "e2e_batch", "e2e_single", "wall_batch", "wall_single"};
@@ -117,6 +125,22 @@ static const route_fmt *route_fmt_find(const char *name) {
   for (size_t i = 0; name && i < sizeof route_table / sizeof *route_table; i++)
     if (!strcmp(route_table[i].name, name)) return &route_table[i];
   return NULL;
+}
+int tsr__audit_route_is_cpu_backend(const char *name) {
+  const route_fmt *f = route_fmt_find(name);
+  return f && f->backend && !strcmp(f->backend, "cpu");
+}
+/* tessera's kernels give the same bits for the same plan and inputs, run to
+ * run (a CPU task owns its C tile; split-K reduces in a fixed order); the
+ * peers are not held to it. */
+int tsr__audit_route_deterministic(const char *name) {
+  const route_fmt *f = route_fmt_find(name);
+  return f && f->backend && (!strcmp(f->backend, "cpu") || !strcmp(f->backend, "cuda") ||
+                             !strcmp(f->backend, "hand"));
+}
+int tsr__audit_route_is_torch(const char *name) {
+  const route_fmt *f = route_fmt_find(name);
+  return f && !strcmp(f->runner, "torch");
 }
 
 /* ---- JSON helpers ----------------------------------------------------------- */
@@ -151,6 +175,7 @@ static int is_hex64(const char *s) {
     if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
   return 1;
 }
+int tsr__audit_is_hex64(const char *s) { return is_hex64(s); }
 
 /* "row seq N (round r, SHAPE, ROUTE)" */
 void tsr__audit_row_where(const json_t *row, size_t index, char *buf, size_t cap) {
@@ -533,7 +558,7 @@ static void check_accuracy(tsr__audit_ctx *c, const char *where, const json_t *r
          contract, want_limit);
   if (!(strict >= 0) || !(rel >= 0) || !(worst >= 0))
     FAIL(res, TSR__AR_ACCURACY, where, "accuracy: errors must be non-negative numbers");
-  if (bfail < 0 || cfail < 0 || bfail + cfail > failed || failed > checked)
+  if (bfail < 0 || cfail < 0 || bfail > failed || cfail > failed - bfail || failed > checked)
     FAIL(res, TSR__AR_ACCURACY, where, "accuracy counts inconsistent: %lld failed, %lld over the "
                                        "bound, %lld of the wrong class",
          (long long)failed, (long long)bfail, (long long)cfail);
@@ -676,6 +701,7 @@ static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si
   else res->rows_failed++;
   const json_t *result = json_object_get(row, "result"), *ex = json_object_get(row, "exit");
   if (!json_is_object(ex)) FAIL(res, TSR__AR_SCHEMA, where, "exit record missing");
+  tsr__audit_check_row_evidence(c, row, where, si, ri);
   if (ok_row) {
     json_int_t code = -1;
     if (!tsr__audit_int(ex, "code", &code) || code != 0 || json_is_true(json_object_get(ex, "timed_out")))
@@ -688,7 +714,7 @@ static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si
     if (!json_is_null(result)) FAIL(res, TSR__AR_SCHEMA, where, "result is neither null nor an object");
     return;
   }
-  const char *row_schema = c->v2 ? TSR_AUDIT_ROW_SCHEMA : TSR_AUDIT_ROW_SCHEMA_V1;
+  const char *row_schema = c->v3 ? TSR_AUDIT_ROW_SCHEMA : c->v2 ? TSR_AUDIT_ROW_SCHEMA_V2 : TSR_AUDIT_ROW_SCHEMA_V1;
   if (!tsr__audit_is(result, "schema", row_schema))
     FAIL(res, TSR__AR_SCHEMA, where, "result.schema is not %s", row_schema);
   const char *rr = S_(result, "route"), *rs = S_(result, "shape");
@@ -1153,10 +1179,23 @@ void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,
   c.opt = opt;
   c.res = res;
   c.doc = in->results;
-  c.v2 = tsr__audit_is(c.doc, "schema", TSR_AUDIT_BENCH_SCHEMA);
-  res->legacy_schema = !c.v2;
+  c.version = tsr__audit_is(c.doc, "schema", TSR_AUDIT_BENCH_SCHEMA)      ? 3
+              : tsr__audit_is(c.doc, "schema", TSR_AUDIT_BENCH_SCHEMA_V2) ? 2
+                                                                          : 1;
+  c.v2 = c.version >= 2;
+  c.v3 = c.version >= 3;
+  res->schema_version = c.version;
+  res->legacy_schema = !c.v3;
+  if (c.version == 1)
+    tsr__audit_note(res, "schema tessera-bench/1, written before the accuracy contract "
+                         "(docs/accuracy.md): it carries no precision modes or accuracy receipts to audit");
+  if (!c.v3)
+    tsr__audit_note(res, "schema tessera-bench/%d, written before tamper evidence (tessera-bench/3): "
+                         "no hash chain, digest or output hashes, so nothing pins its raw samples; "
+                         "audited on what it records", c.version);
   check_protocol(&c);
   check_routes(&c);
+  if (c.usable) tsr__audit_check_command_line(&c);
   res->rounds = c.rounds;
   res->shapes = c.S;
   res->routes = c.R;
@@ -1175,12 +1214,15 @@ void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,
   if (c.usable) check_rows_and_order(&c);
   else if (json_array_size(json_object_get(c.doc, "rows")))
     FAIL(res, TSR__AR_PROTOCOL, "rows", "not audited: the protocol, shapes or routes are unusable");
+  if (c.usable && c.slot) tsr__audit_check_run_evidence(&c);
+  tsr__audit_check_chain(&c);
   check_artifacts(&c);
   regenerate_sources(&c);
   check_summary(&c);
   if (c.usable && c.p50 && !(opt && opt->results_only)) {
     tsr__audit_check_tables(&c);
     tsr__audit_check_report(&c);
+    tsr__audit_check_outputs(&c);
   }
   free(c.shapes);
   json_decref(c.shape_ix);
@@ -1193,6 +1235,12 @@ json_t *tsr__audit_result_json(const tsr__audit_result *r, const char *dir) {
   json_t *o = json_object(), *f = json_array(), *counts = json_object();
   json_object_set_new(o, "schema", json_string(TSR_AUDIT_SCHEMA));
   json_object_set_new(o, "legacy_schema", json_boolean(r->legacy_schema));
+  json_object_set_new(o, "schema_version", json_integer(r->schema_version));
+  json_object_set_new(o, "digest", r->digest[0] ? json_string(r->digest) : json_null());
+  json_object_set_new(o, "digest_verified", json_boolean(r->digest_verified));
+  json_t *notes = json_array();
+  for (int i = 0; i < r->nnotes; i++) json_array_append_new(notes, json_string(r->notes[i]));
+  json_object_set_new(o, "notes", notes);
   json_object_set_new(o, "dir", dir ? json_string(dir) : json_null());
   json_object_set_new(o, "verdict", json_string(r->total ? "fail" : "pass"));
   json_object_set_new(o, "findings_total", json_integer((json_int_t)r->total));
@@ -1223,6 +1271,11 @@ json_t *tsr__audit_result_json(const tsr__audit_result *r, const char *dir) {
   json_object_set_new(cov, "report_numbers", json_integer((json_int_t)r->report_numbers));
   json_object_set_new(cov, "artifacts_hashed", json_integer((json_int_t)r->artifacts_hashed));
   json_object_set_new(cov, "sources_regenerated", json_integer((json_int_t)r->sources_regenerated));
+  json_object_set_new(cov, "svg_numbers", json_integer((json_int_t)r->svg_numbers));
+  json_object_set_new(cov, "files_compared", json_integer((json_int_t)r->files_compared));
+  json_object_set_new(cov, "output_hashes", json_integer((json_int_t)r->output_hashes));
+  json_object_set_new(cov, "chain_links", json_integer((json_int_t)r->chain_links));
+  json_object_set_new(cov, "logs_checked", json_integer((json_int_t)r->logs_checked));
   json_object_set_new(o, "checked", cov);
   return o;
 }

@@ -1,5 +1,6 @@
 /* Loading a results directory for the audit. Anything that cannot be read
  * as the documented documents is "unusable input": one line, exit 2. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +31,9 @@ static json_t *parse_doc(const char *name, const char *text, size_t len, const c
     return NULL;
   }
   const char *s = json_string_value(json_object_get(doc, "schema"));
-  /* results.json of the previous schema is still audited (docs/audit.md) */
-  int legacy = !strcmp(schema, TSR_AUDIT_BENCH_SCHEMA) && s && !strcmp(s, TSR_AUDIT_BENCH_SCHEMA_V1);
+  /* results.json of the previous schemas is still audited (docs/audit.md) */
+  int legacy = !strcmp(schema, TSR_AUDIT_BENCH_SCHEMA) && s &&
+               (!strcmp(s, TSR_AUDIT_BENCH_SCHEMA_V2) || !strcmp(s, TSR_AUDIT_BENCH_SCHEMA_V1));
   if (!json_is_object(doc) || !s || (strcmp(s, schema) && !legacy)) {
     snprintf(msg, cap, "%s: not a %s document (schema %s%.60s%s)", name, schema, s ? "'" : "",
              s ? s : "missing", s ? "'" : "");
@@ -50,10 +52,15 @@ int tsr__audit_load_buffers(const char *results, size_t results_len, const char 
   if (!in->results) return -1;
   if (tables) {
     in->tables = parse_doc("tables.json", tables, tables_len, TSR_AUDIT_TABLES_SCHEMA, msg, cap);
-    if (!in->tables) {
+    in->tables_text = in->tables ? malloc(tables_len + 1) : NULL;
+    if (!in->tables || !in->tables_text) {
+      if (in->tables) snprintf(msg, cap, "tables.json: out of memory");
       tsr__audit_input_free(in);
       return -1;
     }
+    memcpy(in->tables_text, tables, tables_len);
+    in->tables_text[tables_len] = '\0';
+    in->tables_len = tables_len;
   }
   if (report) {
     if (memchr(report, '\0', report_len)) {
@@ -106,6 +113,76 @@ int tsr__audit_load_raw(const char *dir, char *const text[3], const size_t len[3
   return rc;
 }
 
+/* Every entry of dir accepted by want() into obj {name: text}; a file
+ * over max_bytes is stored as null (the audit reports it). */
+static int read_entries(const char *dir, int (*want)(const char *), size_t max_bytes, json_t *obj,
+                        char *msg, size_t cap) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    snprintf(msg, cap, "%s: %s", dir, strerror(errno));
+    one_line(msg);
+    return -1;
+  }
+  int rc = 0;
+  struct dirent *e;
+  /* Bounded: a directory of more entries than any run writes is unusable. */
+  size_t n = 0;
+  while (!rc && (e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !want(e->d_name)) continue;
+    if (++n > 4 * (size_t)TSR_AUDIT_MAX_SLOTS) {
+      snprintf(msg, cap, "%s: more than %zu entries", dir, 4 * (size_t)TSR_AUDIT_MAX_SLOTS);
+      rc = -1;
+      break;
+    }
+    char path[4608], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    int err = tsr__read_file_capped(path, max_bytes, &text, &len, msg, cap);
+    json_t *v = NULL;
+    if (err == EFBIG) v = json_null();
+    else if (err) rc = -1;
+    else v = json_stringn_nocheck(text, len);
+    free(text);
+    if (!rc && (!v || json_object_set_new(obj, e->d_name, v))) {
+      snprintf(msg, cap, "%s: out of memory", path);
+      rc = -1;
+    }
+  }
+  closedir(d);
+  if (rc) one_line(msg);
+  return rc;
+}
+static int is_svg(const char *name) {
+  size_t n = strlen(name);
+  return !strncmp(name, "ratios_", 7) && n > 11 && !strcmp(name + n - 4, ".svg");
+}
+static int any_name(const char *name) { return 1; }
+
+int tsr__audit_load_extras(const char *dir, tsr__audit_input *in, char *msg, size_t cap) {
+  in->dir = strdup(dir);
+  in->svgs = json_object();
+  if (!in->dir || !in->svgs) {
+    snprintf(msg, cap, "%s: out of memory", dir);
+    return -1;
+  }
+  if (read_entries(dir, is_svg, TSR_AUDIT_MAX_FILE_BYTES, in->svgs, msg, cap)) return -1;
+  char logs[4200];
+  snprintf(logs, sizeof logs, "%s/logs", dir);
+  struct stat sb;
+  if (lstat(logs, &sb) != 0 && errno == ENOENT) return 0; /* no logs: nothing to cross-check */
+  if (stat(logs, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    snprintf(msg, cap, "%s: not a directory", logs);
+    one_line(msg);
+    return -1;
+  }
+  in->logs = json_object();
+  if (!in->logs) {
+    snprintf(msg, cap, "%s: out of memory", logs);
+    return -1;
+  }
+  return read_entries(logs, any_name, TSR_AUDIT_MAX_LOG_BYTES, in->logs, msg, cap);
+}
+
 int tsr__audit_load_dir(const char *dir, tsr__audit_input *in, char *msg, size_t cap) {
   memset(in, 0, sizeof *in);
   char *text[3];
@@ -113,6 +190,10 @@ int tsr__audit_load_dir(const char *dir, tsr__audit_input *in, char *msg, size_t
   if (tsr__audit_read_dir(dir, text, len, msg, cap)) return -1;
   int rc = tsr__audit_load_raw(dir, text, len, in, msg, cap);
   for (int i = 0; i < 3; i++) free(text[i]);
+  if (!rc && tsr__audit_load_extras(dir, in, msg, cap)) {
+    tsr__audit_input_free(in);
+    rc = -1;
+  }
   return rc;
 }
 
@@ -173,6 +254,10 @@ void tsr__audit_input_free(tsr__audit_input *in) {
   if (!in) return;
   json_decref(in->results);
   json_decref(in->tables);
+  free(in->tables_text);
   free(in->report);
+  json_decref(in->svgs);
+  json_decref(in->logs);
+  free(in->dir);
   memset(in, 0, sizeof *in);
 }

@@ -137,13 +137,16 @@ void tsr__audit_check_tables(tsr__audit_ctx *c) {
     FAIL(c->res, TSR__AR_TABLE_MISMATCH, "tables.json", "missing");
     return;
   }
-  double thr = NAN;
+  /* The threshold is the protocol's: tables regenerated with another one
+   * (`tessera report --unstable-threshold`) are not the run's tables. */
+  double thr = c->threshold, got = NAN;
   const json_t *jthr = json_object_get(t, "unstable_threshold");
-  if (!tsr__audit_num(jthr, &thr) || !isfinite(thr) || thr < 0) {
+  if (!tsr__audit_num(jthr, &got) || !isfinite(got) || got < 0)
     FAIL(c->res, TSR__AR_TABLE_MISMATCH, "tables.json unstable_threshold", "not a finite non-negative number");
-    thr = c->threshold;
-  }
-  c->threshold = thr;
+  else if (got != thr)
+    FAIL(c->res, TSR__AR_TABLE_MISMATCH, "tables.json unstable_threshold",
+         "%g, the protocol's is %g (regenerated with another --unstable-threshold: not the run's tables)",
+         got, thr);
   cmp_int(c, "tables.json", "rounds", t, c->rounds);
   if (!json_is_boolean(json_object_get(t, "order_balanced")) ||
       json_is_true(json_object_get(t, "order_balanced")) != c->balanced)

@@ -12,8 +12,8 @@
 #include "measure/measure.h"
 #include "tessera.h"
 
-#define TSR_BENCH_SCHEMA "tessera-bench/2"
-#define TSR_BENCH_ROW_SCHEMA "tessera-bench-row/2"
+#define TSR_BENCH_SCHEMA "tessera-bench/3"
+#define TSR_BENCH_ROW_SCHEMA "tessera-bench-row/3"
 #define TSR_BENCH_TABLES_SCHEMA "tessera-bench-tables/1"
 #define TSR_BENCH_MAX_ROUTES 10
 
@@ -109,9 +109,26 @@ json_t *tsr__json_real(double v);
 double tsr__json_to_double(const json_t *v);
 /* Receipt as JSON (with phase label). */
 json_t *tsr__receipt_json(const tsr_receipt *r, const char *phase, int64_t expected);
+/* Tamper evidence (docs/protocol.md, "Hash chain and digest"). The
+ * canonical form of a JSON value: jansson, compact, keys sorted, reals with
+ * 17 significant digits (what results.json stores, so a value read back
+ * canonicalizes to the same bytes). */
+#define TSR_BENCH_CANONICAL_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY)
+#define TSR_BENCH_CANONICAL_TEXT "jansson JSON_COMPACT|JSON_SORT_KEYS|JSON_REAL_PRECISION(17), UTF-8"
+char *tsr__canonical_json(const json_t *v); /* malloc'd, NULL on failure */
+/* genesis = SHA-256("tessera-bench/3 genesis\n" || canon(the fields fixed
+ * before the first row)); link = SHA-256("tessera-bench/3 row\n" || prev ||
+ * "\n" || canon(row without "chain")); digest = SHA-256("tessera-bench/3
+ * digest\n" || canon(document without "digest")). Hex in out; 0 on success. */
+int tsr__chain_genesis(const json_t *doc, char out[65]);
+int tsr__chain_link(const char prev[65], const json_t *row, char out[65]);
+int tsr__chain_digest(const json_t *doc, char out[65]);
 /* Serialize doc to path atomically (temp file in the same directory,
  * fsync, rename). 0 on success; msg names the failing step. */
 int tsr__json_write_atomic(const json_t *doc, const char *path, char *msg, size_t cap);
+/* The bytes tsr__json_write_atomic writes (indented, keys sorted, 17
+ * digits, a final newline); malloc'd, NULL on failure. */
+char *tsr__json_file_text(const json_t *doc, size_t *len);
 
 /* ---- system facts (sysinfo.c) ------------------------------------------ */
 json_t *tsr__host_json(void);   /* hostname, cpu_model, ncpu, kernel */
@@ -211,5 +228,9 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
  * 0 on success. */
 int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char **md_tables,
                       char *msg, size_t cap);
+/* The same files in memory: *files = {name: text} (new reference), byte for
+ * byte what tsr__bench_report writes. 0 on success. The audit regenerates a
+ * directory's derived files through this (passed in by the CLI). */
+int tsr__bench_render(const json_t *doc, double threshold, json_t **files, char *msg, size_t cap);
 
 #endif

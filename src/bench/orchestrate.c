@@ -284,6 +284,36 @@ static void hash_into(json_t *arr, const char *path) {
   json_array_append_new(arr, o);
 }
 
+/* Tamper evidence (docs/protocol.md, "Hash chain and digest"): the chain
+ * starts from the fields fixed before the first row; every row is linked to
+ * the previous link as it is appended; the finished document gets a digest. */
+static void chain_start(json_t *doc, char link[65]) {
+  if (tsr__chain_genesis(doc, link)) snprintf(link, 65, "%s", "");
+  json_t *ch = json_object();
+  json_object_set_new(ch, "algorithm", json_string("sha256"));
+  json_object_set_new(ch, "canonical", json_string(TSR_BENCH_CANONICAL_TEXT));
+  json_object_set_new(ch, "genesis", json_string(link));
+  json_object_set_new(ch, "head", json_string(link));
+  json_object_set_new(ch, "rows", json_integer(0));
+  json_object_set_new(doc, "chain", ch);
+}
+
+static void chain_append(json_t *doc, json_t *row, char link[65]) {
+  char next[65] = "";
+  tsr__chain_link(link, row, next);
+  memcpy(link, next, 65);
+  json_object_set_new(row, "chain", json_string(link));
+  json_t *ch = json_object_get(doc, "chain");
+  json_object_set_new(ch, "head", json_string(link));
+  json_object_set_new(ch, "rows", json_integer(json_integer_value(json_object_get(ch, "rows")) + 1));
+}
+
+/* The digest of the finished document (everything but itself). */
+static void chain_finish(json_t *doc, char digest[65]) {
+  if (tsr__chain_digest(doc, digest)) digest[0] = '\0';
+  json_object_set_new(doc, "digest", json_string(digest));
+}
+
 int tsr__bench_run(const tsr__bench_config *cfg) {
   const char *dir = cfg->out_dir;
   struct stat sb;
@@ -448,7 +478,10 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   save(&s);
   if (R == 0) {
     fprintf(stderr, "tessera bench: no requested route is available here (see %s)\n", s.results_path);
+    char link[65], digest[65];
+    chain_start(doc, link);
     json_object_set_new(doc, "complete", json_true());
+    chain_finish(doc, digest);
     save(&s);
     rmdir(work);
     json_decref(doc);
@@ -527,6 +560,8 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
     json_object_set_new(doc, "torch_process", tz);
   }
 
+  char link[65];
+  chain_start(doc, link);
   tsr__order_entry *seq = malloc((size_t)rounds * S * R * sizeof *seq);
   size_t nseq = 0;
   int total = rounds * S * R, failed = 0;
@@ -580,6 +615,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
         for (size_t i = 0; i < json_array_size(jl); i++)
           hash_into(libs, json_string_value(json_array_get(jl, i)));
         free_argv(av);
+        chain_append(doc, row, link);
         json_array_append_new(rows, row);
         json_t *re = json_object();
         json_object_set_new(re, "seq", json_integer(seqno));
@@ -611,6 +647,8 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   json_object_set_new(sum, "wall_ns", json_integer(tsr__now_ns() - bench_t0));
   json_object_set_new(doc, "summary", sum);
   json_object_set_new(doc, "complete", json_true());
+  char digest[65];
+  chain_finish(doc, digest);
   save(&s);
   rmdir(work);
   free(seq);
@@ -625,6 +663,8 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   } else {
     fputs(md, stdout);
     printf("\nraw results: %s\nreport: %s/report.md\n", s.results_path, dir);
+    /* to quote in a commit message or docs/perf.md; `tessera audit --digest` checks it */
+    printf("digest: sha256:%s\n", digest);
   }
   if (failed)
     fprintf(stderr, "tessera bench: %d of %zu rows FAILED (crash, timeout, error or invalid output); see report.md\n",

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "sys/file.h"
 
 /* Sizes a document may give the report (docs/protocol.md, the audit's
  * limits too): every allocation and loop below is bounded by them or by the
@@ -156,7 +157,8 @@ static json_t *accuracy_table(const json_t *doc, json_t *index, int rounds) {
 
 json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t cap) {
   /* the previous schema (no accuracy receipts) still reports */
-  if (strcmp(jstr(doc, "schema"), TSR_BENCH_SCHEMA) && strcmp(jstr(doc, "schema"), "tessera-bench/1")) {
+  if (strcmp(jstr(doc, "schema"), TSR_BENCH_SCHEMA) && strcmp(jstr(doc, "schema"), "tessera-bench/2") &&
+      strcmp(jstr(doc, "schema"), "tessera-bench/1")) {
     snprintf(msg, cap, "schema: '%s' is not %s", jstr(doc, "schema"), TSR_BENCH_SCHEMA);
     return NULL;
   }
@@ -548,34 +550,26 @@ static char *render_svg(const json_t *jm) {
   return b.s;
 }
 
-static int write_text_atomic(const char *dir, const char *name, const char *text, char *msg, size_t cap) {
-  char path[4200], tmp[4300];
-  if (!text) { /* a growable text that could not grow */
+/* A rendered file into files {name: text}; text NULL (a buffer that could
+ * not grow) is an error. */
+static int add_file(json_t *files, const char *name, const char *text, size_t len, char *msg,
+                    size_t cap) {
+  json_t *s = text ? json_stringn_nocheck(text, len) : NULL;
+  if (!s || json_object_set_new(files, name, s)) {
     snprintf(msg, cap, "out of memory rendering %s", name);
-    return -1;
-  }
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    snprintf(msg, cap, "cannot create %s", tmp);
-    return -1;
-  }
-  int ok = fputs(text, f) >= 0;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    remove(tmp);
-    snprintf(msg, cap, "cannot write %s", path);
     return -1;
   }
   return 0;
 }
 
-int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char **md_tables,
-                      char *msg, size_t cap) {
+static int render(const json_t *doc, double threshold, json_t **files_out, char **md_tables,
+                  char *msg, size_t cap) {
+  *files_out = NULL;
   json_t *tables = tsr__bench_tables(doc, threshold, msg, cap);
   if (!tables) return -1;
   threshold = json_real_value(json_object_get(tables, "unstable_threshold"));
+  double proto_threshold = tsr__json_to_double(json_object_get(json_object_get(doc, "protocol"), "unstable_threshold"));
+  if (!isfinite(proto_threshold)) proto_threshold = 0.10;
   sbuf t = {0}, r = {0};
   /* One summary paragraph first, so the printed tables stand on their own. */
   const json_t *rts = json_object_get(doc, "routes");
@@ -625,6 +619,11 @@ int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char
             tsr__json_to_double(json_object_get(proto, "beta")),
             tsr__json_to_double(json_object_get(proto, "atol")),
             tsr__json_to_double(json_object_get(proto, "rtol")));
+  if (threshold != proto_threshold)
+    sb_printf(&r, "- **unstable threshold %g is not the protocol's (%g)**: these files were regenerated "
+                  "with `tessera report --unstable-threshold`; the run's own report uses the "
+                  "protocol's, and `tessera audit` checks that one\n",
+              threshold, proto_threshold);
   const json_t *routes = json_object_get(doc, "routes");
   sb_printf(&r, "- routes:\n");
   for (size_t i = 0; i < json_array_size(routes); i++) {
@@ -644,14 +643,25 @@ int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char
   const json_t *jexe = json_object_get(json_object_get(doc, "artifacts"), "executable");
   sb_printf(&r, "- executable sha256 %s%s\n", jstr(jexe, "sha256"),
             json_is_false(json_object_get(jexe, "unchanged")) ? " (**CHANGED during the run**)" : "");
+  /* tessera-bench/3: the run's digest (docs/protocol.md), to quote elsewhere */
+  if (json_is_object(json_object_get(doc, "chain"))) {
+    const char *dg = jstr(doc, "digest");
+    if (*dg)
+      sb_printf(&r, "- digest sha256:%s (the hash chain over results.json; `tessera audit --digest "
+                    "%s DIR` verifies the run against it)\n", dg, dg);
+    else
+      sb_printf(&r, "- digest: none (the run did not finish; its hash chain covers the rows present)\n");
+  }
   sb_printf(&r, "\nStatistics: per round, the p50 of the samples (each sample is ns / calls); a table "
                 "value is the median of the per-round p50s; a paired ratio is the median over rounds "
                 "of the same-round ratio, with its [min, max] and the count of rounds where the "
                 "reference was slower. Never a ratio of medians, never a selected minimum.\n\n");
   sb_printf(&r, "%s", t.s ? t.s : "");
   const json_t *metrics = json_object_get(tables, "metrics");
-  int rc = 0;
-  if (t.oom) {
+  json_t *files = json_object();
+  int rc = files ? 0 : -1;
+  if (!files) snprintf(msg, cap, "out of memory rendering the report");
+  if (!rc && t.oom) {
     snprintf(msg, cap, "out of memory rendering the tables");
     rc = -1;
   }
@@ -661,19 +671,56 @@ int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char
     char name[128];
     snprintf(name, sizeof name, "ratios_%s.svg", jstr(jm, "metric"));
     char *svg = render_svg(jm);
-    rc = write_text_atomic(dir, name, svg, msg, cap);
+    rc = add_file(files, name, svg, svg ? strlen(svg) : 0, msg, cap);
     free(svg);
     sb_printf(&r, "![%s paired ratios](%s)\n\n", jstr(jm, "metric"), name);
   }
   if (!rc) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tables.json", dir);
-    rc = tsr__json_write_atomic(tables, path, msg, cap);
+    size_t len = 0;
+    char *text = tsr__json_file_text(tables, &len);
+    rc = add_file(files, "tables.json", text, len, msg, cap);
+    free(text);
   }
-  if (!rc) rc = write_text_atomic(dir, "report.md", r.oom ? NULL : r.s, msg, cap);
+  if (!rc) rc = add_file(files, "report.md", r.oom ? NULL : r.s, r.len, msg, cap);
   if (md_tables && !rc) *md_tables = t.s ? t.s : strdup("");
   else free(t.s);
   free(r.s);
   json_decref(tables);
+  if (rc) json_decref(files);
+  else *files_out = files;
+  return rc;
+}
+
+int tsr__bench_render(const json_t *doc, double threshold, json_t **files, char *msg, size_t cap) {
+  return render(doc, threshold, files, NULL, msg, cap);
+}
+
+int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char **md_tables,
+                      char *msg, size_t cap) {
+  json_t *files = NULL;
+  char *md = NULL;
+  if (render(doc, threshold, &files, &md, msg, cap)) return -1;
+  /* The charts, then tables.json, then report.md (which names the others). */
+  static const char *const last[] = {"tables.json", "report.md"};
+  int rc = 0;
+  const char *name;
+  json_t *text;
+  json_object_foreach(files, name, text) {
+    if (rc || !strcmp(name, last[0]) || !strcmp(name, last[1])) continue;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    tsr__span part = {json_string_value(text), json_string_length(text)};
+    rc = tsr__write_atomic(path, &part, 1, msg, cap) ? -1 : 0;
+  }
+  for (int i = 0; i < 2 && !rc; i++) {
+    const json_t *t = json_object_get(files, last[i]);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, last[i]);
+    tsr__span part = {json_string_value(t), json_string_length(t)};
+    rc = tsr__write_atomic(path, &part, 1, msg, cap) ? -1 : 0;
+  }
+  json_decref(files);
+  if (md_tables && !rc) *md_tables = md;
+  else free(md);
   return rc;
 }

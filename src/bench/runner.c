@@ -112,10 +112,22 @@ static json_t *sample_json(int64_t ns, int64_t calls) {
   return s;
 }
 
+/* SHA-256 of the output C that a receipt judged: the downloaded buffer,
+ * count floats as stored in memory (little-endian IEEE binary32, row-major
+ * batch x M x N), so two runs can be compared bit for bit. */
+static void add_output_hash(json_t *receipt, const float *c, size_t count) {
+  char sha[65];
+  int ok = c && !tsr__sha256_hex(c, count * sizeof *c, sha);
+  json_object_set_new(receipt, "output_sha256", ok ? json_string(sha) : json_null());
+}
+
 /* Appends the receipt to row.validation; a failure marks the row. */
-static int add_receipt(json_t *row, const tsr_problem *p, const tsr_receipt *r, const char *phase) {
+static int add_receipt(json_t *row, const tsr_problem *p, const tsr_receipt *r, const char *phase,
+                       const float *c, size_t count) {
   int64_t expected = p->batch * p->m * p->n;
-  json_array_append_new(json_object_get(row, "validation"), tsr__receipt_json(r, phase, expected));
+  json_t *o = tsr__receipt_json(r, phase, expected);
+  add_output_hash(o, c, count);
+  json_array_append_new(json_object_get(row, "validation"), o);
   int ok = r->passed && r->checked == expected;
   if (!ok) {
     char sum[512];
@@ -140,9 +152,10 @@ static json_t *oracle_json(const tsr__workload *w) {
  * inputs (docs/accuracy.md). A route that breaks its mode's contract is a
  * failed row: no route is ever faster by being less accurate. */
 static int add_accuracy(json_t *row, const tsr__workload *w, tsr_precision mode,
-                        const tsr_receipt *r) {
+                        const tsr_receipt *r, const float *c, size_t count) {
   int64_t expected = w->p.batch * w->p.m * w->p.n;
   json_t *o = tsr__receipt_json(r, "accuracy", expected);
+  add_output_hash(o, c, count);
   json_object_set_new(o, "inputs", json_string(tsr_inputs_name(w->inputs)));
   json_object_set_new(o, "seed", json_integer((json_int_t)w->seed));
   json_object_set_new(o, "oracle", oracle_json(w));
@@ -218,6 +231,7 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
       route->kind == TSR_ROUTE_OPENBLAS ? &tsr__route_openblas : tsr__backend_get(route->backend);
   tsr_context *ctx = NULL;
   float *host_c = NULL;
+  size_t nc = 0; /* floats of host_c */
   tsr__workload *w = NULL, *wacc = NULL;
   void *ex = NULL, *exacc = NULL;
   tsr_problem p = route_problem(rp);
@@ -262,7 +276,8 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
     goto done;
   }
   json_object_set_new(row, "oracle", oracle_json(w));
-  host_c = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *host_c);
+  nc = (size_t)tsr_problem_elems_c(&p);
+  host_c = malloc(nc * sizeof *host_c);
   if (!host_c) {
     set_error(row, "error", "out of host memory for the output");
     goto done;
@@ -289,7 +304,7 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
   if ((st = tsr__validated_call(be, ex, w, info.precision, rp->atol, rp->rtol, host_c, corrupt,
                                 &rec)))
     goto fail_or_done;
-  if (!add_receipt(row, &p, &rec, "before_timing")) goto done;
+  if (!add_receipt(row, &p, &rec, "before_timing", host_c, nc)) goto done;
   tsr__calibration cal;
   if ((st = tsr__calibrate(be, ex, rp->warmup_ms, rp->sample_ms, &cal))) goto fail_or_done;
   json_object_set_new(row, "calibration", calibration_json(&cal));
@@ -309,7 +324,7 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
   if ((st = tsr__validated_call(be, ex, w, info.precision, rp->atol, rp->rtol, host_c, corrupt,
                                 &rec)))
     goto fail_or_done;
-  if (!add_receipt(row, &p, &rec, "after_timing")) goto done;
+  if (!add_receipt(row, &p, &rec, "after_timing", host_c, nc)) goto done;
 
   /* Accuracy: the same plan on the accuracy family's inputs, a second
    * prepared call (the kernel comes from the module cache). */
@@ -325,7 +340,7 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
     if ((st = tsr__validated_call(be, exacc, wacc, info.precision, 0.0, 0.0, host_c,
                                   hook("TSR_BENCH_TEST_INACCURATE", route->name), &rec)))
       goto fail_or_done;
-    add_accuracy(row, wacc, info.precision, &rec);
+    add_accuracy(row, wacc, info.precision, &rec, host_c, nc);
   }
 
 fail_or_done:
@@ -610,7 +625,8 @@ static void measure_torch(const tsr__run_params *rp, json_t *row) {
     if (corrupt) c[0] += 1.0f;
     tsr_receipt r;
     tsr__workload_check(i < 2 ? w : wacc, p.precision, rp->atol, rp->rtol, c, &r);
-    ok = i < 2 ? add_receipt(row, &p, &r, phases[i]) : add_accuracy(row, wacc, p.precision, &r);
+    ok = i < 2 ? add_receipt(row, &p, &r, phases[i], c, count)
+               : add_accuracy(row, wacc, p.precision, &r, c, count);
   }
   free(c);
   /* Samples count only when every output validated. */

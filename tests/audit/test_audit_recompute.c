@@ -253,12 +253,12 @@ static void test_load_buffers_rejects(void **state) {
   assert_non_null(strstr(msg, "results.json: truncated or not JSON"));
   const char *arr = "[1, 2]";
   assert_int_equal(tsr__audit_load_buffers(arr, strlen(arr), NULL, 0, NULL, 0, &in, msg, sizeof msg), -1);
-  assert_non_null(strstr(msg, "not a tessera-bench/2 document"));
+  assert_non_null(strstr(msg, "not a tessera-bench/3 document"));
   const char *dup = "{\"schema\": \"tessera-bench/1\", \"schema\": \"tessera-bench/1\"}";
   assert_int_equal(tsr__audit_load_buffers(dup, strlen(dup), NULL, 0, NULL, 0, &in, msg, sizeof msg), -1);
-  const char *other = "{\"schema\": \"tessera-bench/3\"}";
+  const char *other = "{\"schema\": \"tessera-bench/4\"}";
   assert_int_equal(tsr__audit_load_buffers(other, strlen(other), NULL, 0, NULL, 0, &in, msg, sizeof msg), -1);
-  assert_non_null(strstr(msg, "'tessera-bench/3'"));
+  assert_non_null(strstr(msg, "'tessera-bench/4'"));
   const char *min = "{\"schema\": \"tessera-bench/1\"}"; /* the previous schema still loads */
   assert_int_equal(tsr__audit_load_buffers(min, strlen(min), NULL, 0, NULL, 0, &in, msg, sizeof msg), 0);
   tsr__audit_result r = audit_of(&in);

@@ -38,7 +38,7 @@ for f in results.json report.md tables.json ratios_wall_batch.svg; do
   check "run writes $f" test -s "$W/run1/$f"
 done
 check "schema, complete, $R routes × 2 shapes × 2R rounds rows" pyassert "$W/run1/results.json" \
-  "d['schema']=='tessera-bench/2' and d['complete'] and d['protocol']['rounds']==2*$R and len(d['rows'])==2*$R*2*$R"
+  "d['schema']=='tessera-bench/3' and d['complete'] and d['protocol']['rounds']==2*$R and len(d['rows'])==2*$R*2*$R"
 check "every row holds its accuracy receipt: strict contract met on random inputs" pyassert "$W/run1/results.json" \
   "d['protocol']['accuracy_inputs']=='random' and all(r['result']['precision']=='strict' and r['result']['accuracy']['contract']=='strict' and r['result']['accuracy']['inputs']=='random' and r['result']['accuracy']['passed'] and r['result']['accuracy']['checked']==r['result']['problem']['m']*r['result']['problem']['n'] and r['result']['accuracy']['worst_bound_ratio']<1 for r in d['rows'])"
 check "realized order checked balanced" pyassert "$W/run1/results.json" "d['order']['check']['balanced'] is True and len(d['order']['realized'])==len(d['rows'])"
@@ -81,6 +81,21 @@ check "tessera report regenerates report.md identically" cmp -s "$W/report.befor
 check "tessera report regenerates tables.json identically" cmp -s "$W/tables.before" "$W/run1/tables.json"
 check "tessera report regenerates the SVG" grep -q "<svg" "$W/run1/ratios_wall_batch.svg"
 
+# tamper evidence (docs/protocol.md): every row chained, the digest printed,
+# stored and quoted in report.md; every receipt carries its output's SHA-256
+dg=$(sed -n 's/^digest: sha256:\([0-9a-f]\{64\}\)$/\1/p' "$W/run1.out")
+check "the run prints its digest" test ${#dg} -eq 64
+check "results.json stores the digest and a chain over every row" pyassert "$W/run1/results.json" \
+  "d['digest']=='$dg' and d['chain']['rows']==len(d['rows']) and d['chain']['head']==d['rows'][-1]['chain'] and len(set(r['chain'] for r in d['rows']))==len(d['rows'])"
+check "report.md quotes the digest" grep -q "^- digest sha256:$dg " "$W/run1/report.md"
+check "every receipt carries its output SHA-256; tessera-cpu's before and after agree" pyassert "$W/run1/results.json" \
+  "all(len(v['output_sha256'])==64 for r in d['rows'] for v in r['result']['validation']+[r['result']['accuracy']]) and all(r['result']['validation'][0]['output_sha256']==r['result']['validation'][1]['output_sha256'] for r in d['rows'] if r['route']=='tessera-cpu')"
+sanitized=0
+grep -Eq '^TSR_(SANITIZE|FUZZ):BOOL=ON' "$B/CMakeCache.txt" 2>/dev/null && sanitized=1
+if [ "$sanitized" = 0 ]; then  # (a sanitizer build's rows are instrumented: the audit rejects them)
+  check "tessera audit --digest verifies the run" bash -c "'$T' audit --digest sha256:$dg '$W/run1' | grep -q '^--digest sha256:$dg: verified'"
+fi
+
 # ---- 2. an existing --out is refused: exit 2, nothing touched ------------------
 snap() { (cd "$W/run1" && find . -type f -exec sha256sum {} + | sort; ls -lR --time-style=full-iso .; stat -c "%n %y" .); }
 snap >"$W/snap.before"
@@ -107,6 +122,9 @@ fi
 check "report lists the failed rows loudly" grep -q "FAILED ROWS" "$W/run3/report.md"
 check "stderr names each failure" grep -q "FAILED round 0 16x16x16 tessera-cpu: crashed" "$W/run3.err"
 check "cells without a valid round say FAILED" grep -q "FAILED\*\*" "$W/run3/report.md"
+if [ "$sanitized" = 0 ]; then  # crash and timeout rows, their logs and stderr tails agree
+  check "the crash/timeout run passes the audit (logs cross-checked)" bash -c "'$T' audit '$W/run3' >'$W/a3.out' && grep -Eq ', [1-9][0-9]* row logs,' '$W/a3.out'"
+fi
 
 # ---- 4. a wrong output element is a failed row, never a time -------------------
 TSR_BENCH_TEST_CORRUPT=tessera-cpu \
@@ -135,6 +153,9 @@ rc=$?
 check "quick preset shapes run (rc=$rc)" test $rc -eq 0
 check "quick preset: 4 shapes recorded" pyassert "$W/quick/results.json" \
   "[s['label'] for s in d['protocol']['shapes']]==['128x128x61','256x256x256','513x257x129','1024x1024x1024'] and d['protocol']['preset']=='quick'"
+if [ "$sanitized" = 0 ]; then  # the audit's restated preset list and quick defaults agree with the bench's
+  check "the quick preset run passes the audit (command line checked)" "$T" audit "$W/quick"
+fi
 
 # ---- 6. bad input: one line naming the option, exit 2 ---------------------------
 expect_usage() { # expect_usage NEEDLE args...
