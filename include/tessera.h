@@ -240,6 +240,27 @@ TSR_API const char *tsr_backend_name(tsr_backend_kind b);
 TSR_API tsr_status tsr_backend_available(tsr_context *ctx, tsr_backend_kind b);
 TSR_API tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, size_t cap);
 
+/* The machine behind a backend (tsr_backend_describe). */
+typedef struct {
+  char device[192];   /* GPU name, or CPU model + " (N cores)" */
+  char arch[32];      /* "sm_90", or the best CPU micro-kernel ISA ("avx512") */
+  char driver[32];    /* GPU driver version ("13000"), "" on the CPU */
+  char nvrtc[32];     /* "13.0", "" when absent or on the CPU */
+  int cc_major, cc_minor, sm_count; /* 0 on the CPU */
+  int driver_version;               /* e.g. 13000; 0 on the CPU */
+  int nvrtc_major, nvrtc_minor;     /* 0 when NVRTC is absent */
+  int cublas_version;               /* 0 when cuBLAS is absent */
+  uint64_t total_mem;               /* device memory, bytes; 0 on the CPU */
+} tsr_device_info;
+/* What backend b runs on (AUTO: the backend AUTO picks). The tuning
+ * database keys its entries by these facts. TSR_ERR_UNSUPPORTED for a
+ * backend that cannot say; its availability error when it cannot run. */
+TSR_API tsr_status tsr_backend_describe(tsr_context *ctx, tsr_backend_kind b, tsr_device_info *out);
+
+/* The backend's built-in plan for a problem: the default table only, never
+ * the tuning database (the tuner's incumbent). b must not be AUTO. */
+TSR_API void tsr_plan_builtin(tsr_backend_kind b, const tsr_problem *p, tsr_plan *out);
+
 /* The default plan of a backend for a problem (from the tuning database when
  * one matches, else the built-in table). */
 TSR_API tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
@@ -370,6 +391,33 @@ TSR_API void tsr_validate_contract(const tsr_problem *p, const float *c, const d
  * GPU backends upload, launch, synchronize and download. */
 TSR_API tsr_status tsr_gemm(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                     const tsr_plan *plan, const float *a, const float *bmat, float *c);
+
+/* ---- prepared execution ------------------------------------------------ */
+/* One problem and one realized plan, prepared once (compiled, buffers
+ * allocated, A, B and C0 uploaded) and then run or timed many times: what
+ * tessera's own benchmark, tuner and tools measure through. */
+typedef struct tsr_exec tsr_exec;
+/* plan NULL: tsr_plan_default. c0 may be NULL when beta == 0 (C then starts
+ * as NaN, which beta == 0 never reads); it is copied. A and B must stay
+ * alive and unchanged while the exec is used: the CPU backend reads them in
+ * place (GPU backends upload them here). The exec keeps ctx for its
+ * messages: use it from the context's thread only, and destroy it before
+ * the context. */
+TSR_API tsr_status tsr_exec_create(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                                   const tsr_plan *plan, const float *a, const float *bmat,
+                                   const float *c0, tsr_exec **out);
+/* The realized plan (registers, spills and source hash once compiled) and
+ * the precision mode it runs. */
+TSR_API const tsr_plan_info *tsr_exec_info(const tsr_exec *e);
+/* C = alpha op(A) op(B) + beta C0 once, copied into c (the problem's stored
+ * layout; elements outside the m x n items, e.g. ld padding, untouched). */
+TSR_API tsr_status tsr_exec_run(tsr_exec *e, float *c);
+/* calls back-to-back calls, *ns their total time: device events on a GPU,
+ * the monotonic clock on the CPU; C is restored to C0 and the queue drained
+ * first, outside the timed region. What C holds afterwards is unspecified
+ * until the next tsr_exec_run. */
+TSR_API tsr_status tsr_exec_time(tsr_exec *e, int64_t calls, int64_t *ns);
+TSR_API void tsr_exec_destroy(tsr_exec *e); /* NULL is a no-op */
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/assert.h"
 #include "core/backend.h"
 #include "core/context.h"
 
@@ -29,6 +30,25 @@ tsr_status tsr_backend_available(tsr_context *ctx, tsr_backend_kind b) {
   const tsr__backend *be = tsr__backend_get(b);
   if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
   return be->available(ctx);
+}
+
+tsr_status tsr_backend_describe(tsr_context *ctx, tsr_backend_kind b, tsr_device_info *out) {
+  if (!out) return tsr__fail(ctx, TSR_ERR_INVALID, "describe: NULL output");
+  memset(out, 0, sizeof *out);
+  b = tsr__backend_resolve(ctx, b);
+  const tsr__backend *be = tsr__backend_get(b);
+  if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
+  tsr_status st = be->available(ctx);
+  if (st) return st;
+  if (!be->describe)
+    return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "backend %s cannot describe its machine", be->name);
+  return be->describe(ctx, out);
+}
+
+void tsr_plan_builtin(tsr_backend_kind b, const tsr_problem *p, tsr_plan *out) {
+  const tsr__backend *be = tsr__backend_get(b);
+  TSR_ASSERT(be != NULL);
+  be->default_plan(p, out);
 }
 
 tsr_status tsr__precision_require(tsr_context *ctx, const char *backend, const tsr_problem *p,

@@ -9,18 +9,9 @@
 #define TSR__BACKEND_API 2
 
 /* What a backend tells about the machine it runs on (the optional describe
- * slot): the tuning database's target key, results files, tools. */
-typedef struct {
-  char device[192];   /* GPU name, or CPU model + " (N cores)" */
-  char arch[32];      /* "sm_90", or the best CPU micro-kernel ISA ("avx512") */
-  char driver[32];    /* GPU driver version ("13000"), "" on the CPU */
-  char nvrtc[32];     /* "13.0", "" when absent or on the CPU */
-  int cc_major, cc_minor, sm_count; /* 0 on the CPU */
-  int driver_version;               /* e.g. 13000; 0 on the CPU */
-  int nvrtc_major, nvrtc_minor;     /* 0 when NVRTC is absent */
-  int cublas_version;               /* 0 when cuBLAS is absent */
-  uint64_t total_mem;               /* device memory, bytes; 0 on the CPU */
-} tsr__backend_desc;
+ * slot; public as tsr_device_info): the tuning database's target key,
+ * results files, tools. */
+typedef tsr_device_info tsr__backend_desc;
 
 /* prepare_flags: compile from scratch (module caches bypassed). */
 #define TSR__PREPARE_BYPASS_CACHE 1

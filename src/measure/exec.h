@@ -1,0 +1,41 @@
+/* The prepared execution (public as tsr_exec, tessera.h): one problem, one
+ * realized plan, one backend's prepared call. Everything above the measure
+ * layer (bench, tune, api, cli, tools) runs a backend through it and never
+ * through the backend vtable (src/core/backend.h). */
+#ifndef TSR_MEASURE_EXEC_H
+#define TSR_MEASURE_EXEC_H
+
+#include "tessera.h"
+
+struct tsr__backend; /* src/core/backend.h: only the measure layer opens it */
+
+/* Compile from scratch: module caches bypassed (the tuner's --no-cache). */
+#define TSR__EXEC_BYPASS_CACHE 1
+
+/* Realize plan on p (the realized plan is prepared), prepare with A, B, C0
+ * (c0 NULL when beta == 0), fill the info. On failure the context message
+ * says why and *out is NULL. */
+tsr_status tsr__exec_create(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                            const tsr_plan *plan, const float *a, const float *bmat,
+                            const float *c0, int flags, tsr_exec **out);
+/* The same for a vtable that is not one of the library's backends (a
+ * bench-only peer such as OpenBLAS, src/bench/routes). */
+tsr_status tsr__exec_create_vt(tsr_context *ctx, const struct tsr__backend *vt,
+                               const tsr_problem *p, const tsr_plan *plan, const float *a,
+                               const float *bmat, const float *c0, int flags, tsr_exec **out);
+
+/* 1 for a GPU backend (device-event timing exists), else 0. */
+int tsr__exec_is_gpu(const tsr_exec *e);
+/* The problem as prepared (checked, with the route's precision). */
+const tsr_problem *tsr__exec_problem(const tsr_exec *e);
+
+/* The steps the measurement layer composes (measure.h): restore C to C0,
+ * n back-to-back calls (asynchronous on a GPU), wait for everything
+ * enqueued, device-event time around n calls (GPU only), download C. */
+tsr_status tsr__exec_reset(tsr_exec *e);
+tsr_status tsr__exec_launch(tsr_exec *e, int64_t n);
+tsr_status tsr__exec_sync(tsr_exec *e);
+tsr_status tsr__exec_event_time(tsr_exec *e, int64_t n, int64_t *ns);
+tsr_status tsr__exec_download(tsr_exec *e, float *c);
+
+#endif
