@@ -239,6 +239,8 @@ TSR_API const char *tsr_backend_name(tsr_backend_kind b);
  * context message (e.g. TSR_ERR_NO_CUDA). AUTO is always available. */
 TSR_API tsr_status tsr_backend_available(tsr_context *ctx, tsr_backend_kind b);
 TSR_API tsr_status tsr_backend_parse(const char *text, tsr_backend_kind *b, char *msg, size_t cap);
+/* AUTO → the first available of cuda, cpu; any other kind as given. */
+TSR_API tsr_backend_kind tsr_backend_resolve(tsr_context *ctx, tsr_backend_kind b);
 
 /* The machine behind a backend (tsr_backend_describe). */
 typedef struct {

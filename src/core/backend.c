@@ -6,6 +6,7 @@
 #include "core/assert.h"
 #include "core/backend.h"
 #include "core/context.h"
+#include "core/space.h"
 
 static const char *const backend_names[TSR_BACKEND_COUNT] = {"auto", "cpu", "cuda", "cublas",
                                                              "hand"};
@@ -43,6 +44,15 @@ tsr_status tsr_backend_describe(tsr_context *ctx, tsr_backend_kind b, tsr_device
   if (!be->describe)
     return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "backend %s cannot describe its machine", be->name);
   return be->describe(ctx, out);
+}
+
+tsr_backend_kind tsr_backend_resolve(tsr_context *ctx, tsr_backend_kind b) {
+  return tsr__backend_resolve(ctx, b);
+}
+
+int tsr__plan_micro_tiles(tsr_backend_kind b, tsr_isa isa, int view, int (*tiles)[2], int cap) {
+  const tsr__backend *be = tsr__backend_get(b);
+  return be && be->micro_tiles ? be->micro_tiles(isa, view, tiles, cap) : 0;
 }
 
 void tsr_plan_builtin(tsr_backend_kind b, const tsr_problem *p, tsr_plan *out) {

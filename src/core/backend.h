@@ -59,6 +59,10 @@ typedef struct tsr__backend {
    * NULL on out of memory or a rejected plan), for checking recorded
    * source hashes without a device. */
   char *(*source)(const tsr_problem *p, const tsr_plan *plan);
+  /* The micro-tiles (tm, tn) compiled in for isa (view: of the direct
+   * kernels of a=view,b=view plans, isa AUTO), at most cap of them into
+   * tiles; returns how many there are (the tuner's space, src/tune). */
+  int (*micro_tiles)(tsr_isa isa, int view, int (*tiles)[2], int cap);
 } tsr__backend;
 
 /* A backend that runs only the given modes (bitmask of 1 << tsr_precision)

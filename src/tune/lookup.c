@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/backend.h"
 #include "core/context.h"
 #include "tune/tune.h"
 
@@ -17,12 +16,11 @@ tsr_status tsr__tune_target_get(tsr_context *ctx, tsr_backend_kind b, tsr__tune_
   memset(t, 0, sizeof *t);
   snprintf(t->version, sizeof t->version, "%s", TSR_VERSION);
   snprintf(t->backend, sizeof t->backend, "%s", tsr_backend_name(b));
-  const tsr__backend *be = tsr__backend_get(b);
   if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA)
     return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "tune: backend %s has no tunable plans",
                      tsr_backend_name(b));
-  tsr__backend_desc d;
-  tsr_status st = be && be->describe ? be->describe(ctx, &d) : TSR_ERR_UNSUPPORTED;
+  tsr_device_info d;
+  tsr_status st = tsr_backend_describe(ctx, b, &d);
   if (st) return st;
   snprintf(t->device, sizeof t->device, "%s", d.device);
   snprintf(t->arch, sizeof t->arch, "%s", d.arch);
@@ -112,7 +110,7 @@ typedef struct {
 static int plan_fits(void *arg, const tsr_plan *plan) {
   check_arg *c = arg;
   tsr_plan_info info;
-  return tsr__backend_get(c->b)->realize(c->ctx, c->p, plan, &info) == TSR_OK;
+  return tsr_plan_realize(c->ctx, c->b, c->p, plan, &info) == TSR_OK;
 }
 
 tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
@@ -124,10 +122,10 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   }
   if (cap) source[0] = '\0';
   if (!p || !out) return tsr__fail(ctx, TSR_ERR_INVALID, "plan lookup: NULL argument");
-  b = tsr__backend_resolve(ctx, b);
-  const tsr__backend *be = tsr__backend_get(b);
-  if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
-  be->default_plan(p, out);
+  b = tsr_backend_resolve(ctx, b);
+  if ((unsigned)b >= TSR_BACKEND_COUNT || b == TSR_BACKEND_AUTO)
+    return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
+  tsr_plan_builtin(b, p, out);
   snprintf(source, cap, "default");
   if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA) return TSR_OK; /* fixed routes */
   char path[1024];

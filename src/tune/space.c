@@ -11,8 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/cpu/cpu_kernels.h"
-#include "core/backend.h"
+#include "core/space.h"
 #include "core/context.h"
 #include "tune/tune.h"
 
@@ -164,11 +163,10 @@ static int gen_cpu(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
   int thread_opts[2] = {0, 1};
   int nthr = cores > 1 ? 2 : 1;
   for (int ii = 0; ii < 3; ii++) {
-    const tsr__cpu_kernel *tab = ii == 0 ? tsr__cpu_kernels_avx512
-                                 : ii == 1 ? tsr__cpu_kernels_avx2
-                                           : tsr__cpu_kernels_generic;
-    /* Unsupported ISAs are still offered: the planner rejects them with its reason. */
-    for (const tsr__cpu_kernel *kn = tab; kn->fn; kn++)
+    int tiles[64][2];
+    int ntiles = tsr__plan_micro_tiles(TSR_BACKEND_CPU, isas[ii], 0, tiles, 64);
+    if (ntiles > 64) ntiles = 64;
+    for (int kt = 0; kt < ntiles; kt++)
       for (size_t a = 0; a < sizeof kcs / sizeof kcs[0]; a++)
         for (size_t bi = 0; bi < 2 * sizeof mcs / sizeof mcs[0]; bi++)
           for (size_t c = 0; c < 2 * sizeof ncs / sizeof ncs[0]; c++)
@@ -180,11 +178,11 @@ static int gen_cpu(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
                 size_t nm = sizeof mcs / sizeof mcs[0], nn = sizeof ncs / sizeof ncs[0];
                 tsr_plan pl = *base;
                 pl.isa = isas[ii];
-                pl.tm = kn->tm;
-                pl.tn = kn->tn;
+                pl.tm = tiles[kt][0];
+                pl.tn = tiles[kt][1];
                 pl.bk = equal_block(p->k, kcs[a], 1);
-                pl.bm = equal_block(p->m, mcs[bi % nm], bi < nm ? kn->tm : 16);
-                pl.bn = equal_block(p->n, ncs[c % nn], c < nn ? kn->tn : 16);
+                pl.bm = equal_block(p->m, mcs[bi % nm], bi < nm ? tiles[kt][0] : 16);
+                pl.bn = equal_block(p->n, ncs[c % nn], c < nn ? tiles[kt][1] : 16);
                 pl.walk = walks[w];
                 pl.threads = thread_opts[t];
                 if (push(pv, &pl)) return -1;
@@ -192,11 +190,13 @@ static int gen_cpu(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
   }
   /* a=view,b=view: direct kernels, nothing packed (op(B) = N only; the
    * planner rejects the rest with its reason). K whole or in blocks. */
-  static const int view_tms[] = {4, 8, 12};
+  int view_tiles[16][2];
+  int nview = tsr__plan_micro_tiles(TSR_BACKEND_CPU, TSR_ISA_AUTO, 1, view_tiles, 16);
+  if (nview > 16) nview = 16;
   static const int view_kcs[] = {0, 64, 256};
   static const int view_mcs[] = {12, 48, 96, 192};
   static const int view_ncs[] = {32, 128, 512};
-  for (size_t a = 0; a < sizeof view_tms / sizeof view_tms[0]; a++)
+  for (int a = 0; a < nview; a++)
     for (size_t kc = 0; kc < sizeof view_kcs / sizeof view_kcs[0]; kc++)
       for (size_t bi = 0; bi < sizeof view_mcs / sizeof view_mcs[0]; bi++)
         for (size_t c = 0; c < sizeof view_ncs / sizeof view_ncs[0]; c++)
@@ -205,8 +205,8 @@ static int gen_cpu(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
               tsr_plan pl = *base;
               pl.a = pl.b = TSR_IN_VIEW;
               pl.isa = TSR_ISA_AUTO;
-              pl.tm = view_tms[a];
-              pl.tn = TSR__CPU_DIRECT_AVX512_TN;
+              pl.tm = view_tiles[a][0];
+              pl.tn = view_tiles[a][1];
               pl.bk = view_kcs[kc] ? equal_block(p->k, view_kcs[kc], 1) : equal_block(p->k, 65536, 1);
               pl.bm = equal_block(p->m, view_mcs[bi], pl.tm);
               pl.bn = equal_block(p->n, view_ncs[c], pl.tn);
@@ -333,12 +333,11 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
                            const tsr_plan *extra, const tsr__cand_role *extra_roles, int nextra,
                            tsr__tune_space_t *out) {
   memset(out, 0, sizeof *out);
-  const tsr__backend *be = tsr__backend_get(b);
-  if (!be || (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA))
+  if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA)
     return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "tune: backend %s has no tunable plans",
                      tsr_backend_name(b));
   tsr_plan def;
-  be->default_plan(p, &def); /* the built-in incumbent, never the database */
+  tsr_plan_builtin(b, p, &def); /* the built-in incumbent, never the database */
   plan_vec pv = {0};
   tsr__cand_role *roles = NULL;
   int rc = push(&pv, &def);

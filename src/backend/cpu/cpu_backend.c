@@ -716,6 +716,23 @@ static void read_cpu_model(void) {
   fclose(f);
 }
 
+static int cpu_micro_tiles(tsr_isa isa, int view, int (*tiles)[2], int cap) {
+  if (view) { /* the direct kernels: tm 4, 8, .. up to their row limit */
+    int n = 0;
+    for (int tm = 4; tm <= TSR__CPU_DIRECT_AVX512_TM; tm += 4, n++)
+      if (n < cap) tiles[n][0] = tm, tiles[n][1] = TSR__CPU_DIRECT_AVX512_TN;
+    return isa == TSR_ISA_AUTO ? n : 0;
+  }
+  const tsr__cpu_kernel *tab = isa == TSR_ISA_AVX512 ? tsr__cpu_kernels_avx512
+                               : isa == TSR_ISA_AVX2 ? tsr__cpu_kernels_avx2
+                               : isa == TSR_ISA_GENERIC ? tsr__cpu_kernels_generic
+                                                        : NULL;
+  int n = 0;
+  for (const tsr__cpu_kernel *k = tab; k && k->fn; k++, n++)
+    if (n < cap) tiles[n][0] = k->tm, tiles[n][1] = k->tn;
+  return n;
+}
+
 static tsr_status cpu_describe(tsr_context *ctx, tsr__backend_desc *out) {
   (void)ctx;
   memset(out, 0, sizeof *out);
@@ -746,4 +763,5 @@ const tsr__backend tsr__backend_cpu = {
     .destroy = cpu_destroy,
     .context_release = cpu_context_release,
     .describe = cpu_describe,
+    .micro_tiles = cpu_micro_tiles,
 };
