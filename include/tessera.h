@@ -263,6 +263,12 @@ TSR_API tsr_status tsr_backend_describe(tsr_context *ctx, tsr_backend_kind b, ts
  * the tuning database (the tuner's incumbent). b must not be AUTO. */
 TSR_API void tsr_plan_builtin(tsr_backend_kind b, const tsr_problem *p, tsr_plan *out);
 
+/* The source text backend b compiles for plan on p (the generated CUDA C of
+ * the cuda backend, the fixed kernel of hand): malloc'd, NUL-terminated,
+ * released with free(); NULL when b generates no source, the plan is
+ * rejected, or memory runs out. Needs no device. */
+TSR_API char *tsr_plan_source(tsr_backend_kind b, const tsr_problem *p, const tsr_plan *plan);
+
 /* The default plan of a backend for a problem (from the tuning database when
  * one matches, else the built-in table). */
 TSR_API tsr_status tsr_plan_default(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,

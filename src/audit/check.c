@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "audit/audit_internal.h"
-#include "core/backend.h"
 #include "core/hash.h"
+#include "tessera.h"
 #include "sys/file.h"
 
 /* ---- reasons and findings ------------------------------------------------ */
@@ -1129,13 +1129,12 @@ static void regenerate_sources(tsr__audit_ctx *c) {
       const char *prec = S_(result, "precision");
       if (prec) tsr_precision_parse(prec, &p.precision, msg, sizeof msg);
       tsr_backend_kind bk = TSR_BACKEND_AUTO;
-      const tsr__backend *vt = tsr_backend_parse(f->backend, &bk, msg, sizeof msg) ? NULL
-                                                                                 : tsr__backend_get(bk);
+      int known = tsr_backend_parse(f->backend, &bk, msg, sizeof msg) == TSR_OK && bk != TSR_BACKEND_AUTO;
       tsr_plan plan;
-      if (vt) vt->default_plan(&p, &plan);
+      if (known) tsr_plan_builtin(bk, &p, &plan);
       char *src = NULL;
-      if (!vt || !vt->source || !plan_text || tsr_plan_parse(plan_text, &plan, msg, sizeof msg) ||
-          !(src = vt->source(&p, &plan))) {
+      if (!known || !plan_text || tsr_plan_parse(plan_text, &plan, msg, sizeof msg) ||
+          !(src = tsr_plan_source(bk, &p, &plan))) {
         FAIL(c->res, TSR__AR_SOURCE_HASH, where, "cannot regenerate the source from plan '%.120s'",
              plan_text ? plan_text : "(missing)");
         continue;

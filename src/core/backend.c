@@ -55,6 +55,15 @@ int tsr__plan_micro_tiles(tsr_backend_kind b, tsr_isa isa, int view, int (*tiles
   return be && be->micro_tiles ? be->micro_tiles(isa, view, tiles, cap) : 0;
 }
 
+char *tsr_plan_source(tsr_backend_kind b, const tsr_problem *p, const tsr_plan *plan) {
+  const tsr__backend *be = tsr__backend_get(b);
+  if (!be || !be->source || !p || !plan) return NULL;
+  tsr_problem q = *p;
+  char msg[256];
+  if (tsr_problem_check(&q, msg, sizeof msg)) return NULL;
+  return be->source(&q, plan);
+}
+
 void tsr_plan_builtin(tsr_backend_kind b, const tsr_problem *p, tsr_plan *out) {
   const tsr__backend *be = tsr__backend_get(b);
   TSR_ASSERT(be != NULL);

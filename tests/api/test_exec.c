@@ -133,11 +133,31 @@ static void test_describe(void **state) {
   else assert_non_null(strstr(tsr_context_message(ctx), "CUDA"));
 }
 
+/* Generated source without a device: the cuda backend's emitter output,
+ * identical on every call; nothing for the CPU or for a rejected plan. */
+static void test_plan_source(void **state) {
+  tsr_problem p;
+  tsr_problem_init(&p, 300, 200, 100);
+  tsr_plan plan;
+  tsr_plan_builtin(TSR_BACKEND_CUDA, &p, &plan);
+  char *s1 = tsr_plan_source(TSR_BACKEND_CUDA, &p, &plan), *s2 = tsr_plan_source(TSR_BACKEND_CUDA, &p, &plan);
+  assert_non_null(s1);
+  assert_non_null(s2);
+  assert_non_null(strstr(s1, "__global__"));
+  assert_string_equal(s1, s2);
+  free(s1);
+  free(s2);
+  assert_null(tsr_plan_source(TSR_BACKEND_CPU, &p, &plan));
+  plan.bm = 7; /* not a multiple of wm */
+  assert_null(tsr_plan_source(TSR_BACKEND_CUDA, &p, &plan));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_run_and_time, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
       cmocka_unit_test_setup_teardown(test_describe, setup, teardown),
+      cmocka_unit_test(test_plan_source),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
