@@ -7,8 +7,27 @@
 #include "audit/audit.h"
 #include "cli.h"
 
-static void help(FILE *f) {
-  fprintf(f,
+int tsr_cli_audit(int argc, char **argv) {
+  const char *verb = "audit", *dir = NULL;
+  int json = 0, self_test = 0;
+  tsr__audit_options opt = {0};
+  const tsr_cli_opt opts[] = {
+      TSR_CLI_OPT_FLAG("--json", &json, "print the verdict as JSON (schema tessera-audit/1)"),
+      TSR_CLI_OPT_FLAG("--current-artifacts", &opt.current_artifacts,
+                       "also hash the recorded executable, libraries and torch\n"
+                       "script on disk and regenerate every generated kernel\n"
+                       "source with this build: each must match the record"),
+      TSR_CLI_OPT_FLAG("--self-test", &self_test,
+                       "audit corrupted copies of DIR in a temporary directory\n"
+                       "(missing row, wrong order, invalid output, NaN time,\n"
+                       "missing source hash, wrong element count, instrumented\n"
+                       "control, changed artifact, table value, report value);\n"
+                       "pass only when each is rejected for its reason and the\n"
+                       "pristine copy passes"),
+  };
+  const tsr_cli_spec spec = {
+      .verb = verb,
+      .usage =
           "usage: tessera audit [--json] [--current-artifacts] [--self-test] DIR\n"
           "\n"
           "Re-derives a bench results directory from its raw data, without the bench's\n"
@@ -20,40 +39,19 @@ static void help(FILE *f) {
           "documented design and balanced; every tables.json value and paired ratio and\n"
           "every number in report.md recomputed from the raw nanoseconds (1e-9 relative);\n"
           "source and artifact hashes recorded (and unchanged during the run).\n"
-          "\n"
-          "  --json               print the verdict as JSON (schema tessera-audit/1)\n"
-          "  --current-artifacts  also hash the recorded executable, libraries and torch\n"
-          "                       script on disk and regenerate every generated kernel\n"
-          "                       source with this build: each must match the record\n"
-          "  --self-test          audit corrupted copies of DIR in a temporary directory\n"
-          "                       (missing row, wrong order, invalid output, NaN time,\n"
-          "                       missing source hash, wrong element count, instrumented\n"
-          "                       control, changed artifact, table value, report value);\n"
-          "                       pass only when each is rejected for its reason and the\n"
-          "                       pristine copy passes\n"
-          "\n"
-          "Each finding prints as 'REJECT <reason>: <row or field>: <detail>'; the reasons\n"
-          "are listed in docs/audit.md.\n"
-          "exit: 0 pass, 1 audit failure (or a self-test case not rejected), 2 unusable\n"
-          "input (missing directory or file, truncated or non-JSON file, bad option)\n");
-}
-
-int tsr_cli_audit(int argc, char **argv) {
-  const char *verb = "audit", *dir = NULL;
-  int json = 0, self_test = 0;
-  tsr__audit_options opt = {0};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      help(stdout);
-      return TSR_EXIT_OK;
-    } else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--self-test")) self_test = 1;
-    else if (!strcmp(a, "--current-artifacts")) opt.current_artifacts = 1;
-    else if (a[0] == '-' && a[1]) return tsr_cli_usage_error(verb, "unknown option '%s' (see --help)", a);
-    else if (dir) return tsr_cli_usage_error(verb, "one DIR only ('%s' and '%s')", dir, a);
-    else dir = a;
-  }
+          "\n",
+      .footer = "Each finding prints as 'REJECT <reason>: <row or field>: <detail>'; the reasons\n"
+                "are listed in docs/audit.md.\n"
+                "exit: 0 pass, 1 audit failure (or a self-test case not rejected), 2 unusable\n"
+                "input (missing directory or file, truncated or non-JSON file, bad option)\n",
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .operands = &dir,
+      .max_operands = 1,
+      .operand_name = "DIR",
+  };
+  int prc = tsr_cli_parse(&spec, argc, argv);
+  if (prc != TSR_CLI_CONTINUE) return prc;
   if (!dir) return tsr_cli_usage_error(verb, "DIR: missing (a bench results directory; see --help)");
   char msg[1200];
 
