@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/context.h"
+#include "core/par.h"
 #include "measure/measure.h"
 
 /* ---- estimates ------------------------------------------------------------- */
@@ -36,7 +37,8 @@ double tsr__exec_host_bytes(const tsr_problem *p, tsr_backend_kind b, const tsr_
 double tsr__measure_host_bytes(const tsr_problem *p, tsr_backend_kind b,
                                const tsr_plan_info *info, int workloads, int execs) {
   return workloads * tsr__workload_bytes(p) + execs * tsr__exec_host_bytes(p, b, info) +
-         4.0 * (double)tsr_problem_elems_c(p); /* the host output buffer */
+         4.0 * (double)tsr_problem_elems_c(p) + /* the host output buffer */
+         (b != TSR_BACKEND_CPU ? TSR__GPU_HOST_OVERHEAD : 0.0);
 }
 
 double tsr__host_memory_default(void) {
@@ -78,11 +80,20 @@ double tsr__oracle_seconds(const tsr_problem *p, int gpu) {
   return flops / (TSR__ORACLE_CPU_FLOPS_PER_CORE * threads);
 }
 
+/* tsr_fill of one tensor: tsr__parallel_rows' threads (one below 4e6
+ * elements, else the online CPUs up to TSR__PAR_MAX). */
+static double fill_seconds(double elems) {
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  double threads = ncpu > 0 ? (double)(ncpu < TSR__PAR_MAX ? ncpu : TSR__PAR_MAX) : 1.0;
+  if (elems < 4e6) threads = 1.0;
+  return elems / (TSR__INPUT_ELEMS_PER_S * threads);
+}
+
 double tsr__inputs_seconds(const tsr_problem *p) {
-  double elems = (double)tsr_problem_elems_a(p) + (double)tsr_problem_elems_b(p) +
-                 (p->beta != 0.0f ? (double)tsr_problem_elems_c(p) : 0.0) +
-                 (double)p->batch * (double)p->m * (double)p->n;
-  return elems / TSR__INPUT_ELEMS_PER_S;
+  double out = (double)p->batch * (double)p->m * (double)p->n;
+  return fill_seconds((double)tsr_problem_elems_a(p)) + fill_seconds((double)tsr_problem_elems_b(p)) +
+         (p->beta != 0.0f ? fill_seconds((double)tsr_problem_elems_c(p)) : 0.0) +
+         12.0 * out / TSR__ORACLE_HASH_BYTES_PER_S;
 }
 
 /* ---- workload ------------------------------------------------------------ */

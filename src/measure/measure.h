@@ -48,7 +48,10 @@ double tsr__workload_bytes(const tsr_problem *p);
  * device allocation that fails is an error status, never host exhaustion. */
 double tsr__exec_host_bytes(const tsr_problem *p, tsr_backend_kind b, const tsr_plan_info *info);
 /* Peak host bytes of one process measuring p: `workloads` workloads alive at
- * once, `execs` prepared calls and the host output buffer. */
+ * once, `execs` prepared calls and the host output buffer; on a GPU backend
+ * also TSR__GPU_HOST_OVERHEAD for the driver, NVRTC and module state (about
+ * 140 MiB measured on the H200 host). */
+#define TSR__GPU_HOST_OVERHEAD (256.0 * 1048576.0)
 double tsr__measure_host_bytes(const tsr_problem *p, tsr_backend_kind b,
                                const tsr_plan_info *info, int workloads, int execs);
 /* The default host-memory limit: 80% of physical memory (sysconf); 0 when
@@ -62,14 +65,17 @@ int tsr__host_memory_check(double need, double limit, char *msg, size_t cap);
  * measurement of this machine: they must hold on a loaded one). */
 #define TSR__ORACLE_CPU_FLOPS_PER_CORE 1e9 /* tsr_oracle_cpu, per thread it runs */
 #define TSR__ORACLE_GPU_FLOPS 1e11         /* tsr_oracle_gpu (plain FP64 kernel) */
-#define TSR__INPUT_ELEMS_PER_S 2e7         /* tsr_fill of the inputs + the output passes */
+#define TSR__INPUT_ELEMS_PER_S 2e7         /* tsr_fill, per thread it runs */
+#define TSR__ORACLE_HASH_BYTES_PER_S 2.5e8 /* SHA-256 + I/O of an oracle cache entry */
 /* Seconds to compute the FP64 oracle of p (2*M*N*K*batch flops): on the GPU
  * when gpu, else on the CPU with as many threads as tsr_oracle_cpu uses. */
 double tsr__oracle_seconds(const tsr_problem *p, int gpu);
 /* 1 when tsr__workload_create would use the GPU oracle for p (work >= 1e8)
  * given a usable GPU. */
 int tsr__oracle_prefers_gpu(const tsr_problem *p);
-/* Seconds to generate one workload's inputs and pass over its output. */
+/* Seconds to generate one workload's inputs (A, B, C0 with as many threads
+ * as tsr_fill uses) and hash its oracle (12 bytes per output element, the
+ * cache entry's SHA-256 on store and on load). */
 double tsr__inputs_seconds(const tsr_problem *p);
 
 /* The receipt of output c (stored layout) for a run in precision `mode`

@@ -156,25 +156,27 @@ expect_usage_fast "4096x4096x4096 batch 65535: needs about" bench --shapes 4096x
 expect_usage_fast "(--max-memory)" bench --shapes 64x64x64 --routes tessera-cpu --max-memory 0.00001 --out "$W/b3"
 [ ! -e "$W/b1" ] && [ ! -e "$W/b2" ] && [ ! -e "$W/b3" ] && ok || bad "a refused bench created its --out"
 
-# A cached oracle costs nothing. 32x512x512 has 32 rows, so the CPU oracle
-# estimate is one thread's on any machine: inputs 0.0295 s (2 workloads of
-# 294912 elements at 2e7/s) plus 0.0168 s per uncached oracle. A 0.045 s
-# budget passes with both oracles cached and refuses with either missing.
+# A cached oracle costs nothing. 32x512x512 is the same estimate on any
+# machine (32 rows: a one-thread CPU oracle; tensors under 4e6 elements: a
+# one-thread fill): inputs 0.0294 s (2 workloads: 278528 elements at 2e7/s,
+# 12 B x 16384 hashed at 2.5e8 B/s) plus 0.0168 s per uncached oracle. A
+# 0.04 s budget passes with both oracles cached and refuses with either
+# missing.
 oc=$W/oc1
 tune_small() { timed "$T" tune --shape 32x512x512 --backend cpu --max-candidates 1 --no-db --quiet --in-process "$@"; }
 tune_small --max-seconds 60 --oracle-cache "$oc" >"$W/t1" 2>&1 && ok || bad "tune filling the oracle cache: $(cat "$W/t1")"
 [ "$(ls "$oc" | grep -c '\.f64$')" = 2 ] && ok || bad "oracle cache holds $(ls "$oc") (want 2 entries)"
-tune_small --max-seconds 0.045 --oracle-cache "$oc" >"$W/t2" 2>&1 && grep -q "^decision " "$W/t2" && ok ||
+tune_small --max-seconds 0.04 --oracle-cache "$oc" >"$W/t2" 2>&1 && grep -q "^decision " "$W/t2" && ok ||
   bad "tune with cached oracles refused: $(cat "$W/t2")"
 expect_usage_fast "0.0336 s for 2 uncached oracle(s)" tune --shape 32x512x512 --backend cpu --max-candidates 1 \
-  --max-seconds 0.045 --no-db --oracle-cache "$W/oc2" --quiet --in-process
+  --max-seconds 0.04 --no-db --oracle-cache "$W/oc2" --quiet --in-process
 cp -r "$oc" "$W/oc3" && rm "$(ls "$W"/oc3/*.f64 | head -1)"
 expect_usage_fast "0.0168 s for 1 uncached oracle(s)" tune --shape 32x512x512 --backend cpu --max-candidates 1 \
-  --max-seconds 0.045 --no-db --oracle-cache "$W/oc3" --quiet --in-process
+  --max-seconds 0.04 --no-db --oracle-cache "$W/oc3" --quiet --in-process
 # a damaged entry (wrong size) is no cache hit
 cp -r "$oc" "$W/oc4" && for f in "$W"/oc4/*.f64; do printf 'x' >>"$f"; done
 expect_usage_fast "0.0336 s for 2 uncached oracle(s)" tune --shape 32x512x512 --backend cpu --max-candidates 1 \
-  --max-seconds 0.045 --no-db --oracle-cache "$W/oc4" --quiet --in-process
+  --max-seconds 0.04 --no-db --oracle-cache "$W/oc4" --quiet --in-process
 
 # ---- happy paths: every table parses its options --------------------------------
 json=$("$T" gemm --shape 33x17x9 --backend cpu --alpha -2 --beta 0.5 --batch 3 --trans-a --trans-b \
