@@ -8,8 +8,42 @@
 #include "bench/bench.h"
 #include "cli.h"
 
-static void help(FILE *f) {
-  fprintf(f,
+/* --digest: sha256:HEX (or bare HEX) into the 65-byte buffer at opt->dest. */
+static int opt_digest(const char *verb, const tsr_cli_opt *opt, const char *text) {
+  if (tsr__audit_parse_digest(text, opt->dest))
+    return tsr_cli_usage_error(verb, "--digest: '%.80s' is not a SHA-256 (64 hex digits, "
+                                     "optionally after 'sha256:')", text), -1;
+  return 0;
+}
+
+int tsr_cli_audit(int argc, char **argv) {
+  const char *verb = "audit", *dir = NULL;
+  int json = 0, self_test = 0, have_digest = 0;
+  char digest[65] = "";
+  tsr__audit_options opt = {0};
+  /* the bench's renderer: the derived files are regenerated and compared whole */
+  opt.render = tsr__bench_render;
+  tsr_cli_opt opts[] = {
+      TSR_CLI_OPT_FLAG("--json", &json, "print the verdict as JSON (schema tessera-audit/1)"),
+      TSR_CLI_OPT_CUSTOM("--digest", opt_digest, digest, "D",
+                         "the run must be the one this digest (sha256:HEX, printed by\n"
+                         "tessera bench and quoted in report.md) was quoted for"),
+      TSR_CLI_OPT_FLAG("--current-artifacts", &opt.current_artifacts,
+                       "also hash the recorded executable, libraries and torch\n"
+                       "script on disk and regenerate every generated kernel\n"
+                       "source with this build: each must match the record"),
+      TSR_CLI_OPT_FLAG("--self-test", &self_test,
+                       "audit corrupted copies of DIR in a temporary directory,\n"
+                       "one per check (missing row, wrong order, invalid output,\n"
+                       "..., doubled calls, a dropped shape, a moved chart bar,\n"
+                       "a forgery with every derived file regenerated; the list\n"
+                       "is in docs/audit.md); pass only when each is rejected\n"
+                       "for its reason and the pristine copy passes"),
+  };
+  opts[1].seen = &have_digest;
+  const tsr_cli_spec spec = {
+      .verb = verb,
+      .usage =
           "usage: tessera audit [--json] [--current-artifacts] [--digest D] [--self-test] DIR\n"
           "\n"
           "Re-derives a bench results directory from its raw data, without the bench's\n"
@@ -25,52 +59,20 @@ static void help(FILE *f) {
           "timestamps, argv, device, threads, oracle keys, plans, receipts, logs) and the\n"
           "design the recorded command line implies; report.md, tables.json and every\n"
           "chart regenerated and compared whole; the hash chain and the digest.\n"
-          "\n"
-          "  --json               print the verdict as JSON (schema tessera-audit/1)\n"
-          "  --digest D           the run must be the one this digest (sha256:HEX, printed by\n"
-          "                       tessera bench and quoted in report.md) was quoted for\n"
-          "  --current-artifacts  also hash the recorded executable, libraries and torch\n"
-          "                       script on disk and regenerate every generated kernel\n"
-          "                       source with this build: each must match the record\n"
-          "  --self-test          audit corrupted copies of DIR in a temporary directory,\n"
-          "                       one per check (missing row, wrong order, invalid output,\n"
-          "                       ..., doubled calls, a dropped shape, a moved chart bar,\n"
-          "                       a forgery with every derived file regenerated; the list\n"
-          "                       is in docs/audit.md); pass only when each is rejected\n"
-          "                       for its reason and the pristine copy passes\n"
-          "\n"
-          "Each finding prints as 'REJECT <reason>: <row or field>: <detail>'; the reasons\n"
-          "are listed in docs/audit.md.\n"
-          "exit: 0 pass, 1 audit failure (or a self-test case not rejected), 2 unusable\n"
-          "input (missing directory or file, truncated or non-JSON file, bad option)\n");
-}
-
-int tsr_cli_audit(int argc, char **argv) {
-  const char *verb = "audit", *dir = NULL;
-  int json = 0, self_test = 0;
-  tsr__audit_options opt = {0};
-  /* the bench's renderer: the derived files are regenerated and compared whole */
-  opt.render = tsr__bench_render;
-  char digest[65];
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      help(stdout);
-      return TSR_EXIT_OK;
-    } else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--self-test")) self_test = 1;
-    else if (!strcmp(a, "--current-artifacts")) opt.current_artifacts = 1;
-    else if (!strcmp(a, "--digest")) {
-      if (i + 1 >= argc) return tsr_cli_usage_error(verb, "--digest: needs a value (sha256:HEX)");
-      if (tsr__audit_parse_digest(argv[++i], digest))
-        return tsr_cli_usage_error(verb, "--digest: '%.80s' is not a SHA-256 (64 hex digits, "
-                                         "optionally after 'sha256:')", argv[i]);
-      opt.digest = digest;
-    }
-    else if (a[0] == '-' && a[1]) return tsr_cli_usage_error(verb, "unknown option '%s' (see --help)", a);
-    else if (dir) return tsr_cli_usage_error(verb, "one DIR only ('%s' and '%s')", dir, a);
-    else dir = a;
-  }
+          "\n",
+      .footer = "Each finding prints as 'REJECT <reason>: <row or field>: <detail>'; the reasons\n"
+                "are listed in docs/audit.md.\n"
+                "exit: 0 pass, 1 audit failure (or a self-test case not rejected), 2 unusable\n"
+                "input (missing directory or file, truncated or non-JSON file, bad option)\n",
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .operands = &dir,
+      .max_operands = 1,
+      .operand_name = "DIR",
+  };
+  int prc = tsr_cli_parse(&spec, argc, argv);
+  if (prc != TSR_CLI_CONTINUE) return prc;
+  if (have_digest) opt.digest = digest;
   if (!dir) return tsr_cli_usage_error(verb, "DIR: missing (a bench results directory; see --help)");
   char msg[1200];
 

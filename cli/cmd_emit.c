@@ -7,38 +7,32 @@
 #include "cli.h"
 #include "emit/emit.h"
 
-static void print_help(void) {
-  printf("usage: tessera emit --shape MxNxK [--plan TEXT] [options] [--out FILE]\n"
-         "\n"
-         "Prints the CUDA C that the cuda backend compiles for this problem and plan\n"
-         "(the plan is realized first: walk normalized for the grid). The same problem\n"
-         "and plan always give byte-identical source; its SHA-256 goes to stderr.\n\n%s"
-         "  --out FILE      write the source to FILE (atomically) instead of stdout\n"
-         "  --sha256        print only the source's SHA-256\n",
-         tsr_cli_problem_help);
-}
-
 int tsr_cli_emit(int argc, char **argv) {
   tsr_cli_problem_opts o;
   tsr_cli_problem_defaults(&o, "cuda");
   const char *out = NULL;
   int sha_only = 0;
-  for (int i = 1; i < argc; i++) {
-    int r = tsr_cli_problem_option("emit", argc, argv, &i, &o);
-    if (r < 0) return TSR_EXIT_USAGE;
-    if (r) continue;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      print_help();
-      return TSR_EXIT_OK;
-    } else if (!strcmp(argv[i], "--sha256")) {
-      sha_only = 1;
-    } else if (!strcmp(argv[i], "--out")) {
-      if (i + 1 >= argc) return tsr_cli_usage_error("emit", "--out: needs a value");
-      out = argv[++i];
-    } else {
-      return tsr_cli_usage_error("emit", "unknown option '%s' (see --help)", argv[i]);
-    }
-  }
+  tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 2];
+  size_t n = tsr_cli_problem_table(&o, opts);
+  opts[n++] = (tsr_cli_opt){.name = "--out", .kind = TSR_CLI_STRING,
+                            .dest = TSR_CLI_PTR_(const char *, &out), .flags = TSR_CLI_NONEMPTY,
+                            .metavar = "FILE",
+                            .help = "write the source to FILE (atomically) instead of stdout"};
+  opts[n++] = (tsr_cli_opt)TSR_CLI_OPT_FLAG("--sha256", &sha_only, "print only the source's SHA-256");
+  const tsr_cli_spec spec = {
+      .verb = "emit",
+      .usage = "usage: tessera emit --shape MxNxK [--plan TEXT] [options] [--out FILE]\n"
+               "\n"
+               "Prints the CUDA C that the cuda backend compiles for this problem and plan\n"
+               "(the plan is realized first: walk normalized for the grid). The same problem\n"
+               "and plan always give byte-identical source; its SHA-256 goes to stderr.\n"
+               "--backend defaults to cuda, the only backend with generated source.\n\n",
+      .footer = "exit: 0 written, 2 bad input, plan rejected or --out not writable\n",
+      .opts = opts,
+      .nopts = n,
+  };
+  int prc = tsr_cli_parse(&spec, argc, argv);
+  if (prc != TSR_CLI_CONTINUE) return prc;
   if (strcmp(o.backend, "cuda") != 0)
     return tsr_cli_usage_error("emit", "--backend: '%s' has no generated source (only cuda)",
                                o.backend);

@@ -14,30 +14,6 @@
 #include "core/clock.h"
 #include "measure/measure.h"
 
-static void print_help(void) {
-  printf("usage: tessera gemm --shape MxNxK [options]\n"
-         "\n"
-         "Runs C = alpha*op(A)*op(B) + beta*C once on deterministic inputs, checks every\n"
-         "output element against an FP64 oracle (C is poisoned with NaN first, so an\n"
-         "unwritten element fails), checks the precision mode's accuracy contract on\n"
-         "random inputs (docs/accuracy.md), prints both receipts and the mode that ran,\n"
-         "then times repeated calls.\n\n%s"
-         "  --inputs I      timing inputs: dyadic (default: exact, any correct kernel has\n"
-         "                  max error 0), or random | normal | wide (checked against the\n"
-         "                  precision mode's contract)\n"
-         "  --accuracy I    input family of the accuracy check: random (default, uniform\n"
-         "                  [-1,1)), normal, wide, or off\n"
-         "  --seed S        seed of the non-dyadic inputs (default 1)\n"
-         "  --atol X --rtol X  tolerances of dyadic inputs (default 0: exact)\n"
-         "  --samples N     timed samples (default 5; 0 skips timing)\n"
-         "  --sample-ms T   calls per sample fill about T ms (default 20)\n"
-         "  --warmup-ms T   warm-up before timing (default 100)\n"
-         "  --json          machine-readable output\n"
-         "\n"
-         "exit: 0 valid, 1 validation or accuracy failed, 2 bad input or backend unusable\n",
-         tsr_cli_problem_help);
-}
-
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
@@ -85,56 +61,60 @@ static void print_receipt(const char *label, const tsr_receipt *r, const tsr__wo
 int tsr_cli_gemm(int argc, char **argv) {
   tsr_cli_problem_opts o;
   tsr_cli_problem_defaults(&o, "auto");
-  const char *inputs_text = "dyadic", *accuracy_text = "random";
+  tsr_inputs inputs = TSR_INPUTS_DYADIC;
+  int accuracy = TSR_INPUTS_RANDOM; /* -1: off */
   long long seed = 1, samples = 5, sample_ms = 20, warmup_ms = 100;
   float atol = 0.0f, rtol = 0.0f;
-  int json = 0, tol_given = 0;
-  for (int i = 1; i < argc; i++) {
-    int r = tsr_cli_problem_option("gemm", argc, argv, &i, &o);
-    if (r < 0) return TSR_EXIT_USAGE;
-    if (r) continue;
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      print_help();
-      return TSR_EXIT_OK;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-      continue;
-    }
-    static const char *const valued[] = {"--inputs",  "--seed",      "--atol",      "--rtol",
-                                         "--samples", "--sample-ms", "--warmup-ms", "--accuracy"};
-    int k = tsr_cli_option_index(a, valued, 8);
-    if (k < 0) return tsr_cli_usage_error("gemm", "unknown option '%s' (see --help)", a);
-    if (!v) return tsr_cli_usage_error("gemm", "%s: needs a value", a);
-    i++;
-    int bad = 0;
-    switch (k) {
-      case 0: inputs_text = v; break;
-      case 1: bad = tsr_cli_parse_int("gemm", a, v, 0, INT64_MAX, &seed); break;
-      case 2: bad = tsr_cli_parse_float("gemm", a, v, &atol) || atol < 0; tol_given = 1; break;
-      case 3: bad = tsr_cli_parse_float("gemm", a, v, &rtol) || rtol < 0; tol_given = 1; break;
-      case 4: bad = tsr_cli_parse_int("gemm", a, v, 0, 1000, &samples); break;
-      case 5: bad = tsr_cli_parse_int("gemm", a, v, 1, 60000, &sample_ms); break;
-      case 6: bad = tsr_cli_parse_int("gemm", a, v, 0, 600000, &warmup_ms); break;
-      default: accuracy_text = v; break;
-    }
-    if (bad) {
-      if ((k == 2 || k == 3)) tsr_cli_usage_error("gemm", "%s: '%s' must be >= 0", a, v);
-      return TSR_EXIT_USAGE;
-    }
-  }
-  tsr_inputs inputs, accuracy = TSR_INPUTS_RANDOM;
-  if (tsr_cli_parse_inputs("gemm", inputs_text, &inputs)) return TSR_EXIT_USAGE;
-  int check_accuracy = strcmp(accuracy_text, "off") != 0;
-  if (check_accuracy) {
-    char m[256];
-    if (tsr_inputs_parse(accuracy_text, &accuracy, m, sizeof m) || accuracy == TSR_INPUTS_DYADIC)
-      return tsr_cli_usage_error("gemm", "--accuracy: '%s' is not random, normal, wide or off",
-                                 accuracy_text);
-  }
+  double max_memory = 0.0;
+  int json = 0, atol_given = 0, rtol_given = 0;
+  tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 10];
+  size_t n = tsr_cli_problem_table(&o, opts);
+  const tsr_cli_opt own[] = {
+      TSR_CLI_OPT_CUSTOM("--inputs", tsr_cli_opt_inputs, &inputs, "I",
+                         "timing inputs: dyadic (default: exact, any correct kernel has\n"
+                         "max error 0), or random | normal | wide (checked against the\n"
+                         "precision mode's contract)"),
+      TSR_CLI_OPT_CUSTOM("--accuracy", tsr_cli_opt_accuracy, &accuracy, "I",
+                         "input family of the accuracy check: random (default, uniform\n"
+                         "[-1,1)), normal, wide, or off"),
+      TSR_CLI_OPT_INT("--seed", &seed, 0, INT64_MAX, "S", "seed of the non-dyadic inputs (default 1)"),
+      {.name = "--atol", .kind = TSR_CLI_FLOAT, .dest = TSR_CLI_PTR_(float, &atol), .rlo = 0,
+       .rhi = TSR_CLI_FLT_MAX, .metavar = "X", .seen = &atol_given,
+       .help = "absolute tolerance of dyadic inputs (default 0: exact)"},
+      {.name = "--rtol", .kind = TSR_CLI_FLOAT, .dest = TSR_CLI_PTR_(float, &rtol), .rlo = 0,
+       .rhi = TSR_CLI_FLT_MAX, .metavar = "X", .seen = &rtol_given,
+       .help = "relative tolerance of dyadic inputs (default 0: exact)"},
+      TSR_CLI_OPT_INT("--samples", &samples, 0, 1000, "N", "timed samples (default 5; 0 skips timing)"),
+      TSR_CLI_OPT_INT("--sample-ms", &sample_ms, 1, 60000, "T",
+                      "calls per sample fill about T ms (default 20)"),
+      TSR_CLI_OPT_INT("--warmup-ms", &warmup_ms, 0, 600000, "T", "warm-up before timing (default 100)"),
+      TSR_CLI_OPT_CUSTOM("--max-memory", tsr_cli_opt_gib, &max_memory, "GIB", TSR_CLI_MAX_MEMORY_HELP),
+      TSR_CLI_OPT_FLAG("--json", &json, "machine-readable output"),
+  };
+  memcpy(opts + n, own, sizeof own);
+  n += sizeof own / sizeof own[0];
+  const tsr_cli_spec spec = {
+      .verb = "gemm",
+      .usage = "usage: tessera gemm --shape MxNxK [options]\n"
+               "\n"
+               "Runs C = alpha*op(A)*op(B) + beta*C once on deterministic inputs, checks every\n"
+               "output element against an FP64 oracle (C is poisoned with NaN first, so an\n"
+               "unwritten element fails), checks the precision mode's accuracy contract on\n"
+               "random inputs (docs/accuracy.md), prints both receipts and the mode that ran,\n"
+               "then times repeated calls. A shape whose estimated host memory (inputs, FP64\n"
+               "oracle, output copies, accuracy workload) exceeds --max-memory is refused\n"
+               "before anything is allocated.\n\n",
+      .footer = "exit: 0 valid, 1 validation or accuracy failed, 2 bad input or backend unusable\n",
+      .opts = opts,
+      .nopts = n,
+  };
+  int prc = tsr_cli_parse(&spec, argc, argv);
+  if (prc != TSR_CLI_CONTINUE) return prc;
+  const char *inputs_text = tsr_inputs_name(inputs);
+  int check_accuracy = accuracy >= 0;
   /* A non-dyadic timing workload is itself the accuracy check. */
   if (inputs != TSR_INPUTS_DYADIC) check_accuracy = 0;
-  if (tol_given && inputs != TSR_INPUTS_DYADIC)
+  if ((atol_given || rtol_given) && inputs != TSR_INPUTS_DYADIC)
     return tsr_cli_usage_error("gemm",
                                "--atol/--rtol: apply to dyadic inputs only; %s inputs are checked "
                                "against the precision mode's contract",
@@ -165,12 +145,12 @@ int tsr_cli_gemm(int argc, char **argv) {
                         tsr_context_message(ctx));
     goto done;
   }
-  /* Refuse before allocating what cannot fit. */
-  double need = tsr__workload_bytes(&p) * (check_accuracy ? 2.0 : 1.0);
-  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && psize > 0 && need > 0.9 * (double)pages * (double)psize) {
-    tsr_cli_usage_error("gemm", "shape: %s needs %.1f GiB of host memory, more than this machine has",
-                        o.shape, need / 1073741824.0);
+  /* Refuse before allocating what cannot fit: the timing workload and
+   * call, and the accuracy workload and call beside them. */
+  int nw = check_accuracy ? 2 : 1;
+  if (tsr__host_memory_check(tsr__measure_host_bytes(&p, bk, &info, nw, nw), max_memory, msg,
+                             sizeof msg)) {
+    tsr_cli_usage_error("gemm", "--shape %s batch %lld: %s", o.shape, (long long)p.batch, msg);
     goto done;
   }
   C = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *C);
@@ -186,20 +166,21 @@ int tsr_cli_gemm(int argc, char **argv) {
   if (be->exec_info) be->exec_info(ex, &info);
   tsr_receipt rec, racc;
   if ((st = tsr__validated_call(be, ex, w, info.precision, atol, rtol, C, 0, &rec))) {
-    fprintf(stderr, "tessera gemm: run failed: %s: %s\n", tsr_status_str(st),
+    tsr_cli_error("gemm", "run failed: %s: %s", tsr_status_str(st),
             tsr_context_message(ctx));
     rc = TSR_EXIT_FAIL;
     goto done;
   }
   int ok = rec.passed;
   if (check_accuracy) {
-    if ((st = tsr__workload_create(&p, accuracy, (uint64_t)seed, NULL, 0, &wacc, msg, sizeof msg))) {
+    if ((st = tsr__workload_create(&p, (tsr_inputs)accuracy, (uint64_t)seed, NULL, 0, &wacc, msg,
+                                   sizeof msg))) {
       tsr_cli_usage_error("gemm", "accuracy workload: %s", msg);
       goto done;
     }
     if ((st = be->prepare(ctx, &p, &info.plan, wacc->a, wacc->b, wacc->c0, &exacc)) ||
         (st = tsr__validated_call(be, exacc, wacc, info.precision, 0.0, 0.0, C, 0, &racc))) {
-      fprintf(stderr, "tessera gemm: accuracy run failed: %s: %s\n", tsr_status_str(st),
+      tsr_cli_error("gemm", "accuracy run failed: %s: %s", tsr_status_str(st),
               tsr_context_message(ctx));
       rc = TSR_EXIT_FAIL;
       goto done;
@@ -221,7 +202,7 @@ int tsr_cli_gemm(int argc, char **argv) {
       st = tsr__sample(be, ex, TSR__TIMER_HOST, calls, &wall[s]);
     }
     if (st) {
-      fprintf(stderr, "tessera gemm: timing failed: %s: %s\n", tsr_status_str(st),
+      tsr_cli_error("gemm", "timing failed: %s: %s", tsr_status_str(st),
               tsr_context_message(ctx));
       rc = TSR_EXIT_FAIL;
       free(wall);

@@ -1,44 +1,36 @@
 /* tessera plan: the realized plan for a problem, or the first violated limit. */
 #include <stdio.h>
-#include <string.h>
 
 #include <jansson.h>
 
 #include "cli.h"
 
-static void print_help(void) {
-  printf("usage: tessera plan --shape MxNxK [--plan TEXT] [--backend B] [options]\n"
-         "\n"
-         "Realizes a plan on a problem without allocating anything: grid, threads,\n"
-         "shared memory, walk (normalized for the grid) and tails, or the rejection\n"
-         "naming the first violated limit (exit 2).\n\n%s"
-         "  --json          machine-readable output\n",
-         tsr_cli_problem_help);
-}
-
 int tsr_cli_plan(int argc, char **argv) {
   tsr_cli_problem_opts o;
   tsr_cli_problem_defaults(&o, "auto");
   int json = 0;
-  for (int i = 1; i < argc; i++) {
-    int r = tsr_cli_problem_option("plan", argc, argv, &i, &o);
-    if (r < 0) return TSR_EXIT_USAGE;
-    if (r) continue;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      print_help();
-      return TSR_EXIT_OK;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else {
-      return tsr_cli_usage_error("plan", "unknown option '%s' (see --help)", argv[i]);
-    }
-  }
+  tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 1];
+  size_t n = tsr_cli_problem_table(&o, opts);
+  opts[n++] = (tsr_cli_opt)TSR_CLI_OPT_FLAG("--json", &json, "machine-readable output");
+  const tsr_cli_spec spec = {
+      .verb = "plan",
+      .usage = "usage: tessera plan --shape MxNxK [--plan TEXT] [--backend B] [options]\n"
+               "\n"
+               "Realizes a plan on a problem without allocating anything: grid, threads,\n"
+               "shared memory, walk (normalized for the grid) and tails, or the rejection\n"
+               "naming the first violated limit (exit 2).\n\n",
+      .footer = "exit: 0 realized, 2 bad input or plan rejected\n",
+      .opts = opts,
+      .nopts = n,
+  };
+  int rc = tsr_cli_parse(&spec, argc, argv);
+  if (rc != TSR_CLI_CONTINUE) return rc;
   tsr_context *ctx = NULL;
   if (tsr_context_create(&ctx)) return tsr_cli_usage_error("plan", "out of memory");
   tsr_problem p;
   tsr_backend_kind b;
   tsr_plan plan;
-  int rc = tsr_cli_problem_finish("plan", ctx, &o, &p, &b, &plan, NULL, 0);
+  rc = tsr_cli_problem_finish("plan", ctx, &o, &p, &b, &plan, NULL, 0);
   if (rc) {
     tsr_context_destroy(ctx);
     return rc;
@@ -46,8 +38,7 @@ int tsr_cli_plan(int argc, char **argv) {
   tsr_plan_info info;
   tsr_status st = tsr_plan_realize(ctx, b, &p, &plan, &info);
   if (st) {
-    fprintf(stderr, "tessera plan: rejected (%s): %s\n", tsr_backend_name(b),
-            tsr_context_message(ctx));
+    tsr_cli_usage_error("plan", "rejected (%s): %s", tsr_backend_name(b), tsr_context_message(ctx));
     tsr_context_destroy(ctx);
     return TSR_EXIT_USAGE;
   }

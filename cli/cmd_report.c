@@ -11,51 +11,37 @@
 #include "bench/bench.h"
 #include "cli.h"
 
-static void print_help(void) {
-  printf("usage: tessera report DIR [--unstable-threshold X] [--quiet]\n"
-         "\n"
-         "Recomputes every table value of a bench run from the raw samples in\n"
-         "DIR/results.json (schema tessera-bench/1) and rewrites DIR/report.md,\n"
-         "DIR/tables.json and DIR/ratios_<metric>.svg; prints the tables.\n"
-         "\n"
-         "  --unstable-threshold X  flag a per-round p50 spread max/min-1 above X\n"
-         "                          (default: the value the run recorded, else 0.10)\n"
-         "  --quiet                 do not print the tables\n"
-         "\n"
-         "DIR/results.json must be a regular file of at most 1 GiB that `tessera audit`\n"
-         "can load and whose structure it accepts (schema, protocol, routes, rows,\n"
-         "samples); an interrupted run is reported as such.\n"
-         "\n"
-         "exit: 0 written, 1 the run has failed rows, 2 bad input or unreadable results\n");
-}
-
 int tsr_cli_report(int argc, char **argv) {
   const char *V = "report", *dir = NULL;
-  double threshold = -1.0;
+  double threshold = -1.0; /* the run's own */
   int quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      print_help();
-      return TSR_EXIT_OK;
-    }
-    if (!strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else if (!strcmp(a, "--unstable-threshold")) {
-      if (i + 1 >= argc) return tsr_cli_usage_error(V, "%s: needs a value", a);
-      const char *v = argv[++i];
-      char *end;
-      threshold = strtod(v, &end);
-      if (!*v || *end || !isfinite(threshold) || threshold < 0)
-        return tsr_cli_usage_error(V, "--unstable-threshold: '%s' is not a finite number >= 0", v);
-    } else if (!strncmp(a, "--", 2)) {
-      return tsr_cli_usage_error(V, "unknown option '%s' (tessera report --help)", a);
-    } else if (dir) {
-      return tsr_cli_usage_error(V, "unexpected argument '%s' (one DIR only)", a);
-    } else {
-      dir = a;
-    }
-  }
+  const tsr_cli_opt opts[] = {
+      TSR_CLI_OPT_REAL("--unstable-threshold", &threshold, 0, HUGE_VAL, "X",
+                       "flag a per-round p50 spread max/min-1 above X\n"
+                       "(default: the value the run recorded, else 0.10)"),
+      TSR_CLI_OPT_FLAG("--quiet", &quiet, "do not print the tables"),
+  };
+  const tsr_cli_spec spec = {
+      .verb = V,
+      .usage = "usage: tessera report DIR [--unstable-threshold X] [--quiet]\n"
+               "\n"
+               "Recomputes every table value of a bench run from the raw samples in\n"
+               "DIR/results.json (schema tessera-bench/1 to /3) and rewrites DIR/report.md,\n"
+               "DIR/tables.json and DIR/ratios_<metric>.svg; prints the tables.\n"
+               "\n",
+      .footer = "DIR/results.json must be a regular file of at most 1 GiB that `tessera audit`\n"
+                "can load and whose structure it accepts (schema, protocol, routes, rows,\n"
+                "samples); an interrupted run is reported as such.\n"
+                "\n"
+                "exit: 0 written, 1 the run has failed rows, 2 bad input or unreadable results\n",
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .operands = &dir,
+      .max_operands = 1,
+      .operand_name = "DIR",
+  };
+  int prc = tsr_cli_parse(&spec, argc, argv);
+  if (prc != TSR_CLI_CONTINUE) return prc;
   if (!dir) return tsr_cli_usage_error(V, "DIR: missing (the directory of a bench run)");
   /* Refuses what the audit refuses as unusable or malformed (not what it
    * finds wrong in a well-formed run: an interrupted run still reports). */

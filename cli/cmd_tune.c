@@ -17,44 +17,6 @@
 #include "core/backend.h"
 #include "tune/tune.h"
 
-static void print_help(void) {
-  printf(
-      "usage: tessera tune --shape MxNxK [options]      tune one problem\n"
-      "       tessera tune --preset seed [options]      tune the seed shapes one after another\n"
-      "       tessera tune --show [--db PATH] [--json]  list the tuning database\n"
-      "\n"
-      "Measures planner-legal plans of the joint search space in the order of an\n"
-      "analytic prior (incumbent default first), each compiled, resource-checked,\n"
-      "validated on every element against the FP64 oracle (dyadic inputs: exact), then\n"
-      "timed; replays the best against the incumbent in balanced paired rounds, each\n"
-      "measurement in a fresh process, and stores the outcome (docs/tune.md).\n\n%s"
-      "  --max-candidates N  measure at most N candidates (incumbent included; default: no limit)\n"
-      "  --max-seconds S     wall budget for search + replay per shape (default 60)\n"
-      "  --samples N         timed samples per candidate (>= 5, default 5)\n"
-      "  --sample-ms T       calls per sample fill about T ms (default 10)\n"
-      "  --warmup-ms T       warm-up per candidate (default 30)\n"
-      "  --rounds R          replay rounds, even (default 4)\n"
-      "  --spill-limit B     GPU: reject candidates with more than B local bytes per thread\n"
-      "                      (default 0: any spill rejects)\n"
-      "  --db PATH           tuning database (default $TESSERA_TUNE_DB, else\n"
-      "                      ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/tune.db)\n"
-      "  --no-db             do not read or write a database\n"
-      "  --oracle-cache DIR  FP64 oracle cache (default ${XDG_CACHE_HOME:-~/.cache}/tessera/oracle;\n"
-      "                      'off' disables; replay children then recompute the oracle)\n"
-      "  --in-process        replay in this process (fresh prepare/compile each time)\n"
-      "  --out DIR           write tune_<backend>_<shape>.json per shape (never overwrites)\n"
-      "  --json              print the result document(s) on stdout\n"
-      "  --quiet             no progress display on stderr\n"
-      "  --plan TEXT         an extra candidate (over the default plan)\n"
-      "  --accuracy I        input family of every candidate's accuracy check against its\n"
-      "                      precision mode's contract: random (default), normal, wide;\n"
-      "                      'off' skips it (then less accurate plans can win)\n"
-      "\n"
-      "exit: 0 done (a result was stored, or no valid candidate: see output), 1 no valid\n"
-      "candidate, 2 bad input, unusable backend or database\n",
-      tsr_cli_problem_help);
-}
-
 /* ---- --replay-child: one validated, timed measurement in this process ---- */
 static int replay_child(const tsr_cli_problem_opts *o, const char *oracle_cache,
                         const tsr__measure_opts *mo) {
@@ -194,70 +156,88 @@ static void out_name(const char *dir, const char *backend, const char *shape, ch
   snprintf(buf, cap, "%s/tune_%s_%s.json", dir, backend, shape);
 }
 
+static const char *const presets[] = {"seed", NULL};
+
 int tsr_cli_tune(int argc, char **argv) {
   tsr_cli_problem_opts o;
   tsr_cli_problem_defaults(&o, "auto");
-  const char *preset = NULL, *db_opt = NULL, *out_dir = NULL, *oracle_opt = NULL,
-             *accuracy_opt = "random";
+  const char *db_opt = NULL, *out_dir = NULL, *oracle_opt = NULL;
+  int preset = -1, accuracy = TSR_INPUTS_RANDOM; /* accuracy -1: off */
   long long max_cand = 0, samples = 5, sample_ms = 10, warmup_ms = 30, rounds = 4, spill = 0;
-  float max_seconds = 60.0f;
+  double max_seconds = 60.0, max_memory = 0.0;
   int show = 0, json = 0, quiet = 0, no_db = 0, in_process = 0, child = 0;
-  for (int i = 1; i < argc; i++) {
-    int r = tsr_cli_problem_option("tune", argc, argv, &i, &o);
-    if (r < 0) return TSR_EXIT_USAGE;
-    if (r) continue;
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      print_help();
-      return TSR_EXIT_OK;
-    }
-    if (!strcmp(a, "--show")) { show = 1; continue; }
-    if (!strcmp(a, "--json")) { json = 1; continue; }
-    if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
-    if (!strcmp(a, "--no-db")) { no_db = 1; continue; }
-    if (!strcmp(a, "--in-process")) { in_process = 1; continue; }
-    if (!strcmp(a, "--replay-child")) { child = 1; continue; }
-    static const char *const valued[] = {"--preset",    "--max-candidates", "--max-seconds",
-                                         "--samples",   "--sample-ms",      "--warmup-ms",
-                                         "--rounds",    "--spill-limit",    "--db",
-                                         "--out",       "--oracle-cache",   "--accuracy"};
-    int k = tsr_cli_option_index(a, valued, 12);
-    if (k < 0) return tsr_cli_usage_error("tune", "unknown option '%s' (see --help)", a);
-    if (!v) return tsr_cli_usage_error("tune", "%s: needs a value", a);
-    i++;
-    int bad = 0;
-    switch (k) {
-      case 0: preset = v; break;
-      case 1: bad = tsr_cli_parse_int("tune", a, v, 1, 100000000, &max_cand); break;
-      case 2:
-        bad = tsr_cli_parse_float("tune", a, v, &max_seconds);
-        if (!bad && !(max_seconds > 0))
-          return tsr_cli_usage_error("tune", "--max-seconds: '%s' must be > 0", v);
-        break;
-      case 3: bad = tsr_cli_parse_int("tune", a, v, 5, TSR__TUNE_MAX_SAMPLES, &samples); break;
-      case 4: bad = tsr_cli_parse_int("tune", a, v, 1, 60000, &sample_ms); break;
-      case 5: bad = tsr_cli_parse_int("tune", a, v, 0, 600000, &warmup_ms); break;
-      case 6:
-        bad = tsr_cli_parse_int("tune", a, v, 2, TSR__TUNE_MAX_ROUNDS, &rounds);
-        if (!bad && rounds % 2) return tsr_cli_usage_error("tune", "--rounds: '%s' must be even", v);
-        break;
-      case 7: bad = tsr_cli_parse_int("tune", a, v, 0, 1 << 24, &spill); break;
-      case 8: db_opt = v; break;
-      case 9: out_dir = v; break;
-      case 10: oracle_opt = v; break;
-      default: accuracy_opt = v; break;
-    }
-    if (bad) return TSR_EXIT_USAGE;
-  }
-  int accuracy = -1;
-  if (strcmp(accuracy_opt, "off")) {
-    tsr_inputs fam;
-    char am[256];
-    if (tsr_inputs_parse(accuracy_opt, &fam, am, sizeof am) || fam == TSR_INPUTS_DYADIC)
-      return tsr_cli_usage_error("tune", "--accuracy: '%s' is not random, normal, wide or off",
-                                 accuracy_opt);
-    accuracy = (int)fam;
-  }
+  tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 20];
+  size_t n = tsr_cli_problem_table(&o, opts);
+  for (size_t i = 0; i < n; i++) /* the same option, a different meaning here */
+    if (!strcmp(opts[i].name, "--plan"))
+      opts[i].help = "an extra candidate (key=value,... over the built-in default plan)";
+  const tsr_cli_opt own[] = {
+      TSR_CLI_OPT_CHOICE("--preset", &preset, presets, "seed",
+                         "tune the seed shapes one after another (instead of --shape)"),
+      TSR_CLI_OPT_INT("--max-candidates", &max_cand, 1, 100000000, "N",
+                      "measure at most N candidates (incumbent included; default: no limit)"),
+      {.name = "--max-seconds", .kind = TSR_CLI_REAL, .dest = TSR_CLI_PTR_(double, &max_seconds),
+       .rlo = 0, .rhi = 1e7, .flags = TSR_CLI_ABOVE, .metavar = "S",
+       .help = "wall budget for search + replay per shape (default 60); a shape\n"
+               "whose inputs and uncached FP64 oracles alone are estimated to take\n"
+               "longer is refused before any work (docs/tune.md)"},
+      TSR_CLI_OPT_CUSTOM("--max-memory", tsr_cli_opt_gib, &max_memory, "GIB", TSR_CLI_MAX_MEMORY_HELP),
+      TSR_CLI_OPT_INT("--samples", &samples, 5, TSR__TUNE_MAX_SAMPLES, "N",
+                      "timed samples per candidate (default 5)"),
+      TSR_CLI_OPT_INT("--sample-ms", &sample_ms, 1, 60000, "T",
+                      "calls per sample fill about T ms (default 10)"),
+      TSR_CLI_OPT_INT("--warmup-ms", &warmup_ms, 0, 600000, "T", "warm-up per candidate (default 30)"),
+      TSR_CLI_OPT_INT("--rounds", &rounds, 2, TSR__TUNE_MAX_ROUNDS, "R", "replay rounds, even (default 4)"),
+      TSR_CLI_OPT_INT("--spill-limit", &spill, 0, 1 << 24, "B",
+                      "GPU: reject candidates with more than B local bytes per thread\n"
+                      "(default 0: any spill rejects)"),
+      {.name = "--db", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &db_opt),
+       .flags = TSR_CLI_NONEMPTY, .metavar = "PATH",
+       .help = "tuning database (default $TESSERA_TUNE_DB, else\n"
+               "${XDG_CACHE_HOME:-$HOME/.cache}/tessera/tune.db)"},
+      TSR_CLI_OPT_FLAG("--no-db", &no_db, "do not read or write a database"),
+      {.name = "--oracle-cache", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &oracle_opt),
+       .flags = TSR_CLI_NONEMPTY, .metavar = "DIR",
+       .help = "FP64 oracle cache (default ${XDG_CACHE_HOME:-~/.cache}/tessera/oracle;\n"
+               "'off' disables; replay children then recompute the oracle)"},
+      TSR_CLI_OPT_FLAG("--in-process", &in_process, "replay in this process (fresh prepare/compile each time)"),
+      {.name = "--out", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &out_dir),
+       .flags = TSR_CLI_NONEMPTY, .metavar = "DIR",
+       .help = "write tune_<backend>_<shape>.json per shape (never overwrites)"},
+      TSR_CLI_OPT_FLAG("--json", &json, "print the result document(s) on stdout"),
+      TSR_CLI_OPT_FLAG("--quiet", &quiet, "no progress display on stderr"),
+      TSR_CLI_OPT_FLAG("--show", &show, "list the tuning database"),
+      TSR_CLI_OPT_CUSTOM("--accuracy", tsr_cli_opt_accuracy, &accuracy, "I",
+                         "input family of every candidate's accuracy check against its\n"
+                         "precision mode's contract: random (default), normal, wide;\n"
+                         "'off' skips it (then less accurate plans can win)"),
+      /* internal: one replay measurement in this process (search.c) */
+      {.name = "--replay-child", .kind = TSR_CLI_FLAG, .dest = TSR_CLI_PTR_(int, &child),
+       .flags = TSR_CLI_HIDDEN},
+  };
+  memcpy(opts + n, own, sizeof own);
+  n += sizeof own / sizeof own[0];
+  const tsr_cli_spec spec = {
+      .verb = "tune",
+      .usage =
+          "usage: tessera tune --shape MxNxK [options]      tune one problem\n"
+          "       tessera tune --preset seed [options]      tune the seed shapes one after another\n"
+          "       tessera tune --show [--db PATH] [--json]  list the tuning database\n"
+          "\n"
+          "Measures planner-legal plans of the joint search space in the order of an\n"
+          "analytic prior (incumbent default first), each compiled, resource-checked,\n"
+          "validated on every element against the FP64 oracle (dyadic inputs: exact), then\n"
+          "timed; replays the best against the incumbent in balanced paired rounds, each\n"
+          "measurement in a fresh process, and stores the outcome (docs/tune.md). Every\n"
+          "shape is first checked against --max-memory and --max-seconds.\n\n",
+      .footer = "exit: 0 done (a result was stored, or no valid candidate: see output), 1 no valid\n"
+                "candidate, 2 bad input, unusable backend or database, or a shape over a limit\n",
+      .opts = opts,
+      .nopts = n,
+  };
+  int prc = tsr_cli_parse(&spec, argc, argv);
+  if (prc != TSR_CLI_CONTINUE) return prc;
+  if (rounds % 2) return tsr_cli_usage_error("tune", "--rounds: '%lld' must be even", rounds);
   tsr__measure_opts mo = {(int)samples, (int)sample_ms, (int)warmup_ms, (int)spill, 0};
   const char *oracle_cache = oracle_opt ? (strcmp(oracle_opt, "off") ? oracle_opt : NULL)
                                         : tsr__oracle_cache_default();
@@ -267,12 +247,13 @@ int tsr_cli_tune(int argc, char **argv) {
   }
 
   char db_path[1024] = "";
+  int db_off_note = 0;
   if (!no_db) {
     if (db_opt) snprintf(db_path, sizeof db_path, "%s", db_opt);
     else {
       int pr = tsr__tune_db_default_path(db_path, sizeof db_path);
       if (pr == 1 && !show) {
-        fprintf(stderr, "tessera tune: TESSERA_TUNE_DB=off: results are not stored\n");
+        db_off_note = 1; /* said once every check has passed */
         no_db = 1;
       } else if (pr) {
         return tsr_cli_usage_error("tune", "--db: no default path (set HOME or TESSERA_TUNE_DB)");
@@ -295,9 +276,7 @@ int tsr_cli_tune(int argc, char **argv) {
   /* The shapes. */
   const char *shapes[16];
   int nshapes = 0;
-  if (preset) {
-    if (strcmp(preset, "seed"))
-      return tsr_cli_usage_error("tune", "--preset: '%s' is not a preset (seed)", preset);
+  if (preset >= 0) {
     if (o.shape) return tsr_cli_usage_error("tune", "--preset and --shape: give one of them");
     for (int i = 0; i < tsr__tune_seed_shape_count; i++) shapes[nshapes++] = tsr__tune_seed_shapes[i];
   } else {
@@ -308,7 +287,7 @@ int tsr_cli_tune(int argc, char **argv) {
   if (tsr_context_create(&ctx)) return tsr_cli_usage_error("tune", "out of memory");
   /* Check every shape and the backend before any work. */
   tsr_problem probs[16];
-  tsr_plan extra;
+  tsr_plan extra[16];
   tsr_backend_kind bk = TSR_BACKEND_AUTO;
   for (int s = 0; s < nshapes; s++) {
     tsr_cli_problem_opts os = o;
@@ -321,9 +300,9 @@ int tsr_cli_tune(int argc, char **argv) {
     }
     if (o.plan) {
       /* --plan is over the built-in default (not the database's plan). */
-      tsr__backend_get(bk)->default_plan(&probs[s], &extra);
+      tsr__backend_get(bk)->default_plan(&probs[s], &extra[s]);
       char m2[256];
-      tsr_plan_parse(o.plan, &extra, m2, sizeof m2);
+      tsr_plan_parse(o.plan, &extra[s], m2, sizeof m2);
     }
   }
   if (bk != TSR_BACKEND_CPU && bk != TSR_BACKEND_CUDA) {
@@ -336,6 +315,41 @@ int tsr_cli_tune(int argc, char **argv) {
                                  tsr_context_message(ctx));
     tsr_context_destroy(ctx);
     return rc;
+  }
+  char self[PATH_MAX];
+  ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (sl > 0) self[sl] = '\0';
+  char command[2048] = "";
+  for (int i = 0; i < argc; i++) {
+    size_t len = strlen(command);
+    snprintf(command + len, sizeof command - len, "%s%s", i ? " " : "tessera ", argv[i]);
+  }
+  tsr__tune_config cfgs[16];
+  for (int s = 0; s < nshapes; s++) {
+    cfgs[s] = (tsr__tune_config){
+        .backend = bk,
+        .problem = probs[s],
+        .max_candidates = (long)max_cand,
+        .max_seconds = max_seconds,
+        .measure = mo,
+        .rounds = (int)rounds,
+        .db_path = no_db ? NULL : db_path,
+        .child_exe = in_process || sl <= 0 ? NULL : self,
+        .oracle_cache = oracle_cache,
+        .accuracy = accuracy,
+        .extra = o.plan ? &extra[s] : NULL,
+        .nextra = o.plan ? 1 : 0,
+        .progress = !quiet,
+        .command = command,
+        .max_memory = max_memory,
+    };
+    /* memory and time limits of every shape before the first one starts */
+    if (tsr__tune_check(ctx, &cfgs[s])) {
+      int rc = tsr_cli_usage_error("tune", "--shape %s batch %lld: %s", shapes[s],
+                                   (long long)probs[s].batch, tsr_context_message(ctx));
+      tsr_context_destroy(ctx);
+      return rc;
+    }
   }
   if (out_dir) {
     if (mkdir(out_dir, 0755) && errno != EEXIST) {
@@ -351,32 +365,10 @@ int tsr_cli_tune(int argc, char **argv) {
       }
     }
   }
-  char self[PATH_MAX];
-  ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (sl > 0) self[sl] = '\0';
-  char command[2048] = "";
-  for (int i = 0; i < argc; i++) {
-    size_t len = strlen(command);
-    snprintf(command + len, sizeof command - len, "%s%s", i ? " " : "tessera ", argv[i]);
-  }
+  if (db_off_note) fprintf(stderr, "tessera tune: TESSERA_TUNE_DB=off: results are not stored\n");
   int any_fail = 0;
   for (int s = 0; s < nshapes; s++) {
-    tsr__tune_config cfg = {
-        .backend = bk,
-        .problem = probs[s],
-        .max_candidates = (long)max_cand,
-        .max_seconds = max_seconds,
-        .measure = mo,
-        .rounds = (int)rounds,
-        .db_path = no_db ? NULL : db_path,
-        .child_exe = in_process || sl <= 0 ? NULL : self,
-        .oracle_cache = oracle_cache,
-        .accuracy = accuracy,
-        .extra = o.plan ? &extra : NULL,
-        .nextra = o.plan ? 1 : 0,
-        .progress = !quiet,
-        .command = command,
-    };
+    const tsr__tune_config cfg = cfgs[s];
     tsr__tune_result r;
     tsr_status st = tsr__tune_run(ctx, &cfg, &r);
     if (st) {
@@ -397,7 +389,7 @@ int tsr_cli_tune(int argc, char **argv) {
       char path[PATH_MAX], msg[PATH_MAX + 128];
       out_name(out_dir, tsr_backend_name(bk), shapes[s], path, sizeof path);
       if (write_new_file(path, doc, msg, sizeof msg)) {
-        fprintf(stderr, "tessera tune: %s\n", msg);
+        tsr_cli_error("tune", "%s", msg);
         any_fail = 1;
       } else if (!json) {
         printf("results   %s\n", path);

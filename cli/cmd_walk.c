@@ -7,22 +7,6 @@
 #include "cli.h"
 #include "plan/walk_enum.h"
 
-static const char help[] =
-    "usage: tessera walk --grid HxW [--walk W] [--check]\n"
-    "       tessera walk --check [--max-grid N] [--max-req N]\n"
-    "\n"
-    "Prints, for an H×W grid of output tiles, the physical ordinal at which each\n"
-    "tile is visited by the walk (linear, rect:RxC, stripe:R), and the walk it\n"
-    "normalizes to on that grid.\n"
-    "\n"
-    "  --grid HxW      tile grid (rows × columns), each in 1..4294967295\n"
-    "  --walk W        linear (default), rect:RxC or stripe:R\n"
-    "  --check         compare the ordinal formula with an independent constructive\n"
-    "                  enumeration and check it is a bijection; without --grid, do so\n"
-    "                  for every grid up to --max-grid (16) squared and every request\n"
-    "                  R, C in 1..--max-req (9)\n"
-    "  --json          machine-readable output (with --check)\n";
-
 static int parse_grid(const char *text, uint32_t *h, uint32_t *w) {
   char *end;
   if (!text || text[0] < '0' || text[0] > '9') return -1;
@@ -39,32 +23,33 @@ int tsr_cli_walk(int argc, char **argv) {
   const char *grid = NULL, *walk_text = "linear";
   int check = 0, json = 0;
   long long max_grid = 16, max_req = 9;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(help, stdout);
-      return TSR_EXIT_OK;
-    } else if (!strcmp(a, "--check")) {
-      check = 1;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (!strcmp(a, "--grid") || !strcmp(a, "--walk") || !strcmp(a, "--max-grid") ||
-               !strcmp(a, "--max-req")) {
-      if (!val) return tsr_cli_usage_error("walk", "%s: needs a value", a);
-      i++;
-      if (!strcmp(a, "--grid")) grid = val;
-      else if (!strcmp(a, "--walk")) walk_text = val;
-      else if (!strcmp(a, "--max-grid") &&
-               tsr_cli_parse_int("walk", "--max-grid", val, 1, 256, &max_grid))
-        return TSR_EXIT_USAGE;
-      else if (!strcmp(a, "--max-req") &&
-               tsr_cli_parse_int("walk", "--max-req", val, 1, 256, &max_req))
-        return TSR_EXIT_USAGE;
-    } else {
-      return tsr_cli_usage_error("walk", "unknown option '%s' (see --help)", a);
-    }
-  }
+  const tsr_cli_opt opts[] = {
+      TSR_CLI_OPT_STRING("--grid", &grid, "HxW", "tile grid (rows × columns), each in 1..4294967295"),
+      TSR_CLI_OPT_STRING("--walk", &walk_text, "W", "linear (default), rect:RxC or stripe:R"),
+      TSR_CLI_OPT_FLAG("--check", &check,
+                       "compare the ordinal formula with an independent constructive\n"
+                       "enumeration and check it is a bijection; without --grid, do so\n"
+                       "for every grid up to --max-grid squared and every request\n"
+                       "R, C in 1..--max-req"),
+      TSR_CLI_OPT_INT("--max-grid", &max_grid, 1, 256, "N", "largest grid side of --check (default 16)"),
+      TSR_CLI_OPT_INT("--max-req", &max_req, 1, 256, "N", "largest R, C of --check (default 9)"),
+      TSR_CLI_OPT_FLAG("--json", &json, "machine-readable output (with --check)"),
+  };
+  const tsr_cli_spec spec = {
+      .verb = "walk",
+      .usage = "usage: tessera walk --grid HxW [--walk W] [--check]\n"
+               "       tessera walk --check [--max-grid N] [--max-req N]\n"
+               "\n"
+               "Prints, for an H×W grid of output tiles, the physical ordinal at which each\n"
+               "tile is visited by the walk (linear, rect:RxC, stripe:R), and the walk it\n"
+               "normalizes to on that grid.\n"
+               "\n",
+      .footer = "exit: 0 ok, 1 check failed, 2 bad input\n",
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+  };
+  int rc = tsr_cli_parse(&spec, argc, argv);
+  if (rc != TSR_CLI_CONTINUE) return rc;
   char msg[256];
   tsr_walk w;
   if (tsr_walk_parse(walk_text, &w, msg, sizeof msg)) return tsr_cli_usage_error("walk", "%s", msg);

@@ -1,89 +1,7 @@
-#include <errno.h>
-#include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+/* The problem options shared by gemm, plan, emit and tune. */
 #include <string.h>
 
 #include "cli.h"
-
-int tsr_cli_usage_error(const char *verb, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "tessera %s: ", verb);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return TSR_EXIT_USAGE;
-}
-
-int tsr_cli_option_index(const char *a, const char *const *names, int n) {
-  for (int j = 0; j < n; j++)
-    if (!strcmp(a, names[j])) return j;
-  return -1;
-}
-
-int tsr_cli_parse_float(const char *verb, const char *name, const char *text, float *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(text ? text : "", &end);
-  if (!text || !*text || *end || errno || !isfinite(v) || fabs(v) > 3.4e38) {
-    tsr_cli_usage_error(verb, "%s: '%s' is not a finite number", name, text ? text : "");
-    return -1;
-  }
-  *out = (float)v;
-  return 0;
-}
-
-int tsr_cli_parse_inputs(const char *verb, const char *text, tsr_inputs *out) {
-  char msg[256];
-  if (tsr_inputs_parse(text, out, msg, sizeof msg)) {
-    tsr_cli_usage_error(verb, "--%s", msg);
-    return -1;
-  }
-  return 0;
-}
-
-int tsr_cli_parse_precision(const char *verb, const char *text, tsr_precision *out) {
-  char msg[256];
-  if (tsr_precision_parse(text, out, msg, sizeof msg)) {
-    tsr_cli_usage_error(verb, "--%s", msg);
-    return -1;
-  }
-  return 0;
-}
-
-int tsr_cli_parse_int(const char *verb, const char *name, const char *text, long long lo,
-                      long long hi, long long *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(text ? text : "", &end, 10);
-  if (!text || !*text || *end || errno || v < lo || v > hi) {
-    tsr_cli_usage_error(verb, "%s: '%s' is not an integer in %lld..%lld", name, text ? text : "",
-                        lo, hi);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
-
-#include <string.h>
-
-const char tsr_cli_problem_help[] =
-    "  --shape MxNxK   extents of C = alpha*op(A)*op(B) + beta*C (required)\n"
-    "  --batch B       independent batch items (default 1)\n"
-    "  --trans-a       op(A) = A^T (A stored K×M)\n"
-    "  --trans-b       op(B) = B^T (B stored N×K)\n"
-    "  --alpha A       scalar (default 1)\n"
-    "  --beta B        scalar (default 0: C is never read)\n"
-    "  --plan TEXT     key=value,... over the backend's default plan, e.g.\n"
-    "                  bm=128,bn=128,bk=16,walk=rect:4x8 (tessera plan shows every key)\n"
-    "  --backend B     auto (default: cuda when a GPU is usable, else cpu), cpu, cuda,\n"
-    "                  cublas, hand\n"
-    "  --precision P   auto (default: the fastest mode meeting the FP32 contract),\n"
-    "                  strict (IEEE FP32 FFMA), fp32x3 (tensor-core 3xTF32 split, same\n"
-    "                  contract), tf32 (TF32 operands: opt-in, its own bound);\n"
-    "                  docs/accuracy.md\n";
 
 void tsr_cli_problem_defaults(tsr_cli_problem_opts *o, const char *backend) {
   memset(o, 0, sizeof *o);
@@ -91,31 +9,34 @@ void tsr_cli_problem_defaults(tsr_cli_problem_opts *o, const char *backend) {
   o->batch = 1;
   o->alpha = 1.0f;
   o->beta = 0.0f;
+  o->precision = TSR_PREC_AUTO;
 }
 
-int tsr_cli_problem_option(const char *verb, int argc, char **argv, int *i,
-                           tsr_cli_problem_opts *o) {
-  const char *a = argv[*i];
-  if (!strcmp(a, "--trans-a")) return o->trans_a = 1;
-  if (!strcmp(a, "--trans-b")) return o->trans_b = 1;
-  static const char *const valued[] = {"--shape", "--plan",  "--backend",  "--batch",
-                                       "--alpha", "--beta", "--precision"};
-  int k = tsr_cli_option_index(a, valued, 7);
-  if (k < 0) return 0;
-  if (*i + 1 >= argc) {
-    tsr_cli_usage_error(verb, "%s: needs a value", a);
-    return -1;
-  }
-  const char *v = argv[++*i];
-  switch (k) {
-    case 0: o->shape = v; return 1;
-    case 1: o->plan = v; return 1;
-    case 2: o->backend = v; return 1;
-    case 3: return tsr_cli_parse_int(verb, "--batch", v, 1, 65535, &o->batch) ? -1 : 1;
-    case 4: return tsr_cli_parse_float(verb, "--alpha", v, &o->alpha) ? -1 : 1;
-    case 5: return tsr_cli_parse_float(verb, "--beta", v, &o->beta) ? -1 : 1;
-    default: return tsr_cli_parse_precision(verb, v, &o->precision) ? -1 : 1;
-  }
+size_t tsr_cli_problem_table(tsr_cli_problem_opts *o, tsr_cli_opt *out) {
+  const tsr_cli_opt t[TSR_CLI_PROBLEM_NOPTS] = {
+      TSR_CLI_OPT_STRING("--shape", &o->shape, "MxNxK",
+                         "extents of C = alpha*op(A)*op(B) + beta*C (required)"),
+      TSR_CLI_OPT_INT("--batch", &o->batch, 1, 65535, "B", "independent batch items (default 1)"),
+      TSR_CLI_OPT_FLAG("--trans-a", &o->trans_a, "op(A) = A^T (A stored K×M)"),
+      TSR_CLI_OPT_FLAG("--trans-b", &o->trans_b, "op(B) = B^T (B stored N×K)"),
+      TSR_CLI_OPT_FLOAT("--alpha", &o->alpha, -TSR_CLI_FLT_MAX, TSR_CLI_FLT_MAX, "A",
+                        "scalar (default 1)"),
+      TSR_CLI_OPT_FLOAT("--beta", &o->beta, -TSR_CLI_FLT_MAX, TSR_CLI_FLT_MAX, "B",
+                        "scalar (default 0: C is never read)"),
+      TSR_CLI_OPT_STRING("--plan", &o->plan, "TEXT",
+                         "key=value,... over the backend's default plan, e.g.\n"
+                         "bm=128,bn=128,bk=16,walk=rect:4x8 (tessera plan shows every key)"),
+      TSR_CLI_OPT_STRING("--backend", &o->backend, "B",
+                         "auto (default: cuda when a GPU is usable, else cpu), cpu, cuda,\n"
+                         "cublas, hand"),
+      TSR_CLI_OPT_CUSTOM("--precision", tsr_cli_opt_precision, &o->precision, "P",
+                         "auto (default: the fastest mode meeting the FP32 contract),\n"
+                         "strict (IEEE FP32 FFMA), fp32x3 (tensor-core 3xTF32 split, same\n"
+                         "contract), tf32 (TF32 operands: opt-in, its own bound);\n"
+                         "docs/accuracy.md"),
+  };
+  memcpy(out, t, sizeof t);
+  return TSR_CLI_PROBLEM_NOPTS;
 }
 
 int tsr_cli_problem_finish(const char *verb, tsr_context *ctx, const tsr_cli_problem_opts *o,

@@ -43,6 +43,5 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
     if (!strcmp(argv[1], verbs[i].name)) return verbs[i].run(argc - 1, argv + 1);
-  fprintf(stderr, "tessera: unknown verb '%s' (tessera --help lists them)\n", argv[1]);
-  return TSR_EXIT_USAGE;
+  return tsr_cli_usage_error(NULL, "unknown verb '%s' (tessera --help lists them)", argv[1]);
 }

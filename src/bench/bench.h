@@ -160,7 +160,7 @@ typedef struct {
 } tsr__run_params;
 
 /* Measures one (route, shape) in this process and returns the row result
- * object (schema tessera-bench-row/1); never NULL. */
+ * object (schema tessera-bench-row/3); never NULL. */
 json_t *tsr__run_measure(const tsr__run_params *rp);
 /* Compute (or verify) the cached oracle of a problem: {status, error,
  * source, key_sha256, ns}. */
@@ -211,12 +211,17 @@ typedef struct {
   const char *torch_script;
   int torch_exec; /* 1: a fresh python3 per torch row; 0: fork from a zygote */
   int progress; /* progress line on stderr */
+  double max_memory; /* host bytes one measurement may need; 0: 80% of physical memory */
   int argc;
   char **argv; /* full command line for the record */
 } tsr__bench_config;
 
 /* Runs the whole protocol; returns a CLI exit code (0 all rows valid,
- * 1 some row failed/crashed/timed out, 2 refused or nothing to run). */
+ * 1 some row failed/crashed/timed out, 2 refused or nothing to run). First
+ * of all, before any child or directory exists, every shape × batch is
+ * refused (exit 2, one line) whose estimated host memory in a measuring
+ * child (tsr__measure_host_bytes over the requested routes) exceeds
+ * max_memory. */
 int tsr__bench_run(const tsr__bench_config *cfg);
 
 /* ---- report (report.c) -------------------------------------------------- */

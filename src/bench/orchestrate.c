@@ -314,8 +314,64 @@ static void chain_finish(json_t *doc, char digest[65]) {
   json_object_set_new(doc, "digest", json_string(digest));
 }
 
+/* The up-front memory check of every shape × batch: the largest need of a
+ * requested route's child, which holds one workload at a time with the
+ * timing and accuracy calls prepared (runner.c). 0, or 2 after one line. */
+static int memory_check(const tsr__bench_config *cfg) {
+  const tsr__route *req[TSR_BENCH_MAX_ROUTES];
+  int nreq = 0;
+  if (cfg->routes) {
+    char *copy = strdup(cfg->routes), *save_p = NULL;
+    for (char *t = copy ? strtok_r(copy, ",", &save_p) : NULL; t && nreq < TSR_BENCH_MAX_ROUTES;
+         t = strtok_r(NULL, ",", &save_p))
+      if (tsr__route_find(t)) req[nreq++] = tsr__route_find(t);
+    free(copy);
+  } else {
+    for (int i = 0; i < tsr__route_count && nreq < TSR_BENCH_MAX_ROUTES; i++)
+      if (!tsr__routes[i].named_only) req[nreq++] = &tsr__routes[i];
+  }
+  tsr_context *ctx = NULL;
+  if (tsr_context_create(&ctx)) {
+    fprintf(stderr, "tessera bench: out of memory\n");
+    return 2;
+  }
+  int rc = 0;
+  for (int s = 0; s < cfg->nshapes && !rc; s++) {
+    int64_t m = 0, n = 0, k = 0;
+    if (tsr_shape_parse(cfg->shapes[s], &m, &n, &k, NULL, 0)) continue; /* checked by the CLI */
+    tsr_problem p;
+    tsr_problem_init(&p, m, n, k);
+    p.batch = cfg->batch;
+    p.op_a = cfg->trans_a ? TSR_OP_T : TSR_OP_N;
+    p.op_b = cfg->trans_b ? TSR_OP_T : TSR_OP_N;
+    p.alpha = cfg->alpha;
+    p.beta = cfg->beta;
+    double need = 0.0;
+    for (int r = 0; r < nreq; r++) {
+      tsr_backend_kind b = req[r]->is_gpu ? TSR_BACKEND_CUDA : TSR_BACKEND_CPU;
+      tsr_plan plan;
+      tsr_plan_info info;
+      const tsr_plan_info *ip = NULL;
+      if (req[r]->kind == TSR_ROUTE_BACKEND && b == TSR_BACKEND_CPU) {
+        tsr_plan_builtin(b, &p, &plan);
+        plan.threads = cfg->threads;
+        if (tsr_plan_realize(ctx, b, &p, &plan, &info) == TSR_OK) ip = &info;
+      }
+      need = fmax(need, tsr__measure_host_bytes(&p, b, ip, 1, cfg->accuracy >= 0 ? 2 : 1));
+    }
+    char msg[256];
+    if (tsr__host_memory_check(need, cfg->max_memory, msg, sizeof msg)) {
+      fprintf(stderr, "tessera bench: %s batch %d: %s\n", cfg->shapes[s], cfg->batch, msg);
+      rc = 2;
+    }
+  }
+  tsr_context_destroy(ctx);
+  return rc;
+}
+
 int tsr__bench_run(const tsr__bench_config *cfg) {
   const char *dir = cfg->out_dir;
+  if (memory_check(cfg)) return 2;
   struct stat sb;
   if (stat(dir, &sb) == 0 || errno != ENOENT) {
     fprintf(stderr, "tessera bench: --out: '%s' already exists; refusing to touch it\n", dir);

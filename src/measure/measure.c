@@ -4,18 +4,99 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/context.h"
+#include "core/par.h"
 #include "measure/measure.h"
 
-/* ---- workload ------------------------------------------------------------ */
+/* ---- estimates ------------------------------------------------------------- */
 double tsr__workload_bytes(const tsr_problem *p) {
   double na = (double)tsr_problem_elems_a(p), nb = (double)tsr_problem_elems_b(p);
-  double nc = (double)tsr_problem_elems_c(p), out = (double)p->batch * p->m * p->n;
-  /* A, B, C0 and a host copy of C (floats); ref (double) and scale (float) */
-  return 4.0 * (na + nb + 2.0 * nc) + 12.0 * out;
+  double nc = p->beta != 0.0f ? (double)tsr_problem_elems_c(p) : 0.0;
+  double out = (double)p->batch * (double)p->m * (double)p->n;
+  /* A, B, C0 (floats); ref (double), scale and the GPU oracle's strict
+   * FP32 staging (floats) */
+  return 4.0 * (na + nb + nc) + 16.0 * out;
 }
+
+/* cpu_backend.c prepacks op(B) of all batch items up to this size. */
+#define CPU_PREPACK_MAX_BYTES (512.0 * 1048576.0)
+
+double tsr__exec_host_bytes(const tsr_problem *p, tsr_backend_kind b, const tsr_plan_info *info) {
+  double nc = (double)tsr_problem_elems_c(p);
+  if (b != TSR_BACKEND_CPU) return 4.0 * nc; /* GPU: download staging of C */
+  double bytes = 4.0 * nc * (p->beta != 0.0f ? 2.0 : 1.0); /* the call's C (and C0) */
+  if (info) bytes += (double)info->smem_bytes;             /* packing buffers, all workers */
+  double tn = info && info->plan.tn > 0 ? (double)info->plan.tn : 64.0;
+  double packed_b = 4.0 * (double)p->batch * (double)p->k * ceil((double)p->n / tn) * tn;
+  return bytes + fmin(packed_b, CPU_PREPACK_MAX_BYTES);
+}
+
+double tsr__measure_host_bytes(const tsr_problem *p, tsr_backend_kind b,
+                               const tsr_plan_info *info, int workloads, int execs) {
+  return workloads * tsr__workload_bytes(p) + execs * tsr__exec_host_bytes(p, b, info) +
+         4.0 * (double)tsr_problem_elems_c(p) + /* the host output buffer */
+         (b != TSR_BACKEND_CPU ? TSR__GPU_HOST_OVERHEAD : 0.0);
+}
+
+double tsr__host_memory_default(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  return pages > 0 && psize > 0 ? 0.8 * (double)pages * (double)psize : 0.0;
+}
+
+static const char *human_bytes(double x, char *buf, size_t cap) {
+  if (x >= 1073741824.0) snprintf(buf, cap, "%.2f GiB", x / 1073741824.0);
+  else snprintf(buf, cap, "%.2f MiB", x / 1048576.0);
+  return buf;
+}
+
+int tsr__host_memory_check(double need, double limit, char *msg, size_t cap) {
+  int dflt = !(limit > 0);
+  if (dflt) limit = tsr__host_memory_default();
+  if (!(limit > 0) || need <= limit) return 0;
+  char a[32], b[32];
+  snprintf(msg, cap, "needs about %s of host memory (estimate), more than the limit of %s (%s)",
+           human_bytes(need, a, sizeof a), human_bytes(limit, b, sizeof b),
+           dflt ? "80% of physical memory; --max-memory GIB sets it" : "--max-memory");
+  return -1;
+}
+
+int tsr__oracle_prefers_gpu(const tsr_problem *p) {
+  /* the threshold of tsr__oracle_cached */
+  return (double)p->m * (double)p->n * (double)p->k * (double)p->batch >= 1e8;
+}
+
+double tsr__oracle_seconds(const tsr_problem *p, int gpu) {
+  double flops = 2.0 * (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
+  if (gpu) return flops / TSR__ORACLE_GPU_FLOPS;
+  /* tsr_oracle_cpu's threads: online CPUs up to 64, one row each at least */
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  double threads = ncpu > 0 ? (double)(ncpu > 64 ? 64 : ncpu) : 1.0;
+  double rows = (double)p->batch * (double)p->m;
+  if (rows < 64 || flops < 2e6) threads = 1.0;
+  if (threads > rows) threads = rows;
+  return flops / (TSR__ORACLE_CPU_FLOPS_PER_CORE * threads);
+}
+
+/* tsr_fill of one tensor: tsr__parallel_rows' threads (one below 4e6
+ * elements, else the online CPUs up to TSR__PAR_MAX). */
+static double fill_seconds(double elems) {
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  double threads = ncpu > 0 ? (double)(ncpu < TSR__PAR_MAX ? ncpu : TSR__PAR_MAX) : 1.0;
+  if (elems < 4e6) threads = 1.0;
+  return elems / (TSR__INPUT_ELEMS_PER_S * threads);
+}
+
+double tsr__inputs_seconds(const tsr_problem *p) {
+  double out = (double)p->batch * (double)p->m * (double)p->n;
+  return fill_seconds((double)tsr_problem_elems_a(p)) + fill_seconds((double)tsr_problem_elems_b(p)) +
+         (p->beta != 0.0f ? fill_seconds((double)tsr_problem_elems_c(p)) : 0.0) +
+         12.0 * out / TSR__ORACLE_HASH_BYTES_PER_S;
+}
+
+/* ---- workload ------------------------------------------------------------ */
 
 void tsr__workload_destroy(tsr__workload *w) {
   if (!w) return;

@@ -37,9 +37,46 @@ tsr_status tsr__workload_create(const tsr_problem *p, tsr_inputs inputs, uint64_
                                 char *msg, size_t cap);
 void tsr__workload_destroy(tsr__workload *w); /* NULL is a no-op */
 
-/* Host bytes a workload of p needs (inputs, output, oracle), for refusing a
- * problem before anything is allocated. */
+/* ---- estimates: refusing what cannot fit or finish, before any work ------ */
+/* Host bytes of one workload of p: A, B, C0 (beta != 0), the oracle's ref
+ * (double) and scale (float), and the GPU oracle's host staging (float). */
 double tsr__workload_bytes(const tsr_problem *p);
+/* Host bytes of one prepared call of p on backend b (info: its realized
+ * plan, NULL when unknown). CPU: the call's own C and C0 copies, the packing
+ * buffers (info) and the prepacked op(B) (at most 512 MiB); GPU backends:
+ * the staging copy of C a download makes. Device memory is not counted: a
+ * device allocation that fails is an error status, never host exhaustion. */
+double tsr__exec_host_bytes(const tsr_problem *p, tsr_backend_kind b, const tsr_plan_info *info);
+/* Peak host bytes of one process measuring p: `workloads` workloads alive at
+ * once, `execs` prepared calls and the host output buffer; on a GPU backend
+ * also TSR__GPU_HOST_OVERHEAD for the driver, NVRTC and module state (about
+ * 140 MiB measured on the H200 host). */
+#define TSR__GPU_HOST_OVERHEAD (256.0 * 1048576.0)
+double tsr__measure_host_bytes(const tsr_problem *p, tsr_backend_kind b,
+                               const tsr_plan_info *info, int workloads, int execs);
+/* The default host-memory limit: 80% of physical memory (sysconf); 0 when
+ * unknown. */
+double tsr__host_memory_default(void);
+/* 0 when need <= limit (limit 0: the default); else -1 with msg "needs about
+ * X GiB of host memory (estimate), more than the limit of Y GiB (...)". */
+int tsr__host_memory_check(double need, double limit, char *msg, size_t cap);
+
+/* Conservative rates of the work done before any measurement (no
+ * measurement of this machine: they must hold on a loaded one). */
+#define TSR__ORACLE_CPU_FLOPS_PER_CORE 1e9 /* tsr_oracle_cpu, per thread it runs */
+#define TSR__ORACLE_GPU_FLOPS 1e11         /* tsr_oracle_gpu (plain FP64 kernel) */
+#define TSR__INPUT_ELEMS_PER_S 2e7         /* tsr_fill, per thread it runs */
+#define TSR__ORACLE_HASH_BYTES_PER_S 2.5e8 /* SHA-256 + I/O of an oracle cache entry */
+/* Seconds to compute the FP64 oracle of p (2*M*N*K*batch flops): on the GPU
+ * when gpu, else on the CPU with as many threads as tsr_oracle_cpu uses. */
+double tsr__oracle_seconds(const tsr_problem *p, int gpu);
+/* 1 when tsr__workload_create would use the GPU oracle for p (work >= 1e8)
+ * given a usable GPU. */
+int tsr__oracle_prefers_gpu(const tsr_problem *p);
+/* Seconds to generate one workload's inputs (A, B, C0 with as many threads
+ * as tsr_fill uses) and hash its oracle (12 bytes per output element, the
+ * cache entry's SHA-256 on store and on load). */
+double tsr__inputs_seconds(const tsr_problem *p);
 
 /* The receipt of output c (stored layout) for a run in precision `mode`
  * (the mode the plan ran, never AUTO): dyadic inputs get the exact
@@ -98,6 +135,11 @@ tsr_status tsr__oracle_cached(const tsr_problem *p, tsr_inputs inputs, uint64_t 
 /* Canonical key text of (shape, ops, alpha, beta, batch, inputs, seed). */
 void tsr__oracle_key(const tsr_problem *p, tsr_inputs inputs, uint64_t seed, char *buf,
                      size_t cap);
+/* 1 when cache_dir holds an entry for (p, inputs, seed) whose header (key,
+ * element count) and size match, i.e. a load costs no computation; the
+ * payload's hash is verified only by the load itself. */
+int tsr__oracle_cache_has(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
+                          const char *cache_dir);
 /* ${XDG_CACHE_HOME:-$HOME/.cache}/tessera/oracle (static buffer). */
 const char *tsr__oracle_cache_default(void);
 

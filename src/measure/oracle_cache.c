@@ -108,6 +108,39 @@ static int load(const char *path, const char *key, size_t count, double *ref, fl
   return ok ? 0 : -1;
 }
 
+int tsr__oracle_cache_has(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
+                          const char *cache_dir) {
+  if (!cache_dir) return 0;
+  char key[512], key_sha[65], path[4200];
+  tsr__oracle_key(p, inputs, seed, key, sizeof key);
+  tsr__sha256_hex(key, strlen(key), key_sha);
+  snprintf(path, sizeof path, "%s/%s.f64", cache_dir, key_sha);
+  size_t count = (size_t)(p->batch * p->m * p->n);
+  char why[512];
+  int fd;
+  uint64_t size;
+  if (tsr__open_regular(path, (uint64_t)count * (sizeof(double) + sizeof(float)) + HEADER_MAX, &fd,
+                        &size, why, sizeof why))
+    return 0;
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return 0;
+  }
+  char magic[64], k[1024], line[128];
+  unsigned long long cnt = 0;
+  int ok = fgets(magic, sizeof magic, f) && fgets(k, sizeof k, f) && fscanf(f, "%llu\n", &cnt) == 1;
+  for (int i = 0; ok && i < 3; i++) ok = fgets(line, sizeof line, f) != NULL; /* fro, sha, producer */
+  if (ok) {
+    magic[strcspn(magic, "\n")] = k[strcspn(k, "\n")] = '\0';
+    long header = ftell(f);
+    ok = !strcmp(magic, MAGIC) && !strcmp(k, key) && cnt == count && header > 0 &&
+         (double)size == (double)header + (double)count * (sizeof(double) + sizeof(float));
+  }
+  fclose(f);
+  return ok;
+}
+
 static void store(const char *dir, const char *path, const char *key, size_t count,
                   const double *ref, const float *scale, double strict, const char *producer) {
   if (mkdir_p(dir) != 0) return;

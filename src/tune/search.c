@@ -356,6 +356,52 @@ void tsr__tune_result_free(tsr__tune_result *res) {
   memset(res, 0, sizeof *res);
 }
 
+tsr_status tsr__tune_check(tsr_context *ctx, const tsr__tune_config *cfg) {
+  tsr_problem p = cfg->problem;
+  tsr_backend_kind b = cfg->backend;
+  char msg[512];
+  tsr_status st = tsr_problem_check(&p, msg, sizeof msg);
+  if (st) return tsr__fail(ctx, st, "%s", msg);
+  if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA)
+    return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "--backend: %s has no tunable plans (cpu, cuda)",
+                     tsr_backend_name(b));
+  /* Memory: the tuner holds the timing and accuracy workloads with one
+   * prepared call each; a replay child holds one more beside it. The
+   * incumbent's realized plan stands for the candidates' packing buffers. */
+  tsr_plan plan;
+  tsr_plan_info info;
+  tsr__backend_get(b)->default_plan(&p, &plan);
+  const tsr_plan_info *ip = tsr_plan_realize(ctx, b, &p, &plan, &info) == TSR_OK ? &info : NULL;
+  int nw = cfg->accuracy >= 0 ? 2 : 1;
+  double need = tsr__measure_host_bytes(&p, b, ip, nw, nw);
+  if (cfg->child_exe) need += tsr__measure_host_bytes(&p, b, ip, 1, 1);
+  if (tsr__host_memory_check(need, cfg->max_memory, msg, sizeof msg))
+    return tsr__fail(ctx, TSR_ERR_NOMEM, "%s", msg);
+  if (!(cfg->max_seconds > 0)) return TSR_OK;
+  /* Time: inputs are always generated; an oracle found in the cache costs
+   * nothing, any other is computed before the first candidate. */
+  int noracle = !tsr__oracle_cache_has(&p, TSR_INPUTS_DYADIC, 1, cfg->oracle_cache) +
+                (cfg->accuracy >= 0 &&
+                 !tsr__oracle_cache_has(&p, (tsr_inputs)cfg->accuracy, 1, cfg->oracle_cache));
+  double inputs_s = nw * tsr__inputs_seconds(&p);
+  double oracle_s = noracle * tsr__oracle_seconds(&p, 0);
+  const char *where = "the CPU";
+  if (inputs_s + oracle_s > cfg->max_seconds && noracle && tsr__oracle_prefers_gpu(&p) &&
+      tsr_backend_available(ctx, TSR_BACKEND_CUDA) == TSR_OK) {
+    oracle_s = noracle * tsr__oracle_seconds(&p, 1);
+    where = "the GPU";
+  }
+  if (inputs_s + oracle_s > cfg->max_seconds)
+    return tsr__fail(ctx, TSR_ERR_INVALID,
+                     "inputs and FP64 oracle alone take about %.3g s (estimate: %.3g s for %d "
+                     "uncached oracle(s) of %.3g flop on %s, %.3g s for the inputs), more than "
+                     "--max-seconds %g",
+                     inputs_s + oracle_s, oracle_s, noracle,
+                     2.0 * (double)p.m * (double)p.n * (double)p.k * (double)p.batch, where,
+                     inputs_s, cfg->max_seconds);
+  return TSR_OK;
+}
+
 tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tune_result *r) {
   memset(r, 0, sizeof *r);
   r->incumbent = r->best = r->chosen = -1;
@@ -373,6 +419,7 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
   if (cfg->rounds < 2 || cfg->rounds % 2 || cfg->rounds > TSR__TUNE_MAX_ROUNDS)
     return tsr__fail(ctx, TSR_ERR_INVALID, "--rounds: %d is not an even number in 2..%d",
                      cfg->rounds, TSR__TUNE_MAX_ROUNDS);
+  if ((st = tsr__tune_check(ctx, cfg))) return st;
   tsr__tune_target target;
   if ((st = tsr__tune_target_get(ctx, b, &target))) return st;
 

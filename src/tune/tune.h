@@ -164,6 +164,7 @@ typedef struct {
   int nextra;
   int progress;            /* progress display on stderr */
   const char *command;     /* recorded */
+  double max_memory;       /* host bytes the tune may need; 0: 80% of physical memory */
 } tsr__tune_config;
 
 typedef struct {
@@ -193,6 +194,15 @@ typedef struct {
   int64_t run_id;        /* database row, 0 without a database */
   char started[32], finished[32];
 } tsr__tune_result;
+
+/* The up-front refusals, before any database, input or oracle work (also
+ * the first thing tsr__tune_run does): the estimated peak host memory of
+ * the tuner and one replay child over cfg->max_memory, and, with a time
+ * budget, the inputs and the FP64 oracles not already in the oracle cache
+ * estimated to take longer than max_seconds on their own (conservative
+ * rates of measure.h: TSR__ORACLE_*_FLOPS, TSR__INPUT_ELEMS_PER_S). Returns
+ * TSR_ERR_NOMEM / TSR_ERR_INVALID with the estimate in ctx's message. */
+tsr_status tsr__tune_check(tsr_context *ctx, const tsr__tune_config *cfg);
 
 /* Runs the tune. Returns TSR_OK with res filled (even when no candidate
  * was valid: then res->best < 0), or a status for a refused request (bad

@@ -33,6 +33,16 @@ expect_rc 2 "untunable backend" $T tune --shape 32x32x32 --backend cublas --no-d
 expect_rc 2 "unknown preset" $T tune --preset nope --backend cpu --no-db
 grep -q "seed" "$tmp/err" || fail "unknown preset: message does not list seed"
 
+# ---- over a limit: refused before the database, the oracle and --out ---------
+expect_rc 2 "over the memory limit" timeout 20 $T tune --shape 65536x65536x65536 --backend cpu \
+  --max-seconds 1 --db "$tmp/refused.db" --out "$tmp/refused"
+grep -q "needs about .* of host memory" "$tmp/err" || fail "memory refusal message: $(cat "$tmp/err")"
+expect_rc 2 "over the time budget" timeout 20 $T tune --shape 8192x8192x8192 --backend cpu \
+  --max-seconds 1 --db "$tmp/refused.db" --out "$tmp/refused"
+grep -q "more than --max-seconds 1" "$tmp/err" || fail "time refusal message: $(cat "$tmp/err")"
+[ ! -e "$tmp/refused.db" ] && [ ! -e "$tmp/refused" ] || fail "a refused tune created its database or --out"
+[ ! -e "$XDG_CACHE_HOME/tessera/oracle" ] || fail "a refused tune wrote to the oracle cache"
+
 # ---- tune, store, then gemm uses it ------------------------------------------
 db=$tmp/tune.db
 expect_rc 0 "tune 96x64x80" $T tune --shape 96x64x80 --backend cpu --max-candidates 5 \
