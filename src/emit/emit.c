@@ -1095,12 +1095,16 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
 
 static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   int beta0 = p->beta == 0.0f;
+  (void)g;
   put(s,
       "// Split-K reduction: slices summed in ascending order (bit-identical run to run),\n"
-      "// then alpha/beta. One thread per output element.\n"
+      "// then alpha/beta. One thread per output element. A non-finite sum is recomputed\n"
+      "// strictly over the whole K range: two slices that overflow to opposite\n"
+      "// infinities (or an Inf in one slice and an overflow in another) would give NaN\n"
+      "// where the strict k-ascending order gives the IEEE class (docs/accuracy.md).\n"
       "extern \"C\" __global__ void __launch_bounds__(256)\n"
-      "tsr_gemm_reduce(const float *__restrict__ W, float *__restrict__ C, float alpha, float "
-      "beta) {\n"
+      "tsr_gemm_reduce(const float *__restrict__ A, const float *__restrict__ B,\n"
+      "                float *__restrict__ C, const float *__restrict__ W, float alpha, float beta) {\n"
       "  const tsr_idx MN = (tsr_idx)M * N;\n"
       "  const tsr_idx i = (tsr_idx)blockIdx.x * 256 + (tsr_idx)threadIdx.x;\n"
       "  if (i >= MN * BATCH) return;\n"
@@ -1111,6 +1115,7 @@ static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       "  float sum = w[0];\n"
       "#pragma unroll\n"
       "  for (int z = 1; z < SPLITK; ++z) sum += w[(tsr_idx)z * MN];\n"
+      "  if (!tsr_finite(sum)) sum = tsr_fix(A, B, bz, row, col, 0, (int)K);\n"
       "  float *c = C + (tsr_idx)bz * SC + (tsr_idx)row * LDC + col;\n");
   if (beta0) put(s, "  *c = alpha * sum; // beta == 0: C is never read\n");
   else put(s, "  *c = alpha * sum + beta * *c;\n");
@@ -1155,12 +1160,11 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t s
   if (!g.b.staged) emit_view(&s, &g, &g.b);
   emit_store(&s, p, &g, g.tf32 ? (g.b.fv > 1 ? g.b.fv : 2) : g.fn);
 
-  if (g.tf32) {
-    emit_block_tf32(&s, &g);
-    emit_fix(&s, &g);
-  } else {
-    emit_block_ffma(&s, &g);
-  }
+  if (g.tf32) emit_block_tf32(&s, &g);
+  else emit_block_ffma(&s, &g);
+  /* the strict recomputation of non-finite outputs: the tensor-core epilogue
+   * and every split-K reduction use it */
+  if (g.tf32 || g.plan.splitk > 1) emit_fix(&s, &g);
   if (g.a.packed) emit_pack(&s, &g, &g.a);
   if (g.b.packed) emit_pack(&s, &g, &g.b);
   emit_main(&s, p, &g);

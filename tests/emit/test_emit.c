@@ -741,6 +741,18 @@ static const emu_case emu_cases[] = {
      "mma=tf32,split=pack,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2,pad=0", .random = 1,
      .prec = TSR_PREC_TF32, .contract = TSR_PREC_TF32, .special = 1},
 #undef TC
+/* an Inf and an FLT_MAX in one row and one split-K slice... or two: slices
+ * overflowing to opposite infinities made NaN where IEEE (and the strict
+ * k-ascending order) gives +-Inf; the reduction now recomputes such sums */
+#define TD "mma=tf32x3,bm=32,bn=32,bk=16,wm=16,wn=16,tm=1,tn=1,stages=2,vec=4,pad=0,splitk=2"
+    {"specials device TN splitk2 beta wide inline", {200, 136, 300, 1, 'T', 'N', 0.5f}, TD,
+     .random = 2, .contract = TSR_PREC_FP32X3, .special = 2},
+    {"specials device TN splitk2 beta wide pack", {200, 136, 300, 1, 'T', 'N', 0.5f}, TD ",split=pack",
+     .random = 2, .contract = TSR_PREC_FP32X3, .special = 2},
+    {"specials device TN splitk2 beta wide ffma", {200, 136, 300, 1, 'T', 'N', 0.5f},
+     "stages=2,splitk=2", .random = 2, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT,
+     .special = 2},
+#undef TD
 #define SP "mma=tf32x3,tm=1,tn=1,split=pack,"
     {"split=pack NN tails beta 2-stage swizzle", {70, 45, 37, 1, 'N', 'N', 0.5f}, SP "bk=16,wm=16,wn=16,stages=2,pad=0"},
     {"split=pack NT tails 3-stage pad4", {70, 46, 38, 1, 'N', 'T', 0}, SP "bk=16,wm=16,wn=16,stages=3,pad=4"},
@@ -852,12 +864,16 @@ static void test_emulated(void **state) {
     const tsr_problem *p = &probs[i];
     int64_t na = tsr_problem_elems_a(p), nb = tsr_problem_elems_b(p), nc = tsr_problem_elems_c(p);
     float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4), *c0 = malloc((size_t)nc * 4);
-    tsr_inputs kind = c->random ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC;
+    tsr_inputs kind = c->random == 2 ? TSR_INPUTS_WIDE : c->random ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC;
     tsr_fill(p, TSR_TENSOR_A, kind, 7, a);
     tsr_fill(p, TSR_TENSOR_B, kind, 7, b);
     if (p->beta != 0.0f) tsr_fill(p, TSR_TENSOR_C, kind, 7, c0);
     else tsr_poison(p, c0);
-    if (c->special) put_specials(p, a, b);
+    if (c->special == 2) { /* test_cuda_gpu's split identity: Inf, NaN, FLT_MAX */
+      a[0] = INFINITY;
+      b[5] = NAN;
+      a[tsr_problem_elems_a(p) / 2] = 3.4028235e38f;
+    } else if (c->special) put_specials(p, a, b);
     double *ref = malloc((size_t)(p->batch * p->m * p->n) * sizeof(double));
     float *scale = malloc((size_t)(p->batch * p->m * p->n) * sizeof(float));
     double strict = NAN;
@@ -936,6 +952,14 @@ static void test_emulated(void **state) {
         int logical = bi < p->batch && in / p->ldc < p->m && in % p->ldc < p->n;
         if (!logical && memcmp(&out[e], &c0[e], 4) != 0) stray++;
       }
+      if (!r.passed && c->special) /* the first wrong classes, for the record */
+        for (int64_t e = 0, shown = 0; e < p->m * p->n && shown < 6; e++) {
+          float want = (float)ref[e], got = out[(e / p->n) * p->ldc + e % p->n];
+          if (isnan(want) != isnan(got) || isinf(want) != isinf(got) ||
+              (isinf(want) && (want > 0) != (got > 0)))
+            fprintf(stderr, "[%s] output (%lld, %lld): %g, reference %g\n", c->name,
+                    (long long)(e / p->n), (long long)(e % p->n), (double)got, ref[e]), shown++;
+        }
       if (!r.passed || stray) {
         fprintf(stderr,
                 "[%s] deferred=%d: %lld of %lld outputs wrong (first %lld, max abs %.3g), %lld "

@@ -150,9 +150,9 @@ static tsr_status launch_abi(tsr__gexec *e) {
                                       NULL);
   if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, cu, r, "cuLaunchKernel(main)");
   if (e->freduce) {
-    void *red_args[] = {&e->buf.w, &e->buf.c, &alpha, &beta};
+    /* the reduction takes the main kernel's arguments (A, B, C, W, alpha, beta) */
     r = cu->LaunchKernel(e->freduce, e->rgrid[0], e->rgrid[1], e->rgrid[2], e->rblock[0],
-                         e->rblock[1], e->rblock[2], 0, e->g->stream, red_args, NULL);
+                         e->rblock[1], e->rblock[2], 0, e->g->stream, main_args, NULL);
     if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, cu, r, "cuLaunchKernel(reduce)");
   }
   return TSR_OK;

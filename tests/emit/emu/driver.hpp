@@ -5,7 +5,7 @@
 //                        optional DIR/pre: "name g0 g1 g2 block" per prologue kernel,
 //                        run in order before the main kernel
 typedef void (*emu_main_fn)(const float *, const float *, float *, float *, float, float);
-typedef void (*emu_reduce_fn)(const float *, float *, float, float);
+typedef void (*emu_reduce_fn)(const float *, const float *, float *, const float *, float, float);
 
 struct emu_job {
   unsigned bx, by, bz, tx;
@@ -25,7 +25,9 @@ static void tsr_gemm_pack_b(const float *, const float *, float *, float *, floa
 }
 #endif
 #ifndef TSR_EMU_HAS_REDUCE
-static void tsr_gemm_reduce(const float *, float *, float, float) { emu_die("no reduce kernel"); }
+static void tsr_gemm_reduce(const float *, const float *, float *, const float *, float, float) {
+  emu_die("no reduce kernel");
+}
 #endif
 /* One OS thread per CUDA thread of the block, reused for every CTA of the
  * launch (thread creation under ASan was a fifth of a run): the launcher and
@@ -44,7 +46,7 @@ static void *emu_thread(void *p) {
     emu_groups.clear();
     emu_open.clear();
     emu_xchg = 0;
-    if (j.is_reduce == 1) tsr_gemm_reduce(j.w, j.c, j.alpha, j.beta);
+    if (j.is_reduce == 1) tsr_gemm_reduce(j.a, j.b, j.c, j.w, j.alpha, j.beta);
     else if (j.is_reduce == 2) tsr_gemm_pack_a(j.a, j.b, j.c, j.w, j.alpha, j.beta);
     else if (j.is_reduce == 3) tsr_gemm_pack_b(j.a, j.b, j.c, j.w, j.alpha, j.beta);
     else tsr_gemm_main(j.a, j.b, j.c, j.w, j.alpha, j.beta);
