@@ -145,7 +145,9 @@ mkdir -p "$W/bin" && cp "$T" "$W/bin/tessera" && sync  # (the H200 host reported
 if [ "$sanitized" = 1 ]; then want=1; else want=0; fi
 expect_rc $want "--current-artifacts on a fresh run from a copied executable" "$W/bin/tessera" audit --current-artifacts "$W/cur"
 check "--current-artifacts hashed the files" grep -Eq "artifacts hashed on disk \([1-9][0-9]* files" "$W/out"
-printf 'x' >>"$W/bin/tessera"
+# a changed executable: a new file renamed over it (appending in place fails with
+# "Text file busy" while any process still maps it)
+cp "$W/bin/tessera" "$W/bin/tessera.new" && printf 'x' >>"$W/bin/tessera.new" && mv -f "$W/bin/tessera.new" "$W/bin/tessera"
 expect_rc 1 "--current-artifacts after the executable changed" "$T" audit --current-artifacts "$W/cur"
 check "artifact_changed names the executable" grep -q "^REJECT artifact_changed: artifacts.executable: $W/bin/tessera has sha256" "$W/out"
 expect_rc 1 "self-test --current-artifacts on a changed executable: the pristine copy fails" "$T" audit --self-test --current-artifacts "$W/cur"
@@ -198,7 +200,9 @@ check "GPU-shaped document: report regenerated" bash -c "'$T' report '$G' >/dev/
 expect_rc 0 "GPU-shaped document passes the audit" "$T" audit "$G"
 check "GPU-shaped: 16 cells, 8 ratios (four GPU metrics)" grep -q "16 table cells, 8 paired ratios" "$W/out"
 expect_rc 1 "GPU-shaped --current-artifacts: only the rebuilt executable differs" "$T" audit --current-artifacts "$G"
-check "GPU-shaped: both sources regenerated and equal" bash -c "grep -q '2 sources regenerated' '$W/out' && ! grep -q '^REJECT source_hash' '$W/out' && grep -q '^FAIL: 1 findings: artifact_changed 1' '$W/out'" ||
+# (only artifact findings: the rebuilt executable, and on another machine than the
+# committing one also its libraries' paths)
+check "GPU-shaped: both sources regenerated and equal" bash -c "grep -q '2 sources regenerated' '$W/out' && ! grep '^REJECT' '$W/out' | grep -qv '^REJECT artifact_changed' && grep -q '^REJECT artifact_changed: artifacts.executable' '$W/out'" ||
   grep -E "REJECT|FAIL|regenerated" "$W/out" | head -8
 expect_rc 0 "GPU-shaped self-test" "$T" audit --self-test "$G"
 check "GPU-shaped self-test: missing source hash is source_hash" grep -Eq "^self-test: missing_source_hash +rejected: source_hash: row seq [0-9]+ \(round [0-9]+, [0-9x]+, tessera-gpu\)" "$W/out"
