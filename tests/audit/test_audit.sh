@@ -202,8 +202,13 @@ check "GPU-shaped: 16 cells, 8 ratios (four GPU metrics)" grep -q "16 table cell
 expect_rc 1 "GPU-shaped --current-artifacts: only the rebuilt executable differs" "$T" audit --current-artifacts "$G"
 # (only artifact findings: the rebuilt executable, and on another machine than the
 # committing one also its libraries' paths)
-check "GPU-shaped: both sources regenerated and equal" bash -c "grep -q '2 sources regenerated' '$W/out' && ! grep '^REJECT' '$W/out' | grep -qv '^REJECT artifact_changed' && grep -q '^REJECT artifact_changed: artifacts.executable' '$W/out'" ||
+if grep -q '2 sources regenerated' "$W/out" && ! grep '^REJECT' "$W/out" | grep -qv '^REJECT artifact_changed' &&
+   grep -q '^REJECT artifact_changed: artifacts.executable' "$W/out"; then
+  ok "GPU-shaped: both sources regenerated and equal"
+else
+  bad "GPU-shaped: both sources regenerated and equal"
   grep -E "REJECT|FAIL|regenerated" "$W/out" | head -8
+fi
 expect_rc 0 "GPU-shaped self-test" "$T" audit --self-test "$G"
 check "GPU-shaped self-test: missing source hash is source_hash" grep -Eq "^self-test: missing_source_hash +rejected: source_hash: row seq [0-9]+ \(round [0-9]+, [0-9x]+, tessera-gpu\)" "$W/out"
 corrupt "$G" "$W/g2" 'r=[x for x in d["rows"] if x["route"]=="tessera-gpu"][1]; r["result"]["plan_info"]["source_sha256"]="0"*64'
