@@ -67,6 +67,10 @@ TSR_BENCH_TEST_CRASH=tessera-cpu "$T" bench "${TINY[@]}" --out "$W/crash" >/dev/
 check "fixture: a run with crashed rows passes (their logs agree with them)" "$T" audit "$W/crash"
 C=$S/docs/results/2026-11-29-cpu-tiny
 G=$S/docs/results/2026-11-30-h200-contract/bench
+E=$S/docs/results/2026-11-30-h200-evidence
+ED=dac9368a3c462b37e8a497001a0a44f50e9b4ef0aa8357292ff05c91cb8b28f8
+check "the committed H200 tessera-bench/3 run passes against the digest quoted for it" bash -c "'$T' audit --digest sha256:$ED '$E' >'$W/out' && grep -q '^PASS$' '$W/out' && grep -q ': verified$' '$W/out'"
+check "... and fails against any other digest" bash -c "! '$T' audit --digest sha256:${ED%?}0 '$E' >/dev/null 2>&1"
 
 echo "== 1. raw fields checked against their second source"
 mutate "$R" "$W/a" 'r = ok[3]["result"]; [s.__setitem__("calls", 2 * s["calls"]) for s in r["metrics"]["wall_batch"]]' report
