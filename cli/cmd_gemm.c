@@ -10,7 +10,6 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "core/backend.h"
 #include "core/clock.h"
 #include "measure/measure.h"
 
@@ -125,15 +124,13 @@ int tsr_cli_gemm(int argc, char **argv) {
   int rc = TSR_EXIT_USAGE;
   float *C = NULL;
   tsr__workload *w = NULL, *wacc = NULL;
-  void *ex = NULL, *exacc = NULL;
-  const tsr__backend *be = NULL;
+  tsr_exec *e = NULL, *eacc = NULL;
   tsr_problem p;
   tsr_backend_kind bk;
   tsr_plan plan;
   char plan_source[128] = "", msg[512];
   if ((rc = tsr_cli_problem_finish("gemm", ctx, &o, &p, &bk, &plan, plan_source, sizeof plan_source))) goto done;
   rc = TSR_EXIT_USAGE;
-  be = tsr__backend_get(bk);
   if (tsr_backend_available(ctx, bk)) {
     tsr_cli_usage_error("gemm", "backend %s unusable: %s", tsr_backend_name(bk),
                         tsr_context_message(ctx));
@@ -159,13 +156,13 @@ int tsr_cli_gemm(int argc, char **argv) {
     tsr_cli_usage_error("gemm", "shape: %s: %s", o.shape, C ? msg : "out of host memory");
     goto done;
   }
-  if ((st = be->prepare(ctx, &p, &info.plan, w->a, w->b, w->c0, &ex))) {
+  if ((st = tsr__exec_create(ctx, bk, &p, &plan, w->a, w->b, w->c0, 0, &e))) {
     tsr_cli_usage_error("gemm", "%s: %s", tsr_status_str(st), tsr_context_message(ctx));
     goto done;
   }
-  if (be->exec_info) be->exec_info(ex, &info);
+  info = *tsr_exec_info(e);
   tsr_receipt rec, racc;
-  if ((st = tsr__validated_call(be, ex, w, info.precision, atol, rtol, C, 0, &rec))) {
+  if ((st = tsr__validated_call(e, w, info.precision, atol, rtol, C, 0, &rec))) {
     tsr_cli_error("gemm", "run failed: %s: %s", tsr_status_str(st),
             tsr_context_message(ctx));
     rc = TSR_EXIT_FAIL;
@@ -178,8 +175,8 @@ int tsr_cli_gemm(int argc, char **argv) {
       tsr_cli_usage_error("gemm", "accuracy workload: %s", msg);
       goto done;
     }
-    if ((st = be->prepare(ctx, &p, &info.plan, wacc->a, wacc->b, wacc->c0, &exacc)) ||
-        (st = tsr__validated_call(be, exacc, wacc, info.precision, 0.0, 0.0, C, 0, &racc))) {
+    if ((st = tsr__exec_create(ctx, bk, &p, &plan, wacc->a, wacc->b, wacc->c0, 0, &eacc)) ||
+        (st = tsr__validated_call(eacc, wacc, info.precision, 0.0, 0.0, C, 0, &racc))) {
       tsr_cli_error("gemm", "accuracy run failed: %s: %s", tsr_status_str(st),
               tsr_context_message(ctx));
       rc = TSR_EXIT_FAIL;
@@ -193,13 +190,14 @@ int tsr_cli_gemm(int argc, char **argv) {
   int64_t *wall = calloc((size_t)(samples ? samples : 1), sizeof *wall);
   int64_t *gpu = calloc((size_t)(samples ? samples : 1), sizeof *gpu);
   int64_t calls = 1;
+  int gpu_events = tsr__exec_is_gpu(e); /* device events exist on a GPU only */
   if (samples > 0 && ok && wall && gpu) {
     tsr__calibration cal;
-    st = tsr__calibrate(be, ex, (int)warmup_ms, (int)sample_ms, &cal);
+    st = tsr__calibrate(e, (int)warmup_ms, (int)sample_ms, &cal);
     calls = cal.calls_per_batch > 1000000 ? 1000000 : cal.calls_per_batch;
     for (long long s = 0; s < samples && !st; s++) {
-      if (be->event_time && (st = tsr__sample(be, ex, TSR__TIMER_EVENT, calls, &gpu[s]))) break;
-      st = tsr__sample(be, ex, TSR__TIMER_HOST, calls, &wall[s]);
+      if (gpu_events && (st = tsr__sample(e, TSR__TIMER_EVENT, calls, &gpu[s]))) break;
+      st = tsr__sample(e, TSR__TIMER_HOST, calls, &wall[s]);
     }
     if (st) {
       tsr_cli_error("gemm", "timing failed: %s: %s", tsr_status_str(st),
@@ -214,7 +212,7 @@ int tsr_cli_gemm(int argc, char **argv) {
   }
   double flops = 2.0 * (double)p.m * (double)p.n * (double)p.k * (double)p.batch;
   double wall_s = samples && ok ? wall[samples / 2] / 1e9 / calls : NAN;
-  double gpu_s = samples && ok && be->event_time ? gpu[samples / 2] / 1e9 / calls : NAN;
+  double gpu_s = samples && ok && gpu_events ? gpu[samples / 2] / 1e9 / calls : NAN;
   char text[512];
   tsr_plan_format(&info.plan, text, sizeof text);
   if (json) {
@@ -262,8 +260,8 @@ int tsr_cli_gemm(int argc, char **argv) {
   free(gpu);
   rc = ok ? TSR_EXIT_OK : TSR_EXIT_FAIL;
 done:
-  if (be && ex) be->destroy(ex);
-  if (be && exacc) be->destroy(exacc);
+  tsr_exec_destroy(e);
+  tsr_exec_destroy(eacc);
   free(C);
   tsr__workload_destroy(w);
   tsr__workload_destroy(wacc);

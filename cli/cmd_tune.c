@@ -14,7 +14,6 @@
 
 #include "bench/bench.h"
 #include "cli.h"
-#include "core/backend.h"
 #include "tune/tune.h"
 
 /* ---- --replay-child: one validated, timed measurement in this process ---- */
@@ -300,7 +299,7 @@ int tsr_cli_tune(int argc, char **argv) {
     }
     if (o.plan) {
       /* --plan is over the built-in default (not the database's plan). */
-      tsr__backend_get(bk)->default_plan(&probs[s], &extra[s]);
+      tsr_plan_builtin(bk, &probs[s], &extra[s]);
       char m2[256];
       tsr_plan_parse(o.plan, &extra[s], m2, sizeof m2);
     }

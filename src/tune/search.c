@@ -23,7 +23,6 @@
 #include <jansson.h>
 
 #include "bench/bench.h"
-#include "core/backend.h"
 #include "core/clock.h"
 #include "core/context.h"
 #include "tune/tune.h"
@@ -58,9 +57,8 @@ static int corrupt_hook(const tsr__tune_cand *c) { return plan_hook("TSR_TUNE_TE
 tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                              const tsr__workload *w, const tsr__workload *wacc, float *host_c,
                              const tsr__measure_opts *o, tsr__tune_cand *c) {
-  const tsr__backend *be = tsr__backend_get(b);
   double t0 = now_s();
-  void *ex = NULL, *exacc = NULL;
+  tsr_exec *e = NULL, *eacc = NULL;
   tsr_status st;
   tsr_plan_info info;
   c->nsamples = 0;
@@ -71,21 +69,18 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
     goto out;
   }
   tsr_plan_format(&info.plan, c->realized, sizeof c->realized);
-  if (o->bypass_cache && be->prepare_flags)
-    st = be->prepare_flags(ctx, p, &info.plan, w->a, w->b, w->c0, TSR__PREPARE_BYPASS_CACHE, &ex);
-  else
-    st = be->prepare(ctx, p, &info.plan, w->a, w->b, w->c0, &ex);
-  if (st) {
+  if ((st = tsr__exec_create(ctx, b, p, &c->plan, w->a, w->b, w->c0,
+                             o->bypass_cache ? TSR__EXEC_BYPASS_CACHE : 0, &e))) {
     c->status = TSR__CAND_REJ_COMPILE;
     snprintf(c->reason, sizeof c->reason, "compile: %s: %s", tsr_status_str(st),
              tsr_context_message(ctx));
     goto out;
   }
-  if (be->exec_info) be->exec_info(ex, &info);
+  info = *tsr_exec_info(e);
   c->regs = info.regs;
   c->local_bytes = info.local_bytes;
   snprintf(c->sha256, sizeof c->sha256, "%s", info.source_sha256);
-  if (be->is_gpu && info.local_bytes > o->spill_limit) {
+  if (tsr__exec_is_gpu(e) && info.local_bytes > o->spill_limit) {
     c->status = TSR__CAND_REJ_SPILL;
     snprintf(c->reason, sizeof c->reason,
              "spill: %d local bytes per thread (%d registers), limit %d", info.local_bytes,
@@ -95,8 +90,7 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
   /* Validated run on the dyadic inputs: every element exact. */
   tsr_receipt rec;
   char sum[320];
-  if ((st = tsr__validated_call(be, ex, w, info.precision, 0.0, 0.0, host_c, corrupt_hook(c),
-                                &rec))) {
+  if ((st = tsr__validated_call(e, w, info.precision, 0.0, 0.0, host_c, corrupt_hook(c), &rec))) {
     c->status = TSR__CAND_REJ_RUN;
     snprintf(c->reason, sizeof c->reason, "run: %s: %s", tsr_status_str(st),
              tsr_context_message(ctx));
@@ -111,8 +105,8 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
   /* The precision mode's contract on random inputs (docs/accuracy.md): a
    * plan that is faster by being less accurate never wins. */
   if (wacc) {
-    if ((st = be->prepare(ctx, p, &info.plan, wacc->a, wacc->b, wacc->c0, &exacc)) ||
-        (st = tsr__validated_call(be, exacc, wacc, info.precision, 0.0, 0.0, host_c, 0, &rec))) {
+    if ((st = tsr__exec_create(ctx, b, p, &c->plan, wacc->a, wacc->b, wacc->c0, 0, &eacc)) ||
+        (st = tsr__validated_call(eacc, wacc, info.precision, 0.0, 0.0, host_c, 0, &rec))) {
       c->status = TSR__CAND_REJ_RUN;
       snprintf(c->reason, sizeof c->reason, "accuracy run: %s: %s", tsr_status_str(st),
                tsr_context_message(ctx));
@@ -135,13 +129,13 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
   /* Timing through the measurement layer: warm-up, then samples of
    * `calls` back-to-back calls (device events on a GPU). */
   tsr__calibration cal;
-  if (!(st = tsr__calibrate(be, ex, o->warmup_ms, o->sample_ms, &cal))) {
+  if (!(st = tsr__calibrate(e, o->warmup_ms, o->sample_ms, &cal))) {
     int calls = (int)(cal.calls_per_batch > 1000000 ? 1000000 : cal.calls_per_batch);
     int ns = o->samples < 5 ? 5 : o->samples > TSR__TUNE_MAX_SAMPLES ? TSR__TUNE_MAX_SAMPLES : o->samples;
-    tsr__timer timer = be->event_time ? TSR__TIMER_EVENT : TSR__TIMER_HOST;
+    tsr__timer timer = tsr__exec_is_gpu(e) ? TSR__TIMER_EVENT : TSR__TIMER_HOST;
     for (int s = 0; !st && s < ns; s++) {
       int64_t t;
-      if (!(st = tsr__sample(be, ex, timer, calls, &t))) c->samples_ns[c->nsamples++] = (double)t / calls;
+      if (!(st = tsr__sample(e, timer, calls, &t))) c->samples_ns[c->nsamples++] = (double)t / calls;
     }
     c->calls = calls;
   }
@@ -160,8 +154,8 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
   c->status = TSR__CAND_OK;
   c->reason[0] = '\0';
 out:
-  if (ex) be->destroy(ex);
-  if (exacc) be->destroy(exacc);
+  tsr_exec_destroy(e);
+  tsr_exec_destroy(eacc);
   tsr__clear(ctx);
   c->seconds = now_s() - t0;
   return TSR_OK;
@@ -370,7 +364,7 @@ tsr_status tsr__tune_check(tsr_context *ctx, const tsr__tune_config *cfg) {
    * incumbent's realized plan stands for the candidates' packing buffers. */
   tsr_plan plan;
   tsr_plan_info info;
-  tsr__backend_get(b)->default_plan(&p, &plan);
+  tsr_plan_builtin(b, &p, &plan);
   const tsr_plan_info *ip = tsr_plan_realize(ctx, b, &p, &plan, &info) == TSR_OK ? &info : NULL;
   int nw = cfg->accuracy >= 0 ? 2 : 1;
   double need = tsr__measure_host_bytes(&p, b, ip, nw, nw);
@@ -440,7 +434,7 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
   }
   if (db) {
     tsr_plan prev;
-    tsr__backend_get(b)->default_plan(&p, &prev);
+    tsr_plan_builtin(b, &p, &prev);
     char src[128], m2[256];
     if (tsr__tune_db_lookup(db, &target, &p, NULL, NULL, &prev, src, sizeof src, m2, sizeof m2) ==
             1 &&

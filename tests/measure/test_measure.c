@@ -17,7 +17,6 @@
 
 #include <cmocka.h>
 
-#include "core/backend.h"
 #include "measure/measure.h"
 #include "tessera.h"
 
@@ -303,7 +302,8 @@ static void test_specials_cpu(void **state) {
   tsr_context_destroy(ctx);
 }
 
-/* The validated call and the sample loop on the CPU backend's exec. */
+/* The validated call and the sample loop through a prepared execution on
+ * the CPU backend. */
 static void test_validated_call_and_samples(void **state) {
   tsr_problem p = prob(40, 30, 20, 0.25f);
   tsr_context *ctx;
@@ -311,35 +311,44 @@ static void test_validated_call_and_samples(void **state) {
   tsr__workload *w;
   char msg[256];
   assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg), TSR_OK);
-  const tsr__backend *be = tsr__backend_get(TSR_BACKEND_CPU);
   tsr_plan plan;
-  be->default_plan(&w->p, &plan);
-  tsr_plan_info info;
-  assert_int_equal(be->realize(ctx, &w->p, &plan, &info), TSR_OK);
-  assert_int_equal(info.precision, TSR_PREC_STRICT);
-  void *ex = NULL;
-  assert_int_equal(be->prepare(ctx, &w->p, &info.plan, w->a, w->b, w->c0, &ex), TSR_OK);
+  tsr_plan_builtin(TSR_BACKEND_CPU, &w->p, &plan);
+  tsr_exec *e = NULL;
+  assert_int_equal(tsr__exec_create(ctx, TSR_BACKEND_CPU, &w->p, &plan, w->a, w->b, w->c0, 0, &e),
+                   TSR_OK);
+  assert_int_equal(tsr_exec_info(e)->precision, TSR_PREC_STRICT);
+  assert_int_equal(tsr__exec_is_gpu(e), 0);
   float *c = malloc((size_t)tsr_problem_elems_c(&w->p) * sizeof *c);
   tsr_receipt r;
-  assert_int_equal(tsr__validated_call(be, ex, w, info.precision, 0.0, 0.0, c, 0, &r), TSR_OK);
+  assert_int_equal(tsr__validated_call(e, w, TSR_PREC_STRICT, 0.0, 0.0, c, 0, &r), TSR_OK);
   assert_true(r.passed);
   assert_true(r.max_abs_err == 0.0);
+  assert_int_equal(r.checked, p.m * p.n);
   /* the corruption hook makes the same call fail */
-  assert_int_equal(tsr__validated_call(be, ex, w, info.precision, 0.0, 0.0, c, 1, &r), TSR_OK);
+  assert_int_equal(tsr__validated_call(e, w, TSR_PREC_STRICT, 0.0, 0.0, c, 1, &r), TSR_OK);
   assert_false(r.passed);
   assert_int_equal(r.first_fail, 0);
+  assert_int_equal(r.failed, 1);
+  /* the call restores C first: a sample in between (C left holding beta
+   * applied many times) does not change the next validated output */
   tsr__calibration cal;
-  assert_int_equal(tsr__calibrate(be, ex, 5, 2, &cal), TSR_OK);
+  assert_int_equal(tsr__calibrate(e, 5, 2, &cal), TSR_OK);
   assert_true(cal.warmup_calls >= 2 && cal.calls_per_batch >= 1);
+  assert_true(cal.warmup_batches >= 1 && cal.est_call_ns >= 1);
   int64_t ns = 0;
-  assert_int_equal(tsr__sample(be, ex, TSR__TIMER_HOST, cal.calls_per_batch, &ns), TSR_OK);
+  assert_int_equal(tsr__sample(e, TSR__TIMER_HOST, cal.calls_per_batch, &ns), TSR_OK);
   assert_true(ns > 0);
-  assert_int_equal(tsr__sample(be, ex, TSR__TIMER_EVENT, 1, &ns), TSR_ERR_UNSUPPORTED);
-  be->destroy(ex);
+  assert_int_equal(tsr__sample(e, TSR__TIMER_EVENT, 1, &ns), TSR_ERR_UNSUPPORTED);
+  assert_non_null(strstr(tsr_context_message(ctx), "no device events"));
+  assert_int_equal(tsr__validated_call(e, w, TSR_PREC_STRICT, 0.0, 0.0, c, 0, &r), TSR_OK);
+  assert_true(r.passed);
+  tsr_exec_destroy(e);
   /* precision modes the CPU backend does not run are refused by name */
   tsr_problem q = w->p;
   q.precision = TSR_PREC_FP32X3;
-  assert_int_equal(be->realize(ctx, &q, &plan, &info), TSR_ERR_UNSUPPORTED);
+  assert_int_equal(tsr__exec_create(ctx, TSR_BACKEND_CPU, &q, &plan, w->a, w->b, w->c0, 0, &e),
+                   TSR_ERR_UNSUPPORTED);
+  assert_null(e);
   assert_non_null(strstr(tsr_context_message(ctx), "fp32x3 is not available on backend cpu"));
   free(c);
   tsr__workload_destroy(w);
