@@ -568,73 +568,77 @@ static int read_floats(const char *path, float *out, size_t count) {
   return ok ? 0 : -1;
 }
 
-static void measure_torch(const tsr__run_params *rp, json_t *row) {
-  tsr_problem p = route_problem(rp);
+/* The torch route's limits: compact layouts, strict or tf32. 0, or -1 with
+ * the row's error set. */
+static int torch_check(const tsr__run_params *rp, tsr_problem *p, json_t *row) {
   char msg[512];
-  if (tsr_problem_check(&p, msg, sizeof msg)) {
+  if (tsr_problem_check(p, msg, sizeof msg)) {
     set_error(row, "error", "%s", msg);
-    return;
+    return -1;
   }
-  if (p.lda != (p.op_a == TSR_OP_N ? p.k : p.m) || p.ldb != (p.op_b == TSR_OP_N ? p.n : p.k) ||
-      p.ldc != p.n) {
+  if (p->lda != (p->op_a == TSR_OP_N ? p->k : p->m) ||
+      p->ldb != (p->op_b == TSR_OP_N ? p->n : p->k) || p->ldc != p->n) {
     set_error(row, "error", "torch route: only compact layouts");
-    return;
+    return -1;
   }
-  if (p.precision != TSR_PREC_STRICT && p.precision != TSR_PREC_TF32) {
+  if (p->precision != TSR_PREC_STRICT && p->precision != TSR_PREC_TF32) {
     set_error(row, "error", "precision: %s is not available on route %s (strict, tf32)",
-              tsr_precision_name(p.precision), rp->route->name);
-    return;
+              tsr_precision_name(p->precision), rp->route->name);
+    return -1;
   }
-  json_object_set_new(row, "precision", json_string(tsr_precision_name(p.precision)));
-  tsr__workload *w = NULL, *wacc = NULL;
-  tsr_status st = tsr__workload_create(&p, rp->inputs, rp->seed, rp->oracle_cache, 1, &w, msg,
-                                       sizeof msg);
-  if (!st && rp->accuracy >= 0)
-    st = tsr__workload_create(&p, (tsr_inputs)rp->accuracy, rp->accuracy_seed, rp->oracle_cache, 1,
-                              &wacc, msg, sizeof msg);
-  if (st) {
-    set_error(row, "error", "%s", msg);
-    tsr__workload_destroy(w);
-    return;
-  }
-  json_object_set_new(row, "oracle", oracle_json(w));
+  json_object_set_new(row, "precision", json_string(tsr_precision_name(p->precision)));
+  return 0;
+}
 
-  char before[4200], after[4200], accf[4200];
-  const char *wd = rp->work_dir ? rp->work_dir : "/tmp";
-  snprintf(before, sizeof before, "%s/torch-%ld-before.f32", wd, (long)getpid());
-  snprintf(after, sizeof after, "%s/torch-%ld-after.f32", wd, (long)getpid());
-  snprintf(accf, sizeof accf, "%s/torch-%ld-accuracy.f32", wd, (long)getpid());
+/* torch_route.py's command line and the output files it writes (before
+ * timing, after timing, accuracy: paths[0..2]). */
+typedef struct {
+  char paths[3][4200];
   char sm[32], sn[32], sk[32], sb[32], sal[64], sbe[64], sseed[32], ssam[16], sms[16], swm[16],
       saseed[32];
-  snprintf(sm, sizeof sm, "%" PRId64, p.m);
-  snprintf(sn, sizeof sn, "%" PRId64, p.n);
-  snprintf(sk, sizeof sk, "%" PRId64, p.k);
-  snprintf(sb, sizeof sb, "%" PRId64, p.batch);
-  snprintf(sal, sizeof sal, "%.9g", (double)p.alpha);
-  snprintf(sbe, sizeof sbe, "%.9g", (double)p.beta);
-  snprintf(sseed, sizeof sseed, "%" PRIu64, rp->seed);
-  snprintf(ssam, sizeof ssam, "%d", rp->samples);
-  snprintf(sms, sizeof sms, "%d", rp->sample_ms);
-  snprintf(swm, sizeof swm, "%d", rp->warmup_ms);
-  snprintf(saseed, sizeof saseed, "%" PRIu64, rp->accuracy_seed);
-  char *argv[48] = {"python3", (char *)rp->torch_script, "--m", sm, "--n", sn, "--k", sk,
-                    "--batch", sb, "--op-a", p.op_a == TSR_OP_T ? "T" : "N", "--op-b",
-                    p.op_b == TSR_OP_T ? "T" : "N", "--alpha", sal, "--beta", sbe, "--inputs",
-                    (char *)tsr_inputs_name(rp->inputs), "--seed", sseed,
-                    "--samples", ssam, "--sample-ms", sms, "--warmup-ms", swm, "--out-before",
-                    before, "--out-after", after, NULL};
+  char *argv[48];
+} torch_args;
+
+static void torch_argv(const tsr__run_params *rp, const tsr_problem *p, const tsr__workload *wacc,
+                       torch_args *t) {
+  const char *wd = rp->work_dir ? rp->work_dir : "/tmp";
+  static const char *const kind[3] = {"before", "after", "accuracy"};
+  for (int i = 0; i < 3; i++)
+    snprintf(t->paths[i], sizeof t->paths[i], "%s/torch-%ld-%s.f32", wd, (long)getpid(), kind[i]);
+  snprintf(t->sm, sizeof t->sm, "%" PRId64, p->m);
+  snprintf(t->sn, sizeof t->sn, "%" PRId64, p->n);
+  snprintf(t->sk, sizeof t->sk, "%" PRId64, p->k);
+  snprintf(t->sb, sizeof t->sb, "%" PRId64, p->batch);
+  snprintf(t->sal, sizeof t->sal, "%.9g", (double)p->alpha);
+  snprintf(t->sbe, sizeof t->sbe, "%.9g", (double)p->beta);
+  snprintf(t->sseed, sizeof t->sseed, "%" PRIu64, rp->seed);
+  snprintf(t->ssam, sizeof t->ssam, "%d", rp->samples);
+  snprintf(t->sms, sizeof t->sms, "%d", rp->sample_ms);
+  snprintf(t->swm, sizeof t->swm, "%d", rp->warmup_ms);
+  snprintf(t->saseed, sizeof t->saseed, "%" PRIu64, rp->accuracy_seed);
+  char *const head[] = {"python3", (char *)rp->torch_script, "--m", t->sm, "--n", t->sn, "--k",
+                        t->sk, "--batch", t->sb, "--op-a", p->op_a == TSR_OP_T ? "T" : "N",
+                        "--op-b", p->op_b == TSR_OP_T ? "T" : "N", "--alpha", t->sal, "--beta",
+                        t->sbe, "--inputs", (char *)tsr_inputs_name(rp->inputs), "--seed",
+                        t->sseed, "--samples", t->ssam, "--sample-ms", t->sms, "--warmup-ms",
+                        t->swm, "--out-before", t->paths[0], "--out-after", t->paths[1]};
   int na = 0;
-  while (argv[na]) na++;
-  if (p.precision == TSR_PREC_TF32) argv[na++] = "--tf32";
+  for (size_t i = 0; i < sizeof head / sizeof *head; i++) t->argv[na++] = head[i];
+  if (p->precision == TSR_PREC_TF32) t->argv[na++] = "--tf32";
   if (wacc) {
-    argv[na++] = "--accuracy-inputs";
-    argv[na++] = (char *)tsr_inputs_name(wacc->inputs);
-    argv[na++] = "--accuracy-seed";
-    argv[na++] = saseed;
-    argv[na++] = "--out-accuracy";
-    argv[na++] = accf;
+    t->argv[na++] = "--accuracy-inputs";
+    t->argv[na++] = (char *)tsr_inputs_name(wacc->inputs);
+    t->argv[na++] = "--accuracy-seed";
+    t->argv[na++] = t->saseed;
+    t->argv[na++] = "--out-accuracy";
+    t->argv[na++] = t->paths[2];
   }
-  argv[na] = NULL;
+  t->argv[na] = NULL;
+}
+
+/* Runs torch_route.py (through the zygote when there is one), recording
+ * row.torch_process; its JSON result, or NULL with the row's error set. */
+static json_t *torch_run(const tsr__run_params *rp, char **argv, json_t *row) {
   char *out = NULL;
   json_t *proc = json_object(), *zproc = NULL;
   int status;
@@ -651,49 +655,80 @@ static void measure_torch(const tsr__run_params *rp, json_t *row) {
   json_object_set_new(row, "torch_process", proc);
   json_error_t jerr;
   json_t *res = out ? json_loads(out, 0, &jerr) : NULL;
+  free(out);
   if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_object(res)) {
     const char *why = res ? json_string_value(json_object_get(res, "error")) : NULL;
     set_error(row, "error", "torch_route.py failed (%s, wait status %d): %s",
               rp->torch_zygote ? "forked by the zygote" : "exec", status,
               why ? why : status == -1 && rp->torch_zygote ? "zygote unreachable or no trailer"
                                                            : "no JSON result on stdout");
-    goto done;
+    json_decref(res);
+    return NULL;
   }
-  json_object_set(row, "calibration", json_object_get(res, "calibration"));
-  json_object_update(json_object_get(row, "versions"), json_object_get(res, "versions"));
-  json_t *plan_info = json_object();
-  json_object_set_new(plan_info, "plan",
-                      json_string(p.precision == TSR_PREC_TF32 ? "torch.mm(out=) allow_tf32=True"
-                                                               : "torch.mm(out=) allow_tf32=False"));
-  json_object_set_new(plan_info, "source_sha256", json_null());
-  json_object_set_new(row, "plan_info", plan_info);
+  return res;
+}
 
-  size_t count = (size_t)(p.batch * p.m * p.n);
+/* The receipts of the outputs torch wrote (before and after timing against
+ * w, accuracy against wacc when there is one); 1 when every one passed. */
+static int torch_receipts(const tsr__run_params *rp, const tsr_problem *p, const torch_args *t,
+                          const tsr__workload *w, const tsr__workload *wacc, json_t *row) {
+  size_t count = (size_t)(p->batch * p->m * p->n);
   float *c = malloc(count * sizeof *c);
   int ok = c != NULL;
-  const char *paths[3] = {before, after, accf}, *phases[3] = {"before_timing", "after_timing", "accuracy"};
+  static const char *const phases[3] = {"before_timing", "after_timing", "accuracy"};
   for (int i = 0; i < (wacc ? 3 : 2) && ok; i++) {
-    if (read_floats(paths[i], c, count) != 0) {
-      set_error(row, "error", "torch output %s missing or of the wrong size", paths[i]);
+    if (read_floats(t->paths[i], c, count) != 0) {
+      set_error(row, "error", "torch output %s missing or of the wrong size", t->paths[i]);
       ok = 0;
       break;
     }
-    int corrupt = hook(i < 2 ? "TSR_BENCH_TEST_CORRUPT" : "TSR_BENCH_TEST_INACCURATE", rp->route->name);
+    int corrupt =
+        hook(i < 2 ? "TSR_BENCH_TEST_CORRUPT" : "TSR_BENCH_TEST_INACCURATE", rp->route->name);
     if (corrupt) c[0] += 1.0f;
     tsr_receipt r;
-    tsr__workload_check(i < 2 ? w : wacc, p.precision, rp->atol, rp->rtol, c, &r);
-    ok = i < 2 ? add_receipt(row, &p, &r, phases[i], c, count)
-               : add_accuracy(row, wacc, p.precision, &r, c, count);
+    tsr__workload_check(i < 2 ? w : wacc, p->precision, rp->atol, rp->rtol, c, &r);
+    ok = i < 2 ? add_receipt(row, p, &r, phases[i], c, count)
+               : add_accuracy(row, wacc, p->precision, &r, c, count);
   }
   free(c);
-  /* Samples count only when every output validated. */
-  if (ok) json_object_set(row, "metrics", json_object_get(res, "metrics"));
-done:
-  unlink(before);
-  unlink(after);
-  unlink(accf);
+  return ok;
+}
+
+static void measure_torch(const tsr__run_params *rp, json_t *row) {
+  tsr_problem p = route_problem(rp);
+  char msg[512];
+  if (torch_check(rp, &p, row)) return;
+  tsr__workload *w = NULL, *wacc = NULL;
+  tsr_status st = tsr__workload_create(&p, rp->inputs, rp->seed, rp->oracle_cache, 1, &w, msg,
+                                       sizeof msg);
+  if (!st && rp->accuracy >= 0)
+    st = tsr__workload_create(&p, (tsr_inputs)rp->accuracy, rp->accuracy_seed, rp->oracle_cache, 1,
+                              &wacc, msg, sizeof msg);
+  if (st) {
+    set_error(row, "error", "%s", msg);
+    tsr__workload_destroy(w);
+    return;
+  }
+  json_object_set_new(row, "oracle", oracle_json(w));
+  torch_args t;
+  torch_argv(rp, &p, wacc, &t);
+  json_t *res = torch_run(rp, t.argv, row);
+  if (res) {
+    json_object_set(row, "calibration", json_object_get(res, "calibration"));
+    json_object_update(json_object_get(row, "versions"), json_object_get(res, "versions"));
+    json_t *plan_info = json_object();
+    json_object_set_new(plan_info, "plan",
+                        json_string(p.precision == TSR_PREC_TF32
+                                        ? "torch.mm(out=) allow_tf32=True"
+                                        : "torch.mm(out=) allow_tf32=False"));
+    json_object_set_new(plan_info, "source_sha256", json_null());
+    json_object_set_new(row, "plan_info", plan_info);
+    /* Samples count only when every output validated. */
+    if (torch_receipts(rp, &p, &t, w, wacc, row))
+      json_object_set(row, "metrics", json_object_get(res, "metrics"));
+  }
+  for (int i = 0; i < 3; i++) unlink(t.paths[i]);
   json_decref(res);
-  free(out);
   tsr__workload_destroy(w);
   tsr__workload_destroy(wacc);
 }
