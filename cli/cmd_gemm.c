@@ -10,7 +10,6 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "core/backend.h"
 #include "core/clock.h"
 #include "measure/measure.h"
 
@@ -58,38 +57,45 @@ static void print_receipt(const char *label, const tsr_receipt *r, const tsr__wo
   }
 }
 
-int tsr_cli_gemm(int argc, char **argv) {
+/* What the command line asked for. */
+typedef struct {
   tsr_cli_problem_opts o;
-  tsr_cli_problem_defaults(&o, "auto");
-  tsr_inputs inputs = TSR_INPUTS_DYADIC;
-  int accuracy = TSR_INPUTS_RANDOM; /* -1: off */
-  long long seed = 1, samples = 5, sample_ms = 20, warmup_ms = 100;
-  float atol = 0.0f, rtol = 0.0f;
-  double max_memory = 0.0;
-  int json = 0, atol_given = 0, rtol_given = 0;
+  tsr_inputs inputs;
+  int accuracy; /* -1: off */
+  long long seed, samples, sample_ms, warmup_ms;
+  float atol, rtol;
+  double max_memory;
+  int json, atol_given, rtol_given;
+} gemm_args;
+
+/* argv → a; TSR_CLI_CONTINUE, or the exit code (help, a usage error). */
+static int parse_args(int argc, char **argv, gemm_args *a) {
+  *a = (gemm_args){.inputs = TSR_INPUTS_DYADIC, .accuracy = TSR_INPUTS_RANDOM, .seed = 1,
+                   .samples = 5, .sample_ms = 20, .warmup_ms = 100};
+  tsr_cli_problem_defaults(&a->o, "auto");
   tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 10];
-  size_t n = tsr_cli_problem_table(&o, opts);
+  size_t n = tsr_cli_problem_table(&a->o, opts);
   const tsr_cli_opt own[] = {
-      TSR_CLI_OPT_CUSTOM("--inputs", tsr_cli_opt_inputs, &inputs, "I",
+      TSR_CLI_OPT_CUSTOM("--inputs", tsr_cli_opt_inputs, &a->inputs, "I",
                          "timing inputs: dyadic (default: exact, any correct kernel has\n"
                          "max error 0), or random | normal | wide (checked against the\n"
                          "precision mode's contract)"),
-      TSR_CLI_OPT_CUSTOM("--accuracy", tsr_cli_opt_accuracy, &accuracy, "I",
+      TSR_CLI_OPT_CUSTOM("--accuracy", tsr_cli_opt_accuracy, &a->accuracy, "I",
                          "input family of the accuracy check: random (default, uniform\n"
                          "[-1,1)), normal, wide, or off"),
-      TSR_CLI_OPT_INT("--seed", &seed, 0, INT64_MAX, "S", "seed of the non-dyadic inputs (default 1)"),
-      {.name = "--atol", .kind = TSR_CLI_FLOAT, .dest = TSR_CLI_PTR_(float, &atol), .rlo = 0,
-       .rhi = TSR_CLI_FLT_MAX, .metavar = "X", .seen = &atol_given,
+      TSR_CLI_OPT_INT("--seed", &a->seed, 0, INT64_MAX, "S", "seed of the non-dyadic inputs (default 1)"),
+      {.name = "--atol", .kind = TSR_CLI_FLOAT, .dest = TSR_CLI_PTR_(float, &a->atol), .rlo = 0,
+       .rhi = TSR_CLI_FLT_MAX, .metavar = "X", .seen = &a->atol_given,
        .help = "absolute tolerance of dyadic inputs (default 0: exact)"},
-      {.name = "--rtol", .kind = TSR_CLI_FLOAT, .dest = TSR_CLI_PTR_(float, &rtol), .rlo = 0,
-       .rhi = TSR_CLI_FLT_MAX, .metavar = "X", .seen = &rtol_given,
+      {.name = "--rtol", .kind = TSR_CLI_FLOAT, .dest = TSR_CLI_PTR_(float, &a->rtol), .rlo = 0,
+       .rhi = TSR_CLI_FLT_MAX, .metavar = "X", .seen = &a->rtol_given,
        .help = "relative tolerance of dyadic inputs (default 0: exact)"},
-      TSR_CLI_OPT_INT("--samples", &samples, 0, 1000, "N", "timed samples (default 5; 0 skips timing)"),
-      TSR_CLI_OPT_INT("--sample-ms", &sample_ms, 1, 60000, "T",
+      TSR_CLI_OPT_INT("--samples", &a->samples, 0, 1000, "N", "timed samples (default 5; 0 skips timing)"),
+      TSR_CLI_OPT_INT("--sample-ms", &a->sample_ms, 1, 60000, "T",
                       "calls per sample fill about T ms (default 20)"),
-      TSR_CLI_OPT_INT("--warmup-ms", &warmup_ms, 0, 600000, "T", "warm-up before timing (default 100)"),
-      TSR_CLI_OPT_CUSTOM("--max-memory", tsr_cli_opt_gib, &max_memory, "GIB", TSR_CLI_MAX_MEMORY_HELP),
-      TSR_CLI_OPT_FLAG("--json", &json, "machine-readable output"),
+      TSR_CLI_OPT_INT("--warmup-ms", &a->warmup_ms, 0, 600000, "T", "warm-up before timing (default 100)"),
+      TSR_CLI_OPT_CUSTOM("--max-memory", tsr_cli_opt_gib, &a->max_memory, "GIB", TSR_CLI_MAX_MEMORY_HELP),
+      TSR_CLI_OPT_FLAG("--json", &a->json, "machine-readable output"),
   };
   memcpy(opts + n, own, sizeof own);
   n += sizeof own / sizeof own[0];
@@ -108,165 +114,195 @@ int tsr_cli_gemm(int argc, char **argv) {
       .opts = opts,
       .nopts = n,
   };
-  int prc = tsr_cli_parse(&spec, argc, argv);
-  if (prc != TSR_CLI_CONTINUE) return prc;
-  const char *inputs_text = tsr_inputs_name(inputs);
-  int check_accuracy = accuracy >= 0;
-  /* A non-dyadic timing workload is itself the accuracy check. */
-  if (inputs != TSR_INPUTS_DYADIC) check_accuracy = 0;
-  if ((atol_given || rtol_given) && inputs != TSR_INPUTS_DYADIC)
-    return tsr_cli_usage_error("gemm",
-                               "--atol/--rtol: apply to dyadic inputs only; %s inputs are checked "
-                               "against the precision mode's contract",
-                               inputs_text);
+  return tsr_cli_parse(&spec, argc, argv);
+}
 
-  tsr_context *ctx = NULL;
-  if (tsr_context_create(&ctx)) return tsr_cli_usage_error("gemm", "out of memory");
-  int rc = TSR_EXIT_USAGE;
-  float *C = NULL;
-  tsr__workload *w = NULL, *wacc = NULL;
-  void *ex = NULL, *exacc = NULL;
-  const tsr__backend *be = NULL;
+/* One `tessera gemm`, carried through its phases. */
+typedef struct {
+  const gemm_args *a;
+  int check_accuracy;
+  tsr_context *ctx;
   tsr_problem p;
   tsr_backend_kind bk;
   tsr_plan plan;
-  char plan_source[128] = "", msg[512];
-  if ((rc = tsr_cli_problem_finish("gemm", ctx, &o, &p, &bk, &plan, plan_source, sizeof plan_source))) goto done;
-  rc = TSR_EXIT_USAGE;
-  be = tsr__backend_get(bk);
-  if (tsr_backend_available(ctx, bk)) {
-    tsr_cli_usage_error("gemm", "backend %s unusable: %s", tsr_backend_name(bk),
-                        tsr_context_message(ctx));
-    goto done;
-  }
+  char plan_source[128];
   tsr_plan_info info;
-  if (tsr_plan_realize(ctx, bk, &p, &plan, &info)) {
-    tsr_cli_usage_error("gemm", "plan rejected (%s): %s", tsr_backend_name(bk),
-                        tsr_context_message(ctx));
-    goto done;
-  }
+  tsr__workload *w, *wacc;
+  tsr_exec *e, *eacc;
+  float *C;
+  tsr_receipt rec, racc;
+  int ok;              /* both receipts passed */
+  int64_t calls;       /* per timed sample */
+  double wall_s, gpu_s; /* per call, median of the samples; NAN when not timed */
+} gemm_run;
+
+/* The problem, backend and plan checked, refused early when it cannot fit,
+ * prepared, and validated: exact (or contract) receipt and accuracy receipt.
+ * 0, or the exit code. */
+static int gemm_validate(gemm_run *g) {
+  const gemm_args *a = g->a;
+  tsr_context *ctx = g->ctx;
+  char msg[512];
+  int rc = tsr_cli_problem_finish("gemm", ctx, &a->o, &g->p, &g->bk, &g->plan, g->plan_source,
+                                  sizeof g->plan_source);
+  if (rc) return rc;
+  if (tsr_backend_available(ctx, g->bk))
+    return tsr_cli_usage_error("gemm", "backend %s unusable: %s", tsr_backend_name(g->bk),
+                               tsr_context_message(ctx));
+  if (tsr_plan_realize(ctx, g->bk, &g->p, &g->plan, &g->info))
+    return tsr_cli_usage_error("gemm", "plan rejected (%s): %s", tsr_backend_name(g->bk),
+                               tsr_context_message(ctx));
   /* Refuse before allocating what cannot fit: the timing workload and
    * call, and the accuracy workload and call beside them. */
-  int nw = check_accuracy ? 2 : 1;
-  if (tsr__host_memory_check(tsr__measure_host_bytes(&p, bk, &info, nw, nw), max_memory, msg,
-                             sizeof msg)) {
-    tsr_cli_usage_error("gemm", "--shape %s batch %lld: %s", o.shape, (long long)p.batch, msg);
-    goto done;
-  }
-  C = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *C);
+  int nw = g->check_accuracy ? 2 : 1;
+  if (tsr__host_memory_check(tsr__measure_host_bytes(&g->p, g->bk, &g->info, nw, nw),
+                             a->max_memory, msg, sizeof msg))
+    return tsr_cli_usage_error("gemm", "--shape %s batch %lld: %s", a->o.shape,
+                               (long long)g->p.batch, msg);
+  g->C = malloc((size_t)tsr_problem_elems_c(&g->p) * sizeof *g->C);
   tsr_status st;
-  if (!C || (st = tsr__workload_create(&p, inputs, (uint64_t)seed, NULL, 0, &w, msg, sizeof msg))) {
-    tsr_cli_usage_error("gemm", "shape: %s: %s", o.shape, C ? msg : "out of host memory");
-    goto done;
+  if (!g->C ||
+      (st = tsr__workload_create(&g->p, a->inputs, (uint64_t)a->seed, NULL, 0, &g->w, msg,
+                                 sizeof msg)))
+    return tsr_cli_usage_error("gemm", "shape: %s: %s", a->o.shape,
+                               g->C ? msg : "out of host memory");
+  if ((st = tsr__exec_create(ctx, g->bk, &g->p, &g->plan, g->w->a, g->w->b, g->w->c0, 0, &g->e)))
+    return tsr_cli_usage_error("gemm", "%s: %s", tsr_status_str(st), tsr_context_message(ctx));
+  g->info = *tsr_exec_info(g->e);
+  if ((st = tsr__validated_call(g->e, g->w, g->info.precision, a->atol, a->rtol, g->C, 0,
+                                &g->rec))) {
+    tsr_cli_error("gemm", "run failed: %s: %s", tsr_status_str(st), tsr_context_message(ctx));
+    return TSR_EXIT_FAIL;
   }
-  if ((st = be->prepare(ctx, &p, &info.plan, w->a, w->b, w->c0, &ex))) {
-    tsr_cli_usage_error("gemm", "%s: %s", tsr_status_str(st), tsr_context_message(ctx));
-    goto done;
+  g->ok = g->rec.passed;
+  if (!g->check_accuracy) return 0;
+  if ((st = tsr__workload_create(&g->p, (tsr_inputs)a->accuracy, (uint64_t)a->seed, NULL, 0,
+                                 &g->wacc, msg, sizeof msg)))
+    return tsr_cli_usage_error("gemm", "accuracy workload: %s", msg);
+  if ((st = tsr__exec_create(ctx, g->bk, &g->p, &g->plan, g->wacc->a, g->wacc->b, g->wacc->c0, 0,
+                             &g->eacc)) ||
+      (st = tsr__validated_call(g->eacc, g->wacc, g->info.precision, 0.0, 0.0, g->C, 0,
+                                &g->racc))) {
+    tsr_cli_error("gemm", "accuracy run failed: %s: %s", tsr_status_str(st),
+                  tsr_context_message(ctx));
+    return TSR_EXIT_FAIL;
   }
-  if (be->exec_info) be->exec_info(ex, &info);
-  tsr_receipt rec, racc;
-  if ((st = tsr__validated_call(be, ex, w, info.precision, atol, rtol, C, 0, &rec))) {
-    tsr_cli_error("gemm", "run failed: %s: %s", tsr_status_str(st),
-            tsr_context_message(ctx));
-    rc = TSR_EXIT_FAIL;
-    goto done;
-  }
-  int ok = rec.passed;
-  if (check_accuracy) {
-    if ((st = tsr__workload_create(&p, (tsr_inputs)accuracy, (uint64_t)seed, NULL, 0, &wacc, msg,
-                                   sizeof msg))) {
-      tsr_cli_usage_error("gemm", "accuracy workload: %s", msg);
-      goto done;
-    }
-    if ((st = be->prepare(ctx, &p, &info.plan, wacc->a, wacc->b, wacc->c0, &exacc)) ||
-        (st = tsr__validated_call(be, exacc, wacc, info.precision, 0.0, 0.0, C, 0, &racc))) {
-      tsr_cli_error("gemm", "accuracy run failed: %s: %s", tsr_status_str(st),
-              tsr_context_message(ctx));
-      rc = TSR_EXIT_FAIL;
-      goto done;
-    }
-    ok = ok && racc.passed;
-  }
+  g->ok = g->ok && g->racc.passed;
+  return 0;
+}
 
-  /* Timing through the measurement layer: warm-up, then batch samples of n
-   * calls (device events on a GPU, host clock around the same calls). */
-  int64_t *wall = calloc((size_t)(samples ? samples : 1), sizeof *wall);
-  int64_t *gpu = calloc((size_t)(samples ? samples : 1), sizeof *gpu);
-  int64_t calls = 1;
-  if (samples > 0 && ok && wall && gpu) {
-    tsr__calibration cal;
-    st = tsr__calibrate(be, ex, (int)warmup_ms, (int)sample_ms, &cal);
-    calls = cal.calls_per_batch > 1000000 ? 1000000 : cal.calls_per_batch;
-    for (long long s = 0; s < samples && !st; s++) {
-      if (be->event_time && (st = tsr__sample(be, ex, TSR__TIMER_EVENT, calls, &gpu[s]))) break;
-      st = tsr__sample(be, ex, TSR__TIMER_HOST, calls, &wall[s]);
-    }
-    if (st) {
-      tsr_cli_error("gemm", "timing failed: %s: %s", tsr_status_str(st),
-              tsr_context_message(ctx));
-      rc = TSR_EXIT_FAIL;
-      free(wall);
-      free(gpu);
-      goto done;
-    }
+/* Timing through the measurement layer: warm-up, then batch samples of n
+ * calls (device events on a GPU, host clock around the same calls). Only a
+ * valid run is timed. 0, or the exit code. */
+static int gemm_time(gemm_run *g) {
+  long long samples = g->a->samples;
+  g->calls = 1;
+  g->wall_s = g->gpu_s = NAN;
+  if (!(samples > 0 && g->ok)) return 0;
+  int64_t *wall = calloc((size_t)samples, sizeof *wall);
+  int64_t *gpu = calloc((size_t)samples, sizeof *gpu);
+  int gpu_events = tsr__exec_is_gpu(g->e); /* device events exist on a GPU only */
+  int nomem = !wall || !gpu;
+  tsr_status st = nomem ? TSR_ERR_NOMEM : TSR_OK;
+  tsr__calibration cal;
+  if (!st) st = tsr__calibrate(g->e, (int)g->a->warmup_ms, (int)g->a->sample_ms, &cal);
+  if (!st) g->calls = cal.calls_per_batch > 1000000 ? 1000000 : cal.calls_per_batch;
+  for (long long s = 0; s < samples && !st; s++) {
+    if (gpu_events && (st = tsr__sample(g->e, TSR__TIMER_EVENT, g->calls, &gpu[s]))) break;
+    st = tsr__sample(g->e, TSR__TIMER_HOST, g->calls, &wall[s]);
+  }
+  if (!st) {
     qsort(wall, (size_t)samples, sizeof *wall, cmp_i64);
     qsort(gpu, (size_t)samples, sizeof *gpu, cmp_i64);
-  }
-  double flops = 2.0 * (double)p.m * (double)p.n * (double)p.k * (double)p.batch;
-  double wall_s = samples && ok ? wall[samples / 2] / 1e9 / calls : NAN;
-  double gpu_s = samples && ok && be->event_time ? gpu[samples / 2] / 1e9 / calls : NAN;
-  char text[512];
-  tsr_plan_format(&info.plan, text, sizeof text);
-  if (json) {
-    json_t *j = json_pack(
-        "{s:s, s:{s:I, s:I, s:I, s:I, s:s, s:s, s:f, s:f, s:s}, s:s, s:s, s:s, s:s, "
-        "s:{s:I, s:I, s:f, s:f}, s:i, s:i, s:b}",
-        "backend", tsr_backend_name(bk), "problem", "m", (json_int_t)p.m, "n", (json_int_t)p.n,
-        "k", (json_int_t)p.k, "batch", (json_int_t)p.batch, "op_a", p.op_a ? "T" : "N", "op_b",
-        p.op_b ? "T" : "N", "alpha", (double)p.alpha, "beta", (double)p.beta, "precision",
-        tsr_precision_name(p.precision), "precision_ran", tsr_precision_name(info.precision),
-        "plan", text, "inputs", inputs_text, "oracle", w->oracle_source, "timing", "samples",
-        (json_int_t)samples, "calls_per_sample", (json_int_t)calls, "wall_s_per_call",
-        isfinite(wall_s) ? wall_s : -1.0, "gpu_s_per_call", isfinite(gpu_s) ? gpu_s : -1.0,
-        "regs", info.regs, "local_bytes", info.local_bytes, "passed", ok);
-    json_object_set_new(j, "receipt", receipt_obj(&rec, w));
-    if (check_accuracy) json_object_set_new(j, "accuracy", receipt_obj(&racc, wacc));
-    if (info.source_sha256[0]) json_object_set_new(j, "source_sha256", json_string(info.source_sha256));
-    json_dumpf(j, stdout, JSON_INDENT(2));
-    putchar('\n');
-    json_decref(j);
-  } else {
-    printf("backend   %s\n", tsr_backend_name(bk));
-    printf("problem   %lldx%lldx%lld batch %lld op(A)=%c op(B)=%c alpha %g beta %g, %s inputs\n",
-           (long long)p.m, (long long)p.n, (long long)p.k, (long long)p.batch,
-           p.op_a ? 'T' : 'N', p.op_b ? 'T' : 'N', p.alpha, p.beta, inputs_text);
-    printf("precision %s ran (asked: %s)\n", tsr_precision_name(info.precision),
-           tsr_precision_name(p.precision));
-    printf("plan      %s\n", text);
-    printf("plan from %s%s\n", plan_source, o.plan ? ", overridden by --plan" : "");
-    if (info.regs >= 0)
-      printf("kernel    %d registers, %d local (spill) bytes, %llu B shared, source sha256 %s\n",
-             info.regs, info.local_bytes, (unsigned long long)info.smem_bytes,
-             info.source_sha256[0] ? info.source_sha256 : "-");
-    print_receipt("receipt", &rec, w);
-    if (check_accuracy) print_receipt("accuracy", &racc, wacc);
-    if (samples > 0 && ok) {
-      printf("time      %.3f us/call wall", wall_s * 1e6);
-      if (isfinite(gpu_s)) printf(", %.3f us/call GPU events", gpu_s * 1e6);
-      double t = isfinite(gpu_s) ? gpu_s : wall_s;
-      printf("  (median of %lld samples x %lld calls)  %.2f %s\n", samples, (long long)calls,
-             flops / t / (t > 0 ? 1e9 : 1), "GFLOP/s");
-    }
+    g->wall_s = wall[samples / 2] / 1e9 / g->calls;
+    if (gpu_events) g->gpu_s = gpu[samples / 2] / 1e9 / g->calls;
   }
   free(wall);
   free(gpu);
-  rc = ok ? TSR_EXIT_OK : TSR_EXIT_FAIL;
-done:
-  if (be && ex) be->destroy(ex);
-  if (be && exacc) be->destroy(exacc);
-  free(C);
-  tsr__workload_destroy(w);
-  tsr__workload_destroy(wacc);
-  tsr_context_destroy(ctx);
+  if (!st) return 0;
+  tsr_cli_error("gemm", "timing failed: %s: %s", tsr_status_str(st),
+                nomem ? "out of host memory" : tsr_context_message(g->ctx));
+  return TSR_EXIT_FAIL;
+}
+
+static void print_json(const gemm_run *g, const char *plan_text) {
+  const tsr_problem *p = &g->p;
+  const char *inputs_text = tsr_inputs_name(g->a->inputs);
+  json_t *j = json_pack(
+      "{s:s, s:{s:I, s:I, s:I, s:I, s:s, s:s, s:f, s:f, s:s}, s:s, s:s, s:s, s:s, "
+      "s:{s:I, s:I, s:f, s:f}, s:i, s:i, s:b}",
+      "backend", tsr_backend_name(g->bk), "problem", "m", (json_int_t)p->m, "n", (json_int_t)p->n,
+      "k", (json_int_t)p->k, "batch", (json_int_t)p->batch, "op_a", p->op_a ? "T" : "N", "op_b",
+      p->op_b ? "T" : "N", "alpha", (double)p->alpha, "beta", (double)p->beta, "precision",
+      tsr_precision_name(p->precision), "precision_ran", tsr_precision_name(g->info.precision),
+      "plan", plan_text, "inputs", inputs_text, "oracle", g->w->oracle_source, "timing", "samples",
+      (json_int_t)g->a->samples, "calls_per_sample", (json_int_t)g->calls, "wall_s_per_call",
+      isfinite(g->wall_s) ? g->wall_s : -1.0, "gpu_s_per_call",
+      isfinite(g->gpu_s) ? g->gpu_s : -1.0, "regs", g->info.regs, "local_bytes",
+      g->info.local_bytes, "passed", g->ok);
+  json_object_set_new(j, "receipt", receipt_obj(&g->rec, g->w));
+  if (g->check_accuracy) json_object_set_new(j, "accuracy", receipt_obj(&g->racc, g->wacc));
+  if (g->info.source_sha256[0])
+    json_object_set_new(j, "source_sha256", json_string(g->info.source_sha256));
+  json_dumpf(j, stdout, JSON_INDENT(2));
+  putchar('\n');
+  json_decref(j);
+}
+
+static void print_text(const gemm_run *g, const char *plan_text) {
+  const tsr_problem *p = &g->p;
+  const tsr_plan_info *info = &g->info;
+  printf("backend   %s\n", tsr_backend_name(g->bk));
+  printf("problem   %lldx%lldx%lld batch %lld op(A)=%c op(B)=%c alpha %g beta %g, %s inputs\n",
+         (long long)p->m, (long long)p->n, (long long)p->k, (long long)p->batch,
+         p->op_a ? 'T' : 'N', p->op_b ? 'T' : 'N', p->alpha, p->beta,
+         tsr_inputs_name(g->a->inputs));
+  printf("precision %s ran (asked: %s)\n", tsr_precision_name(info->precision),
+         tsr_precision_name(p->precision));
+  printf("plan      %s\n", plan_text);
+  printf("plan from %s%s\n", g->plan_source, g->a->o.plan ? ", overridden by --plan" : "");
+  if (info->regs >= 0)
+    printf("kernel    %d registers, %d local (spill) bytes, %llu B shared, source sha256 %s\n",
+           info->regs, info->local_bytes, (unsigned long long)info->smem_bytes,
+           info->source_sha256[0] ? info->source_sha256 : "-");
+  print_receipt("receipt", &g->rec, g->w);
+  if (g->check_accuracy) print_receipt("accuracy", &g->racc, g->wacc);
+  if (g->a->samples > 0 && g->ok) {
+    double flops = 2.0 * (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
+    printf("time      %.3f us/call wall", g->wall_s * 1e6);
+    if (isfinite(g->gpu_s)) printf(", %.3f us/call GPU events", g->gpu_s * 1e6);
+    double t = isfinite(g->gpu_s) ? g->gpu_s : g->wall_s;
+    printf("  (median of %lld samples x %lld calls)  %.2f %s\n", g->a->samples,
+           (long long)g->calls, flops / t / (t > 0 ? 1e9 : 1), "GFLOP/s");
+  }
+}
+
+int tsr_cli_gemm(int argc, char **argv) {
+  gemm_args a;
+  int prc = parse_args(argc, argv, &a);
+  if (prc != TSR_CLI_CONTINUE) return prc;
+  /* A non-dyadic timing workload is itself the accuracy check. */
+  gemm_run g = {.a = &a, .check_accuracy = a.accuracy >= 0 && a.inputs == TSR_INPUTS_DYADIC};
+  if ((a.atol_given || a.rtol_given) && a.inputs != TSR_INPUTS_DYADIC)
+    return tsr_cli_usage_error("gemm",
+                               "--atol/--rtol: apply to dyadic inputs only; %s inputs are checked "
+                               "against the precision mode's contract",
+                               tsr_inputs_name(a.inputs));
+  if (tsr_context_create(&g.ctx)) return tsr_cli_usage_error("gemm", "out of memory");
+  int rc = gemm_validate(&g);
+  if (!rc) rc = gemm_time(&g);
+  if (!rc) {
+    char text[512];
+    tsr_plan_format(&g.info.plan, text, sizeof text);
+    if (a.json) print_json(&g, text);
+    else print_text(&g, text);
+    rc = g.ok ? TSR_EXIT_OK : TSR_EXIT_FAIL;
+  }
+  tsr_exec_destroy(g.e);
+  tsr_exec_destroy(g.eacc);
+  free(g.C);
+  tsr__workload_destroy(g.w);
+  tsr__workload_destroy(g.wacc);
+  tsr_context_destroy(g.ctx);
   return rc;
 }

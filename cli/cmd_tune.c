@@ -14,7 +14,6 @@
 
 #include "bench/bench.h"
 #include "cli.h"
-#include "core/backend.h"
 #include "tune/tune.h"
 
 /* ---- --replay-child: one validated, timed measurement in this process ---- */
@@ -158,61 +157,68 @@ static void out_name(const char *dir, const char *backend, const char *shape, ch
 
 static const char *const presets[] = {"seed", NULL};
 
-int tsr_cli_tune(int argc, char **argv) {
+/* What the command line asked for. */
+typedef struct {
   tsr_cli_problem_opts o;
-  tsr_cli_problem_defaults(&o, "auto");
-  const char *db_opt = NULL, *out_dir = NULL, *oracle_opt = NULL;
-  int preset = -1, accuracy = TSR_INPUTS_RANDOM; /* accuracy -1: off */
-  long long max_cand = 0, samples = 5, sample_ms = 10, warmup_ms = 30, rounds = 4, spill = 0;
-  double max_seconds = 60.0, max_memory = 0.0;
-  int show = 0, json = 0, quiet = 0, no_db = 0, in_process = 0, child = 0;
+  const char *db_opt, *out_dir, *oracle_opt;
+  int preset, accuracy; /* accuracy -1: off */
+  long long max_cand, samples, sample_ms, warmup_ms, rounds, spill;
+  double max_seconds, max_memory;
+  int show, json, quiet, no_db, in_process, child;
+} tune_args;
+
+/* argv → a; TSR_CLI_CONTINUE, or the exit code (help, a usage error). */
+static int parse_args(int argc, char **argv, tune_args *a) {
+  *a = (tune_args){.preset = -1, .accuracy = TSR_INPUTS_RANDOM, .samples = 5, .sample_ms = 10,
+                   .warmup_ms = 30, .rounds = 4, .max_seconds = 60.0};
+  tsr_cli_problem_defaults(&a->o, "auto");
   tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 20];
-  size_t n = tsr_cli_problem_table(&o, opts);
+  size_t n = tsr_cli_problem_table(&a->o, opts);
   for (size_t i = 0; i < n; i++) /* the same option, a different meaning here */
     if (!strcmp(opts[i].name, "--plan"))
       opts[i].help = "an extra candidate (key=value,... over the built-in default plan)";
   const tsr_cli_opt own[] = {
-      TSR_CLI_OPT_CHOICE("--preset", &preset, presets, "seed",
+      TSR_CLI_OPT_CHOICE("--preset", &a->preset, presets, "seed",
                          "tune the seed shapes one after another (instead of --shape)"),
-      TSR_CLI_OPT_INT("--max-candidates", &max_cand, 1, 100000000, "N",
+      TSR_CLI_OPT_INT("--max-candidates", &a->max_cand, 1, 100000000, "N",
                       "measure at most N candidates (incumbent included; default: no limit)"),
-      {.name = "--max-seconds", .kind = TSR_CLI_REAL, .dest = TSR_CLI_PTR_(double, &max_seconds),
+      {.name = "--max-seconds", .kind = TSR_CLI_REAL, .dest = TSR_CLI_PTR_(double, &a->max_seconds),
        .rlo = 0, .rhi = 1e7, .flags = TSR_CLI_ABOVE, .metavar = "S",
        .help = "wall budget for search + replay per shape (default 60); a shape\n"
                "whose inputs and uncached FP64 oracles alone are estimated to take\n"
                "longer is refused before any work (docs/tune.md)"},
-      TSR_CLI_OPT_CUSTOM("--max-memory", tsr_cli_opt_gib, &max_memory, "GIB", TSR_CLI_MAX_MEMORY_HELP),
-      TSR_CLI_OPT_INT("--samples", &samples, 5, TSR__TUNE_MAX_SAMPLES, "N",
+      TSR_CLI_OPT_CUSTOM("--max-memory", tsr_cli_opt_gib, &a->max_memory, "GIB", TSR_CLI_MAX_MEMORY_HELP),
+      TSR_CLI_OPT_INT("--samples", &a->samples, 5, TSR__TUNE_MAX_SAMPLES, "N",
                       "timed samples per candidate (default 5)"),
-      TSR_CLI_OPT_INT("--sample-ms", &sample_ms, 1, 60000, "T",
+      TSR_CLI_OPT_INT("--sample-ms", &a->sample_ms, 1, 60000, "T",
                       "calls per sample fill about T ms (default 10)"),
-      TSR_CLI_OPT_INT("--warmup-ms", &warmup_ms, 0, 600000, "T", "warm-up per candidate (default 30)"),
-      TSR_CLI_OPT_INT("--rounds", &rounds, 2, TSR__TUNE_MAX_ROUNDS, "R", "replay rounds, even (default 4)"),
-      TSR_CLI_OPT_INT("--spill-limit", &spill, 0, 1 << 24, "B",
+      TSR_CLI_OPT_INT("--warmup-ms", &a->warmup_ms, 0, 600000, "T", "warm-up per candidate (default 30)"),
+      TSR_CLI_OPT_INT("--rounds", &a->rounds, 2, TSR__TUNE_MAX_ROUNDS, "R", "replay rounds, even (default 4)"),
+      TSR_CLI_OPT_INT("--spill-limit", &a->spill, 0, 1 << 24, "B",
                       "GPU: reject candidates with more than B local bytes per thread\n"
                       "(default 0: any spill rejects)"),
-      {.name = "--db", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &db_opt),
+      {.name = "--db", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &a->db_opt),
        .flags = TSR_CLI_NONEMPTY, .metavar = "PATH",
        .help = "tuning database (default $TESSERA_TUNE_DB, else\n"
                "${XDG_CACHE_HOME:-$HOME/.cache}/tessera/tune.db)"},
-      TSR_CLI_OPT_FLAG("--no-db", &no_db, "do not read or write a database"),
-      {.name = "--oracle-cache", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &oracle_opt),
+      TSR_CLI_OPT_FLAG("--no-db", &a->no_db, "do not read or write a database"),
+      {.name = "--oracle-cache", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &a->oracle_opt),
        .flags = TSR_CLI_NONEMPTY, .metavar = "DIR",
        .help = "FP64 oracle cache (default ${XDG_CACHE_HOME:-~/.cache}/tessera/oracle;\n"
                "'off' disables; replay children then recompute the oracle)"},
-      TSR_CLI_OPT_FLAG("--in-process", &in_process, "replay in this process (fresh prepare/compile each time)"),
-      {.name = "--out", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &out_dir),
+      TSR_CLI_OPT_FLAG("--in-process", &a->in_process, "replay in this process (fresh prepare/compile each time)"),
+      {.name = "--out", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &a->out_dir),
        .flags = TSR_CLI_NONEMPTY, .metavar = "DIR",
        .help = "write tune_<backend>_<shape>.json per shape (never overwrites)"},
-      TSR_CLI_OPT_FLAG("--json", &json, "print the result document(s) on stdout"),
-      TSR_CLI_OPT_FLAG("--quiet", &quiet, "no progress display on stderr"),
-      TSR_CLI_OPT_FLAG("--show", &show, "list the tuning database"),
-      TSR_CLI_OPT_CUSTOM("--accuracy", tsr_cli_opt_accuracy, &accuracy, "I",
+      TSR_CLI_OPT_FLAG("--json", &a->json, "print the result document(s) on stdout"),
+      TSR_CLI_OPT_FLAG("--quiet", &a->quiet, "no progress display on stderr"),
+      TSR_CLI_OPT_FLAG("--show", &a->show, "list the tuning database"),
+      TSR_CLI_OPT_CUSTOM("--accuracy", tsr_cli_opt_accuracy, &a->accuracy, "I",
                          "input family of every candidate's accuracy check against its\n"
                          "precision mode's contract: random (default), normal, wide;\n"
                          "'off' skips it (then less accurate plans can win)"),
       /* internal: one replay measurement in this process (search.c) */
-      {.name = "--replay-child", .kind = TSR_CLI_FLAG, .dest = TSR_CLI_PTR_(int, &child),
+      {.name = "--replay-child", .kind = TSR_CLI_FLAG, .dest = TSR_CLI_PTR_(int, &a->child),
        .flags = TSR_CLI_HIDDEN},
   };
   memcpy(opts + n, own, sizeof own);
@@ -235,87 +241,108 @@ int tsr_cli_tune(int argc, char **argv) {
       .opts = opts,
       .nopts = n,
   };
-  int prc = tsr_cli_parse(&spec, argc, argv);
-  if (prc != TSR_CLI_CONTINUE) return prc;
-  if (rounds % 2) return tsr_cli_usage_error("tune", "--rounds: '%lld' must be even", rounds);
-  tsr__measure_opts mo = {(int)samples, (int)sample_ms, (int)warmup_ms, (int)spill, 0};
-  const char *oracle_cache = oracle_opt ? (strcmp(oracle_opt, "off") ? oracle_opt : NULL)
-                                        : tsr__oracle_cache_default();
-  if (child) {
-    mo.bypass_cache = 1;
-    return replay_child(&o, oracle_cache, &mo);
-  }
+  return tsr_cli_parse(&spec, argc, argv);
+}
 
-  char db_path[1024] = "";
-  int db_off_note = 0;
-  if (!no_db) {
-    if (db_opt) snprintf(db_path, sizeof db_path, "%s", db_opt);
-    else {
-      int pr = tsr__tune_db_default_path(db_path, sizeof db_path);
-      if (pr == 1 && !show) {
-        db_off_note = 1; /* said once every check has passed */
-        no_db = 1;
-      } else if (pr) {
-        return tsr_cli_usage_error("tune", "--db: no default path (set HOME or TESSERA_TUNE_DB)");
-      }
+/* --show: the database listed. */
+static int show_db(const char *db_path, int json) {
+  tsr__tune_db *db = NULL;
+  char msg[1200];
+  if (tsr__tune_db_open(db_path, 0, &db, msg, sizeof msg))
+    return tsr_cli_usage_error("tune", "%s", msg);
+  int rc = tsr__tune_db_show(db, stdout, json, msg, sizeof msg);
+  tsr__tune_db_close(db);
+  if (rc) return tsr_cli_usage_error("tune", "%s", msg);
+  return TSR_EXIT_OK;
+}
+
+/* Every shape's problem (and --plan's extra candidate) and the backend,
+ * checked before any work; 0 or the exit code. */
+static int check_shapes(tsr_context *ctx, const tune_args *a, const char *const *shapes,
+                        int nshapes, tsr_problem *probs, tsr_plan *extra, tsr_backend_kind *bk) {
+  *bk = TSR_BACKEND_AUTO;
+  for (int s = 0; s < nshapes; s++) {
+    tsr_cli_problem_opts os = a->o;
+    os.shape = shapes[s];
+    tsr_plan plan;
+    int rc = tsr_cli_problem_finish("tune", ctx, &os, &probs[s], bk, &plan, NULL, 0);
+    if (rc) return rc;
+    if (a->o.plan) {
+      /* --plan is over the built-in default (not the database's plan). */
+      tsr_plan_builtin(*bk, &probs[s], &extra[s]);
+      char m2[256];
+      tsr_plan_parse(a->o.plan, &extra[s], m2, sizeof m2);
     }
   }
+  if (*bk != TSR_BACKEND_CPU && *bk != TSR_BACKEND_CUDA)
+    return tsr_cli_usage_error("tune", "--backend: %s has no tunable plans (cpu, cuda)",
+                               tsr_backend_name(*bk));
+  if (tsr_backend_available(ctx, *bk))
+    return tsr_cli_usage_error("tune", "backend %s unusable: %s", tsr_backend_name(*bk),
+                               tsr_context_message(ctx));
+  return TSR_EXIT_OK;
+}
 
-  if (show) {
-    if (no_db || !db_path[0]) return tsr_cli_usage_error("tune", "--show: no database (use --db PATH)");
-    tsr__tune_db *db = NULL;
-    char msg[1200];
-    if (tsr__tune_db_open(db_path, 0, &db, msg, sizeof msg))
-      return tsr_cli_usage_error("tune", "%s", msg);
-    int rc = tsr__tune_db_show(db, stdout, json, msg, sizeof msg);
-    tsr__tune_db_close(db);
-    if (rc) return tsr_cli_usage_error("tune", "%s", msg);
-    return TSR_EXIT_OK;
+/* --out: the directory exists and no result file would be replaced. */
+static int check_out_dir(const char *out_dir, tsr_backend_kind bk, const char *const *shapes,
+                         int nshapes) {
+  if (mkdir(out_dir, 0755) && errno != EEXIST)
+    return tsr_cli_usage_error("tune", "--out: cannot create %s: %s", out_dir, strerror(errno));
+  for (int s = 0; s < nshapes; s++) {
+    char path[PATH_MAX];
+    out_name(out_dir, tsr_backend_name(bk), shapes[s], path, sizeof path);
+    if (access(path, F_OK) == 0)
+      return tsr_cli_usage_error("tune", "--out: %s exists; results are never overwritten", path);
   }
+  return TSR_EXIT_OK;
+}
 
-  /* The shapes. */
-  const char *shapes[16];
-  int nshapes = 0;
-  if (preset >= 0) {
-    if (o.shape) return tsr_cli_usage_error("tune", "--preset and --shape: give one of them");
-    for (int i = 0; i < tsr__tune_seed_shape_count; i++) shapes[nshapes++] = tsr__tune_seed_shapes[i];
-  } else {
-    if (!o.shape) return tsr_cli_usage_error("tune", "--shape: required (MxNxK), or --preset seed");
-    shapes[nshapes++] = o.shape;
+/* One shape tuned, printed and written; 0, 1 (no valid candidate or the
+ * result file not written) or the exit code of a refused tune (2). */
+static int tune_shape(tsr_context *ctx, const tune_args *a, const tsr__tune_config *cfg,
+                      const char *shape, const char *db_path, int several) {
+  tsr__tune_result r;
+  if (tsr__tune_run(ctx, cfg, &r))
+    return tsr_cli_usage_error("tune", "%s: %s", shape, tsr_context_message(ctx));
+  int fail = 0;
+  tsr__tune_target t;
+  tsr__tune_target_get(ctx, cfg->backend, &t);
+  char *doc = tsr__tune_result_json(cfg, &r);
+  if (a->json) printf("%s\n", doc ? doc : "null");
+  else {
+    print_summary(cfg, &r, &t, shape);
+    printf("database  %s%s\n", cfg->db_path ? db_path : "(none)",
+           cfg->db_path && r.chosen >= 0 ? " (tuned entry stored)" : "");
   }
+  if (a->out_dir && doc) {
+    char path[PATH_MAX], msg[PATH_MAX + 128];
+    out_name(a->out_dir, tsr_backend_name(cfg->backend), shape, path, sizeof path);
+    if (write_new_file(path, doc, msg, sizeof msg)) {
+      tsr_cli_error("tune", "%s", msg);
+      fail = 1;
+    } else if (!a->json) {
+      printf("results   %s\n", path);
+    }
+  }
+  free(doc);
+  if (r.chosen < 0) fail = 1;
+  tsr__tune_result_free(&r);
+  if (several && !a->json) putchar('\n');
+  fflush(stdout);
+  return fail;
+}
+
+/* The shapes checked against every limit, then tuned one after another. */
+static int tune_shapes(const tune_args *a, const char *const *shapes, int nshapes,
+                       const tsr__measure_opts *mo, const char *oracle_cache, int no_db,
+                       const char *db_path, int db_off_note, int argc, char **argv) {
   tsr_context *ctx = NULL;
   if (tsr_context_create(&ctx)) return tsr_cli_usage_error("tune", "out of memory");
   /* Check every shape and the backend before any work. */
   tsr_problem probs[16];
   tsr_plan extra[16];
-  tsr_backend_kind bk = TSR_BACKEND_AUTO;
-  for (int s = 0; s < nshapes; s++) {
-    tsr_cli_problem_opts os = o;
-    os.shape = shapes[s];
-    tsr_plan plan;
-    int rc = tsr_cli_problem_finish("tune", ctx, &os, &probs[s], &bk, &plan, NULL, 0);
-    if (rc) {
-      tsr_context_destroy(ctx);
-      return rc;
-    }
-    if (o.plan) {
-      /* --plan is over the built-in default (not the database's plan). */
-      tsr__backend_get(bk)->default_plan(&probs[s], &extra[s]);
-      char m2[256];
-      tsr_plan_parse(o.plan, &extra[s], m2, sizeof m2);
-    }
-  }
-  if (bk != TSR_BACKEND_CPU && bk != TSR_BACKEND_CUDA) {
-    tsr_context_destroy(ctx);
-    return tsr_cli_usage_error("tune", "--backend: %s has no tunable plans (cpu, cuda)",
-                               tsr_backend_name(bk));
-  }
-  if (tsr_backend_available(ctx, bk)) {
-    int rc = tsr_cli_usage_error("tune", "backend %s unusable: %s", tsr_backend_name(bk),
-                                 tsr_context_message(ctx));
-    tsr_context_destroy(ctx);
-    return rc;
-  }
+  tsr_backend_kind bk;
+  int rc = check_shapes(ctx, a, shapes, nshapes, probs, extra, &bk);
   char self[PATH_MAX];
   ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
   if (sl > 0) self[sl] = '\0';
@@ -325,82 +352,84 @@ int tsr_cli_tune(int argc, char **argv) {
     snprintf(command + len, sizeof command - len, "%s%s", i ? " " : "tessera ", argv[i]);
   }
   tsr__tune_config cfgs[16];
-  for (int s = 0; s < nshapes; s++) {
+  for (int s = 0; s < nshapes && !rc; s++) {
     cfgs[s] = (tsr__tune_config){
         .backend = bk,
         .problem = probs[s],
-        .max_candidates = (long)max_cand,
-        .max_seconds = max_seconds,
-        .measure = mo,
-        .rounds = (int)rounds,
+        .max_candidates = (long)a->max_cand,
+        .max_seconds = a->max_seconds,
+        .measure = *mo,
+        .rounds = (int)a->rounds,
         .db_path = no_db ? NULL : db_path,
-        .child_exe = in_process || sl <= 0 ? NULL : self,
+        .child_exe = a->in_process || sl <= 0 ? NULL : self,
         .oracle_cache = oracle_cache,
-        .accuracy = accuracy,
-        .extra = o.plan ? &extra[s] : NULL,
-        .nextra = o.plan ? 1 : 0,
-        .progress = !quiet,
+        .accuracy = a->accuracy,
+        .extra = a->o.plan ? &extra[s] : NULL,
+        .nextra = a->o.plan ? 1 : 0,
+        .progress = !a->quiet,
         .command = command,
-        .max_memory = max_memory,
+        .max_memory = a->max_memory,
     };
     /* memory and time limits of every shape before the first one starts */
-    if (tsr__tune_check(ctx, &cfgs[s])) {
-      int rc = tsr_cli_usage_error("tune", "--shape %s batch %lld: %s", shapes[s],
-                                   (long long)probs[s].batch, tsr_context_message(ctx));
-      tsr_context_destroy(ctx);
-      return rc;
-    }
+    if (tsr__tune_check(ctx, &cfgs[s]))
+      rc = tsr_cli_usage_error("tune", "--shape %s batch %lld: %s", shapes[s],
+                               (long long)probs[s].batch, tsr_context_message(ctx));
   }
-  if (out_dir) {
-    if (mkdir(out_dir, 0755) && errno != EEXIST) {
-      tsr_context_destroy(ctx);
-      return tsr_cli_usage_error("tune", "--out: cannot create %s: %s", out_dir, strerror(errno));
-    }
-    for (int s = 0; s < nshapes; s++) {
-      char path[PATH_MAX];
-      out_name(out_dir, tsr_backend_name(bk), shapes[s], path, sizeof path);
-      if (access(path, F_OK) == 0) {
-        tsr_context_destroy(ctx);
-        return tsr_cli_usage_error("tune", "--out: %s exists; results are never overwritten", path);
-      }
-    }
-  }
-  if (db_off_note) fprintf(stderr, "tessera tune: TESSERA_TUNE_DB=off: results are not stored\n");
+  if (!rc && a->out_dir) rc = check_out_dir(a->out_dir, bk, shapes, nshapes);
+  if (!rc && db_off_note)
+    fprintf(stderr, "tessera tune: TESSERA_TUNE_DB=off: results are not stored\n");
   int any_fail = 0;
-  for (int s = 0; s < nshapes; s++) {
-    const tsr__tune_config cfg = cfgs[s];
-    tsr__tune_result r;
-    tsr_status st = tsr__tune_run(ctx, &cfg, &r);
-    if (st) {
-      int rc = tsr_cli_usage_error("tune", "%s: %s", shapes[s], tsr_context_message(ctx));
-      tsr_context_destroy(ctx);
-      return rc;
-    }
-    tsr__tune_target t;
-    tsr__tune_target_get(ctx, bk, &t);
-    char *doc = tsr__tune_result_json(&cfg, &r);
-    if (json) printf("%s\n", doc ? doc : "null");
-    else {
-      print_summary(&cfg, &r, &t, shapes[s]);
-      printf("database  %s%s\n", no_db ? "(none)" : db_path,
-             !no_db && r.chosen >= 0 ? " (tuned entry stored)" : "");
-    }
-    if (out_dir && doc) {
-      char path[PATH_MAX], msg[PATH_MAX + 128];
-      out_name(out_dir, tsr_backend_name(bk), shapes[s], path, sizeof path);
-      if (write_new_file(path, doc, msg, sizeof msg)) {
-        tsr_cli_error("tune", "%s", msg);
-        any_fail = 1;
-      } else if (!json) {
-        printf("results   %s\n", path);
-      }
-    }
-    free(doc);
-    if (r.chosen < 0) any_fail = 1;
-    tsr__tune_result_free(&r);
-    if (nshapes > 1 && !json) putchar('\n');
-    fflush(stdout);
+  for (int s = 0; s < nshapes && !rc; s++) {
+    int r = tune_shape(ctx, a, &cfgs[s], shapes[s], db_path, nshapes > 1);
+    if (r == TSR_EXIT_USAGE) rc = r;
+    else any_fail |= r;
   }
   tsr_context_destroy(ctx);
-  return any_fail ? TSR_EXIT_FAIL : TSR_EXIT_OK;
+  return rc ? rc : any_fail ? TSR_EXIT_FAIL : TSR_EXIT_OK;
+}
+
+int tsr_cli_tune(int argc, char **argv) {
+  tune_args a;
+  int prc = parse_args(argc, argv, &a);
+  if (prc != TSR_CLI_CONTINUE) return prc;
+  if (a.rounds % 2) return tsr_cli_usage_error("tune", "--rounds: '%lld' must be even", a.rounds);
+  tsr__measure_opts mo = {(int)a.samples, (int)a.sample_ms, (int)a.warmup_ms, (int)a.spill, 0};
+  const char *oracle_cache = a.oracle_opt ? (strcmp(a.oracle_opt, "off") ? a.oracle_opt : NULL)
+                                          : tsr__oracle_cache_default();
+  if (a.child) {
+    mo.bypass_cache = 1;
+    return replay_child(&a.o, oracle_cache, &mo);
+  }
+
+  char db_path[1024] = "";
+  int db_off_note = 0, no_db = a.no_db;
+  if (!no_db) {
+    if (a.db_opt) snprintf(db_path, sizeof db_path, "%s", a.db_opt);
+    else {
+      int pr = tsr__tune_db_default_path(db_path, sizeof db_path);
+      if (pr == 1 && !a.show) {
+        db_off_note = 1; /* said once every check has passed */
+        no_db = 1;
+      } else if (pr) {
+        return tsr_cli_usage_error("tune", "--db: no default path (set HOME or TESSERA_TUNE_DB)");
+      }
+    }
+  }
+  if (a.show) {
+    if (no_db || !db_path[0]) return tsr_cli_usage_error("tune", "--show: no database (use --db PATH)");
+    return show_db(db_path, a.json);
+  }
+
+  /* The shapes. */
+  const char *shapes[16];
+  int nshapes = 0;
+  if (a.preset >= 0) {
+    if (a.o.shape) return tsr_cli_usage_error("tune", "--preset and --shape: give one of them");
+    for (int i = 0; i < tsr__tune_seed_shape_count; i++) shapes[nshapes++] = tsr__tune_seed_shapes[i];
+  } else {
+    if (!a.o.shape) return tsr_cli_usage_error("tune", "--shape: required (MxNxK), or --preset seed");
+    shapes[nshapes++] = a.o.shape;
+  }
+  return tune_shapes(&a, shapes, nshapes, &mo, oracle_cache, no_db, db_path, db_off_note, argc,
+                     argv);
 }

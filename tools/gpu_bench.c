@@ -29,7 +29,6 @@
 
 #include <jansson.h>
 
-#include "core/backend.h"
 #include "measure/measure.h"
 #include "sys/file.h"
 #include "tessera.h"
@@ -75,10 +74,9 @@ static double median(const double *v, int n) {
 
 typedef struct {
   const route_def *def;
-  const tsr__backend *be;
   tsr_problem p; /* with the route's precision */
   tsr_plan_info info;
-  void *ex;
+  tsr_exec *ex;
   int ok, invalid;
   int64_t n;  /* calls per sample */
   double per_call[MAXS];
@@ -86,24 +84,22 @@ typedef struct {
   char note[600];
 } route_run;
 
-/* Realize and prepare route x on workload w. */
+/* Realize and prepare route x on workload w (x->info: the realized plan,
+ * kept when the compile fails). */
 static tsr_status prepare(tsr_context *ctx, route_run *x, const tsr__workload *w,
-                          const char *plan_text, void **ex, char *msg, size_t cap) {
+                          const char *plan_text, tsr_exec **ex, char *msg, size_t cap) {
   tsr_plan plan;
   tsr_status st = tsr_plan_lookup(ctx, x->def->backend, &x->p, &plan, NULL, 0);
   if (!st && x->def->overlay) st = tsr_plan_parse(x->def->overlay, &plan, msg, cap);
   if (!st && plan_text && x->def->backend == TSR_BACKEND_CUDA)
     st = tsr_plan_parse(plan_text, &plan, msg, cap);
   if (st) return st;
-  if ((st = x->be->realize(ctx, &x->p, &plan, &x->info))) {
+  if ((st = tsr_plan_realize(ctx, x->def->backend, &x->p, &plan, &x->info)) ||
+      (st = tsr__exec_create(ctx, x->def->backend, &x->p, &plan, w->a, w->b, w->c0, 0, ex))) {
     snprintf(msg, cap, "%s", tsr_context_message(ctx));
     return st;
   }
-  if ((st = x->be->prepare(ctx, &x->p, &x->info.plan, w->a, w->b, w->c0, ex))) {
-    snprintf(msg, cap, "%s", tsr_context_message(ctx));
-    return st;
-  }
-  if (x->be->exec_info) x->be->exec_info(*ex, &x->info);
+  x->info = *tsr_exec_info(*ex);
   return TSR_OK;
 }
 
@@ -235,7 +231,6 @@ static int prepare_routes(tsr_context *ctx, const options *o, const char *shape,
     char msg[512];
     tsr_status st;
     x->def = o->defs[r];
-    x->be = tsr__backend_get(x->def->backend);
     x->p = w->p;
     x->p.precision = x->def->precision;
     if ((st = prepare(ctx, x, w, o->plan_text, &x->ex, msg, sizeof msg))) {
@@ -249,7 +244,7 @@ static int prepare_routes(tsr_context *ctx, const options *o, const char *shape,
       snprintf(x->plan + len, sizeof x->plan - (size_t)len, " (%d regs, %d local)",
                x->info.regs, x->info.local_bytes);
     tsr_receipt rc;
-    if ((st = tsr__validated_call(x->be, x->ex, w, x->info.precision, 0.0, 0.0, c, 0, &rc)) ||
+    if ((st = tsr__validated_call(x->ex, w, x->info.precision, 0.0, 0.0, c, 0, &rc)) ||
         !rc.passed) {
       char sum[400] = "";
       if (!st) tsr__receipt_summary(&rc, sum, sizeof sum);
@@ -265,7 +260,7 @@ static int prepare_routes(tsr_context *ctx, const options *o, const char *shape,
       continue;
     }
     tsr__calibration cal;
-    if ((st = tsr__calibrate(x->be, x->ex, (int)o->warmup_ms, (int)o->sample_ms, &cal))) {
+    if ((st = tsr__calibrate(x->ex, (int)o->warmup_ms, (int)o->sample_ms, &cal))) {
       snprintf(x->note, sizeof x->note, "%s", tsr_context_message(ctx));
       fprintf(stderr, "# %s %s warm-up: %s\n", shape, x->def->name, x->note);
       bad = 1;
@@ -287,7 +282,7 @@ static int time_routes(tsr_context *ctx, const options *o, const char *shape, do
       route_run *x = &rr[(i + j) % o->nr];
       if (!x->ok) continue;
       int64_t ns = 0;
-      if (tsr__sample(x->be, x->ex, TSR__TIMER_EVENT, x->n, &ns)) {
+      if (tsr__sample(x->ex, TSR__TIMER_EVENT, x->n, &ns)) {
         snprintf(x->note, sizeof x->note, "%s", tsr_context_message(ctx));
         fprintf(stderr, "# %s %s sample: %s\n", shape, x->def->name, x->note);
         x->ok = 0;
@@ -347,16 +342,16 @@ static int accuracy_family(tsr_context *ctx, const options *o, const char *shape
   for (int r = 0; r < o->nr; r++) {
     route_run *x = &rr[r];
     if (x->invalid || (x->note[0] && !x->ok)) continue;
-    void *ex = NULL;
+    tsr_exec *ex = NULL;
     tsr_receipt rc;
     if (prepare(ctx, x, wa, o->plan_text, &ex, msg, sizeof msg) ||
-        tsr__validated_call(x->be, ex, wa, x->info.precision, 0.0, 0.0, c, 0, &rc)) {
+        tsr__validated_call(ex, wa, x->info.precision, 0.0, 0.0, c, 0, &rc)) {
       fprintf(stderr, "# %s %s accuracy: %s\n", shape, x->def->name, tsr_context_message(ctx));
-      if (ex) x->be->destroy(ex);
+      tsr_exec_destroy(ex);
       bad = 1;
       continue;
     }
-    x->be->destroy(ex);
+    tsr_exec_destroy(ex);
     const char *verdict = rc.passed ? "met" : x->def->expect_breach ? "BROKEN (expected)" : "BROKEN";
     if (!rc.passed && !x->def->expect_breach) bad = 1;
     AC(t, "| %s | %s | %.3g | %s | %s | %.3g | %.3f | %.3g | %.3g | %s |\n", shape,
@@ -424,7 +419,7 @@ static int run_shape(tsr_context *ctx, const options *o, const char *shape, json
   if (!o->check_only) bad |= time_routes(ctx, o, shape, 2.0 * (double)m * (double)n * (double)k, rr, jshape, t);
   for (int r = 0; r < o->nr; r++)
     if (rr[r].ex) {
-      rr[r].be->destroy(rr[r].ex);
+      tsr_exec_destroy(rr[r].ex);
       rr[r].ex = NULL;
     }
   tsr__workload_destroy(w);
@@ -440,8 +435,8 @@ int main(int argc, char **argv) {
   if (rc) return rc;
   tsr_context *ctx;
   if (tsr_context_create(&ctx)) return 1;
-  tsr__backend_desc d;
-  if (tsr__backend_cuda.describe(ctx, &d)) {
+  tsr_device_info d;
+  if (tsr_backend_describe(ctx, TSR_BACKEND_CUDA, &d)) {
     fprintf(stderr, "gpu_bench: %s\n", tsr_context_message(ctx));
     tsr_context_destroy(ctx);
     return 1;

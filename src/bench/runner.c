@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "core/backend.h"
+#include "core/assert.h"
 #include "core/clock.h"
 #include "core/context.h"
 #include "core/hash.h"
@@ -172,9 +172,9 @@ static int add_accuracy(json_t *row, const tsr__workload *w, tsr_precision mode,
 }
 
 /* Device, driver, NVRTC and cuBLAS versions (GPU backends). */
-static void cuda_versions(tsr_context *ctx, const tsr__backend *be, json_t *v) {
-  tsr__backend_desc d;
-  if (!be->describe || be->describe(ctx, &d) != TSR_OK) return;
+static void cuda_versions(tsr_context *ctx, tsr_backend_kind b, json_t *v) {
+  tsr_device_info d;
+  if (tsr_backend_describe(ctx, b, &d) != TSR_OK) return;
   char buf[32];
   json_object_set_new(v, "device", json_string(d.device));
   snprintf(buf, sizeof buf, "%d.%d", d.cc_major, d.cc_minor);
@@ -186,21 +186,42 @@ static void cuda_versions(tsr_context *ctx, const tsr__backend *be, json_t *v) {
   json_object_set_new(v, "total_mem", json_integer((json_int_t)d.total_mem));
 }
 
+/* ---- the route's backend ------------------------------------------------ */
+/* A tessera backend through the public API; the OpenBLAS peer through its
+ * entry points (routes/openblas.h). Both run as a prepared execution. */
+static tsr_status route_available(tsr_context *ctx, const tsr__route *route) {
+  return route->kind == TSR_ROUTE_OPENBLAS ? tsr__openblas_available(ctx)
+                                           : tsr_backend_available(ctx, route->backend);
+}
+
+static tsr_status route_realize(tsr_context *ctx, const tsr__route *route, const tsr_problem *p,
+                                const tsr_plan *plan, tsr_plan_info *info) {
+  return route->kind == TSR_ROUTE_OPENBLAS ? tsr__openblas_realize(ctx, p, plan, info)
+                                           : tsr_plan_realize(ctx, route->backend, p, plan, info);
+}
+
+/* Realize plan on p and prepare it with w's inputs. */
+static tsr_status route_exec(tsr_context *ctx, const tsr__route *route, const tsr_problem *p,
+                             const tsr_plan *plan, const tsr__workload *w, tsr_exec **e) {
+  if (route->kind == TSR_ROUTE_OPENBLAS)
+    return tsr__exec_create_vt(ctx, &tsr__route_openblas, p, plan, w->a, w->b, w->c0, 0, e);
+  return tsr__exec_create(ctx, route->backend, p, plan, w->a, w->b, w->c0, 0, e);
+}
+
 /* ---- backend-shaped routes (tessera backends and openblas) -------------- */
 static const tsr__metric gpu_metrics[] = {TSR_METRIC_GPU_BATCH, TSR_METRIC_E2E_BATCH,
                                           TSR_METRIC_GPU_SINGLE, TSR_METRIC_E2E_SINGLE};
 static const tsr__metric cpu_metrics[] = {TSR_METRIC_WALL_BATCH, TSR_METRIC_WALL_SINGLE};
 
 /* One metric's samples through the measurement layer's sample loop. */
-static tsr_status time_metric(const tsr__backend *be, void *ex, tsr__metric m, int64_t n,
-                              int samples, json_t *arr) {
+static tsr_status time_metric(tsr_exec *e, tsr__metric m, int64_t n, int samples, json_t *arr) {
   int batch = m == TSR_METRIC_GPU_BATCH || m == TSR_METRIC_E2E_BATCH || m == TSR_METRIC_WALL_BATCH;
   tsr__timer timer = m == TSR_METRIC_GPU_BATCH || m == TSR_METRIC_GPU_SINGLE ? TSR__TIMER_EVENT
                                                                              : TSR__TIMER_HOST;
   int64_t calls = batch ? n : 1;
   for (int s = 0; s < samples; s++) {
     int64_t ns = 0;
-    tsr_status st = tsr__sample(be, ex, timer, calls, &ns);
+    tsr_status st = tsr__sample(e, timer, calls, &ns);
     if (st) return st;
     json_array_append_new(arr, sample_json(ns, calls));
   }
@@ -225,71 +246,90 @@ static tsr_problem route_problem(const tsr__run_params *rp) {
   return p;
 }
 
-static void measure_backend(const tsr__run_params *rp, json_t *row) {
-  const tsr__route *route = rp->route;
-  const tsr__backend *be =
-      route->kind == TSR_ROUTE_OPENBLAS ? &tsr__route_openblas : tsr__backend_get(route->backend);
-  tsr_context *ctx = NULL;
-  float *host_c = NULL;
-  size_t nc = 0; /* floats of host_c */
-  tsr__workload *w = NULL, *wacc = NULL;
-  void *ex = NULL, *exacc = NULL;
-  tsr_problem p = route_problem(rp);
-  char msg[512];
-  int corrupt = hook("TSR_BENCH_TEST_CORRUPT", route->name);
-
-  if (tsr_context_create(&ctx)) {
-    set_error(row, "error", "cannot create a context");
-    return;
-  }
-  tsr_status st = be->available(ctx);
-  if (st) {
-    set_error(row, "error", "route unavailable: %s", tsr_context_message(ctx));
-    goto done;
-  }
-  if ((st = tsr_problem_check(&p, msg, sizeof msg))) {
-    set_error(row, "error", "%s", msg);
-    goto done;
-  }
-  /* The plan first: a rejection costs no inputs and no oracle. */
-  tsr_plan plan;
-  char plan_source[256] = "built-in default (tuning database bypassed)";
-  if (route->kind == TSR_ROUTE_BACKEND && !route->builtin_plan)
-    st = tsr_plan_lookup(ctx, route->backend, &p, &plan, plan_source, sizeof plan_source);
-  else be->default_plan(&p, &plan), st = TSR_OK;
-  if (route->kind != TSR_ROUTE_BACKEND) snprintf(plan_source, sizeof plan_source, "route's own");
-  if (st) {
-    set_error(row, "error", "default plan: %s", tsr_context_message(ctx));
-    goto done;
-  }
-  if (!be->is_gpu) plan.threads = rp->threads;
+/* One backend-shaped measurement, carried through its phases. Each phase
+ * returns 0, or -1 once it has set the row's error. */
+typedef struct {
+  const tsr__run_params *rp;
+  json_t *row;
+  tsr_context *ctx;
+  tsr_problem p;
+  tsr_plan plan; /* as looked up, threads set: each prepared call realizes it */
+  char plan_source[256];
   tsr_plan_info info;
-  if ((st = be->realize(ctx, &p, &plan, &info))) {
-    set_error(row, "error", "plan rejected: %s", tsr_context_message(ctx));
-    goto done;
+  tsr__workload *w, *wacc;
+  tsr_exec *e, *eacc;
+  float *host_c;
+  size_t nc; /* floats of host_c */
+} backend_run;
+
+/* A failed step: its status and the context's message. */
+static int fail_status(backend_run *m, tsr_status st) {
+  set_error(m->row, "error", "%s: %s", tsr_status_str(st), tsr_context_message(m->ctx));
+  return -1;
+}
+
+/* The plan first: a rejection costs no inputs and no oracle. */
+static int backend_plan(backend_run *m) {
+  const tsr__route *route = m->rp->route;
+  char msg[512];
+  if (route_available(m->ctx, route)) {
+    set_error(m->row, "error", "route unavailable: %s", tsr_context_message(m->ctx));
+    return -1;
   }
-  if (route->kind == TSR_ROUTE_OPENBLAS) info.precision = TSR_PREC_STRICT;
-  json_object_set_new(row, "precision", json_string(tsr_precision_name(info.precision)));
-  if ((st = tsr__workload_create(&p, rp->inputs, rp->seed, rp->oracle_cache, 0, &w, msg,
+  if (tsr_problem_check(&m->p, msg, sizeof msg)) {
+    set_error(m->row, "error", "%s", msg);
+    return -1;
+  }
+  snprintf(m->plan_source, sizeof m->plan_source, "built-in default (tuning database bypassed)");
+  if (route->kind == TSR_ROUTE_OPENBLAS) {
+    tsr__openblas_default_plan(&m->p, &m->plan);
+    snprintf(m->plan_source, sizeof m->plan_source, "route's own");
+  } else if (route->builtin_plan) {
+    tsr_plan_builtin(route->backend, &m->p, &m->plan);
+  } else if (tsr_plan_lookup(m->ctx, route->backend, &m->p, &m->plan, m->plan_source,
+                             sizeof m->plan_source)) {
+    set_error(m->row, "error", "default plan: %s", tsr_context_message(m->ctx));
+    return -1;
+  }
+  if (!route->is_gpu) m->plan.threads = m->rp->threads;
+  if (route_realize(m->ctx, route, &m->p, &m->plan, &m->info)) {
+    set_error(m->row, "error", "plan rejected: %s", tsr_context_message(m->ctx));
+    return -1;
+  }
+  json_object_set_new(m->row, "precision", json_string(tsr_precision_name(m->info.precision)));
+  return 0;
+}
+
+/* Inputs and oracle, the prepared call (compile, allocate, upload), and
+ * what the row records of them. */
+static int backend_prepare(backend_run *m) {
+  const tsr__run_params *rp = m->rp;
+  const tsr__route *route = rp->route;
+  json_t *row = m->row;
+  char msg[512];
+  tsr_status st;
+  if ((st = tsr__workload_create(&m->p, rp->inputs, rp->seed, rp->oracle_cache, 0, &m->w, msg,
                                  sizeof msg))) {
     set_error(row, "error", "%s", msg);
-    goto done;
+    return -1;
   }
-  json_object_set_new(row, "oracle", oracle_json(w));
-  nc = (size_t)tsr_problem_elems_c(&p);
-  host_c = malloc(nc * sizeof *host_c);
-  if (!host_c) {
+  json_object_set_new(row, "oracle", oracle_json(m->w));
+  m->nc = (size_t)tsr_problem_elems_c(&m->p);
+  m->host_c = malloc(m->nc * sizeof *m->host_c);
+  if (!m->host_c) {
     set_error(row, "error", "out of host memory for the output");
-    goto done;
+    return -1;
   }
-  if ((st = be->prepare(ctx, &p, &info.plan, w->a, w->b, w->c0, &ex))) {
-    set_error(row, "error", "prepare: %s: %s", tsr_status_str(st), tsr_context_message(ctx));
-    goto done;
+  if ((st = route_exec(m->ctx, route, &m->p, &m->plan, m->w, &m->e))) {
+    set_error(row, "error", "prepare: %s: %s", tsr_status_str(st), tsr_context_message(m->ctx));
+    return -1;
   }
-  if (be->exec_info) be->exec_info(ex, &info);
-  json_object_set_new(row, "plan_info", plan_info_json(&info));
-  json_object_set_new(json_object_get(row, "plan_info"), "plan_source", json_string(plan_source));
-  if (be->is_gpu) cuda_versions(ctx, be, json_object_get(row, "versions"));
+  TSR_ASSERT(tsr__exec_is_gpu(m->e) == route->is_gpu); /* the route table says which */
+  m->info = *tsr_exec_info(m->e);
+  json_object_set_new(row, "plan_info", plan_info_json(&m->info));
+  json_object_set_new(json_object_get(row, "plan_info"), "plan_source",
+                      json_string(m->plan_source));
+  if (route->is_gpu) cuda_versions(m->ctx, route->backend, json_object_get(row, "versions"));
   if (route->kind == TSR_ROUTE_OPENBLAS) {
     char text[128];
     snprintf(text, sizeof text, "cblas_sgemm (OpenBLAS), threads=%d", tsr__openblas_threads());
@@ -299,59 +339,76 @@ static void measure_backend(const tsr__run_params *rp, json_t *row) {
     json_object_set_new(v, "openblas_path", json_string(tsr__openblas_path()));
     json_object_set_new(v, "openblas_threads", json_integer(tsr__openblas_threads()));
   }
+  return 0;
+}
 
+/* A validated call, warm-up + calibration, the samples of every metric, a
+ * second validated call. */
+static int backend_time(backend_run *m) {
+  const tsr__run_params *rp = m->rp;
+  int corrupt = hook("TSR_BENCH_TEST_CORRUPT", rp->route->name);
   tsr_receipt rec;
-  if ((st = tsr__validated_call(be, ex, w, info.precision, rp->atol, rp->rtol, host_c, corrupt,
-                                &rec)))
-    goto fail_or_done;
-  if (!add_receipt(row, &p, &rec, "before_timing", host_c, nc)) goto done;
+  tsr_status st = tsr__validated_call(m->e, m->w, m->info.precision, rp->atol, rp->rtol,
+                                      m->host_c, corrupt, &rec);
+  if (st) return fail_status(m, st);
+  if (!add_receipt(m->row, &m->p, &rec, "before_timing", m->host_c, m->nc)) return -1;
   tsr__calibration cal;
-  if ((st = tsr__calibrate(be, ex, rp->warmup_ms, rp->sample_ms, &cal))) goto fail_or_done;
-  json_object_set_new(row, "calibration", calibration_json(&cal));
-  json_t *metrics = json_object_get(row, "metrics");
-  const tsr__metric *ms = be->is_gpu ? gpu_metrics : cpu_metrics;
-  int nm = be->is_gpu ? 4 : 2;
-  if (be->is_gpu && !be->event_time) {
-    set_error(row, "error", "GPU backend %s has no event_time", be->name);
-    goto done;
-  }
+  if ((st = tsr__calibrate(m->e, rp->warmup_ms, rp->sample_ms, &cal))) return fail_status(m, st);
+  json_object_set_new(m->row, "calibration", calibration_json(&cal));
+  json_t *metrics = json_object_get(m->row, "metrics");
+  int gpu = tsr__exec_is_gpu(m->e);
+  const tsr__metric *ms = gpu ? gpu_metrics : cpu_metrics;
+  int nm = gpu ? 4 : 2;
   for (int i = 0; i < nm && !st; i++) {
     json_t *arr = json_array();
     json_object_set_new(metrics, tsr__metric_name(ms[i]), arr);
-    st = time_metric(be, ex, ms[i], cal.calls_per_batch, rp->samples, arr);
+    st = time_metric(m->e, ms[i], cal.calls_per_batch, rp->samples, arr);
   }
-  if (st) goto fail_or_done;
-  if ((st = tsr__validated_call(be, ex, w, info.precision, rp->atol, rp->rtol, host_c, corrupt,
-                                &rec)))
-    goto fail_or_done;
-  if (!add_receipt(row, &p, &rec, "after_timing", host_c, nc)) goto done;
+  if (st) return fail_status(m, st);
+  if ((st = tsr__validated_call(m->e, m->w, m->info.precision, rp->atol, rp->rtol, m->host_c,
+                                corrupt, &rec)))
+    return fail_status(m, st);
+  if (!add_receipt(m->row, &m->p, &rec, "after_timing", m->host_c, m->nc)) return -1;
+  return 0;
+}
 
-  /* Accuracy: the same plan on the accuracy family's inputs, a second
-   * prepared call (the kernel comes from the module cache). */
-  if (rp->accuracy >= 0) {
-    tsr__workload_destroy(w); /* the timing inputs are done with */
-    w = NULL;
-    if ((st = tsr__workload_create(&p, (tsr_inputs)rp->accuracy, rp->accuracy_seed,
-                                   rp->oracle_cache, 0, &wacc, msg, sizeof msg))) {
-      set_error(row, "error", "accuracy workload: %s", msg);
-      goto done;
-    }
-    if ((st = be->prepare(ctx, &p, &info.plan, wacc->a, wacc->b, wacc->c0, &exacc))) goto fail_or_done;
-    if ((st = tsr__validated_call(be, exacc, wacc, info.precision, 0.0, 0.0, host_c,
-                                  hook("TSR_BENCH_TEST_INACCURATE", route->name), &rec)))
-      goto fail_or_done;
-    add_accuracy(row, wacc, info.precision, &rec, host_c, nc);
+/* Accuracy: the same plan on the accuracy family's inputs, a second
+ * prepared call (the kernel comes from the module cache). */
+static int backend_accuracy(backend_run *m) {
+  const tsr__run_params *rp = m->rp;
+  char msg[512];
+  tsr__workload_destroy(m->w); /* the timing inputs are done with */
+  m->w = NULL;
+  tsr_status st;
+  if ((st = tsr__workload_create(&m->p, (tsr_inputs)rp->accuracy, rp->accuracy_seed,
+                                 rp->oracle_cache, 0, &m->wacc, msg, sizeof msg))) {
+    set_error(m->row, "error", "accuracy workload: %s", msg);
+    return -1;
   }
+  if ((st = route_exec(m->ctx, rp->route, &m->p, &m->plan, m->wacc, &m->eacc)))
+    return fail_status(m, st);
+  tsr_receipt rec;
+  if ((st = tsr__validated_call(m->eacc, m->wacc, m->info.precision, 0.0, 0.0, m->host_c,
+                                hook("TSR_BENCH_TEST_INACCURATE", rp->route->name), &rec)))
+    return fail_status(m, st);
+  add_accuracy(m->row, m->wacc, m->info.precision, &rec, m->host_c, m->nc);
+  return 0;
+}
 
-fail_or_done:
-  if (st) set_error(row, "error", "%s: %s", tsr_status_str(st), tsr_context_message(ctx));
-done:
-  if (ex) be->destroy(ex);
-  if (exacc) be->destroy(exacc);
-  free(host_c);
-  tsr__workload_destroy(w);
-  tsr__workload_destroy(wacc);
-  tsr_context_destroy(ctx);
+static void measure_backend(const tsr__run_params *rp, json_t *row) {
+  backend_run m = {.rp = rp, .row = row, .p = route_problem(rp)};
+  if (tsr_context_create(&m.ctx)) {
+    set_error(row, "error", "cannot create a context");
+    return;
+  }
+  if (!backend_plan(&m) && !backend_prepare(&m) && !backend_time(&m) && rp->accuracy >= 0)
+    backend_accuracy(&m);
+  tsr_exec_destroy(m.e);
+  tsr_exec_destroy(m.eacc);
+  free(m.host_c);
+  tsr__workload_destroy(m.w);
+  tsr__workload_destroy(m.wacc);
+  tsr_context_destroy(m.ctx);
 }
 
 /* ---- torch: a python3 process produces samples and outputs -------------- */
@@ -511,73 +568,77 @@ static int read_floats(const char *path, float *out, size_t count) {
   return ok ? 0 : -1;
 }
 
-static void measure_torch(const tsr__run_params *rp, json_t *row) {
-  tsr_problem p = route_problem(rp);
+/* The torch route's limits: compact layouts, strict or tf32. 0, or -1 with
+ * the row's error set. */
+static int torch_check(const tsr__run_params *rp, tsr_problem *p, json_t *row) {
   char msg[512];
-  if (tsr_problem_check(&p, msg, sizeof msg)) {
+  if (tsr_problem_check(p, msg, sizeof msg)) {
     set_error(row, "error", "%s", msg);
-    return;
+    return -1;
   }
-  if (p.lda != (p.op_a == TSR_OP_N ? p.k : p.m) || p.ldb != (p.op_b == TSR_OP_N ? p.n : p.k) ||
-      p.ldc != p.n) {
+  if (p->lda != (p->op_a == TSR_OP_N ? p->k : p->m) ||
+      p->ldb != (p->op_b == TSR_OP_N ? p->n : p->k) || p->ldc != p->n) {
     set_error(row, "error", "torch route: only compact layouts");
-    return;
+    return -1;
   }
-  if (p.precision != TSR_PREC_STRICT && p.precision != TSR_PREC_TF32) {
+  if (p->precision != TSR_PREC_STRICT && p->precision != TSR_PREC_TF32) {
     set_error(row, "error", "precision: %s is not available on route %s (strict, tf32)",
-              tsr_precision_name(p.precision), rp->route->name);
-    return;
+              tsr_precision_name(p->precision), rp->route->name);
+    return -1;
   }
-  json_object_set_new(row, "precision", json_string(tsr_precision_name(p.precision)));
-  tsr__workload *w = NULL, *wacc = NULL;
-  tsr_status st = tsr__workload_create(&p, rp->inputs, rp->seed, rp->oracle_cache, 1, &w, msg,
-                                       sizeof msg);
-  if (!st && rp->accuracy >= 0)
-    st = tsr__workload_create(&p, (tsr_inputs)rp->accuracy, rp->accuracy_seed, rp->oracle_cache, 1,
-                              &wacc, msg, sizeof msg);
-  if (st) {
-    set_error(row, "error", "%s", msg);
-    tsr__workload_destroy(w);
-    return;
-  }
-  json_object_set_new(row, "oracle", oracle_json(w));
+  json_object_set_new(row, "precision", json_string(tsr_precision_name(p->precision)));
+  return 0;
+}
 
-  char before[4200], after[4200], accf[4200];
-  const char *wd = rp->work_dir ? rp->work_dir : "/tmp";
-  snprintf(before, sizeof before, "%s/torch-%ld-before.f32", wd, (long)getpid());
-  snprintf(after, sizeof after, "%s/torch-%ld-after.f32", wd, (long)getpid());
-  snprintf(accf, sizeof accf, "%s/torch-%ld-accuracy.f32", wd, (long)getpid());
+/* torch_route.py's command line and the output files it writes (before
+ * timing, after timing, accuracy: paths[0..2]). */
+typedef struct {
+  char paths[3][4200];
   char sm[32], sn[32], sk[32], sb[32], sal[64], sbe[64], sseed[32], ssam[16], sms[16], swm[16],
       saseed[32];
-  snprintf(sm, sizeof sm, "%" PRId64, p.m);
-  snprintf(sn, sizeof sn, "%" PRId64, p.n);
-  snprintf(sk, sizeof sk, "%" PRId64, p.k);
-  snprintf(sb, sizeof sb, "%" PRId64, p.batch);
-  snprintf(sal, sizeof sal, "%.9g", (double)p.alpha);
-  snprintf(sbe, sizeof sbe, "%.9g", (double)p.beta);
-  snprintf(sseed, sizeof sseed, "%" PRIu64, rp->seed);
-  snprintf(ssam, sizeof ssam, "%d", rp->samples);
-  snprintf(sms, sizeof sms, "%d", rp->sample_ms);
-  snprintf(swm, sizeof swm, "%d", rp->warmup_ms);
-  snprintf(saseed, sizeof saseed, "%" PRIu64, rp->accuracy_seed);
-  char *argv[48] = {"python3", (char *)rp->torch_script, "--m", sm, "--n", sn, "--k", sk,
-                    "--batch", sb, "--op-a", p.op_a == TSR_OP_T ? "T" : "N", "--op-b",
-                    p.op_b == TSR_OP_T ? "T" : "N", "--alpha", sal, "--beta", sbe, "--inputs",
-                    (char *)tsr_inputs_name(rp->inputs), "--seed", sseed,
-                    "--samples", ssam, "--sample-ms", sms, "--warmup-ms", swm, "--out-before",
-                    before, "--out-after", after, NULL};
+  char *argv[48];
+} torch_args;
+
+static void torch_argv(const tsr__run_params *rp, const tsr_problem *p, const tsr__workload *wacc,
+                       torch_args *t) {
+  const char *wd = rp->work_dir ? rp->work_dir : "/tmp";
+  static const char *const kind[3] = {"before", "after", "accuracy"};
+  for (int i = 0; i < 3; i++)
+    snprintf(t->paths[i], sizeof t->paths[i], "%s/torch-%ld-%s.f32", wd, (long)getpid(), kind[i]);
+  snprintf(t->sm, sizeof t->sm, "%" PRId64, p->m);
+  snprintf(t->sn, sizeof t->sn, "%" PRId64, p->n);
+  snprintf(t->sk, sizeof t->sk, "%" PRId64, p->k);
+  snprintf(t->sb, sizeof t->sb, "%" PRId64, p->batch);
+  snprintf(t->sal, sizeof t->sal, "%.9g", (double)p->alpha);
+  snprintf(t->sbe, sizeof t->sbe, "%.9g", (double)p->beta);
+  snprintf(t->sseed, sizeof t->sseed, "%" PRIu64, rp->seed);
+  snprintf(t->ssam, sizeof t->ssam, "%d", rp->samples);
+  snprintf(t->sms, sizeof t->sms, "%d", rp->sample_ms);
+  snprintf(t->swm, sizeof t->swm, "%d", rp->warmup_ms);
+  snprintf(t->saseed, sizeof t->saseed, "%" PRIu64, rp->accuracy_seed);
+  char *const head[] = {"python3", (char *)rp->torch_script, "--m", t->sm, "--n", t->sn, "--k",
+                        t->sk, "--batch", t->sb, "--op-a", p->op_a == TSR_OP_T ? "T" : "N",
+                        "--op-b", p->op_b == TSR_OP_T ? "T" : "N", "--alpha", t->sal, "--beta",
+                        t->sbe, "--inputs", (char *)tsr_inputs_name(rp->inputs), "--seed",
+                        t->sseed, "--samples", t->ssam, "--sample-ms", t->sms, "--warmup-ms",
+                        t->swm, "--out-before", t->paths[0], "--out-after", t->paths[1]};
   int na = 0;
-  while (argv[na]) na++;
-  if (p.precision == TSR_PREC_TF32) argv[na++] = "--tf32";
+  for (size_t i = 0; i < sizeof head / sizeof *head; i++) t->argv[na++] = head[i];
+  if (p->precision == TSR_PREC_TF32) t->argv[na++] = "--tf32";
   if (wacc) {
-    argv[na++] = "--accuracy-inputs";
-    argv[na++] = (char *)tsr_inputs_name(wacc->inputs);
-    argv[na++] = "--accuracy-seed";
-    argv[na++] = saseed;
-    argv[na++] = "--out-accuracy";
-    argv[na++] = accf;
+    t->argv[na++] = "--accuracy-inputs";
+    t->argv[na++] = (char *)tsr_inputs_name(wacc->inputs);
+    t->argv[na++] = "--accuracy-seed";
+    t->argv[na++] = t->saseed;
+    t->argv[na++] = "--out-accuracy";
+    t->argv[na++] = t->paths[2];
   }
-  argv[na] = NULL;
+  t->argv[na] = NULL;
+}
+
+/* Runs torch_route.py (through the zygote when there is one), recording
+ * row.torch_process; its JSON result, or NULL with the row's error set. */
+static json_t *torch_run(const tsr__run_params *rp, char **argv, json_t *row) {
   char *out = NULL;
   json_t *proc = json_object(), *zproc = NULL;
   int status;
@@ -594,49 +655,80 @@ static void measure_torch(const tsr__run_params *rp, json_t *row) {
   json_object_set_new(row, "torch_process", proc);
   json_error_t jerr;
   json_t *res = out ? json_loads(out, 0, &jerr) : NULL;
+  free(out);
   if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_object(res)) {
     const char *why = res ? json_string_value(json_object_get(res, "error")) : NULL;
     set_error(row, "error", "torch_route.py failed (%s, wait status %d): %s",
               rp->torch_zygote ? "forked by the zygote" : "exec", status,
               why ? why : status == -1 && rp->torch_zygote ? "zygote unreachable or no trailer"
                                                            : "no JSON result on stdout");
-    goto done;
+    json_decref(res);
+    return NULL;
   }
-  json_object_set(row, "calibration", json_object_get(res, "calibration"));
-  json_object_update(json_object_get(row, "versions"), json_object_get(res, "versions"));
-  json_t *plan_info = json_object();
-  json_object_set_new(plan_info, "plan",
-                      json_string(p.precision == TSR_PREC_TF32 ? "torch.mm(out=) allow_tf32=True"
-                                                               : "torch.mm(out=) allow_tf32=False"));
-  json_object_set_new(plan_info, "source_sha256", json_null());
-  json_object_set_new(row, "plan_info", plan_info);
+  return res;
+}
 
-  size_t count = (size_t)(p.batch * p.m * p.n);
+/* The receipts of the outputs torch wrote (before and after timing against
+ * w, accuracy against wacc when there is one); 1 when every one passed. */
+static int torch_receipts(const tsr__run_params *rp, const tsr_problem *p, const torch_args *t,
+                          const tsr__workload *w, const tsr__workload *wacc, json_t *row) {
+  size_t count = (size_t)(p->batch * p->m * p->n);
   float *c = malloc(count * sizeof *c);
   int ok = c != NULL;
-  const char *paths[3] = {before, after, accf}, *phases[3] = {"before_timing", "after_timing", "accuracy"};
+  static const char *const phases[3] = {"before_timing", "after_timing", "accuracy"};
   for (int i = 0; i < (wacc ? 3 : 2) && ok; i++) {
-    if (read_floats(paths[i], c, count) != 0) {
-      set_error(row, "error", "torch output %s missing or of the wrong size", paths[i]);
+    if (read_floats(t->paths[i], c, count) != 0) {
+      set_error(row, "error", "torch output %s missing or of the wrong size", t->paths[i]);
       ok = 0;
       break;
     }
-    int corrupt = hook(i < 2 ? "TSR_BENCH_TEST_CORRUPT" : "TSR_BENCH_TEST_INACCURATE", rp->route->name);
+    int corrupt =
+        hook(i < 2 ? "TSR_BENCH_TEST_CORRUPT" : "TSR_BENCH_TEST_INACCURATE", rp->route->name);
     if (corrupt) c[0] += 1.0f;
     tsr_receipt r;
-    tsr__workload_check(i < 2 ? w : wacc, p.precision, rp->atol, rp->rtol, c, &r);
-    ok = i < 2 ? add_receipt(row, &p, &r, phases[i], c, count)
-               : add_accuracy(row, wacc, p.precision, &r, c, count);
+    tsr__workload_check(i < 2 ? w : wacc, p->precision, rp->atol, rp->rtol, c, &r);
+    ok = i < 2 ? add_receipt(row, p, &r, phases[i], c, count)
+               : add_accuracy(row, wacc, p->precision, &r, c, count);
   }
   free(c);
-  /* Samples count only when every output validated. */
-  if (ok) json_object_set(row, "metrics", json_object_get(res, "metrics"));
-done:
-  unlink(before);
-  unlink(after);
-  unlink(accf);
+  return ok;
+}
+
+static void measure_torch(const tsr__run_params *rp, json_t *row) {
+  tsr_problem p = route_problem(rp);
+  char msg[512];
+  if (torch_check(rp, &p, row)) return;
+  tsr__workload *w = NULL, *wacc = NULL;
+  tsr_status st = tsr__workload_create(&p, rp->inputs, rp->seed, rp->oracle_cache, 1, &w, msg,
+                                       sizeof msg);
+  if (!st && rp->accuracy >= 0)
+    st = tsr__workload_create(&p, (tsr_inputs)rp->accuracy, rp->accuracy_seed, rp->oracle_cache, 1,
+                              &wacc, msg, sizeof msg);
+  if (st) {
+    set_error(row, "error", "%s", msg);
+    tsr__workload_destroy(w);
+    return;
+  }
+  json_object_set_new(row, "oracle", oracle_json(w));
+  torch_args t;
+  torch_argv(rp, &p, wacc, &t);
+  json_t *res = torch_run(rp, t.argv, row);
+  if (res) {
+    json_object_set(row, "calibration", json_object_get(res, "calibration"));
+    json_object_update(json_object_get(row, "versions"), json_object_get(res, "versions"));
+    json_t *plan_info = json_object();
+    json_object_set_new(plan_info, "plan",
+                        json_string(p.precision == TSR_PREC_TF32
+                                        ? "torch.mm(out=) allow_tf32=True"
+                                        : "torch.mm(out=) allow_tf32=False"));
+    json_object_set_new(plan_info, "source_sha256", json_null());
+    json_object_set_new(row, "plan_info", plan_info);
+    /* Samples count only when every output validated. */
+    if (torch_receipts(rp, &p, &t, w, wacc, row))
+      json_object_set(row, "metrics", json_object_get(res, "metrics"));
+  }
+  for (int i = 0; i < 3; i++) unlink(t.paths[i]);
   json_decref(res);
-  free(out);
   tsr__workload_destroy(w);
   tsr__workload_destroy(wacc);
 }
@@ -765,12 +857,10 @@ json_t *tsr__run_probe(const tsr__route *route, const char *torch_script) {
   } else {
     tsr_context *ctx = NULL;
     tsr_context_create(&ctx);
-    const tsr__backend *be =
-        route->kind == TSR_ROUTE_OPENBLAS ? &tsr__route_openblas : tsr__backend_get(route->backend);
-    tsr_status st = be->available(ctx);
+    tsr_status st = route_available(ctx, route);
     if (st) snprintf(reason, sizeof reason, "%s: %s", tsr_status_name(st), tsr_context_message(ctx));
     else ok = 1;
-    if (ok && be->is_gpu) cuda_versions(ctx, be, v);
+    if (ok && route->is_gpu) cuda_versions(ctx, route->backend, v);
     if (ok && route->kind == TSR_ROUTE_OPENBLAS) {
       json_object_set_new(v, "openblas_config", json_string(tsr__openblas_config()));
       json_object_set_new(v, "openblas_path", json_string(tsr__openblas_path()));

@@ -201,29 +201,28 @@ void tsr__receipt_summary(const tsr_receipt *r, char *buf, size_t cap) {
 }
 
 /* ---- the validated call -------------------------------------------------- */
-tsr_status tsr__validated_call(const tsr__backend *be, void *ex, const tsr__workload *w,
-                               tsr_precision mode, double atol, double rtol, float *host_c,
-                               int corrupt, tsr_receipt *r) {
-  tsr_status st = be->reset_c(ex);
-  if (!st) st = be->launch(ex, 1);
-  if (!st) st = be->sync(ex);
+tsr_status tsr__validated_call(tsr_exec *e, const tsr__workload *w, tsr_precision mode,
+                               double atol, double rtol, float *host_c, int corrupt,
+                               tsr_receipt *r) {
+  tsr_status st = tsr__exec_reset(e);
+  if (!st) st = tsr__exec_launch(e, 1);
+  if (!st) st = tsr__exec_sync(e);
   if (st) return st;
   tsr_poison(&w->p, host_c);
-  if ((st = be->download(ex, host_c))) return st;
+  if ((st = tsr__exec_download(e, host_c))) return st;
   if (corrupt) host_c[0] += 1.0f;
   tsr__workload_check(w, mode, atol, rtol, host_c, r);
   return TSR_OK;
 }
 
 /* ---- calibration and samples --------------------------------------------- */
-tsr_status tsr__calibrate(const tsr__backend *be, void *ex, int warmup_ms, int sample_ms,
-                          tsr__calibration *cal) {
+tsr_status tsr__calibrate(tsr_exec *e, int warmup_ms, int sample_ms, tsr__calibration *cal) {
   const int64_t warm_ns = (int64_t)warmup_ms * 1000000, win_ns = (int64_t)sample_ms * 1000000;
   int64_t start = tsr__now_ns(), calls = 0, k = 1, per_call = 0, batches = 0;
   for (;;) {
     int64_t t0 = tsr__now_ns();
-    tsr_status st = be->launch(ex, (int)k);
-    if (!st) st = be->sync(ex);
+    tsr_status st = tsr__exec_launch(e, k);
+    if (!st) st = tsr__exec_sync(e);
     if (st) return st;
     int64_t t1 = tsr__now_ns();
     calls += k;
@@ -247,19 +246,15 @@ tsr_status tsr__calibrate(const tsr__backend *be, void *ex, int warmup_ms, int s
   return TSR_OK;
 }
 
-tsr_status tsr__sample(const tsr__backend *be, void *ex, tsr__timer timer, int64_t calls,
-                       int64_t *ns) {
+tsr_status tsr__sample(tsr_exec *e, tsr__timer timer, int64_t calls, int64_t *ns) {
   /* Restoring C and draining the queue are outside the timed region. */
-  tsr_status st = be->reset_c(ex);
-  if (!st) st = be->sync(ex);
+  tsr_status st = tsr__exec_reset(e);
+  if (!st) st = tsr__exec_sync(e);
   if (st) return st;
-  if (timer == TSR__TIMER_EVENT) {
-    if (!be->event_time) return TSR_ERR_UNSUPPORTED;
-    return be->event_time(ex, (int)calls, ns);
-  }
+  if (timer == TSR__TIMER_EVENT) return tsr__exec_event_time(e, calls, ns);
   int64_t t0 = tsr__now_ns();
-  st = be->launch(ex, (int)calls);
-  if (!st) st = be->sync(ex);
+  st = tsr__exec_launch(e, calls);
+  if (!st) st = tsr__exec_sync(e);
   *ns = tsr__now_ns() - t0;
   return st;
 }

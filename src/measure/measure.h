@@ -4,6 +4,8 @@
  * calibration and the sample loop. `tessera gemm`, the bench child, the
  * tuner, tools/gpu_bench and the CPU bench tool all measure through it, so
  * they measure the same thing and the contract is enforced in one place.
+ * They run a prepared execution (tsr_exec, measure/exec.h), never the
+ * backend vtable, so nothing above this layer needs src/core/backend.h.
  * Layering: used by bench, tune, cli and tools; uses backend and core. */
 #ifndef TSR_MEASURE_MEASURE_H
 #define TSR_MEASURE_MEASURE_H
@@ -11,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/backend.h"
+#include "measure/exec.h"
 #include "tessera.h"
 
 /* ---- workload ------------------------------------------------------------ */
@@ -94,9 +96,9 @@ void tsr__receipt_summary(const tsr_receipt *r, char *buf, size_t cap);
 /* Outside any timed region: restore C, one call, synchronize, download into
  * host_c after poisoning it with NaN, then tsr__workload_check. corrupt: add
  * 1 to host_c[0] first (the test hooks that prove a wrong output fails). */
-tsr_status tsr__validated_call(const tsr__backend *be, void *ex, const tsr__workload *w,
-                               tsr_precision mode, double atol, double rtol, float *host_c,
-                               int corrupt, tsr_receipt *r);
+tsr_status tsr__validated_call(tsr_exec *e, const tsr__workload *w, tsr_precision mode,
+                               double atol, double rtol, float *host_c, int corrupt,
+                               tsr_receipt *r);
 
 /* ---- calibration and samples --------------------------------------------- */
 typedef struct {
@@ -108,8 +110,7 @@ typedef struct {
 /* Warm-up for warmup_ms with doubling batches (at least two calls); the last
  * batch's per-call host time sets the calls per batch sample filling
  * sample_ms (1 .. 2^24). */
-tsr_status tsr__calibrate(const tsr__backend *be, void *ex, int warmup_ms, int sample_ms,
-                          tsr__calibration *cal);
+tsr_status tsr__calibrate(tsr_exec *e, int warmup_ms, int sample_ms, tsr__calibration *cal);
 
 typedef enum {
   TSR__TIMER_EVENT = 0, /* device events around the calls, synchronized (GPU only) */
@@ -117,9 +118,9 @@ typedef enum {
 } tsr__timer;
 
 /* One sample: ns for `calls` back-to-back calls. C is restored and the
- * queue drained first, outside the timed region. */
-tsr_status tsr__sample(const tsr__backend *be, void *ex, tsr__timer timer, int64_t calls,
-                       int64_t *ns);
+ * queue drained first, outside the timed region. TSR__TIMER_EVENT on a
+ * backend without device events: TSR_ERR_UNSUPPORTED (the context says so). */
+tsr_status tsr__sample(tsr_exec *e, tsr__timer timer, int64_t calls, int64_t *ns);
 
 /* ---- oracle cache (oracle_cache.c) --------------------------------------- */
 /* The oracle of problem p over the generated inputs a, b, c0: loaded from

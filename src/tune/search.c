@@ -23,7 +23,6 @@
 #include <jansson.h>
 
 #include "bench/bench.h"
-#include "core/backend.h"
 #include "core/clock.h"
 #include "core/context.h"
 #include "tune/tune.h"
@@ -58,9 +57,8 @@ static int corrupt_hook(const tsr__tune_cand *c) { return plan_hook("TSR_TUNE_TE
 tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                              const tsr__workload *w, const tsr__workload *wacc, float *host_c,
                              const tsr__measure_opts *o, tsr__tune_cand *c) {
-  const tsr__backend *be = tsr__backend_get(b);
   double t0 = now_s();
-  void *ex = NULL, *exacc = NULL;
+  tsr_exec *e = NULL, *eacc = NULL;
   tsr_status st;
   tsr_plan_info info;
   c->nsamples = 0;
@@ -71,21 +69,18 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
     goto out;
   }
   tsr_plan_format(&info.plan, c->realized, sizeof c->realized);
-  if (o->bypass_cache && be->prepare_flags)
-    st = be->prepare_flags(ctx, p, &info.plan, w->a, w->b, w->c0, TSR__PREPARE_BYPASS_CACHE, &ex);
-  else
-    st = be->prepare(ctx, p, &info.plan, w->a, w->b, w->c0, &ex);
-  if (st) {
+  if ((st = tsr__exec_create(ctx, b, p, &c->plan, w->a, w->b, w->c0,
+                             o->bypass_cache ? TSR__EXEC_BYPASS_CACHE : 0, &e))) {
     c->status = TSR__CAND_REJ_COMPILE;
     snprintf(c->reason, sizeof c->reason, "compile: %s: %s", tsr_status_str(st),
              tsr_context_message(ctx));
     goto out;
   }
-  if (be->exec_info) be->exec_info(ex, &info);
+  info = *tsr_exec_info(e);
   c->regs = info.regs;
   c->local_bytes = info.local_bytes;
   snprintf(c->sha256, sizeof c->sha256, "%s", info.source_sha256);
-  if (be->is_gpu && info.local_bytes > o->spill_limit) {
+  if (tsr__exec_is_gpu(e) && info.local_bytes > o->spill_limit) {
     c->status = TSR__CAND_REJ_SPILL;
     snprintf(c->reason, sizeof c->reason,
              "spill: %d local bytes per thread (%d registers), limit %d", info.local_bytes,
@@ -95,8 +90,7 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
   /* Validated run on the dyadic inputs: every element exact. */
   tsr_receipt rec;
   char sum[320];
-  if ((st = tsr__validated_call(be, ex, w, info.precision, 0.0, 0.0, host_c, corrupt_hook(c),
-                                &rec))) {
+  if ((st = tsr__validated_call(e, w, info.precision, 0.0, 0.0, host_c, corrupt_hook(c), &rec))) {
     c->status = TSR__CAND_REJ_RUN;
     snprintf(c->reason, sizeof c->reason, "run: %s: %s", tsr_status_str(st),
              tsr_context_message(ctx));
@@ -111,8 +105,8 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
   /* The precision mode's contract on random inputs (docs/accuracy.md): a
    * plan that is faster by being less accurate never wins. */
   if (wacc) {
-    if ((st = be->prepare(ctx, p, &info.plan, wacc->a, wacc->b, wacc->c0, &exacc)) ||
-        (st = tsr__validated_call(be, exacc, wacc, info.precision, 0.0, 0.0, host_c, 0, &rec))) {
+    if ((st = tsr__exec_create(ctx, b, p, &c->plan, wacc->a, wacc->b, wacc->c0, 0, &eacc)) ||
+        (st = tsr__validated_call(eacc, wacc, info.precision, 0.0, 0.0, host_c, 0, &rec))) {
       c->status = TSR__CAND_REJ_RUN;
       snprintf(c->reason, sizeof c->reason, "accuracy run: %s: %s", tsr_status_str(st),
                tsr_context_message(ctx));
@@ -135,13 +129,13 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
   /* Timing through the measurement layer: warm-up, then samples of
    * `calls` back-to-back calls (device events on a GPU). */
   tsr__calibration cal;
-  if (!(st = tsr__calibrate(be, ex, o->warmup_ms, o->sample_ms, &cal))) {
+  if (!(st = tsr__calibrate(e, o->warmup_ms, o->sample_ms, &cal))) {
     int calls = (int)(cal.calls_per_batch > 1000000 ? 1000000 : cal.calls_per_batch);
     int ns = o->samples < 5 ? 5 : o->samples > TSR__TUNE_MAX_SAMPLES ? TSR__TUNE_MAX_SAMPLES : o->samples;
-    tsr__timer timer = be->event_time ? TSR__TIMER_EVENT : TSR__TIMER_HOST;
+    tsr__timer timer = tsr__exec_is_gpu(e) ? TSR__TIMER_EVENT : TSR__TIMER_HOST;
     for (int s = 0; !st && s < ns; s++) {
       int64_t t;
-      if (!(st = tsr__sample(be, ex, timer, calls, &t))) c->samples_ns[c->nsamples++] = (double)t / calls;
+      if (!(st = tsr__sample(e, timer, calls, &t))) c->samples_ns[c->nsamples++] = (double)t / calls;
     }
     c->calls = calls;
   }
@@ -160,8 +154,8 @@ tsr_status tsr__tune_measure(tsr_context *ctx, tsr_backend_kind b, const tsr_pro
   c->status = TSR__CAND_OK;
   c->reason[0] = '\0';
 out:
-  if (ex) be->destroy(ex);
-  if (exacc) be->destroy(exacc);
+  tsr_exec_destroy(e);
+  tsr_exec_destroy(eacc);
   tsr__clear(ctx);
   c->seconds = now_s() - t0;
   return TSR_OK;
@@ -370,7 +364,7 @@ tsr_status tsr__tune_check(tsr_context *ctx, const tsr__tune_config *cfg) {
    * incumbent's realized plan stands for the candidates' packing buffers. */
   tsr_plan plan;
   tsr_plan_info info;
-  tsr__backend_get(b)->default_plan(&p, &plan);
+  tsr_plan_builtin(b, &p, &plan);
   const tsr_plan_info *ip = tsr_plan_realize(ctx, b, &p, &plan, &info) == TSR_OK ? &info : NULL;
   int nw = cfg->accuracy >= 0 ? 2 : 1;
   double need = tsr__measure_host_bytes(&p, b, ip, nw, nw);
@@ -402,47 +396,25 @@ tsr_status tsr__tune_check(tsr_context *ctx, const tsr__tune_config *cfg) {
   return TSR_OK;
 }
 
-tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tune_result *r) {
-  memset(r, 0, sizeof *r);
-  r->incumbent = r->best = r->chosen = -1;
-  double t_start = now_s();
-  utc_now(r->started, sizeof r->started);
-  tsr_problem p = cfg->problem;
-  char msg[1024];
-  tsr_status st = tsr_problem_check(&p, msg, sizeof msg);
-  if (st) return tsr__fail(ctx, st, "%s", msg);
+/* The space: built-in default, previous tuned plan (exact), user plans;
+ * fills r's candidates and counts and finds the incumbent. */
+static tsr_status tune_space(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tune_db *db,
+                             const tsr__tune_target *target, const tsr_problem *p,
+                             tsr__tune_result *r) {
   tsr_backend_kind b = cfg->backend;
-  if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA)
-    return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "--backend: %s has no tunable plans (cpu, cuda)",
-                     tsr_backend_name(b));
-  if ((st = tsr_backend_available(ctx, b))) return st;
-  if (cfg->rounds < 2 || cfg->rounds % 2 || cfg->rounds > TSR__TUNE_MAX_ROUNDS)
-    return tsr__fail(ctx, TSR_ERR_INVALID, "--rounds: %d is not an even number in 2..%d",
-                     cfg->rounds, TSR__TUNE_MAX_ROUNDS);
-  if ((st = tsr__tune_check(ctx, cfg))) return st;
-  tsr__tune_target target;
-  if ((st = tsr__tune_target_get(ctx, b, &target))) return st;
-
-  /* Database first: an unusable file refuses the tune before any work. */
-  tsr__tune_db *db = NULL;
-  if (cfg->db_path && (st = tsr__tune_db_open(cfg->db_path, 1, &db, msg, sizeof msg)))
-    return tsr__fail(ctx, st, "%s", msg);
-
-  /* The space: built-in default, previous tuned plan (exact), user plans. */
   tsr_plan *extra = calloc((size_t)cfg->nextra + 1, sizeof *extra);
   tsr__cand_role *roles = calloc((size_t)cfg->nextra + 1, sizeof *roles);
   int nextra = 0;
   if (!extra || !roles) {
     free(extra);
     free(roles);
-    tsr__tune_db_close(db);
     return tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of memory");
   }
   if (db) {
     tsr_plan prev;
-    tsr__backend_get(b)->default_plan(&p, &prev);
+    tsr_plan_builtin(b, p, &prev);
     char src[128], m2[256];
-    if (tsr__tune_db_lookup(db, &target, &p, NULL, NULL, &prev, src, sizeof src, m2, sizeof m2) ==
+    if (tsr__tune_db_lookup(db, target, p, NULL, NULL, &prev, src, sizeof src, m2, sizeof m2) ==
             1 &&
         !strncmp(src, "tuned (exact", 12)) {
       extra[nextra] = prev;
@@ -454,13 +426,10 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
     roles[nextra++] = TSR__ROLE_USER;
   }
   tsr__tune_space_t sp;
-  st = tsr__tune_space(ctx, b, &p, extra, roles, nextra, &sp);
+  tsr_status st = tsr__tune_space(ctx, b, p, extra, roles, nextra, &sp);
   free(extra);
   free(roles);
-  if (st) {
-    tsr__tune_db_close(db);
-    return st;
-  }
+  if (st) return st;
   r->cands = sp.cands;
   r->n = sp.n;
   r->generated = sp.generated;
@@ -468,51 +437,53 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
   r->planner_rejected = sp.planner_rejected;
   for (size_t i = 0; i < r->n; i++)
     if (r->cands[i].role == TSR__ROLE_INCUMBENT) r->incumbent = (long)i;
+  return TSR_OK;
+}
+
+/* The database's run row and the candidates the planner rejected. */
+static tsr_status tune_db_begin(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tune_db *db,
+                                const tsr__tune_target *target, tsr__tune_result *r) {
+  char msg[1024];
+  tsr_status st;
+  if ((st = tsr__tune_db_begin_run(db, target, cfg, r->started, &r->run_id, msg, sizeof msg)))
+    return tsr__fail(ctx, st, "%s", msg);
+  size_t *idx = malloc((r->n + 1) * sizeof *idx), k = 0;
+  if (!idx) return tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of memory");
+  for (size_t i = 0; i < r->n; i++)
+    if (r->cands[i].status == TSR__CAND_REJ_PLANNER) idx[k++] = i;
+  st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, idx, k, msg, sizeof msg);
+  free(idx);
+  return st ? tsr__fail(ctx, st, "%s", msg) : TSR_OK;
+}
+
+/* Workloads (measure layer): dyadic inputs for the exact check and the
+ * timing, random inputs for the accuracy contract; oracles cached on disk
+ * so replay children reuse them. *C: the host output buffer. */
+static tsr_status tune_workloads(tsr_context *ctx, const tsr__tune_config *cfg,
+                                 const tsr_problem *p, tsr__workload **w, tsr__workload **wacc,
+                                 float **C, tsr__tune_result *r) {
+  double t0 = now_s();
+  char msg[1024];
+  *C = malloc((size_t)tsr_problem_elems_c(p) * sizeof **C);
+  if (!*C) return tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of host memory for the output");
+  tsr_status st =
+      tsr__workload_create(p, TSR_INPUTS_DYADIC, 1, cfg->oracle_cache, 0, w, msg, sizeof msg);
+  if (!st && cfg->accuracy >= 0)
+    st = tsr__workload_create(p, (tsr_inputs)cfg->accuracy, 1, cfg->oracle_cache, 0, wacc, msg,
+                              sizeof msg);
+  r->oracle_s = now_s() - t0;
+  return st ? tsr__fail(ctx, st, "tune: %s", msg) : TSR_OK;
+}
+
+/* The search: candidates in prior order while the budget lasts. The replay
+ * is reserved out of max_seconds once the incumbent's cost is known (2R
+ * measurements, each about one candidate's cost plus process start-up when
+ * children are used). */
+static tsr_status tune_search(tsr_context *ctx, const tsr__tune_config *cfg, const tsr_problem *p,
+                              const tsr__workload *w, const tsr__workload *wacc, float *C,
+                              tsr__tune_db *db, double t_start, tsr__tune_result *r) {
   size_t nlegal_kept = 0;
   for (size_t i = 0; i < r->n; i++) nlegal_kept += r->cands[i].status == TSR__CAND_UNMEASURED;
-
-  if (db) {
-    if ((st = tsr__tune_db_begin_run(db, &target, cfg, r->started, &r->run_id, msg, sizeof msg)))
-      goto db_fail;
-    size_t *idx = malloc((r->n + 1) * sizeof *idx), k = 0;
-    if (!idx) {
-      st = tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of memory");
-      goto fail;
-    }
-    for (size_t i = 0; i < r->n; i++)
-      if (r->cands[i].status == TSR__CAND_REJ_PLANNER) idx[k++] = i;
-    st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, idx, k, msg, sizeof msg);
-    free(idx);
-    if (st) goto db_fail;
-  }
-
-  /* Workloads (measure layer): dyadic inputs for the exact check and the
-   * timing, random inputs for the accuracy contract; oracles cached on disk
-   * so replay children reuse them. */
-  tsr__workload *w = NULL, *wacc = NULL;
-  float *C = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *C);
-  {
-    double t0 = now_s();
-    if (!C) {
-      st = tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of host memory for the output");
-      goto fail;
-    }
-    st = tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, cfg->oracle_cache, 0, &w, msg, sizeof msg);
-    if (!st && cfg->accuracy >= 0)
-      st = tsr__workload_create(&p, (tsr_inputs)cfg->accuracy, 1, cfg->oracle_cache, 0, &wacc, msg,
-                                sizeof msg);
-    r->oracle_s = now_s() - t0;
-    if (st) {
-      free(C);
-      tsr__workload_destroy(w);
-      st = tsr__fail(ctx, st, "tune: %s", msg);
-      goto fail;
-    }
-  }
-
-  /* Budget: the replay is reserved out of max_seconds once the incumbent's
-   * cost is known (2R measurements, each about one candidate's cost plus
-   * process start-up when children are used). */
   double reserve = 0.0;
   size_t done = 0;
   double t_search = now_s();
@@ -524,7 +495,7 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
       if (cfg->max_candidates > 0 && (long)r->measured >= cfg->max_candidates) break;
       if (cfg->max_seconds > 0 && now_s() - t_start + reserve >= cfg->max_seconds) break;
     }
-    tsr__tune_measure(ctx, b, &p, w, wacc, C, &cfg->measure, c);
+    tsr__tune_measure(ctx, cfg->backend, p, w, wacc, C, &cfg->measure, c);
     r->measured++;
     done++;
     if (c->status != TSR__CAND_OK) r->rejected++;
@@ -537,12 +508,9 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
     }
     if (db) {
       size_t one = i;
-      if ((st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, &one, 1, msg, sizeof msg))) {
-        free(C);
-        tsr__workload_destroy(w);
-        tsr__workload_destroy(wacc);
-        goto db_fail;
-      }
+      char msg[1024];
+      tsr_status st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, &one, 1, msg, sizeof msg);
+      if (st) return tsr__fail(ctx, st, "%s", msg);
     }
     progress(cfg, r, done, nlegal_kept, t_start, 0);
   }
@@ -550,8 +518,12 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
   progress(cfg, r, done, nlegal_kept, t_start, 1);
   for (size_t i = 0; i < r->n; i++) r->unmeasured += r->cands[i].status == TSR__CAND_UNMEASURED;
   r->unmeasured += r->legal - nlegal_kept; /* beyond the kept list */
+  return TSR_OK;
+}
 
-  /* Replay: best vs incumbent in balanced paired rounds. */
+/* Replay: best vs incumbent in balanced paired rounds; sets the decision. */
+static void tune_replay(tsr_context *ctx, const tsr__tune_config *cfg, const tsr_problem *p,
+                        const tsr__workload *w, float *C, tsr__tune_result *r) {
   r->best = tsr__tune_select(r->cands, r->n);
   r->rounds = cfg->rounds;
   double t_replay = now_s();
@@ -587,7 +559,7 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
            * bypasses the module caches) for every measurement. */
           tsr__measure_opts mo = replay_opts(cfg);
           m = *src;
-          tsr__tune_measure(ctx, b, &p, w, NULL, C, &mo, &m); /* accuracy already checked */
+          tsr__tune_measure(ctx, cfg->backend, p, w, NULL, C, &mo, &m); /* accuracy already checked */
         }
         if (m.status != TSR__CAND_OK) {
           failed = 1;
@@ -616,38 +588,81 @@ tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tun
     }
   }
   r->replay_s = now_s() - t_replay;
+}
 
-  /* Tie set: valid candidates whose search time is within the noise band of
-   * the search best. Band = the replay's own ratio spread (max/min - 1),
-   * at least 1%; without a replay, the spread of the best's samples. */
-  if (r->best >= 0) {
-    double band = 0.01;
-    if (r->replayed && r->ratio_min > 0) band = fmax(band, r->ratio_max / r->ratio_min - 1.0);
-    else {
-      const tsr__tune_cand *bc = &r->cands[r->best];
-      double lo = INFINITY, hi = 0;
-      for (int s = 0; s < bc->nsamples; s++) {
-        lo = fmin(lo, bc->samples_ns[s]);
-        hi = fmax(hi, bc->samples_ns[s]);
-      }
-      if (lo > 0 && isfinite(lo)) band = fmax(band, hi / lo - 1.0);
+/* Tie set: valid candidates whose search time is within the noise band of
+ * the search best. Band = the replay's own ratio spread (max/min - 1),
+ * at least 1%; without a replay, the spread of the best's samples. */
+static void tune_tie_set(tsr__tune_result *r) {
+  if (r->best < 0) return;
+  double band = 0.01;
+  if (r->replayed && r->ratio_min > 0) band = fmax(band, r->ratio_max / r->ratio_min - 1.0);
+  else {
+    const tsr__tune_cand *bc = &r->cands[r->best];
+    double lo = INFINITY, hi = 0;
+    for (int s = 0; s < bc->nsamples; s++) {
+      lo = fmin(lo, bc->samples_ns[s]);
+      hi = fmax(hi, bc->samples_ns[s]);
     }
-    r->noise = band;
-    r->tie = calloc(r->n, sizeof *r->tie);
-    double lim = r->cands[r->best].time_ns * (1.0 + band);
-    for (size_t i = 0; r->tie && i < r->n; i++)
-      if (r->cands[i].status == TSR__CAND_OK && r->cands[i].time_ns <= lim) r->tie[r->ntie++] = (long)i;
+    if (lo > 0 && isfinite(lo)) band = fmax(band, hi / lo - 1.0);
+  }
+  r->noise = band;
+  r->tie = calloc(r->n, sizeof *r->tie);
+  double lim = r->cands[r->best].time_ns * (1.0 + band);
+  for (size_t i = 0; r->tie && i < r->n; i++)
+    if (r->cands[i].status == TSR__CAND_OK && r->cands[i].time_ns <= lim) r->tie[r->ntie++] = (long)i;
+}
+
+tsr_status tsr__tune_run(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tune_result *r) {
+  memset(r, 0, sizeof *r);
+  r->incumbent = r->best = r->chosen = -1;
+  double t_start = now_s();
+  utc_now(r->started, sizeof r->started);
+  tsr_problem p = cfg->problem;
+  char msg[1024];
+  tsr_status st = tsr_problem_check(&p, msg, sizeof msg);
+  if (st) return tsr__fail(ctx, st, "%s", msg);
+  tsr_backend_kind b = cfg->backend;
+  if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA)
+    return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "--backend: %s has no tunable plans (cpu, cuda)",
+                     tsr_backend_name(b));
+  if ((st = tsr_backend_available(ctx, b))) return st;
+  if (cfg->rounds < 2 || cfg->rounds % 2 || cfg->rounds > TSR__TUNE_MAX_ROUNDS)
+    return tsr__fail(ctx, TSR_ERR_INVALID, "--rounds: %d is not an even number in 2..%d",
+                     cfg->rounds, TSR__TUNE_MAX_ROUNDS);
+  if ((st = tsr__tune_check(ctx, cfg))) return st;
+  tsr__tune_target target;
+  if ((st = tsr__tune_target_get(ctx, b, &target))) return st;
+
+  /* Database first: an unusable file refuses the tune before any work. */
+  tsr__tune_db *db = NULL;
+  if (cfg->db_path && (st = tsr__tune_db_open(cfg->db_path, 1, &db, msg, sizeof msg)))
+    return tsr__fail(ctx, st, "%s", msg);
+  if ((st = tune_space(ctx, cfg, db, &target, &p, r))) {
+    tsr__tune_db_close(db);
+    return st;
+  }
+  if (db && (st = tune_db_begin(ctx, cfg, db, &target, r))) goto fail;
+  tsr__workload *w = NULL, *wacc = NULL;
+  float *C = NULL;
+  st = tune_workloads(ctx, cfg, &p, &w, &wacc, &C, r);
+  if (!st) st = tune_search(ctx, cfg, &p, w, wacc, C, db, t_start, r);
+  if (!st) {
+    tune_replay(ctx, cfg, &p, w, C, r);
+    tune_tie_set(r);
   }
   free(C);
   tsr__workload_destroy(w);
   tsr__workload_destroy(wacc);
+  if (st) goto fail;
   r->total_s = now_s() - t_start;
   utc_now(r->finished, sizeof r->finished);
-  if (db && (st = tsr__tune_db_finish_run(db, &target, cfg, r, msg, sizeof msg))) goto db_fail;
+  if (db && (st = tsr__tune_db_finish_run(db, &target, cfg, r, msg, sizeof msg))) {
+    st = tsr__fail(ctx, st, "%s", msg);
+    goto fail;
+  }
   tsr__tune_db_close(db);
   return TSR_OK;
-db_fail:
-  st = tsr__fail(ctx, st, "%s", msg);
 fail:
   tsr__tune_db_close(db);
   tsr__tune_result_free(r);

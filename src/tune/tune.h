@@ -183,7 +183,7 @@ typedef struct {
   double ratio[TSR__TUNE_MAX_ROUNDS]; /* best / incumbent, same round */
   double ratio_median, ratio_min, ratio_max;
   int replay_in_process;
-  char replay_note[256];
+  char replay_note[448]; /* "round R, incumbent: " + a candidate's whole reason */
   int accepted;          /* best replaced the incumbent */
   long chosen;           /* index stored as the tuned plan */
   char decision[64];     /* "winner", "incumbent (search best)", "incumbent (tie)", ... */

@@ -476,22 +476,20 @@ static const family families[] = {
 
 static void run_family(const family *f, tsr__workload *w, float *c, tsr_receipt *r,
                        tsr_precision *ran) {
-  const tsr__backend *be = tsr__backend_get(f->b);
   tsr_problem p = w->p;
   p.precision = f->prec;
   tsr_plan plan;
   char msg[256];
   assert_int_equal(tsr_plan_lookup(ctx, f->b, &p, &plan, NULL, 0), TSR_OK);
   if (f->overlay) assert_int_equal(tsr_plan_parse(f->overlay, &plan, msg, sizeof msg), TSR_OK);
-  tsr_plan_info info;
-  tsr_status st = be->realize(ctx, &p, &plan, &info);
+  /* realize + prepare: the measurement layer's prepared execution */
+  tsr_exec *e = NULL;
+  tsr_status st = tsr__exec_create(ctx, f->b, &p, &plan, w->a, w->b, w->c0, 0, &e);
   if (st) fail_msg("%s: %s", f->name, tsr_context_message(ctx));
-  void *ex = NULL;
-  st = be->prepare(ctx, &p, &info.plan, w->a, w->b, w->c0, &ex);
-  if (st) fail_msg("%s: %s", f->name, tsr_context_message(ctx));
-  assert_int_equal(tsr__validated_call(be, ex, w, info.precision, 0, 0, c, 0, r), TSR_OK);
-  be->destroy(ex);
-  *ran = info.precision;
+  tsr_precision mode = tsr_exec_info(e)->precision;
+  assert_int_equal(tsr__validated_call(e, w, mode, 0, 0, c, 0, r), TSR_OK);
+  tsr_exec_destroy(e);
+  *ran = mode;
 }
 
 static void test_contract_families(void **state) {

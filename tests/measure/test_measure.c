@@ -3,7 +3,8 @@
  * recomputed), the contract receipt on real outputs (the CPU backend meets
  * the FP32 contract on every input family; outputs degraded to TF32 or by a
  * truncating accumulation fail it with the right reason), the validated call
- * and the sample loop on the CPU backend. */
+ * and the sample loop on the CPU backend, and the steps they ask of a
+ * prepared execution, seen by a recording peer vtable (tsr__exec_create_vt). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "core/backend.h"
+#include "core/context.h"
 #include "measure/measure.h"
 #include "tessera.h"
 
@@ -303,7 +305,8 @@ static void test_specials_cpu(void **state) {
   tsr_context_destroy(ctx);
 }
 
-/* The validated call and the sample loop on the CPU backend's exec. */
+/* The validated call and the sample loop through a prepared execution on
+ * the CPU backend. */
 static void test_validated_call_and_samples(void **state) {
   tsr_problem p = prob(40, 30, 20, 0.25f);
   tsr_context *ctx;
@@ -311,40 +314,230 @@ static void test_validated_call_and_samples(void **state) {
   tsr__workload *w;
   char msg[256];
   assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg), TSR_OK);
-  const tsr__backend *be = tsr__backend_get(TSR_BACKEND_CPU);
   tsr_plan plan;
-  be->default_plan(&w->p, &plan);
-  tsr_plan_info info;
-  assert_int_equal(be->realize(ctx, &w->p, &plan, &info), TSR_OK);
-  assert_int_equal(info.precision, TSR_PREC_STRICT);
-  void *ex = NULL;
-  assert_int_equal(be->prepare(ctx, &w->p, &info.plan, w->a, w->b, w->c0, &ex), TSR_OK);
+  tsr_plan_builtin(TSR_BACKEND_CPU, &w->p, &plan);
+  tsr_exec *e = NULL;
+  assert_int_equal(tsr__exec_create(ctx, TSR_BACKEND_CPU, &w->p, &plan, w->a, w->b, w->c0, 0, &e),
+                   TSR_OK);
+  assert_int_equal(tsr_exec_info(e)->precision, TSR_PREC_STRICT);
+  assert_int_equal(tsr__exec_is_gpu(e), 0);
   float *c = malloc((size_t)tsr_problem_elems_c(&w->p) * sizeof *c);
   tsr_receipt r;
-  assert_int_equal(tsr__validated_call(be, ex, w, info.precision, 0.0, 0.0, c, 0, &r), TSR_OK);
+  assert_int_equal(tsr__validated_call(e, w, TSR_PREC_STRICT, 0.0, 0.0, c, 0, &r), TSR_OK);
   assert_true(r.passed);
   assert_true(r.max_abs_err == 0.0);
+  assert_int_equal(r.checked, p.m * p.n);
   /* the corruption hook makes the same call fail */
-  assert_int_equal(tsr__validated_call(be, ex, w, info.precision, 0.0, 0.0, c, 1, &r), TSR_OK);
+  assert_int_equal(tsr__validated_call(e, w, TSR_PREC_STRICT, 0.0, 0.0, c, 1, &r), TSR_OK);
   assert_false(r.passed);
   assert_int_equal(r.first_fail, 0);
+  assert_int_equal(r.failed, 1);
+  /* the call restores C first: a sample in between (C left holding beta
+   * applied many times) does not change the next validated output */
   tsr__calibration cal;
-  assert_int_equal(tsr__calibrate(be, ex, 5, 2, &cal), TSR_OK);
+  assert_int_equal(tsr__calibrate(e, 5, 2, &cal), TSR_OK);
   assert_true(cal.warmup_calls >= 2 && cal.calls_per_batch >= 1);
+  assert_true(cal.warmup_batches >= 1 && cal.est_call_ns >= 1);
   int64_t ns = 0;
-  assert_int_equal(tsr__sample(be, ex, TSR__TIMER_HOST, cal.calls_per_batch, &ns), TSR_OK);
+  assert_int_equal(tsr__sample(e, TSR__TIMER_HOST, cal.calls_per_batch, &ns), TSR_OK);
   assert_true(ns > 0);
-  assert_int_equal(tsr__sample(be, ex, TSR__TIMER_EVENT, 1, &ns), TSR_ERR_UNSUPPORTED);
-  be->destroy(ex);
+  assert_int_equal(tsr__sample(e, TSR__TIMER_EVENT, 1, &ns), TSR_ERR_UNSUPPORTED);
+  assert_non_null(strstr(tsr_context_message(ctx), "no device events"));
+  assert_int_equal(tsr__validated_call(e, w, TSR_PREC_STRICT, 0.0, 0.0, c, 0, &r), TSR_OK);
+  assert_true(r.passed);
+  tsr_exec_destroy(e);
   /* precision modes the CPU backend does not run are refused by name */
   tsr_problem q = w->p;
   q.precision = TSR_PREC_FP32X3;
-  assert_int_equal(be->realize(ctx, &q, &plan, &info), TSR_ERR_UNSUPPORTED);
+  assert_int_equal(tsr__exec_create(ctx, TSR_BACKEND_CPU, &q, &plan, w->a, w->b, w->c0, 0, &e),
+                   TSR_ERR_UNSUPPORTED);
+  assert_null(e);
   assert_non_null(strstr(tsr_context_message(ctx), "fp32x3 is not available on backend cpu"));
   free(c);
   tsr__workload_destroy(w);
   tsr_context_destroy(ctx);
 }
+
+/* ---- a recording peer: what the measurement layer asks of an exec -------- */
+/* A plain CPU GEMM (compact, op N, batch 1: exact on dyadic inputs) behind a
+ * vtable that counts every step, as a bench-only peer would be. */
+static struct {
+  int available_fails, stale_last; /* knobs */
+  int prepares, prepare_flags, flags_seen, resets, launches, syncs, downloads;
+  int64_t launched;  /* calls, summed over launches */
+  int reset_before_launch; /* the last launch came right after a reset + sync */
+  int last_step;     /* 'r', 's', 'l', 'd' */
+} rec;
+
+typedef struct {
+  tsr_problem p;
+  const float *a, *b;
+  float *c, *c0;
+} rec_exec;
+
+static tsr_status rec_available(tsr_context *ctx) {
+  return rec.available_fails ? tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "rec: switched off") : TSR_OK;
+}
+static void rec_default_plan(const tsr_problem *p, tsr_plan *out) { memset(out, 0, sizeof *out); }
+static tsr_status rec_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                              tsr_plan_info *info) {
+  memset(info, 0, sizeof *info);
+  info->plan = *plan;
+  info->regs = info->local_bytes = -1;
+  info->precision = TSR_PREC_STRICT;
+  return TSR_OK;
+}
+static tsr_status rec_prepare(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                              const float *a, const float *b, const float *c0, void **exec) {
+  rec.prepares++;
+  rec_exec *e = calloc(1, sizeof *e);
+  size_t nc = (size_t)(p->m * p->n);
+  e->p = *p;
+  e->a = a;
+  e->b = b;
+  e->c = malloc(nc * sizeof *e->c);
+  if (c0) {
+    e->c0 = malloc(nc * sizeof *e->c0);
+    memcpy(e->c0, c0, nc * sizeof *e->c0);
+  }
+  *exec = e;
+  return TSR_OK;
+}
+static tsr_status rec_prepare_flags(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                                    const float *a, const float *b, const float *c0, int flags,
+                                    void **exec) {
+  rec.prepare_flags++;
+  rec.flags_seen = flags;
+  return rec_prepare(ctx, p, plan, a, b, c0, exec);
+}
+static tsr_status rec_reset(void *exec) {
+  rec_exec *e = exec;
+  if (e->c0) memcpy(e->c, e->c0, (size_t)(e->p.m * e->p.n) * sizeof *e->c);
+  else tsr_poison(&e->p, e->c);
+  rec.resets++;
+  rec.last_step = 'r';
+  return TSR_OK;
+}
+static tsr_status rec_launch(void *exec, int n) {
+  rec_exec *e = exec;
+  const tsr_problem *p = &e->p;
+  rec.reset_before_launch = rec.last_step == 's';
+  for (int r = 0; r < n; r++)
+    for (int64_t i = 0; i < p->m; i++)
+      for (int64_t j = 0; j < p->n; j++) {
+        float acc = 0.0f;
+        for (int64_t l = 0; l < p->k; l++) acc += e->a[i * p->k + l] * e->b[l * p->n + j];
+        float *c = &e->c[i * p->n + j];
+        *c = p->alpha * acc + (p->beta != 0.0f ? p->beta * *c : 0.0f);
+      }
+  rec.launches++;
+  rec.launched += n;
+  rec.last_step = 'l';
+  return TSR_OK;
+}
+static tsr_status rec_sync(void *exec) {
+  rec.syncs++;
+  if (rec.last_step == 'r') rec.last_step = 's';
+  return TSR_OK;
+}
+static tsr_status rec_download(void *exec, float *c) {
+  rec_exec *e = exec;
+  int64_t n = e->p.m * e->p.n - (rec.stale_last ? 1 : 0);
+  memcpy(c, e->c, (size_t)n * sizeof *c);
+  rec.downloads++;
+  rec.last_step = 'd';
+  return TSR_OK;
+}
+static void rec_destroy(void *exec) {
+  rec_exec *e = exec;
+  if (!e) return;
+  free(e->c);
+  free(e->c0);
+  free(e);
+}
+static const tsr__backend rec_vt = {
+    .api = TSR__BACKEND_API, .name = "rec", .is_gpu = 0, .available = rec_available,
+    .default_plan = rec_default_plan, .realize = rec_realize, .prepare = rec_prepare,
+    .reset_c = rec_reset, .launch = rec_launch, .sync = rec_sync, .event_time = NULL,
+    .download = rec_download, .destroy = rec_destroy, .prepare_flags = rec_prepare_flags,
+};
+
+static void test_peer_steps(void **state) {
+  tsr_problem p = prob(6, 5, 4, 0.5f);
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr__workload *w;
+  char msg[256];
+  assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg), TSR_OK);
+  tsr_plan plan;
+  rec_default_plan(&p, &plan);
+  memset(&rec, 0, sizeof rec);
+  tsr_exec *e = NULL;
+  assert_int_equal(tsr__exec_create_vt(ctx, &rec_vt, &w->p, &plan, w->a, w->b, w->c0, 0, &e),
+                   TSR_OK);
+  assert_int_equal(rec.prepares, 1);
+  assert_int_equal(rec.prepare_flags, 0); /* no flags: the plain prepare */
+  float c[30];
+  tsr_receipt r;
+  /* the validated call: reset, one call, sync, download, exact receipt */
+  assert_int_equal(tsr__validated_call(e, w, TSR_PREC_STRICT, 0.0, 0.0, c, 0, &r), TSR_OK);
+  assert_true(r.passed);
+  assert_int_equal(r.checked, 30);
+  assert_int_equal(rec.resets, 1);
+  assert_int_equal(rec.launched, 1);
+  assert_int_equal(rec.downloads, 1);
+  /* an element the exec never delivers stays NaN (C poisoned first) and fails */
+  rec.stale_last = 1;
+  assert_int_equal(tsr__validated_call(e, w, TSR_PREC_STRICT, 0.0, 0.0, c, 0, &r), TSR_OK);
+  assert_false(r.passed);
+  assert_int_equal(r.failed, 1);
+  assert_int_equal(r.first_fail, 29);
+  assert_true(isnan(c[29]));
+  rec.stale_last = 0;
+  /* calibration: every warm-up call is launched and counted, batch by batch */
+  int64_t launched = rec.launched, launches = rec.launches;
+  tsr__calibration cal;
+  assert_int_equal(tsr__calibrate(e, 3, 1, &cal), TSR_OK);
+  assert_int_equal(rec.launched - launched, cal.warmup_calls);
+  assert_int_equal(rec.launches - launches, cal.warmup_batches);
+  /* a sample: C restored and the queue drained before its one launch of n */
+  launched = rec.launched;
+  int resets = rec.resets;
+  int64_t ns = -1;
+  assert_int_equal(tsr__sample(e, TSR__TIMER_HOST, 7, &ns), TSR_OK);
+  assert_int_equal(rec.launched - launched, 7);
+  assert_int_equal(rec.resets - resets, 1);
+  assert_true(rec.reset_before_launch);
+  assert_true(ns >= 0);
+  /* a count the vtable cannot take, and events on a CPU exec, are refused */
+  assert_int_equal(tsr__sample(e, TSR__TIMER_HOST, (int64_t)1 << 31, &ns), TSR_ERR_INVALID);
+  assert_int_equal(tsr__sample(e, TSR__TIMER_EVENT, 1, &ns), TSR_ERR_UNSUPPORTED);
+  assert_non_null(strstr(tsr_context_message(ctx), "rec has no device events"));
+  assert_int_equal(rec.launched - launched, 7);
+  tsr_exec_destroy(e);
+  /* the bypass flag reaches prepare_flags */
+  assert_int_equal(tsr__exec_create_vt(ctx, &rec_vt, &w->p, &plan, w->a, w->b, w->c0,
+                                       TSR__EXEC_BYPASS_CACHE, &e),
+                   TSR_OK);
+  assert_int_equal(rec.prepare_flags, 1);
+  assert_int_equal(rec.flags_seen, TSR__PREPARE_BYPASS_CACHE);
+  tsr_exec_destroy(e);
+  /* beta != 0 without C0, and an unusable peer: refused before any prepare */
+  int prepares = rec.prepares;
+  assert_int_equal(tsr__exec_create_vt(ctx, &rec_vt, &w->p, &plan, w->a, w->b, NULL, 0, &e),
+                   TSR_ERR_INVALID);
+  assert_null(e);
+  assert_non_null(strstr(tsr_context_message(ctx), "needs C0"));
+  rec.available_fails = 1;
+  assert_int_equal(tsr__exec_create_vt(ctx, &rec_vt, &w->p, &plan, w->a, w->b, w->c0, 0, &e),
+                   TSR_ERR_UNSUPPORTED);
+  assert_null(e);
+  assert_string_equal(tsr_context_message(ctx), "rec: switched off");
+  assert_int_equal(rec.prepares, prepares);
+  tsr__workload_destroy(w);
+  tsr_context_destroy(ctx);
+}
+
 
 int main(void) {
   const struct CMUnitTest tests[] = {
@@ -353,6 +546,7 @@ int main(void) {
       cmocka_unit_test(test_contract_cpu),
       cmocka_unit_test(test_specials_cpu),
       cmocka_unit_test(test_validated_call_and_samples),
+      cmocka_unit_test(test_peer_steps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

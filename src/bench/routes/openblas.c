@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend.h"
 #include "core/context.h"
 #include "core/inputs.h"
 #include "bench/routes/openblas.h"
@@ -34,7 +35,7 @@ static const char *const candidates[] = {
     "/usr/lib/x86_64-linux-gnu/libopenblas.so.0",
 };
 
-static tsr_status ob_available(tsr_context *ctx) {
+tsr_status tsr__openblas_available(tsr_context *ctx) {
   if (ob.handle) return TSR_OK;
   char tried[1024] = "";
   void *h = NULL;
@@ -70,16 +71,17 @@ const char *tsr__openblas_path(void) { return ob.path; }
 const char *tsr__openblas_config(void) { return ob.get_config ? ob.get_config() : ""; }
 int tsr__openblas_threads(void) { return ob.get_threads ? ob.get_threads() : 0; }
 
-static void ob_default_plan(const tsr_problem *p, tsr_plan *out) {
+void tsr__openblas_default_plan(const tsr_problem *p, tsr_plan *out) {
   memset(out, 0, sizeof *out);
   out->threads = 0;
 }
 
-static tsr_status ob_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
-                             tsr_plan_info *info) {
+tsr_status tsr__openblas_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                                 tsr_plan_info *info) {
   memset(info, 0, sizeof *info);
   info->plan = *plan;
   info->regs = info->local_bytes = -1;
+  info->precision = TSR_PREC_STRICT;
   int64_t ar, ac, lda, sa, br, bc, ldb, sb, cr, cc, ldc, sc;
   tsr__stored_dims(p, TSR_TENSOR_A, &ar, &ac, &lda, &sa);
   tsr__stored_dims(p, TSR_TENSOR_B, &br, &bc, &ldb, &sb);
@@ -105,7 +107,7 @@ typedef struct {
 
 static tsr_status ob_prepare(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
                              const float *a, const float *b, const float *c0, void **exec) {
-  tsr_status st = ob_available(ctx);
+  tsr_status st = tsr__openblas_available(ctx);
   if (st) return st;
   ob_exec *e = calloc(1, sizeof *e);
   if (!e) return tsr__fail(ctx, TSR_ERR_NOMEM, "openblas: out of host memory");
@@ -180,9 +182,9 @@ const tsr__backend tsr__route_openblas = {
     .api = TSR__BACKEND_API,
     .name = "openblas",
     .is_gpu = 0,
-    .available = ob_available,
-    .default_plan = ob_default_plan,
-    .realize = ob_realize,
+    .available = tsr__openblas_available,
+    .default_plan = tsr__openblas_default_plan,
+    .realize = tsr__openblas_realize,
     .prepare = ob_prepare,
     .reset_c = ob_reset_c,
     .launch = ob_launch,
