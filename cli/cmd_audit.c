@@ -16,6 +16,82 @@ static int opt_digest(const char *verb, const tsr_cli_opt *opt, const char *text
   return 0;
 }
 
+static const char audit_usage[] =
+    "usage: tessera audit [--json] [--current-artifacts] [--digest D] [--self-test] DIR\n"
+    "\n"
+    "Re-derives a bench results directory from its raw data, without the bench's\n"
+    "statistics, order or validation code, and rejects it on any discrepancy:\n"
+    "schema and protocol parameters; every (round, shape, route) row exactly once;\n"
+    "sample counts as declared, every sample finite and positive, positive call\n"
+    "counts; element counts M×N×batch; validation receipts (or the row reported\n"
+    "failed); no instrumented/profiled row; the realized order equal to the\n"
+    "documented design and balanced; every tables.json value and paired ratio and\n"
+    "every number in report.md recomputed from the raw nanoseconds (1e-9 relative);\n"
+    "source and artifact hashes recorded (and unchanged during the run); every field\n"
+    "with a second source against it (calibration, child run time, sequence,\n"
+    "timestamps, argv, device, threads, oracle keys, plans, receipts, logs) and the\n"
+    "design the recorded command line implies; report.md, tables.json and every\n"
+    "chart regenerated and compared whole; the hash chain and the digest.\n"
+    "\n";
+static const char audit_footer[] =
+    "Each finding prints as 'REJECT <reason>: <row or field>: <detail>'; the reasons\n"
+    "are listed in docs/audit.md.\n"
+    "exit: 0 pass, 1 audit failure (or a self-test case not rejected), 2 unusable\n"
+    "input (missing directory or file, truncated or non-JSON file, bad option)\n";
+
+/* --self-test: the verdict on the corrupted copies, as text or JSON. */
+static int audit_self_test(const char *dir, const tsr__audit_options *opt, int json) {
+  char msg[1200];
+  json_t *cases = json ? json_array() : NULL;
+  int rc = tsr__audit_self_test(dir, opt, json ? NULL : stdout, cases, msg, sizeof msg);
+  if (rc == 2) {
+    json_decref(cases);
+    return tsr_cli_usage_error("audit", "%s", msg);
+  }
+  if (json) {
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_string(TSR_AUDIT_SCHEMA));
+    json_object_set_new(o, "dir", json_string(dir));
+    json_object_set_new(o, "self_test", json_string(rc ? "fail" : "pass"));
+    json_object_set_new(o, "cases", cases);
+    json_dumpf(o, stdout, JSON_INDENT(2));
+    printf("\n");
+    json_decref(o);
+  } else
+    printf("self-test: %s\n", rc ? "FAIL" : "PASS");
+  return rc ? TSR_EXIT_FAIL : TSR_EXIT_OK;
+}
+
+/* The text verdict: each finding, the counts, the evidence, PASS or FAIL. */
+static void print_verdict(const tsr__audit_result *res, const char *dir, const tsr__audit_options *opt) {
+  for (size_t i = 0; i < res->n; i++)
+    printf("REJECT %s: %s: %s\n", tsr__audit_reason_name(res->items[i].reason), res->items[i].where,
+           res->items[i].detail);
+  if (res->total > res->n) printf("(%zu more findings not shown)\n", res->total - res->n);
+  printf("audit %s: %zu rows (%zu ok, %zu failed) over %d rounds × %d shapes × %d routes; "
+         "%zu samples; %zu receipts, %lld elements validated; order %s; recomputed %zu table "
+         "cells, %zu paired ratios, %zu report numbers; artifacts %s",
+         dir, res->rows, res->rows_ok, res->rows_failed, res->rounds, res->shapes, res->routes,
+         res->samples, res->receipts, (long long)res->elements,
+         res->order_balanced ? "= design, balanced" : "NOT balanced", res->cells, res->ratios,
+         res->report_numbers, opt->current_artifacts ? "hashed on disk" : "recorded (not compared to disk)");
+  if (opt->current_artifacts) printf(" (%zu files, %zu sources regenerated)", res->artifacts_hashed, res->sources_regenerated);
+  printf("\n");
+  printf("evidence: %zu chain links, %zu output hashes, %zu row logs, %zu files compared whole, "
+         "%zu chart numbers; digest %s%s\n", res->chain_links, res->output_hashes, res->logs_checked,
+         res->files_compared, res->svg_numbers, res->digest[0] ? "sha256:" : "none", res->digest);
+  if (opt->digest)
+    printf("--digest sha256:%s: %s\n", opt->digest, res->digest_verified ? "verified" : "NOT verified");
+  for (int i = 0; i < res->nnotes; i++) printf("note: %s\n", res->notes[i]);
+  if (res->total) {
+    printf("FAIL: %zu findings:", res->total);
+    for (int i = 0; i < TSR__AR_COUNT; i++)
+      if (res->counts[i]) printf(" %s %zu", tsr__audit_reason_name((tsr__audit_reason)i), res->counts[i]);
+    printf("\n");
+  } else
+    printf("PASS\n");
+}
+
 int tsr_cli_audit(int argc, char **argv) {
   const char *verb = "audit", *dir = NULL;
   int json = 0, self_test = 0, have_digest = 0;
@@ -43,27 +119,8 @@ int tsr_cli_audit(int argc, char **argv) {
   opts[1].seen = &have_digest;
   const tsr_cli_spec spec = {
       .verb = verb,
-      .usage =
-          "usage: tessera audit [--json] [--current-artifacts] [--digest D] [--self-test] DIR\n"
-          "\n"
-          "Re-derives a bench results directory from its raw data, without the bench's\n"
-          "statistics, order or validation code, and rejects it on any discrepancy:\n"
-          "schema and protocol parameters; every (round, shape, route) row exactly once;\n"
-          "sample counts as declared, every sample finite and positive, positive call\n"
-          "counts; element counts M×N×batch; validation receipts (or the row reported\n"
-          "failed); no instrumented/profiled row; the realized order equal to the\n"
-          "documented design and balanced; every tables.json value and paired ratio and\n"
-          "every number in report.md recomputed from the raw nanoseconds (1e-9 relative);\n"
-          "source and artifact hashes recorded (and unchanged during the run); every field\n"
-          "with a second source against it (calibration, child run time, sequence,\n"
-          "timestamps, argv, device, threads, oracle keys, plans, receipts, logs) and the\n"
-          "design the recorded command line implies; report.md, tables.json and every\n"
-          "chart regenerated and compared whole; the hash chain and the digest.\n"
-          "\n",
-      .footer = "Each finding prints as 'REJECT <reason>: <row or field>: <detail>'; the reasons\n"
-                "are listed in docs/audit.md.\n"
-                "exit: 0 pass, 1 audit failure (or a self-test case not rejected), 2 unusable\n"
-                "input (missing directory or file, truncated or non-JSON file, bad option)\n",
+      .usage = audit_usage,
+      .footer = audit_footer,
       .opts = opts,
       .nopts = sizeof opts / sizeof opts[0],
       .operands = &dir,
@@ -74,29 +131,9 @@ int tsr_cli_audit(int argc, char **argv) {
   if (prc != TSR_CLI_CONTINUE) return prc;
   if (have_digest) opt.digest = digest;
   if (!dir) return tsr_cli_usage_error(verb, "DIR: missing (a bench results directory; see --help)");
+  if (self_test) return audit_self_test(dir, &opt, json);
+
   char msg[1200];
-
-  if (self_test) {
-    json_t *cases = json ? json_array() : NULL;
-    int rc = tsr__audit_self_test(dir, &opt, json ? NULL : stdout, cases, msg, sizeof msg);
-    if (rc == 2) {
-      json_decref(cases);
-      return tsr_cli_usage_error(verb, "%s", msg);
-    }
-    if (json) {
-      json_t *o = json_object();
-      json_object_set_new(o, "schema", json_string(TSR_AUDIT_SCHEMA));
-      json_object_set_new(o, "dir", json_string(dir));
-      json_object_set_new(o, "self_test", json_string(rc ? "fail" : "pass"));
-      json_object_set_new(o, "cases", cases);
-      json_dumpf(o, stdout, JSON_INDENT(2));
-      printf("\n");
-      json_decref(o);
-    } else
-      printf("self-test: %s\n", rc ? "FAIL" : "PASS");
-    return rc ? TSR_EXIT_FAIL : TSR_EXIT_OK;
-  }
-
   tsr__audit_input in;
   if (tsr__audit_load_dir(dir, &in, msg, sizeof msg)) return tsr_cli_usage_error(verb, "%s", msg);
   tsr__audit_result res;
@@ -109,32 +146,7 @@ int tsr_cli_audit(int argc, char **argv) {
     printf("\n");
     json_decref(o);
   } else {
-    for (size_t i = 0; i < res.n; i++)
-      printf("REJECT %s: %s: %s\n", tsr__audit_reason_name(res.items[i].reason), res.items[i].where,
-             res.items[i].detail);
-    if (res.total > res.n) printf("(%zu more findings not shown)\n", res.total - res.n);
-    printf("audit %s: %zu rows (%zu ok, %zu failed) over %d rounds × %d shapes × %d routes; "
-           "%zu samples; %zu receipts, %lld elements validated; order %s; recomputed %zu table "
-           "cells, %zu paired ratios, %zu report numbers; artifacts %s",
-           dir, res.rows, res.rows_ok, res.rows_failed, res.rounds, res.shapes, res.routes,
-           res.samples, res.receipts, (long long)res.elements,
-           res.order_balanced ? "= design, balanced" : "NOT balanced", res.cells, res.ratios,
-           res.report_numbers, opt.current_artifacts ? "hashed on disk" : "recorded (not compared to disk)");
-    if (opt.current_artifacts) printf(" (%zu files, %zu sources regenerated)", res.artifacts_hashed, res.sources_regenerated);
-    printf("\n");
-    printf("evidence: %zu chain links, %zu output hashes, %zu row logs, %zu files compared whole, "
-           "%zu chart numbers; digest %s%s\n", res.chain_links, res.output_hashes, res.logs_checked,
-           res.files_compared, res.svg_numbers, res.digest[0] ? "sha256:" : "none", res.digest);
-    if (opt.digest)
-      printf("--digest sha256:%s: %s\n", opt.digest, res.digest_verified ? "verified" : "NOT verified");
-    for (int i = 0; i < res.nnotes; i++) printf("note: %s\n", res.notes[i]);
-    if (res.total) {
-      printf("FAIL: %zu findings:", res.total);
-      for (int i = 0; i < TSR__AR_COUNT; i++)
-        if (res.counts[i]) printf(" %s %zu", tsr__audit_reason_name((tsr__audit_reason)i), res.counts[i]);
-      printf("\n");
-    } else
-      printf("PASS\n");
+    print_verdict(&res, dir, &opt);
   }
   int rc = res.total ? TSR_EXIT_FAIL : TSR_EXIT_OK;
   tsr__audit_result_free(&res);

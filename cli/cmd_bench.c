@@ -68,191 +68,233 @@ static int opt_oracle_cache(const char *verb, const tsr_cli_opt *o, const char *
   return 0;
 }
 
-int tsr_cli_bench(int argc, char **argv) {
-  const char *V = "bench";
+static const char bench_usage[] =
+    "usage: tessera bench (--preset seed|quick | --shapes MxNxK,...) [options]\n"
+    "\n"
+    "Runs the measurement protocol (docs/protocol.md): every (round, shape, route)\n"
+    "in its own process with a timeout; 2R rounds for R routes, rotated and\n"
+    "reversed so every route holds every position equally often; every output of\n"
+    "every round validated against the FP64 oracle. Writes DIR/results.json (raw,\n"
+    "schema tessera-bench/3), DIR/report.md, DIR/tables.json and DIR/ratios_*.svg,\n"
+    "then prints the tables.\n"
+    "\n"
+    "routes: tessera-gpu, hand, cublas, torch (GPU); tessera-cpu, openblas (CPU);\n"
+    "cublas-tf32 and torch-tf32 (the TF32 class's peers, only when named).\n"
+    "tessera-gpu and tessera-cpu take the tuning database's plan when it has one;\n"
+    "tessera-gpu-default and tessera-cpu-default (only when named) take the built-in\n"
+    "default plan, so one run replays tuned against default plans.\n"
+    "Routes unavailable here are skipped with the reason recorded.\n"
+    "\n";
+static const char bench_footer[] =
+    "test hooks (environment): TSR_BENCH_TEST_CRASH=route, TSR_BENCH_TEST_HANG=route,\n"
+    "TSR_BENCH_TEST_CORRUPT=route make that route's child crash, hang, or return a wrong\n"
+    "element; each must show up as a failed row while the run completes.\n"
+    "\n"
+    "exit: 0 every row valid, 1 some row failed (crash, timeout, error, invalid output),\n"
+    "2 bad input, existing --out, a shape over --max-memory, or no route available\n";
+
+/* tessera bench's options as parsed, before they become the run's config. */
+typedef struct {
   tsr__bench_config c;
-  memset(&c, 0, sizeof c);
-  c.inputs = TSR_INPUTS_DYADIC;
-  c.precision = TSR_PREC_AUTO;
-  c.accuracy = TSR_INPUTS_RANDOM;
-  c.oracle_cache = tsr__oracle_cache_default();
-  c.progress = isatty(2);
-  const char *shapes = NULL;
-  int preset = -1, torch_process = 0, no_progress = 0, set_samples = 0, set_sample_ms = 0,
-      set_warmup = 0;
-  long long samples = 5, sample_ms = 20, warmup_ms = 100, rounds = 0, timeout = 300, seed = 1,
-            threads = (long long)sysconf(_SC_NPROCESSORS_ONLN), batch = 1;
-  if (threads < 1) threads = 1;
-  if (threads > 1024) threads = 1024;
-  double unstable = 0.10;
+  const char *shapes;
+  int preset, torch_process, no_progress, set_samples, set_sample_ms, set_warmup;
+  long long samples, sample_ms, warmup_ms, rounds, timeout, seed, threads, batch;
+  double unstable;
+} bench_args;
+
+static void bench_defaults(bench_args *a) {
+  memset(a, 0, sizeof *a);
+  a->c.inputs = TSR_INPUTS_DYADIC;
+  a->c.precision = TSR_PREC_AUTO;
+  a->c.accuracy = TSR_INPUTS_RANDOM;
+  a->c.oracle_cache = tsr__oracle_cache_default();
+  a->c.progress = isatty(2);
+  a->preset = -1;
+  a->samples = 5;
+  a->sample_ms = 20;
+  a->warmup_ms = 100;
+  a->timeout = 300;
+  a->seed = 1;
+  a->threads = (long long)sysconf(_SC_NPROCESSORS_ONLN);
+  a->batch = 1;
+  if (a->threads < 1) a->threads = 1;
+  if (a->threads > 1024) a->threads = 1024;
+  a->unstable = 0.10;
+  a->c.alpha = 1.0f;
+  a->c.beta = 0.0f;
+}
+
+/* argv against the option table, into a. TSR_CLI_CONTINUE or an exit code. */
+static int bench_parse(bench_args *a, int argc, char **argv) {
+  tsr__bench_config *c = &a->c;
   const tsr_cli_opt opts[] = {
-      TSR_CLI_OPT_CUSTOM("--routes", opt_routes, &c.routes, "a,b,c",
+      TSR_CLI_OPT_CUSTOM("--routes", opt_routes, &c->routes, "a,b,c",
                          "routes in base order (default: every route of the table)"),
-      TSR_CLI_OPT_CHOICE("--preset", &preset, preset_names, "P",
+      TSR_CLI_OPT_CHOICE("--preset", &a->preset, preset_names, "P",
                          "seed: the 14 seed shapes (128x128x61 ... 8192^3);\n"
                          "quick: 128x128x61, 256^3, 513x257x129, 1024^3 with\n"
                          "--samples 3 --sample-ms 10 --warmup-ms 50"),
-      TSR_CLI_OPT_CUSTOM("--shapes", opt_shapes, &shapes, "a,b,c",
+      TSR_CLI_OPT_CUSTOM("--shapes", opt_shapes, &a->shapes, "a,b,c",
                          "explicit MxNxK shapes (instead of a preset)"),
-      {.name = "--samples", .kind = TSR_CLI_INT, .dest = TSR_CLI_PTR_(long long, &samples), .lo = 1,
-       .hi = 100000, .metavar = "N", .seen = &set_samples,
+      {.name = "--samples", .kind = TSR_CLI_INT, .dest = TSR_CLI_PTR_(long long, &a->samples), .lo = 1,
+       .hi = 100000, .metavar = "N", .seen = &a->set_samples,
        .help = "samples per metric per row (default 5)"},
-      {.name = "--sample-ms", .kind = TSR_CLI_INT, .dest = TSR_CLI_PTR_(long long, &sample_ms),
-       .lo = 1, .hi = 600000, .metavar = "T", .seen = &set_sample_ms,
+      {.name = "--sample-ms", .kind = TSR_CLI_INT, .dest = TSR_CLI_PTR_(long long, &a->sample_ms),
+       .lo = 1, .hi = 600000, .metavar = "T", .seen = &a->set_sample_ms,
        .help = "batch samples fill about T ms (default 20)"},
-      {.name = "--warmup-ms", .kind = TSR_CLI_INT, .dest = TSR_CLI_PTR_(long long, &warmup_ms),
-       .lo = 0, .hi = 600000, .metavar = "T", .seen = &set_warmup,
+      {.name = "--warmup-ms", .kind = TSR_CLI_INT, .dest = TSR_CLI_PTR_(long long, &a->warmup_ms),
+       .lo = 0, .hi = 600000, .metavar = "T", .seen = &a->set_warmup,
        .help = "warm-up before timing (default 100)"},
-      TSR_CLI_OPT_INT("--rounds", &rounds, 1, 10000, "N",
+      TSR_CLI_OPT_INT("--rounds", &a->rounds, 1, 10000, "N",
                       "rounds (default 2R; a multiple of 2R keeps the order balanced)"),
-      TSR_CLI_OPT_INT("--timeout", &timeout, 1, 86400, "S",
+      TSR_CLI_OPT_INT("--timeout", &a->timeout, 1, 86400, "S",
                       "seconds per child process before it is killed (default 300)"),
-      TSR_CLI_OPT_CUSTOM("--inputs", tsr_cli_opt_inputs, &c.inputs, "I",
+      TSR_CLI_OPT_CUSTOM("--inputs", tsr_cli_opt_inputs, &c->inputs, "I",
                          "timing inputs: dyadic (default; exact), or random, normal,\n"
                          "wide (each route held to its precision mode's contract)"),
-      TSR_CLI_OPT_INT("--seed", &seed, 0, 1LL << 53, "S", "seed of non-dyadic inputs (default 1)"),
-      TSR_CLI_OPT_CUSTOM("--precision", tsr_cli_opt_precision, &c.precision, "P",
+      TSR_CLI_OPT_INT("--seed", &a->seed, 0, 1LL << 53, "S", "seed of non-dyadic inputs (default 1)"),
+      TSR_CLI_OPT_CUSTOM("--precision", tsr_cli_opt_precision, &c->precision, "P",
                          "mode of the tessera routes: auto (default), strict, fp32x3,\n"
                          "tf32; peers keep their own (cublas and torch strict,\n"
                          "cublas-tf32 and torch-tf32 tf32)"),
-      TSR_CLI_OPT_CUSTOM("--accuracy", tsr_cli_opt_accuracy, &c.accuracy, "I",
+      TSR_CLI_OPT_CUSTOM("--accuracy", tsr_cli_opt_accuracy, &c->accuracy, "I",
                          "each row's accuracy receipt: the route's contract on this\n"
                          "input family (random (default), normal, wide) or off;\n"
                          "a row that breaks it fails (docs/accuracy.md)"),
-      TSR_CLI_OPT_REAL("--atol", &c.atol, 0, HUGE_VAL, "X",
+      TSR_CLI_OPT_REAL("--atol", &c->atol, 0, HUGE_VAL, "X",
                        "absolute tolerance of dyadic inputs (default 0: exact)"),
-      TSR_CLI_OPT_REAL("--rtol", &c.rtol, 0, HUGE_VAL, "X",
+      TSR_CLI_OPT_REAL("--rtol", &c->rtol, 0, HUGE_VAL, "X",
                        "relative tolerance of dyadic inputs (default 0: exact)"),
-      TSR_CLI_OPT_INT("--threads", &threads, 1, 1024, "N",
+      TSR_CLI_OPT_INT("--threads", &a->threads, 1, 1024, "N",
                       "CPU threads for tessera-cpu and openblas (default: online CPUs)"),
-      TSR_CLI_OPT_INT("--batch", &batch, 1, 65535, "B", "independent batch items (default 1)"),
-      TSR_CLI_OPT_FLAG("--trans-a", &c.trans_a, "op(A) = A^T"),
-      TSR_CLI_OPT_FLAG("--trans-b", &c.trans_b, "op(B) = B^T"),
-      TSR_CLI_OPT_FLOAT("--alpha", &c.alpha, -TSR_CLI_FLT_MAX, TSR_CLI_FLT_MAX, "A", "scalar (default 1)"),
-      TSR_CLI_OPT_FLOAT("--beta", &c.beta, -TSR_CLI_FLT_MAX, TSR_CLI_FLT_MAX, "B", "scalar (default 0)"),
-      TSR_CLI_OPT_REAL("--unstable-threshold", &unstable, 0, HUGE_VAL, "X",
+      TSR_CLI_OPT_INT("--batch", &a->batch, 1, 65535, "B", "independent batch items (default 1)"),
+      TSR_CLI_OPT_FLAG("--trans-a", &c->trans_a, "op(A) = A^T"),
+      TSR_CLI_OPT_FLAG("--trans-b", &c->trans_b, "op(B) = B^T"),
+      TSR_CLI_OPT_FLOAT("--alpha", &c->alpha, -TSR_CLI_FLT_MAX, TSR_CLI_FLT_MAX, "A", "scalar (default 1)"),
+      TSR_CLI_OPT_FLOAT("--beta", &c->beta, -TSR_CLI_FLT_MAX, TSR_CLI_FLT_MAX, "B", "scalar (default 0)"),
+      TSR_CLI_OPT_REAL("--unstable-threshold", &a->unstable, 0, HUGE_VAL, "X",
                        "flag per-round p50 spread max/min-1 above X (default 0.10)"),
-      TSR_CLI_OPT_CUSTOM("--max-memory", tsr_cli_opt_gib, &c.max_memory, "GIB",
+      TSR_CLI_OPT_CUSTOM("--max-memory", tsr_cli_opt_gib, &c->max_memory, "GIB",
                          "refuse (before any child) a shape × batch whose estimated host\n"
                          "memory in a measuring child exceeds GIB GiB (default: 80% of\n"
                          "physical memory; docs/protocol.md)"),
-      {.name = "--out", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &c.out_dir),
+      {.name = "--out", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &c->out_dir),
        .flags = TSR_CLI_NONEMPTY, .metavar = "DIR",
        .help = "results directory (default results/<UTC timestamp>); refused\n"
                "with exit 2 when it already exists"},
-      TSR_CLI_OPT_CUSTOM("--oracle-cache", opt_oracle_cache, &c.oracle_cache, "DIR",
+      TSR_CLI_OPT_CUSTOM("--oracle-cache", opt_oracle_cache, &c->oracle_cache, "DIR",
                          "oracle cache (default ${XDG_CACHE_HOME:-~/.cache}/tessera/oracle;\n"
                          "'none' disables it)"),
-      TSR_CLI_OPT_STRING("--torch-script", &c.torch_script, "PATH",
+      TSR_CLI_OPT_STRING("--torch-script", &c->torch_script, "PATH",
                          "torch_route.py (default: found from the executable / source tree)"),
-      TSR_CLI_OPT_CHOICE("--torch-process", &torch_process, torch_process_names, "P",
+      TSR_CLI_OPT_CHOICE("--torch-process", &a->torch_process, torch_process_names, "P",
                          "fork (default): one python3 imports torch once, without CUDA,\n"
                          "and forks a fresh process per torch row (own CUDA context);\n"
                          "exec: a new python3 per row (seconds more per row)"),
-      TSR_CLI_OPT_FLAG("--no-progress", &no_progress,
+      TSR_CLI_OPT_FLAG("--no-progress", &a->no_progress,
                        "no progress line (it is shown only when stderr is a terminal)"),
   };
   const tsr_cli_spec spec = {
-      .verb = V,
-      .usage =
-          "usage: tessera bench (--preset seed|quick | --shapes MxNxK,...) [options]\n"
-          "\n"
-          "Runs the measurement protocol (docs/protocol.md): every (round, shape, route)\n"
-          "in its own process with a timeout; 2R rounds for R routes, rotated and\n"
-          "reversed so every route holds every position equally often; every output of\n"
-          "every round validated against the FP64 oracle. Writes DIR/results.json (raw,\n"
-          "schema tessera-bench/3), DIR/report.md, DIR/tables.json and DIR/ratios_*.svg,\n"
-          "then prints the tables.\n"
-          "\n"
-          "routes: tessera-gpu, hand, cublas, torch (GPU); tessera-cpu, openblas (CPU);\n"
-          "cublas-tf32 and torch-tf32 (the TF32 class's peers, only when named).\n"
-          "tessera-gpu and tessera-cpu take the tuning database's plan when it has one;\n"
-          "tessera-gpu-default and tessera-cpu-default (only when named) take the built-in\n"
-          "default plan, so one run replays tuned against default plans.\n"
-          "Routes unavailable here are skipped with the reason recorded.\n"
-          "\n",
-      .footer =
-          "test hooks (environment): TSR_BENCH_TEST_CRASH=route, TSR_BENCH_TEST_HANG=route,\n"
-          "TSR_BENCH_TEST_CORRUPT=route make that route's child crash, hang, or return a wrong\n"
-          "element; each must show up as a failed row while the run completes.\n"
-          "\n"
-          "exit: 0 every row valid, 1 some row failed (crash, timeout, error, invalid output),\n"
-          "2 bad input, existing --out, a shape over --max-memory, or no route available\n",
+      .verb = "bench",
+      .usage = bench_usage,
+      .footer = bench_footer,
       .opts = opts,
       .nopts = sizeof opts / sizeof opts[0],
   };
-  c.alpha = 1.0f;
-  c.beta = 0.0f;
-  int prc = tsr_cli_parse(&spec, argc, argv);
-  if (prc != TSR_CLI_CONTINUE) return prc;
-  c.samples = (int)samples;
-  c.sample_ms = (int)sample_ms;
-  c.warmup_ms = (int)warmup_ms;
-  c.rounds = (int)rounds;
-  c.timeout_s = (int)timeout;
-  c.seed = (uint64_t)seed;
-  c.threads = (int)threads;
-  c.batch = (int)batch;
-  c.unstable_threshold = unstable;
-  c.torch_exec = torch_process == 1;
-  if (no_progress) c.progress = 0;
-  if ((c.atol != 0.0 || c.rtol != 0.0) && c.inputs != TSR_INPUTS_DYADIC)
-    return tsr_cli_usage_error(V, "--atol/--rtol: apply to dyadic inputs only; %s inputs are "
-                                  "checked against each route's precision contract",
-                               tsr_inputs_name(c.inputs));
-  if (shapes && preset >= 0) return tsr_cli_usage_error(V, "--shapes: give either --shapes or --preset, not both");
-  if (!shapes && preset < 0)
-    return tsr_cli_usage_error(V, "no shapes: give --preset seed|quick or --shapes MxNxK,...");
-  if (preset >= 0) {
-    int quick = preset == 1;
-    c.preset = preset_names[preset];
+  return tsr_cli_parse(&spec, argc, argv);
+}
+
+/* The shapes of a preset (with its protocol defaults where not given) or of
+ * --shapes into the config. 0, or an exit code after one usage line. */
+static int bench_shapes(bench_args *a) {
+  tsr__bench_config *c = &a->c;
+  if (a->preset >= 0) {
+    int quick = a->preset == 1;
+    c->preset = preset_names[a->preset];
     const char *const *list = quick ? preset_quick : preset_seed;
-    c.nshapes = quick ? 4 : 14;
-    c.shapes = malloc((size_t)c.nshapes * sizeof *c.shapes);
-    for (int i = 0; i < c.nshapes; i++) c.shapes[i] = strdup(list[i]);
+    c->nshapes = quick ? 4 : 14;
+    c->shapes = malloc((size_t)c->nshapes * sizeof *c->shapes);
+    for (int i = 0; i < c->nshapes; i++) c->shapes[i] = strdup(list[i]);
     if (quick) {
-      if (!set_samples) c.samples = 3;
-      if (!set_sample_ms) c.sample_ms = 10;
-      if (!set_warmup) c.warmup_ms = 50;
+      if (!a->set_samples) c->samples = 3;
+      if (!a->set_sample_ms) c->sample_ms = 10;
+      if (!a->set_warmup) c->warmup_ms = 50;
     }
   } else {
-    c.nshapes = tsr_cli_split_list(V, "--shapes", shapes, 1024, &c.shapes);
-    if (c.nshapes < 0) return TSR_EXIT_USAGE;
+    c->nshapes = tsr_cli_split_list("bench", "--shapes", a->shapes, 1024, &c->shapes);
+    if (c->nshapes < 0) return TSR_EXIT_USAGE;
   }
-  int rc = TSR_EXIT_OK;
-  for (int i = 0; i < c.nshapes; i++) {
+  return 0;
+}
+
+/* Every shape a valid problem with the run's batch and ops, none named
+ * twice. TSR_EXIT_OK, or TSR_EXIT_USAGE after one usage line. */
+static int check_shapes(const tsr__bench_config *c) {
+  const char *V = "bench";
+  for (int i = 0; i < c->nshapes; i++) {
     int64_t m, n, k;
     char msg[256];
-    if (tsr_shape_parse(c.shapes[i], &m, &n, &k, msg, sizeof msg))
-      { rc = tsr_cli_usage_error(V, "--shapes: '%s': %s", c.shapes[i], msg); goto done; }
+    if (tsr_shape_parse(c->shapes[i], &m, &n, &k, msg, sizeof msg))
+      return tsr_cli_usage_error(V, "--shapes: '%s': %s", c->shapes[i], msg);
     tsr_problem p;
     tsr_problem_init(&p, m, n, k);
-    p.batch = c.batch;
-    p.op_a = c.trans_a ? TSR_OP_T : TSR_OP_N;
-    p.op_b = c.trans_b ? TSR_OP_T : TSR_OP_N;
+    p.batch = c->batch;
+    p.op_a = c->trans_a ? TSR_OP_T : TSR_OP_N;
+    p.op_b = c->trans_b ? TSR_OP_T : TSR_OP_N;
     if (tsr_problem_check(&p, msg, sizeof msg))
-      { rc = tsr_cli_usage_error(V, "--shapes: '%s': %s", c.shapes[i], msg); goto done; }
+      return tsr_cli_usage_error(V, "--shapes: '%s': %s", c->shapes[i], msg);
     for (int j = 0; j < i; j++)
-      if (!strcmp(c.shapes[i], c.shapes[j]))
-        { rc = tsr_cli_usage_error(V, "--shapes: '%s' is named twice", c.shapes[i]); goto done; }
+      if (!strcmp(c->shapes[i], c->shapes[j]))
+        return tsr_cli_usage_error(V, "--shapes: '%s' is named twice", c->shapes[i]);
   }
+  return TSR_EXIT_OK;
+}
+
+int tsr_cli_bench(int argc, char **argv) {
+  const char *V = "bench";
+  bench_args a;
+  bench_defaults(&a);
+  int prc = bench_parse(&a, argc, argv);
+  if (prc != TSR_CLI_CONTINUE) return prc;
+  tsr__bench_config *c = &a.c;
+  c->samples = (int)a.samples;
+  c->sample_ms = (int)a.sample_ms;
+  c->warmup_ms = (int)a.warmup_ms;
+  c->rounds = (int)a.rounds;
+  c->timeout_s = (int)a.timeout;
+  c->seed = (uint64_t)a.seed;
+  c->threads = (int)a.threads;
+  c->batch = (int)a.batch;
+  c->unstable_threshold = a.unstable;
+  c->torch_exec = a.torch_process == 1;
+  if (a.no_progress) c->progress = 0;
+  if ((c->atol != 0.0 || c->rtol != 0.0) && c->inputs != TSR_INPUTS_DYADIC)
+    return tsr_cli_usage_error(V, "--atol/--rtol: apply to dyadic inputs only; %s inputs are "
+                                  "checked against each route's precision contract",
+                               tsr_inputs_name(c->inputs));
+  if (a.shapes && a.preset >= 0) return tsr_cli_usage_error(V, "--shapes: give either --shapes or --preset, not both");
+  if (!a.shapes && a.preset < 0)
+    return tsr_cli_usage_error(V, "no shapes: give --preset seed|quick or --shapes MxNxK,...");
+  if (bench_shapes(&a)) return TSR_EXIT_USAGE;
+  int rc = check_shapes(c);
+  if (rc) goto done;
   char defdir[128];
-  if (!c.out_dir) {
+  if (!c->out_dir) {
     char ts[64];
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
     snprintf(defdir, sizeof defdir, "results/%s", ts);
-    c.out_dir = defdir;
+    c->out_dir = defdir;
   }
-  if (!c.torch_script) c.torch_script = tsr__torch_script_default();
-  c.argc = argc + 1;
-  c.argv = argv - 1; /* include the program name */
-  rc = tsr__bench_run(&c);
+  if (!c->torch_script) c->torch_script = tsr__torch_script_default();
+  c->argc = argc + 1;
+  c->argv = argv - 1; /* include the program name */
+  rc = tsr__bench_run(c);
 done:
-  for (int i = 0; i < c.nshapes; i++) free(c.shapes[i]);
-  free(c.shapes);
+  for (int i = 0; i < c->nshapes; i++) free(c->shapes[i]);
+  free(c->shapes);
   return rc;
 }
 

@@ -242,7 +242,8 @@ static void check_names(tsr__audit_ctx *c, const char *key, int first, int count
   }
 }
 
-static void check_protocol(tsr__audit_ctx *c) {
+/* The document's top-level fields: present with their types. */
+static void check_top_level(tsr__audit_ctx *c) {
   tsr__audit_result *res = c->res;
   const json_t *doc = c->doc;
   int complete = json_is_true(json_object_get(doc, "complete"));
@@ -263,8 +264,12 @@ static void check_protocol(tsr__audit_ctx *c) {
   for (size_t i = 0; i < 3; i++)
     if (!json_is_array(json_object_get(doc, arrs[i])))
       FAIL(res, TSR__AR_SCHEMA, arrs[i], "missing or not an array");
+}
 
-  c->proto = json_object_get(doc, "protocol");
+/* The protocol's scalar parameters. Returns 0 when samples, rounds or batch
+ * is unusable. */
+static int check_protocol_values(tsr__audit_ctx *c) {
+  tsr__audit_result *res = c->res;
   json_int_t v;
   int ok = 1;
   ok &= proto_int(c, "samples", 1, 1000000, &v);
@@ -318,52 +323,66 @@ static void check_protocol(tsr__audit_ctx *c) {
     FAIL(res, TSR__AR_PROTOCOL, "protocol.oracle_cache", "must be null or a path");
   check_names(c, "metrics_gpu", 0, 4);
   check_names(c, "metrics_cpu", 4, 2);
+  return ok;
+}
 
+/* protocol.shapes into c->shapes and the label index. Returns 0 when they
+ * are unusable. */
+static int check_protocol_shapes(tsr__audit_ctx *c) {
+  tsr__audit_result *res = c->res;
   const json_t *shapes = json_object_get(c->proto, "shapes");
   size_t ns = json_array_size(shapes);
   if (!ns || ns > 100000) {
     FAIL(res, TSR__AR_PROTOCOL, "protocol.shapes", "must be a non-empty array (has %zu)", ns);
-    ok = 0;
-  } else {
-    c->shapes = calloc(ns, sizeof *c->shapes);
-    c->shape_ix = json_object();
-    c->S = (int)ns;
-    for (size_t i = 0; i < ns && c->shapes && c->shape_ix; i++) {
-      const json_t *s = json_array_get(shapes, i);
-      tsr__audit_shape *sh = &c->shapes[i];
-      char where[64];
-      snprintf(where, sizeof where, "protocol.shapes[%zu]", i);
-      json_int_t m = 0, n = 0, k = 0;
-      sh->label = S_(s, "label");
-      /* label → first shape with it: linear lookups would make a document
-       * of many shapes and rows quadratic. */
-      const json_t *first = sh->label ? json_object_get(c->shape_ix, sh->label) : NULL;
-      if (sh->label && !first && json_object_set_new(c->shape_ix, sh->label, json_integer((json_int_t)i))) {
-        FAIL(res, TSR__AR_PROTOCOL, where, "out of memory indexing the shapes");
-        ok = 0;
-        break;
-      }
-      if (!sh->label || !tsr__audit_int(s, "m", &m) || !tsr__audit_int(s, "n", &n) ||
-          !tsr__audit_int(s, "k", &k) || m < 1 || n < 1 || k < 1) {
-        FAIL(res, TSR__AR_PROTOCOL, where, "needs a label and positive integer m, n, k");
-        ok = 0;
-        continue;
-      }
-      sh->m = m;
-      sh->n = n;
-      sh->k = k;
-      char label[96];
-      snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
-      if (strcmp(label, sh->label))
-        FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' is not %s", sh->label, label);
-      if (first) {
-        FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' repeats shapes[%lld]", sh->label,
-             (long long)json_integer_value(first));
-        ok = 0;
-      }
-    }
-    if (!c->shapes || !c->shape_ix) ok = 0;
+    return 0;
   }
+  int ok = 1;
+  c->shapes = calloc(ns, sizeof *c->shapes);
+  c->shape_ix = json_object();
+  c->S = (int)ns;
+  for (size_t i = 0; i < ns && c->shapes && c->shape_ix; i++) {
+    const json_t *s = json_array_get(shapes, i);
+    tsr__audit_shape *sh = &c->shapes[i];
+    char where[64];
+    snprintf(where, sizeof where, "protocol.shapes[%zu]", i);
+    json_int_t m = 0, n = 0, k = 0;
+    sh->label = S_(s, "label");
+    /* label → first shape with it: linear lookups would make a document
+     * of many shapes and rows quadratic. */
+    const json_t *first = sh->label ? json_object_get(c->shape_ix, sh->label) : NULL;
+    if (sh->label && !first && json_object_set_new(c->shape_ix, sh->label, json_integer((json_int_t)i))) {
+      FAIL(res, TSR__AR_PROTOCOL, where, "out of memory indexing the shapes");
+      ok = 0;
+      break;
+    }
+    if (!sh->label || !tsr__audit_int(s, "m", &m) || !tsr__audit_int(s, "n", &n) ||
+        !tsr__audit_int(s, "k", &k) || m < 1 || n < 1 || k < 1) {
+      FAIL(res, TSR__AR_PROTOCOL, where, "needs a label and positive integer m, n, k");
+      ok = 0;
+      continue;
+    }
+    sh->m = m;
+    sh->n = n;
+    sh->k = k;
+    char label[96];
+    snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+    if (strcmp(label, sh->label))
+      FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' is not %s", sh->label, label);
+    if (first) {
+      FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' repeats shapes[%lld]", sh->label,
+           (long long)json_integer_value(first));
+      ok = 0;
+    }
+  }
+  if (!c->shapes || !c->shape_ix) ok = 0;
+  return ok;
+}
+
+static void check_protocol(tsr__audit_ctx *c) {
+  check_top_level(c);
+  c->proto = json_object_get(c->doc, "protocol");
+  int ok = check_protocol_values(c);
+  ok &= check_protocol_shapes(c);
   c->usable = ok;
 }
 
@@ -781,33 +800,23 @@ static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si
 }
 
 /* ---- rows, order ---------------------------------------------------------------- */
-static void check_rows_and_order(tsr__audit_ctx *c) {
+/* The design and the realized order's tallies, shared by the order checks. */
+typedef struct {
+  int *route_at, *shape_at;   /* the design: route / shape at each position of round r */
+  int *route_pos, *shape_pos; /* inverse */
+  int *pos;                   /* realized position of each (round, shape, route) */
+  int *next;                  /* next free position of each (round, shape) */
+  int *pc, *pp;               /* balance: position counts and pair counts */
+} order_work;
+
+/* Every row: its identity, its place in the realized order against the
+ * design and the recorded order; then the row itself (check_row). */
+static void check_rows_in_order(tsr__audit_ctx *c, order_work *w) {
   tsr__audit_result *res = c->res;
   const json_t *rows = json_object_get(c->doc, "rows");
   const json_t *order = json_object_get(c->doc, "order");
   size_t nrows = json_array_size(rows);
   int R = c->R, S = c->S, rounds = c->rounds;
-  size_t slots = (size_t)rounds * S * R;
-  c->slot = calloc(slots, sizeof *c->slot);
-  int *route_at = malloc((size_t)rounds * R * sizeof *route_at);
-  int *shape_at = malloc((size_t)rounds * S * sizeof *shape_at);
-  int *route_pos = malloc((size_t)rounds * R * sizeof *route_pos); /* inverse */
-  int *shape_pos = malloc((size_t)rounds * S * sizeof *shape_pos);
-  int *pos = malloc(slots * sizeof *pos);
-  int *next = calloc((size_t)rounds * S, sizeof *next);
-  int *pc = malloc((size_t)S * R * R * sizeof *pc), *pp = malloc((size_t)S * R * R * sizeof *pp);
-  if (!c->slot || !route_at || !shape_at || !route_pos || !shape_pos || !pos || !next || !pc || !pp) {
-    FAIL(res, TSR__AR_PROTOCOL, "protocol", "out of memory for %zu order slots", slots);
-    c->usable = 0;
-    goto out;
-  }
-  tsr__audit_design(R, S, rounds, route_at, shape_at);
-  for (int r = 0; r < rounds; r++) {
-    for (int p = 0; p < R; p++) route_pos[(size_t)r * R + route_at[(size_t)r * R + p]] = p;
-    for (int j = 0; j < S; j++) shape_pos[(size_t)r * S + shape_at[(size_t)r * S + j]] = j;
-  }
-  for (size_t i = 0; i < slots; i++) pos[i] = -1;
-
   const json_t *realized = json_object_get(order, "realized");
   if (!json_is_array(realized) || json_array_size(realized) != nrows)
     FAIL(res, TSR__AR_ORDER_RECORD, "order.realized", "%zu entries for %zu rows",
@@ -852,9 +861,9 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
     }
     c->slot[s] = row;
     size_t g = (size_t)round * S + si;
-    pos[s] = next[g]++;
+    w->pos[s] = w->next[g]++;
     /* Design index: round-major, then the round's shape order, then its route order. */
-    int j = shape_pos[(size_t)round * S + si], p = route_pos[(size_t)round * R + ri];
+    int j = w->shape_pos[(size_t)round * S + si], p = w->route_pos[(size_t)round * R + ri];
     long long d = ((long long)round * S + j) * R + p;
     if ((d <= prev_d || position != p || shape_position != j) && design_problems++ < 50) {
       if (d <= prev_d)
@@ -865,11 +874,17 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
              "gives %d, %d", (long long)position, (long long)shape_position, p, j);
     }
     if (d > prev_d) prev_d = d;
-    if (pos[s] != position && design_problems++ < 50)
+    if (w->pos[s] != position && design_problems++ < 50)
       FAIL(res, TSR__AR_ORDER_DESIGN, where, "realized position %d in its (round, shape), recorded %lld",
-           pos[s], (long long)position);
+           w->pos[s], (long long)position);
     check_row(c, row, i, si, ri);
   }
+}
+
+/* Every (round, shape, route) of the design has its row. */
+static void check_missing_rows(tsr__audit_ctx *c) {
+  tsr__audit_result *res = c->res;
+  int R = c->R, S = c->S, rounds = c->rounds;
   size_t missing = 0;
   for (int r = 0; r < rounds; r++)
     for (int s = 0; s < S; s++)
@@ -880,9 +895,13 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
           if (missing++ < 200) FAIL(res, TSR__AR_ROW_MISSING, where, "no row");
           else res->total++, res->counts[TSR__AR_ROW_MISSING]++;
         }
+}
 
-  /* The planned order as recorded. */
-  const json_t *planned = json_object_get(order, "planned");
+/* The planned order as recorded. */
+static void check_planned(tsr__audit_ctx *c, const order_work *w) {
+  tsr__audit_result *res = c->res;
+  int R = c->R, S = c->S, rounds = c->rounds;
+  const json_t *planned = json_object_get(json_object_get(c->doc, "order"), "planned");
   if (!json_is_array(planned) || json_array_size(planned) != (size_t)rounds)
     FAIL(res, TSR__AR_ORDER_RECORD, "order.planned", "%zu rounds, the protocol has %d",
          json_array_size(planned), rounds);
@@ -894,11 +913,11 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
     int ok = rr == r && json_array_size(prt) == (size_t)R && json_array_size(psh) == (size_t)S;
     for (int p = 0; ok && p < R; p++) {
       const char *n = json_string_value(json_array_get(prt, (size_t)p));
-      ok = n && !strcmp(n, c->base[route_at[(size_t)r * R + p]]);
+      ok = n && !strcmp(n, c->base[w->route_at[(size_t)r * R + p]]);
     }
     for (int j = 0; ok && j < S; j++) {
       const char *n = json_string_value(json_array_get(psh, (size_t)j));
-      ok = n && !strcmp(n, c->shapes[shape_at[(size_t)r * S + j]].label);
+      ok = n && !strcmp(n, c->shapes[w->shape_at[(size_t)r * S + j]].label);
     }
     if (!ok) {
       char where[64];
@@ -906,67 +925,80 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
       FAIL(res, TSR__AR_ORDER_RECORD, where, "differs from the documented design");
     }
   }
+}
 
-  /* Balance, recomputed from the realized positions. */
-  int problems = tsr__audit_balance(pos, R, S, rounds, pc, pp);
+/* Balance, recomputed from the realized positions. */
+static void check_balance(tsr__audit_ctx *c, order_work *w) {
+  tsr__audit_result *res = c->res;
+  int R = c->R, S = c->S, rounds = c->rounds;
+  int problems = tsr__audit_balance(w->pos, R, S, rounds, w->pc, w->pp);
   c->balanced = problems == 0;
   res->order_balanced = c->balanced;
-  if (problems) {
-    char ex[200] = "";
-    for (int s = 0; s < S && !ex[0]; s++)
-      for (int x = 0; x < R && !ex[0]; x++)
-        for (int q = 0; q < R && !ex[0]; q++) {
-          const int *P = pc + (size_t)s * R * R, *Q = pp + (size_t)s * R * R;
-          if (P[x * R + q] != P[0])
-            snprintf(ex, sizeof ex, "%.64s: %s holds position %d %d times, %s position 0 %d times",
-                     c->shapes[s].label, c->base[x], q, P[x * R + q], c->base[0], P[0]);
-          else if (q > x && Q[x * R + q] != Q[q * R + x])
-            snprintf(ex, sizeof ex, "%.64s: %s precedes %s %d times, the reverse %d times",
-                     c->shapes[s].label, c->base[x], c->base[q], Q[x * R + q], Q[q * R + x]);
-        }
-    if (!ex[0]) snprintf(ex, sizeof ex, "some (round, shape) lacks a route");
-    FAIL(res, TSR__AR_ORDER_BALANCE, "order", "%d balance problems over %d rounds (%s)", problems,
-         rounds, ex);
-  }
-  const json_t *chk = json_object_get(order, "check");
+  if (!problems) return;
+  char ex[200] = "";
+  for (int s = 0; s < S && !ex[0]; s++)
+    for (int x = 0; x < R && !ex[0]; x++)
+      for (int q = 0; q < R && !ex[0]; q++) {
+        const int *P = w->pc + (size_t)s * R * R, *Q = w->pp + (size_t)s * R * R;
+        if (P[x * R + q] != P[0])
+          snprintf(ex, sizeof ex, "%.64s: %s holds position %d %d times, %s position 0 %d times",
+                   c->shapes[s].label, c->base[x], q, P[x * R + q], c->base[0], P[0]);
+        else if (q > x && Q[x * R + q] != Q[q * R + x])
+          snprintf(ex, sizeof ex, "%.64s: %s precedes %s %d times, the reverse %d times",
+                   c->shapes[s].label, c->base[x], c->base[q], Q[x * R + q], Q[q * R + x]);
+      }
+  if (!ex[0]) snprintf(ex, sizeof ex, "some (round, shape) lacks a route");
+  FAIL(res, TSR__AR_ORDER_BALANCE, "order", "%d balance problems over %d rounds (%s)", problems,
+       rounds, ex);
+}
+
+/* order.check as recorded against the recomputed balance and counts. */
+static void check_order_record(tsr__audit_ctx *c, const order_work *w) {
+  tsr__audit_result *res = c->res;
+  int R = c->R, S = c->S, rounds = c->rounds;
+  size_t nrows = json_array_size(json_object_get(c->doc, "rows"));
+  const json_t *chk = json_object_get(json_object_get(c->doc, "order"), "check");
   if (!json_is_object(chk)) {
     FAIL(res, TSR__AR_ORDER_RECORD, "order.check", "missing");
-  } else {
-    if (json_is_true(json_object_get(chk, "balanced")) != c->balanced)
-      FAIL(res, TSR__AR_ORDER_RECORD, "order.check.balanced", "records %s, the realized order is %s",
-           json_is_true(json_object_get(chk, "balanced")) ? "true" : "false",
-           c->balanced ? "balanced" : "not balanced");
-    json_int_t v = -1;
-    if (!tsr__audit_int(chk, "rounds", &v) || v != rounds)
-      FAIL(res, TSR__AR_ORDER_RECORD, "order.check.rounds", "%lld, the protocol has %d", (long long)v, rounds);
-    if (!tsr__audit_int(chk, "entries", &v) || v != (json_int_t)nrows)
-      FAIL(res, TSR__AR_ORDER_RECORD, "order.check.entries", "%lld for %zu rows", (long long)v, nrows);
-    static const char *const mats[2] = {"position_counts", "pair_counts"};
-    for (int k = 0; k < 2; k++) {
-      const json_t *a = json_object_get(chk, mats[k]);
-      const int *mine = k ? pp : pc;
-      int ok = json_array_size(a) == (size_t)S;
-      for (int s = 0; ok && s < S; s++) {
-        const json_t *as = json_array_get(a, (size_t)s);
-        ok = json_array_size(as) == (size_t)R;
-        for (int x = 0; ok && x < R; x++) {
-          const json_t *ax = json_array_get(as, (size_t)x);
-          ok = json_array_size(ax) == (size_t)R;
-          for (int y = 0; ok && y < R; y++) {
-            const json_t *e = json_array_get(ax, (size_t)y);
-            ok = json_is_integer(e) && json_integer_value(e) == mine[((size_t)s * R + x) * R + y];
-          }
+    return;
+  }
+  if (json_is_true(json_object_get(chk, "balanced")) != c->balanced)
+    FAIL(res, TSR__AR_ORDER_RECORD, "order.check.balanced", "records %s, the realized order is %s",
+         json_is_true(json_object_get(chk, "balanced")) ? "true" : "false",
+         c->balanced ? "balanced" : "not balanced");
+  json_int_t v = -1;
+  if (!tsr__audit_int(chk, "rounds", &v) || v != rounds)
+    FAIL(res, TSR__AR_ORDER_RECORD, "order.check.rounds", "%lld, the protocol has %d", (long long)v, rounds);
+  if (!tsr__audit_int(chk, "entries", &v) || v != (json_int_t)nrows)
+    FAIL(res, TSR__AR_ORDER_RECORD, "order.check.entries", "%lld for %zu rows", (long long)v, nrows);
+  static const char *const mats[2] = {"position_counts", "pair_counts"};
+  for (int k = 0; k < 2; k++) {
+    const json_t *a = json_object_get(chk, mats[k]);
+    const int *mine = k ? w->pp : w->pc;
+    int ok = json_array_size(a) == (size_t)S;
+    for (int s = 0; ok && s < S; s++) {
+      const json_t *as = json_array_get(a, (size_t)s);
+      ok = json_array_size(as) == (size_t)R;
+      for (int x = 0; ok && x < R; x++) {
+        const json_t *ax = json_array_get(as, (size_t)x);
+        ok = json_array_size(ax) == (size_t)R;
+        for (int y = 0; ok && y < R; y++) {
+          const json_t *e = json_array_get(ax, (size_t)y);
+          ok = json_is_integer(e) && json_integer_value(e) == mine[((size_t)s * R + x) * R + y];
         }
       }
-      if (!ok) {
-        char where[64];
-        snprintf(where, sizeof where, "order.check.%s", mats[k]);
-        FAIL(res, TSR__AR_ORDER_RECORD, where, "differs from the counts of the realized order");
-      }
+    }
+    if (!ok) {
+      char where[64];
+      snprintf(where, sizeof where, "order.check.%s", mats[k]);
+      FAIL(res, TSR__AR_ORDER_RECORD, where, "differs from the counts of the realized order");
     }
   }
+}
 
-  /* Source hashes: one per (generated route, shape), the same in every round. */
+/* Source hashes: one per (generated route, shape), the same in every round. */
+static void check_source_hashes(tsr__audit_ctx *c) {
+  int R = c->R, S = c->S, rounds = c->rounds;
   for (int x = 0; x < R; x++) {
     const route_fmt *f = route_fmt_find(c->base[x]);
     if (!f || !f->generated) continue;
@@ -980,16 +1012,20 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
         else if (strcmp(first, h)) {
           char where[192];
           tsr__audit_row_where(row, 0, where, sizeof where);
-          FAIL(res, TSR__AR_SOURCE_HASH, where, "source_sha256 %.16s… differs from round 0's %.16s… "
+          FAIL(c->res, TSR__AR_SOURCE_HASH, where, "source_sha256 %.16s… differs from round 0's %.16s… "
                "(same plan must give the same source)", h, first);
         }
       }
     }
   }
+}
 
-  /* Samples → per-round p50 of every valid row, for the tables and report. */
+/* Samples → per-round p50 of every valid row, for the tables and report. */
+static void compute_p50s(tsr__audit_ctx *c) {
+  int R = c->R, S = c->S, rounds = c->rounds;
+  size_t slots = (size_t)rounds * S * R;
   c->p50 = malloc((size_t)TSR__AUDIT_METRICS * slots * sizeof *c->p50);
-  if (!c->p50) goto out;
+  if (!c->p50) return;
   for (size_t i = 0; i < (size_t)TSR__AUDIT_METRICS * slots; i++) c->p50[i] = NAN;
   for (int r = 0; r < rounds; r++)
     for (int s = 0; s < S; s++)
@@ -1019,15 +1055,49 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
           free(calls);
         }
       }
+}
+
+static void check_rows_and_order(tsr__audit_ctx *c) {
+  int R = c->R, S = c->S, rounds = c->rounds;
+  size_t slots = (size_t)rounds * S * R;
+  order_work w;
+  c->slot = calloc(slots, sizeof *c->slot);
+  w.route_at = malloc((size_t)rounds * R * sizeof *w.route_at);
+  w.shape_at = malloc((size_t)rounds * S * sizeof *w.shape_at);
+  w.route_pos = malloc((size_t)rounds * R * sizeof *w.route_pos);
+  w.shape_pos = malloc((size_t)rounds * S * sizeof *w.shape_pos);
+  w.pos = malloc(slots * sizeof *w.pos);
+  w.next = calloc((size_t)rounds * S, sizeof *w.next);
+  w.pc = malloc((size_t)S * R * R * sizeof *w.pc);
+  w.pp = malloc((size_t)S * R * R * sizeof *w.pp);
+  if (!c->slot || !w.route_at || !w.shape_at || !w.route_pos || !w.shape_pos || !w.pos || !w.next ||
+      !w.pc || !w.pp) {
+    FAIL(c->res, TSR__AR_PROTOCOL, "protocol", "out of memory for %zu order slots", slots);
+    c->usable = 0;
+    goto out;
+  }
+  tsr__audit_design(R, S, rounds, w.route_at, w.shape_at);
+  for (int r = 0; r < rounds; r++) {
+    for (int p = 0; p < R; p++) w.route_pos[(size_t)r * R + w.route_at[(size_t)r * R + p]] = p;
+    for (int j = 0; j < S; j++) w.shape_pos[(size_t)r * S + w.shape_at[(size_t)r * S + j]] = j;
+  }
+  for (size_t i = 0; i < slots; i++) w.pos[i] = -1;
+  check_rows_in_order(c, &w);
+  check_missing_rows(c);
+  check_planned(c, &w);
+  check_balance(c, &w);
+  check_order_record(c, &w);
+  check_source_hashes(c);
+  compute_p50s(c);
 out:
-  free(route_at);
-  free(shape_at);
-  free(route_pos);
-  free(shape_pos);
-  free(pos);
-  free(next);
-  free(pc);
-  free(pp);
+  free(w.route_at);
+  free(w.shape_at);
+  free(w.route_pos);
+  free(w.shape_pos);
+  free(w.pos);
+  free(w.next);
+  free(w.pc);
+  free(w.pp);
 }
 
 /* ---- artifacts ---------------------------------------------------------------- */

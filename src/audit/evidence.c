@@ -154,28 +154,17 @@ static void cl_real(tsr__audit_ctx *c, const cl_opts *o, const char *opt, const 
          given ? "" : "(default) ", opt, want, key, got);
 }
 
-void tsr__audit_check_command_line(tsr__audit_ctx *c) {
+/* The shapes: --shapes, or a preset's list. *quick when the preset is
+ * quick (its defaults differ). */
+static void cl_check_shapes(tsr__audit_ctx *c, const cl_opts *o, int *quick) {
   tsr__audit_result *res = c->res;
-  const json_t *cl = json_object_get(c->doc, "command_line");
-  size_t verb = 0;
-  for (size_t i = 0; i < json_array_size(cl) && i < 3 && !verb; i++)
-    if (!strcmp(json_string_value(json_array_get(cl, i)) ? json_string_value(json_array_get(cl, i)) : "", "bench"))
-      verb = i + 1;
-  if (!verb) {
-    FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "is not a `tessera bench` command line");
-    return;
-  }
-  cl_opts o;
-  cl_parse(cl, verb, &o);
-  int given, quick = 0;
-
-  /* The shapes: --shapes, or a preset's list. */
-  const char *shapes = cl_get(&o, "shapes", &given);
+  int given;
+  const char *shapes = cl_get(o, "shapes", &given);
   int have_shapes = given;
-  const char *preset = cl_get(&o, "preset", &given);
+  const char *preset = cl_get(o, "preset", &given);
   const json_t *ppre = json_object_get(c->proto, "preset");
   if (given && preset) {
-    quick = !strcmp(preset, "quick");
+    *quick = !strcmp(preset, "quick");
     if (!json_is_string(ppre) || strcmp(json_string_value(ppre), preset))
       FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "--preset %.20s, the protocol records preset %.20s",
            preset, json_is_string(ppre) ? json_string_value(ppre) : "null");
@@ -186,37 +175,39 @@ void tsr__audit_check_command_line(tsr__audit_ctx *c) {
   int nwant = 0;
   const char *const *plist = NULL;
   if (have_shapes && shapes) nwant = split_count(shapes);
-  else if (given && preset && (quick || !strcmp(preset, "seed"))) {
-    plist = quick ? preset_quick : preset_seed;
-    nwant = quick ? 4 : 14;
+  else if (given && preset && (*quick || !strcmp(preset, "seed"))) {
+    plist = *quick ? preset_quick : preset_seed;
+    nwant = *quick ? 4 : 14;
   } else if (given && preset) {
     FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "--preset '%.20s' is not seed or quick", preset);
   } else {
     FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "names no shapes (--shapes or --preset)");
   }
-  if (nwant) {
-    char buf[128], dropped[256] = "";
-    int same = nwant == c->S, ndropped = 0;
-    for (int i = 0; i < nwant; i++) {
-      const char *w = plist ? plist[i] : (split_item(shapes, i, buf, sizeof buf) ? "" : buf);
-      if (i < c->S && strcmp(c->shapes[i].label, w)) same = 0;
-      if (tsr__audit_shape_index(c, w) < 0) {
-        size_t l = strlen(dropped);
-        if (l < sizeof dropped - 80) snprintf(dropped + l, sizeof dropped - l, "%s%s", ndropped ? ", " : "", w);
-        ndropped++;
-      }
+  if (!nwant) return;
+  char buf[128], dropped[256] = "";
+  int same = nwant == c->S, ndropped = 0;
+  for (int i = 0; i < nwant; i++) {
+    const char *w = plist ? plist[i] : (split_item(shapes, i, buf, sizeof buf) ? "" : buf);
+    if (i < c->S && strcmp(c->shapes[i].label, w)) same = 0;
+    if (tsr__audit_shape_index(c, w) < 0) {
+      size_t l = strlen(dropped);
+      if (l < sizeof dropped - 80) snprintf(dropped + l, sizeof dropped - l, "%s%s", ndropped ? ", " : "", w);
+      ndropped++;
     }
-    if (ndropped)
-      FAIL(res, TSR__AR_COMMAND_LINE, "protocol.shapes", "the command line names %d shapes, the "
-           "protocol has %d: %s missing (a dropped shape)", nwant, c->S, dropped);
-    else if (!same)
-      FAIL(res, TSR__AR_COMMAND_LINE, "protocol.shapes", "differ from the command line's %d shapes "
-           "(order or extra shapes)", nwant);
   }
+  if (ndropped)
+    FAIL(res, TSR__AR_COMMAND_LINE, "protocol.shapes", "the command line names %d shapes, the "
+         "protocol has %d: %s missing (a dropped shape)", nwant, c->S, dropped);
+  else if (!same)
+    FAIL(res, TSR__AR_COMMAND_LINE, "protocol.shapes", "differ from the command line's %d shapes "
+         "(order or extra shapes)", nwant);
+}
 
-  /* The routes: --routes, or the default table order; every one recorded
-   * (measured or skipped with its reason), in that order. */
-  const char *routes = cl_get(&o, "routes", &given);
+/* The routes: --routes, or the default table order; every one recorded
+ * (measured or skipped with its reason), in that order. */
+static void cl_check_routes(tsr__audit_ctx *c, const cl_opts *o) {
+  int given;
+  const char *routes = cl_get(o, "routes", &given);
   const json_t *jr = json_object_get(c->doc, "routes");
   int nr = given && routes ? split_count(routes) : (int)(sizeof default_routes / sizeof *default_routes);
   int same = (size_t)nr == json_array_size(jr);
@@ -231,58 +222,69 @@ void tsr__audit_check_command_line(tsr__audit_ctx *c) {
       snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s", w);
   }
   if (!same)
-    FAIL(res, TSR__AR_COMMAND_LINE, "routes", "the command line %s %d routes, results.json records "
+    FAIL(c->res, TSR__AR_COMMAND_LINE, "routes", "the command line %s %d routes, results.json records "
          "%zu%s%s", given ? "names" : "(default) runs", nr, json_array_size(jr),
          missing[0] ? "; missing:" : " (order differs)", missing);
+}
 
+/* The protocol's parameters: given, or the bench's defaults (a quick
+ * preset's where it has its own). */
+static void cl_check_parameters(tsr__audit_ctx *c, const cl_opts *o, int quick) {
+  int given;
   /* Rounds: --rounds, else 2R over the measured routes. */
-  cl_int(c, &o, "rounds", "rounds", 2LL * c->R, 1);
-  cl_int(c, &o, "samples", "samples", quick ? 3 : 5, 1);
-  cl_int(c, &o, "sample-ms", "sample_ms", quick ? 10 : 20, 1);
-  cl_int(c, &o, "warmup-ms", "warmup_ms", quick ? 50 : 100, 1);
-  cl_int(c, &o, "timeout", "timeout_s", 300, 1);
-  cl_int(c, &o, "seed", "seed", 1, 1);
-  cl_int(c, &o, "batch", "batch", 1, 1);
+  cl_int(c, o, "rounds", "rounds", 2LL * c->R, 1);
+  cl_int(c, o, "samples", "samples", quick ? 3 : 5, 1);
+  cl_int(c, o, "sample-ms", "sample_ms", quick ? 10 : 20, 1);
+  cl_int(c, o, "warmup-ms", "warmup_ms", quick ? 50 : 100, 1);
+  cl_int(c, o, "timeout", "timeout_s", 300, 1);
+  cl_int(c, o, "seed", "seed", 1, 1);
+  cl_int(c, o, "batch", "batch", 1, 1);
   json_int_t ncpu = -1;
   int have_ncpu = tsr__audit_int(json_object_get(c->doc, "host"), "ncpu_online", &ncpu);
-  cl_int(c, &o, "threads", "threads", ncpu, have_ncpu);
-  cl_str(c, &o, "inputs", "inputs", "dyadic");
+  cl_int(c, o, "threads", "threads", ncpu, have_ncpu);
+  cl_str(c, o, "inputs", "inputs", "dyadic");
   if (c->v2) {
-    cl_str(c, &o, "precision", "precision", "auto");
-    const char *acc = cl_get(&o, "accuracy", &given);
+    cl_str(c, o, "precision", "precision", "auto");
+    const char *acc = cl_get(o, "accuracy", &given);
     const char *want = given ? acc : "random";
     const json_t *ai = json_object_get(c->proto, "accuracy_inputs");
     const char *got = json_is_string(ai) ? json_string_value(ai) : "off";
     if (!want || strcmp(want, got))
-      FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "%s--accuracy %.20s, the protocol records "
+      FAIL(c->res, TSR__AR_COMMAND_LINE, "command_line", "%s--accuracy %.20s, the protocol records "
            "accuracy_inputs %.20s", given ? "" : "(default) ", want ? want : "?", got);
   }
-  cl_real(c, &o, "alpha", "alpha", 1.0, 1, 1);
-  cl_real(c, &o, "beta", "beta", 0.0, 1, 1);
+  cl_real(c, o, "alpha", "alpha", 1.0, 1, 1);
+  cl_real(c, o, "beta", "beta", 0.0, 1, 1);
   /* atol/rtol defaults changed between schemas: checked when given */
-  cl_real(c, &o, "atol", "atol", 0, 0, 0);
-  cl_real(c, &o, "rtol", "rtol", 0, 0, 0);
-  cl_real(c, &o, "unstable-threshold", "unstable_threshold", 0.10, 1, 0);
+  cl_real(c, o, "atol", "atol", 0, 0, 0);
+  cl_real(c, o, "rtol", "rtol", 0, 0, 0);
+  cl_real(c, o, "unstable-threshold", "unstable_threshold", 0.10, 1, 0);
   int ta, tb;
-  cl_get(&o, "trans-a", &ta);
-  cl_get(&o, "trans-b", &tb);
+  cl_get(o, "trans-a", &ta);
+  cl_get(o, "trans-b", &tb);
   if (!tsr__audit_is(c->proto, "op_a", ta ? "T" : "N") || !tsr__audit_is(c->proto, "op_b", tb ? "T" : "N"))
-    FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "--trans-a/--trans-b give op(A)=%s op(B)=%s, the "
+    FAIL(c->res, TSR__AR_COMMAND_LINE, "command_line", "--trans-a/--trans-b give op(A)=%s op(B)=%s, the "
          "protocol records %.2s %.2s", ta ? "T" : "N", tb ? "T" : "N", S_(c->proto, "op_a") ? S_(c->proto, "op_a") : "?",
          S_(c->proto, "op_b") ? S_(c->proto, "op_b") : "?");
-  const char *cache = cl_get(&o, "oracle-cache", &given);
+}
+
+/* The oracle cache, the torch script and process, and --out. */
+static void cl_check_files(tsr__audit_ctx *c, const cl_opts *o) {
+  tsr__audit_result *res = c->res;
+  int given;
+  const char *cache = cl_get(o, "oracle-cache", &given);
   const json_t *pc = json_object_get(c->proto, "oracle_cache");
   if (given && cache && !strcmp(cache, "none") ? !json_is_null(pc)
       : given && cache ? !(json_is_string(pc) && !strcmp(json_string_value(pc), cache))
                        : !json_is_string(pc))
     FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "--oracle-cache %.60s, the protocol records %.60s",
          given && cache ? cache : "(default: a cache directory)", json_is_string(pc) ? json_string_value(pc) : "null");
-  const char *ts = cl_get(&o, "torch-script", &given);
+  const char *ts = cl_get(o, "torch-script", &given);
   const char *tsp = S_(json_object_get(json_object_get(c->doc, "artifacts"), "torch_script"), "path");
   if (given && ts && (!tsp || strcmp(ts, tsp)))
     FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "--torch-script %.100s, artifacts.torch_script is %.100s",
          ts, tsp ? tsp : "(missing)");
-  const char *tp = cl_get(&o, "torch-process", &given);
+  const char *tp = cl_get(o, "torch-process", &given);
   const json_t *ttp = json_object_get(c->doc, "torch_process");
   if (json_is_object(ttp)) {
     const char *mode = S_(ttp, "mode");
@@ -294,8 +296,27 @@ void tsr__audit_check_command_line(tsr__audit_ctx *c) {
       FAIL(res, TSR__AR_COMMAND_LINE, "torch_process.mode", "'%.10s', the command line asks for %s",
            mode ? mode : "(missing)", exec ? "exec" : "fork");
   }
-  const char *out = cl_get(&o, "out", &given);
+  const char *out = cl_get(o, "out", &given);
   if (given && out) snprintf(c->out_dir, sizeof c->out_dir, "%s", out);
+}
+
+void tsr__audit_check_command_line(tsr__audit_ctx *c) {
+  const json_t *cl = json_object_get(c->doc, "command_line");
+  size_t verb = 0;
+  for (size_t i = 0; i < json_array_size(cl) && i < 3 && !verb; i++)
+    if (!strcmp(json_string_value(json_array_get(cl, i)) ? json_string_value(json_array_get(cl, i)) : "", "bench"))
+      verb = i + 1;
+  if (!verb) {
+    FAIL(c->res, TSR__AR_COMMAND_LINE, "command_line", "is not a `tessera bench` command line");
+    return;
+  }
+  cl_opts o;
+  cl_parse(cl, verb, &o);
+  int quick = 0;
+  cl_check_shapes(c, &o, &quick);
+  cl_check_routes(c, &o);
+  cl_check_parameters(c, &o, quick);
+  cl_check_files(c, &o);
 }
 
 /* ---- one row ---------------------------------------------------------------- */
@@ -550,21 +571,11 @@ static long long plan_threads(const char *plan) {
   return t ? strtoll(t + 8, NULL, 10) : -1;
 }
 
-void tsr__audit_check_row_evidence(tsr__audit_ctx *c, const json_t *row, const char *where, int si,
-                                   int ri) {
+/* Times: the child's own clock inside the parent's; for a valid row the
+ * calibration rule and the samples within the child's run time. */
+static void check_row_times(tsr__audit_ctx *c, const json_t *row, const json_t *result,
+                            const char *where, int ok_row) {
   tsr__audit_result *res = c->res;
-  const char *route = c->base[ri];
-  const tsr__audit_shape *sh = &c->shapes[si];
-  const char *status = S_(row, "status");
-  int ok_row = status && !strcmp(status, "ok");
-  check_argv(c, row, where, route, sh->label);
-  check_log_fields(c, row, where, ok_row);
-  const json_t *result = json_object_get(row, "result");
-  if (!json_is_object(result)) return;
-  json_int_t protothreads = -1;
-  tsr__audit_int(c->proto, "threads", &protothreads);
-
-  /* Times: the child's own clock inside the parent's. */
   json_int_t child = -1, wall = -1;
   int have_child = tsr__audit_int(result, "child_ns", &child);
   tsr__audit_int(json_object_get(row, "exit"), "wall_ns", &wall);
@@ -573,52 +584,54 @@ void tsr__audit_check_row_evidence(tsr__audit_ctx *c, const json_t *row, const c
   else if (have_child && wall >= 0 && child > wall)
     FAIL(res, TSR__AR_CHILD_TIME, where, "child ran %lld ns inside a process that lived %lld ns",
          (long long)child, (long long)wall);
+  if (!ok_row) return;
   const json_t *cal = json_object_get(result, "calibration");
   const json_t *metrics = json_object_get(result, "metrics");
-  if (ok_row) {
-    json_int_t wc = -1, wb = -1, wns = -1, est = -1, cpb = -1, sms = 0, wms = 0;
-    int have = tsr__audit_int(cal, "warmup_calls", &wc) & tsr__audit_int(cal, "warmup_batches", &wb) &
-               tsr__audit_int(cal, "warmup_ns", &wns) & tsr__audit_int(cal, "est_call_ns", &est) &
-               tsr__audit_int(cal, "calls_per_batch", &cpb);
-    tsr__audit_int(c->proto, "sample_ms", &sms);
-    tsr__audit_int(c->proto, "warmup_ms", &wms);
-    /* out-of-range values are the protocol's finding; keep the products defined */
-    sms = sms < 0 ? 0 : sms > INT32_MAX ? INT32_MAX : sms;
-    wms = wms < 0 ? 0 : wms > INT32_MAX ? INT32_MAX : wms;
-    if (!have) {
-      FAIL(res, TSR__AR_CALIBRATION, where, "calibration record missing or incomplete");
-    } else {
-      /* n = ceil(sample_ms / t) in [1, 2^24] for the last warm-up batch's t per call */
-      long long win = sms * 1000000LL;
-      long long want = est <= 0 ? -1 : est >= win ? 1 : (win + est - 1) / est;
-      if (want > (1 << 24)) want = 1 << 24;
-      if (est < 1 || cpb != want)
-        FAIL(res, TSR__AR_CALIBRATION, where, "calls_per_batch %lld, but %lld ns per call fills the "
-             "%lld ms window with %lld calls", (long long)cpb, (long long)est, (long long)sms, want);
-      if (wc < 1 || wb < 1 || wc < wb || wns < wms * 1000000LL)
-        FAIL(res, TSR__AR_CALIBRATION, where, "warm-up of %lld calls in %lld batches over %lld ns "
-             "(at least %lld ms)", (long long)wc, (long long)wb, (long long)wns, (long long)wms);
-    }
-    double sum = 0; /* a double: a document's values may be anything up to INT64_MAX */
-    const char *key;
-    const json_t *arr;
-    json_object_foreach((json_t *)metrics, key, arr) {
-      int batch_metric = strstr(key, "_batch") != NULL;
-      for (size_t i = 0; i < json_array_size(arr); i++) {
-        const json_t *smp = json_array_get(arr, i);
-        json_int_t ns = 0, calls = 0;
-        if (tsr__audit_int(smp, "ns", &ns) && ns > 0) sum += (double)ns;
-        if (batch_metric && have && tsr__audit_int(smp, "calls", &calls) && calls > 0 && calls != cpb)
-          FAIL(res, TSR__AR_CALIBRATION, where, "%s sample %zu: %lld calls, the calibration gives %lld",
-               key, i, (long long)calls, (long long)cpb);
-      }
-    }
-    if (have_child && sum + (double)(have && wns > 0 ? wns : 0) > (double)child)
-      FAIL(res, TSR__AR_CHILD_TIME, where, "samples (%.0f ns) and warm-up (%lld ns) exceed the "
-           "child's own run time (%lld ns)", sum, (long long)(have ? wns : 0), (long long)child);
+  json_int_t wc = -1, wb = -1, wns = -1, est = -1, cpb = -1, sms = 0, wms = 0;
+  int have = tsr__audit_int(cal, "warmup_calls", &wc) & tsr__audit_int(cal, "warmup_batches", &wb) &
+             tsr__audit_int(cal, "warmup_ns", &wns) & tsr__audit_int(cal, "est_call_ns", &est) &
+             tsr__audit_int(cal, "calls_per_batch", &cpb);
+  tsr__audit_int(c->proto, "sample_ms", &sms);
+  tsr__audit_int(c->proto, "warmup_ms", &wms);
+  /* out-of-range values are the protocol's finding; keep the products defined */
+  sms = sms < 0 ? 0 : sms > INT32_MAX ? INT32_MAX : sms;
+  wms = wms < 0 ? 0 : wms > INT32_MAX ? INT32_MAX : wms;
+  if (!have) {
+    FAIL(res, TSR__AR_CALIBRATION, where, "calibration record missing or incomplete");
+  } else {
+    /* n = ceil(sample_ms / t) in [1, 2^24] for the last warm-up batch's t per call */
+    long long win = sms * 1000000LL;
+    long long want = est <= 0 ? -1 : est >= win ? 1 : (win + est - 1) / est;
+    if (want > (1 << 24)) want = 1 << 24;
+    if (est < 1 || cpb != want)
+      FAIL(res, TSR__AR_CALIBRATION, where, "calls_per_batch %lld, but %lld ns per call fills the "
+           "%lld ms window with %lld calls", (long long)cpb, (long long)est, (long long)sms, want);
+    if (wc < 1 || wb < 1 || wc < wb || wns < wms * 1000000LL)
+      FAIL(res, TSR__AR_CALIBRATION, where, "warm-up of %lld calls in %lld batches over %lld ns "
+           "(at least %lld ms)", (long long)wc, (long long)wb, (long long)wns, (long long)wms);
   }
+  double sum = 0; /* a double: a document's values may be anything up to INT64_MAX */
+  const char *key;
+  const json_t *arr;
+  json_object_foreach((json_t *)metrics, key, arr) {
+    int batch_metric = strstr(key, "_batch") != NULL;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+      const json_t *smp = json_array_get(arr, i);
+      json_int_t ns = 0, calls = 0;
+      if (tsr__audit_int(smp, "ns", &ns) && ns > 0) sum += (double)ns;
+      if (batch_metric && have && tsr__audit_int(smp, "calls", &calls) && calls > 0 && calls != cpb)
+        FAIL(res, TSR__AR_CALIBRATION, where, "%s sample %zu: %lld calls, the calibration gives %lld",
+             key, i, (long long)calls, (long long)cpb);
+    }
+  }
+  if (have_child && sum + (double)(have && wns > 0 ? wns : 0) > (double)child)
+    FAIL(res, TSR__AR_CHILD_TIME, where, "samples (%.0f ns) and warm-up (%lld ns) exceed the "
+         "child's own run time (%lld ns)", sum, (long long)(have ? wns : 0), (long long)child);
+}
 
-  /* Device and versions: what the route's probe saw, in every row. */
+/* Device and versions: what the route's probe saw, in every row. */
+static void check_row_versions(tsr__audit_ctx *c, const char *route, const json_t *result,
+                               const char *where, int ok_row) {
   const json_t *probe = NULL, *jr = json_object_get(c->doc, "routes");
   for (size_t i = 0; i < json_array_size(jr) && !probe; i++)
     if (tsr__audit_is(json_array_get(jr, i), "name", route)) probe = json_array_get(jr, i);
@@ -629,37 +642,46 @@ void tsr__audit_check_row_evidence(tsr__audit_ctx *c, const json_t *row, const c
     const json_t *mine = json_object_get(rv, vk);
     if ((mine || ok_row) && !json_equal((json_t *)vv, (json_t *)mine)) {
       char *a = json_dumps(vv, JSON_ENCODE_ANY | JSON_COMPACT), *b = mine ? json_dumps(mine, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-      FAIL(res, TSR__AR_ROW_DEVICE, where, "versions.%.40s %.80s, the route's probe saw %.80s", vk,
+      FAIL(c->res, TSR__AR_ROW_DEVICE, where, "versions.%.40s %.80s, the route's probe saw %.80s", vk,
            b ? b : "(missing)", a ? a : "?");
       free(a);
       free(b);
     }
   }
+}
 
-  /* Threads. */
+/* Threads: requested as the protocol says; a CPU plan within them. */
+static void check_row_threads(tsr__audit_ctx *c, int ri, const json_t *result, const char *where) {
+  tsr__audit_result *res = c->res;
+  const char *route = c->base[ri];
+  json_int_t protothreads = -1;
+  tsr__audit_int(c->proto, "threads", &protothreads);
   json_int_t treq = -1;
   if (!tsr__audit_int(result, "threads_requested", &treq) || treq != protothreads)
     FAIL(res, TSR__AR_ROW_THREADS, where, "threads_requested %lld, the protocol's threads %lld",
          (long long)treq, (long long)protothreads);
   const json_t *pi = json_object_get(result, "plan_info");
   const char *plan = S_(pi, "plan");
-  if (!c->base_gpu[ri] && plan) {
-    json_int_t pt = -1;
-    tsr__audit_int(pi, "threads", &pt);
-    long long txt = plan_threads(plan);
-    if (pt < 1 || pt > protothreads)
-      FAIL(res, TSR__AR_ROW_THREADS, where, "plan_info.threads %lld, outside 1..%lld (the protocol's)",
-           (long long)pt, (long long)protothreads);
-    if (tsr__audit_route_is_cpu_backend(route) && txt != protothreads)
-      FAIL(res, TSR__AR_ROW_THREADS, where, "plan threads=%lld, the protocol's threads %lld", txt,
-           (long long)protothreads);
-    json_int_t ot = -1;
-    if (tsr__audit_int(rv, "openblas_threads", &ot) && (ot != txt || ot > protothreads))
-      FAIL(res, TSR__AR_ROW_THREADS, where, "openblas_threads %lld, plan threads=%lld, protocol %lld",
-           (long long)ot, txt, (long long)protothreads);
-  }
+  if (c->base_gpu[ri] || !plan) return;
+  json_int_t pt = -1;
+  tsr__audit_int(pi, "threads", &pt);
+  long long txt = plan_threads(plan);
+  if (pt < 1 || pt > protothreads)
+    FAIL(res, TSR__AR_ROW_THREADS, where, "plan_info.threads %lld, outside 1..%lld (the protocol's)",
+         (long long)pt, (long long)protothreads);
+  if (tsr__audit_route_is_cpu_backend(route) && txt != protothreads)
+    FAIL(res, TSR__AR_ROW_THREADS, where, "plan threads=%lld, the protocol's threads %lld", txt,
+         (long long)protothreads);
+  json_int_t ot = -1;
+  if (tsr__audit_int(json_object_get(result, "versions"), "openblas_threads", &ot) &&
+      (ot != txt || ot > protothreads))
+    FAIL(res, TSR__AR_ROW_THREADS, where, "openblas_threads %lld, plan threads=%lld, protocol %lld",
+         (long long)ot, txt, (long long)protothreads);
+}
 
-  /* Oracles. */
+/* Oracles: the timing inputs' and the accuracy receipt's keys. */
+static void check_row_oracles(tsr__audit_ctx *c, const tsr__audit_shape *sh, const json_t *result,
+                              const char *where, int ok_row) {
   char key[400];
   const json_t *orc = json_object_get(result, "oracle");
   json_int_t seed = -1;
@@ -675,8 +697,14 @@ void tsr__audit_check_row_evidence(tsr__audit_ctx *c, const json_t *row, const c
     oracle_key(c, sh, c->accuracy_inputs, aseed, key, sizeof key);
     check_oracle_record(c, where, "accuracy.oracle", json_object_get(acc, "oracle"), key);
   }
+}
 
-  /* Receipts. */
+/* Receipts: each against the protocol and its own figures; their output
+ * hashes, the same bits twice for a deterministic route. */
+static void check_row_receipts(tsr__audit_ctx *c, const char *route, const json_t *result,
+                               const char *where) {
+  tsr__audit_result *res = c->res;
+  const json_t *orc = json_object_get(result, "oracle"), *acc = json_object_get(result, "accuracy");
   const char *prec = S_(result, "precision");
   int contract = c->v2 && !tsr__audit_is(c->proto, "inputs", "dyadic");
   double ostrict = NAN;
@@ -711,6 +739,23 @@ void tsr__audit_check_row_evidence(tsr__audit_ctx *c, const json_t *row, const c
       tsr__audit_is_hex64(hash[1]) && strcmp(hash[0], hash[1]))
     FAIL(res, TSR__AR_OUTPUT_HASH, where, "before_timing output %.16s… and after_timing output %.16s… "
          "differ: the same deterministic kernel on the same inputs gave other bits", hash[0], hash[1]);
+}
+
+void tsr__audit_check_row_evidence(tsr__audit_ctx *c, const json_t *row, const char *where, int si,
+                                   int ri) {
+  const char *route = c->base[ri];
+  const tsr__audit_shape *sh = &c->shapes[si];
+  const char *status = S_(row, "status");
+  int ok_row = status && !strcmp(status, "ok");
+  check_argv(c, row, where, route, sh->label);
+  check_log_fields(c, row, where, ok_row);
+  const json_t *result = json_object_get(row, "result");
+  if (!json_is_object(result)) return;
+  check_row_times(c, row, result, where, ok_row);
+  check_row_versions(c, route, result, where, ok_row);
+  check_row_threads(c, ri, result, where);
+  check_row_oracles(c, sh, result, where, ok_row);
+  check_row_receipts(c, route, result, where);
 }
 
 /* ---- over the run ------------------------------------------------------------- */

@@ -202,118 +202,123 @@ static int check_accuracy_row(tsr__audit_ctx *c, int s, int r, const char *err_t
   return 1;
 }
 
-void tsr__audit_check_report(tsr__audit_ctx *c) {
-  if (!c->in->report) {
-    REPORT(c, "report.md", "missing");
+/* The scan of report.md's lines: where it is and what it has seen. */
+typedef struct {
+  rstate st;
+  size_t nrows, nfailed;
+  json_int_t *failed_seen; /* seqs of the FAILED ROWS table */
+  size_t nfailed_seen;
+  char *seen_acc; /* [s*R + r]: accuracy rows shown */
+  int summary, section; /* section: -1 none, -2 failed rows, -3 accuracy, else metric */
+  int table;            /* 0 none, 1 cells, 2 ratios */
+  int cols[TSR_AUDIT_MAX_ROUTES * 2 + 2], ncols, ref;
+} rscan;
+
+/* A metric section's table header: the routes of its columns. */
+static void metric_header(rscan *sc, char **cell, int n) {
+  tsr__audit_ctx *c = sc->st.c;
+  int m = sc->section;
+  sc->ncols = 0;
+  sc->ref = -1;
+  if (n >= 3 && strchr(cell[1], '/') && !strcmp(cell[2], "slower")) {
+    sc->table = 2;
+    for (int i = 1; i + 1 < n && sc->ncols < (int)(sizeof sc->cols / sizeof *sc->cols); i += 2) {
+      char *slash = strchr(cell[i], '/');
+      if (!slash) break;
+      *slash = '\0';
+      int r0 = route_of(c, cell[i]), y = route_of(c, slash + 1);
+      if (r0 < 0 || y < 0) REPORT(c, "report.md", "%s ratio header names '%s/%s'", tsr__audit_metric_names[m], cell[i], slash + 1);
+      sc->ref = r0;
+      sc->cols[sc->ncols++] = y;
+    }
+  } else {
+    sc->table = 1;
+    for (int i = 1; i < n && sc->ncols < (int)(sizeof sc->cols / sizeof *sc->cols); i++) {
+      int x = route_of(c, cell[i]);
+      if (x < 0 || c->base_gpu[x] != tsr__audit_metric_is_gpu(m))
+        REPORT(c, "report.md", "%s table header names route '%.40s'", tsr__audit_metric_names[m], cell[i]);
+      sc->cols[sc->ncols++] = x;
+    }
+  }
+}
+
+/* A table line of a metric section: a header, or one shape's cells or ratios. */
+static void metric_line(rscan *sc, char **cell, int n) {
+  tsr__audit_ctx *c = sc->st.c;
+  int m = sc->section;
+  if (!strcmp(cell[0], "M×N×K")) { /* a table header */
+    metric_header(sc, cell, n);
     return;
   }
-  rstate st = {c, c->rounds, c->S, c->R, NULL, NULL, NULL, NULL, c->threshold};
-  size_t cells = (size_t)TSR__AUDIT_METRICS * c->S * c->R;
-  st.seen_cell = calloc(cells, 1);
-  st.seen_ratio = calloc(cells, 1);
-  st.seen_unstable = calloc(cells, 1);
-  st.seen_metric = calloc(TSR__AUDIT_METRICS, 1);
-  char *text = strdup(c->in->report);
-  const json_t *rows = json_object_get(c->doc, "rows");
-  size_t nrows = json_array_size(rows), nfailed = 0;
-  for (size_t i = 0; i < nrows; i++) nfailed += !tsr__audit_is(json_array_get(rows, i), "status", "ok");
-  json_int_t *failed_seen = calloc(nrows + 1, sizeof *failed_seen);
-  char *seen_acc = calloc((size_t)c->S * c->R + 1, 1);
-  size_t nfailed_seen = 0;
-  if (!st.seen_cell || !st.seen_ratio || !st.seen_unstable || !st.seen_metric || !text || !failed_seen) goto out;
-
-  int summary = 0, section = -1; /* -1 none, -2 failed rows, else metric */
-  int table = 0;                 /* 0 none, 1 cells, 2 ratios */
-  int cols[TSR_AUDIT_MAX_ROUTES * 2 + 2], ncols = 0, ref = -1;
-  char *save = NULL;
-  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    size_t rn, fn;
-    char word[16];
-    if (!summary && sscanf(line, "%zu rows, %zu failed; order %15[^;]", &rn, &fn, word) == 3) {
-      summary = 1;
-      int bal = !strcmp(word, "balanced");
-      if (rn != nrows || fn != nfailed || bal != c->balanced)
-        REPORT(c, "report.md summary line", "'%zu rows, %zu failed; order %s', recomputed %zu rows, "
-               "%zu failed, order %s", rn, fn, word, nrows, nfailed, c->balanced ? "balanced" : "NOT BALANCED");
-      continue;
-    }
-    if (!strncmp(line, "## ", 3)) {
-      table = 0;
-      section = -1;
-      if (!strncmp(line + 3, "FAILED ROWS", 11)) section = -2;
-      if (!strncmp(line + 3, "Accuracy (", 10)) section = -3;
-      for (int m = 0; m < TSR__AUDIT_METRICS; m++)
-        if (!strncmp(line + 3, titles[m], strlen(titles[m]))) section = m;
-      if (section >= 0 && st.seen_metric[section]++)
-        REPORT(c, "report.md", "section for %s appears twice", tsr__audit_metric_names[section]);
-      continue;
-    }
-    if (section >= 0 && line[0] == '-') {
-      check_unstable_line(&st, section, line);
-      continue;
-    }
-    if (line[0] != '|') {
-      table = 0;
-      continue;
-    }
-    char *cell[64];
-    int n = split_cells(line, cell, 64);
-    if (n < 1 || !strncmp(cell[0], "---", 3)) continue;
-    if (section == -2) {
-      long long seq;
-      if (sscanf(cell[0], "%lld", &seq) == 1 && nfailed_seen < nrows) failed_seen[nfailed_seen++] = seq;
-      continue;
-    }
-    if (section == -3) {
-      if (n < 7 || !strcmp(cell[0], "M×N×K")) continue;
-      int s = shape_of(c, cell[0]), r = route_of(c, cell[1]);
-      if (s < 0 || r < 0) REPORT(c, "report.md accuracy", "row for unknown (%.64s, %.40s)", cell[0], cell[1]);
-      else if (seen_acc[(size_t)s * c->R + r]++) REPORT(c, "report.md accuracy", "(%.64s, %.40s) shown twice", cell[0], cell[1]);
-      else check_accuracy_row(c, s, r, cell[3], cell[6]);
-      continue;
-    }
-    if (section < 0) continue;
-    int m = section;
-    if (!strcmp(cell[0], "M×N×K")) { /* a table header */
-      ncols = 0;
-      ref = -1;
-      if (n >= 3 && strchr(cell[1], '/') && !strcmp(cell[2], "slower")) {
-        table = 2;
-        for (int i = 1; i + 1 < n && ncols < (int)(sizeof cols / sizeof *cols); i += 2) {
-          char *slash = strchr(cell[i], '/');
-          if (!slash) break;
-          *slash = '\0';
-          int r0 = route_of(c, cell[i]), y = route_of(c, slash + 1);
-          if (r0 < 0 || y < 0) REPORT(c, "report.md", "%s ratio header names '%s/%s'", tsr__audit_metric_names[m], cell[i], slash + 1);
-          ref = r0;
-          cols[ncols++] = y;
-        }
-      } else {
-        table = 1;
-        for (int i = 1; i < n && ncols < (int)(sizeof cols / sizeof *cols); i++) {
-          int x = route_of(c, cell[i]);
-          if (x < 0 || c->base_gpu[x] != tsr__audit_metric_is_gpu(m))
-            REPORT(c, "report.md", "%s table header names route '%.40s'", tsr__audit_metric_names[m], cell[i]);
-          cols[ncols++] = x;
-        }
-      }
-      continue;
-    }
-    int s = shape_of(c, cell[0]);
-    if (s < 0) {
-      REPORT(c, "report.md", "%s table row for unknown shape '%.64s'", tsr__audit_metric_names[m], cell[0]);
-      continue;
-    }
-    if (table == 1) {
-      for (int i = 0; i < ncols && i + 1 < n; i++)
-        if (cols[i] >= 0) check_cell(&st, m, s, cols[i], cell[i + 1]);
-    } else if (table == 2) {
-      for (int i = 0; i < ncols && 2 * i + 2 < n; i++)
-        if (cols[i] >= 0 && ref >= 0) check_ratio(&st, m, s, ref, cols[i], cell[2 * i + 1], cell[2 * i + 2]);
-    }
+  int s = shape_of(c, cell[0]);
+  if (s < 0) {
+    REPORT(c, "report.md", "%s table row for unknown shape '%.64s'", tsr__audit_metric_names[m], cell[0]);
+    return;
   }
-  if (!summary) REPORT(c, "report.md summary line", "missing ('N rows, F failed; order ...')");
-  /* Every (shape, route) with accuracy receipts shown in the accuracy section. */
+  if (sc->table == 1) {
+    for (int i = 0; i < sc->ncols && i + 1 < n; i++)
+      if (sc->cols[i] >= 0) check_cell(&sc->st, m, s, sc->cols[i], cell[i + 1]);
+  } else if (sc->table == 2) {
+    for (int i = 0; i < sc->ncols && 2 * i + 2 < n; i++)
+      if (sc->cols[i] >= 0 && sc->ref >= 0)
+        check_ratio(&sc->st, m, s, sc->ref, sc->cols[i], cell[2 * i + 1], cell[2 * i + 2]);
+  }
+}
+
+/* One line of report.md. */
+static void scan_line(rscan *sc, char *line) {
+  tsr__audit_ctx *c = sc->st.c;
+  size_t rn, fn;
+  char word[16];
+  if (!sc->summary && sscanf(line, "%zu rows, %zu failed; order %15[^;]", &rn, &fn, word) == 3) {
+    sc->summary = 1;
+    int bal = !strcmp(word, "balanced");
+    if (rn != sc->nrows || fn != sc->nfailed || bal != c->balanced)
+      REPORT(c, "report.md summary line", "'%zu rows, %zu failed; order %s', recomputed %zu rows, "
+             "%zu failed, order %s", rn, fn, word, sc->nrows, sc->nfailed, c->balanced ? "balanced" : "NOT BALANCED");
+    return;
+  }
+  if (!strncmp(line, "## ", 3)) {
+    sc->table = 0;
+    sc->section = -1;
+    if (!strncmp(line + 3, "FAILED ROWS", 11)) sc->section = -2;
+    if (!strncmp(line + 3, "Accuracy (", 10)) sc->section = -3;
+    for (int m = 0; m < TSR__AUDIT_METRICS; m++)
+      if (!strncmp(line + 3, titles[m], strlen(titles[m]))) sc->section = m;
+    if (sc->section >= 0 && sc->st.seen_metric[sc->section]++)
+      REPORT(c, "report.md", "section for %s appears twice", tsr__audit_metric_names[sc->section]);
+    return;
+  }
+  if (sc->section >= 0 && line[0] == '-') {
+    check_unstable_line(&sc->st, sc->section, line);
+    return;
+  }
+  if (line[0] != '|') {
+    sc->table = 0;
+    return;
+  }
+  char *cell[64];
+  int n = split_cells(line, cell, 64);
+  if (n < 1 || !strncmp(cell[0], "---", 3)) return;
+  if (sc->section == -2) {
+    long long seq;
+    if (sscanf(cell[0], "%lld", &seq) == 1 && sc->nfailed_seen < sc->nrows) sc->failed_seen[sc->nfailed_seen++] = seq;
+    return;
+  }
+  if (sc->section == -3) {
+    if (n < 7 || !strcmp(cell[0], "M×N×K")) return;
+    int s = shape_of(c, cell[0]), r = route_of(c, cell[1]);
+    if (s < 0 || r < 0) REPORT(c, "report.md accuracy", "row for unknown (%.64s, %.40s)", cell[0], cell[1]);
+    else if (sc->seen_acc[(size_t)s * c->R + r]++) REPORT(c, "report.md accuracy", "(%.64s, %.40s) shown twice", cell[0], cell[1]);
+    else check_accuracy_row(c, s, r, cell[3], cell[6]);
+    return;
+  }
+  if (sc->section < 0) return;
+  metric_line(sc, cell, n);
+}
+
+/* Every (shape, route) with accuracy receipts shown in the accuracy section. */
+static void check_accuracy_shown(tsr__audit_ctx *c, const char *seen_acc) {
   for (int s = 0; c->v2 && c->accuracy_inputs && seen_acc && s < c->S; s++)
     for (int r = 0; r < c->R; r++) {
       if (seen_acc[(size_t)s * c->R + r]) continue;
@@ -325,8 +330,11 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
           break;
         }
     }
+}
 
-  /* Everything recomputed must have been shown exactly once. */
+/* Everything recomputed must have been shown exactly once. */
+static void check_all_shown(const rstate *st) {
+  tsr__audit_ctx *c = st->c;
   for (int m = 0; m < TSR__AUDIT_METRICS; m++) {
     int any = 0, refx = -1;
     const char *refname = tsr__audit_metric_is_gpu(m) ? "tessera-gpu" : "tessera-cpu";
@@ -336,10 +344,10 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
         if (!strcmp(c->base[x], refname)) refx = x;
       }
     if (!any) {
-      if (st.seen_metric[m]) REPORT(c, "report.md", "has a %s section but no route of its kind ran", tsr__audit_metric_names[m]);
+      if (st->seen_metric[m]) REPORT(c, "report.md", "has a %s section but no route of its kind ran", tsr__audit_metric_names[m]);
       continue;
     }
-    if (!st.seen_metric[m]) {
+    if (!st->seen_metric[m]) {
       REPORT(c, "report.md", "no section for metric %s", tsr__audit_metric_names[m]);
       continue;
     }
@@ -350,18 +358,22 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
         char where[200];
         snprintf(where, sizeof where, "report.md %s (%.64s, %s)", tsr__audit_metric_names[m],
                  c->shapes[s].label, c->base[x]);
-        if (!st.seen_cell[k]) REPORT(c, where, "cell missing");
-        if (refx >= 0 && x != refx && !st.seen_ratio[k]) REPORT(c, where, "paired ratio missing");
-        double sp = tsr__audit_spread(p50s(&st, m, s, x), (size_t)c->rounds);
-        int unstable = isfinite(sp) && sp > st.thr;
-        if (unstable && st.seen_unstable[k] != 1)
-          REPORT(c, where, "unstable (spread %.1f%%) but listed %d times", sp * 100, st.seen_unstable[k]);
+        if (!st->seen_cell[k]) REPORT(c, where, "cell missing");
+        if (refx >= 0 && x != refx && !st->seen_ratio[k]) REPORT(c, where, "paired ratio missing");
+        double sp = tsr__audit_spread(p50s(st, m, s, x), (size_t)c->rounds);
+        int unstable = isfinite(sp) && sp > st->thr;
+        if (unstable && st->seen_unstable[k] != 1)
+          REPORT(c, where, "unstable (spread %.1f%%) but listed %d times", sp * 100, st->seen_unstable[k]);
       }
   }
-  /* Every failed row in the FAILED ROWS table (sorted: a run of many failed
-   * rows must not make this quadratic). */
+}
+
+/* Every failed row in the FAILED ROWS table (sorted: a run of many failed
+ * rows must not make this quadratic). */
+static void check_failed_listed(tsr__audit_ctx *c, json_int_t *failed_seen, size_t nfailed_seen) {
+  const json_t *rows = json_object_get(c->doc, "rows");
   qsort(failed_seen, nfailed_seen, sizeof *failed_seen, cmp_seq);
-  for (size_t i = 0; i < nrows; i++) {
+  for (size_t i = 0; i < json_array_size(rows); i++) {
     const json_t *row = json_array_get(rows, i);
     if (tsr__audit_is(row, "status", "ok")) continue;
     json_int_t seq = -1;
@@ -374,12 +386,44 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
            tsr__audit_str(row, "status") ? tsr__audit_str(row, "status") : "?");
     }
   }
+}
+
+void tsr__audit_check_report(tsr__audit_ctx *c) {
+  if (!c->in->report) {
+    REPORT(c, "report.md", "missing");
+    return;
+  }
+  rscan sc;
+  memset(&sc, 0, sizeof sc);
+  rstate *st = &sc.st;
+  *st = (rstate){c, c->rounds, c->S, c->R, NULL, NULL, NULL, NULL, c->threshold};
+  size_t cells = (size_t)TSR__AUDIT_METRICS * c->S * c->R;
+  st->seen_cell = calloc(cells, 1);
+  st->seen_ratio = calloc(cells, 1);
+  st->seen_unstable = calloc(cells, 1);
+  st->seen_metric = calloc(TSR__AUDIT_METRICS, 1);
+  char *text = strdup(c->in->report);
+  const json_t *rows = json_object_get(c->doc, "rows");
+  sc.nrows = json_array_size(rows);
+  for (size_t i = 0; i < sc.nrows; i++) sc.nfailed += !tsr__audit_is(json_array_get(rows, i), "status", "ok");
+  sc.failed_seen = calloc(sc.nrows + 1, sizeof *sc.failed_seen);
+  sc.seen_acc = calloc((size_t)c->S * c->R + 1, 1);
+  sc.section = -1;
+  sc.ref = -1;
+  if (!st->seen_cell || !st->seen_ratio || !st->seen_unstable || !st->seen_metric || !text || !sc.failed_seen)
+    goto out;
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) scan_line(&sc, line);
+  if (!sc.summary) REPORT(c, "report.md summary line", "missing ('N rows, F failed; order ...')");
+  check_accuracy_shown(c, sc.seen_acc);
+  check_all_shown(st);
+  check_failed_listed(c, sc.failed_seen, sc.nfailed_seen);
 out:
-  free(st.seen_cell);
-  free(st.seen_ratio);
-  free(st.seen_unstable);
-  free(st.seen_metric);
+  free(st->seen_cell);
+  free(st->seen_ratio);
+  free(st->seen_unstable);
+  free(st->seen_metric);
   free(text);
-  free(failed_seen);
-  free(seen_acc);
+  free(sc.failed_seen);
+  free(sc.seen_acc);
 }

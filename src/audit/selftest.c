@@ -786,9 +786,162 @@ static json_t *reasons_json(const tsr__audit_result *r) {
   return a;
 }
 
+/* What every copy of one self-test shares. */
+typedef struct {
+  const tsr__audit_options *opt;
+  FILE *out;
+  json_t *jcases;
+  const tsr__audit_input *pristine;
+  const char *root; /* the temporary directory of the copies */
+  char *msg;
+  size_t cap;
+} selftest;
+
+/* The pristine copy, byte for byte, must pass. 0 pass, 1 fail, 2 when it
+ * cannot be written or audited (msg set). */
+static int self_test_pristine(selftest *t, char *const raw[3], const size_t rawlen[3], const copy *p0) {
+  const char *const *names = tsr__audit_files;
+  char sub[4200];
+  snprintf(sub, sizeof sub, "%s/pristine", t->root);
+  tsr__audit_result res;
+  tsr__audit_result_init(&res);
+  char inner[1024];
+  int ok = mkdir(sub, 0700) == 0;
+  for (int i = 0; ok && i < 3; i++) ok = write_text(sub, names[i], raw[i], rawlen[i]) == 0;
+  ok = ok && write_extras(sub, p0) == 0;
+  if (!ok || audit_copy(sub, t->opt, &res, inner, sizeof inner)) {
+    snprintf(t->msg, t->cap, "self-test: pristine copy in %s: %s", sub, ok ? inner : "cannot write");
+    remove_copy(sub, p0);
+    tsr__audit_result_free(&res);
+    return 2;
+  }
+  remove_copy(sub, p0);
+  int pass = res.total == 0;
+  if (t->out) {
+    if (pass) fprintf(t->out, "self-test: pristine copy passes (%zu rows, %zu samples, %zu table cells, %zu report numbers)\n",
+                      res.rows, res.samples, res.cells, res.report_numbers);
+    else
+      fprintf(t->out, "self-test: pristine copy FAILS the audit (%zu findings; first: %s: %s: %s)\n", res.total,
+              res.n ? tsr__audit_reason_name(res.items[0].reason) : "?", res.n ? res.items[0].where : "",
+              res.n ? res.items[0].detail : "");
+  }
+  if (t->jcases) {
+    json_t *o = json_object();
+    json_object_set_new(o, "case", json_string("pristine"));
+    json_object_set_new(o, "expected", json_string("pass"));
+    json_object_set_new(o, "passed", json_boolean(pass));
+    json_object_set_new(o, "reasons", reasons_json(&res));
+    json_array_append_new(t->jcases, o);
+  }
+  tsr__audit_result_free(&res);
+  return pass ? 0 : 1;
+}
+
+/* A case this run cannot show (says why). Returns 1 when cc is skipped. */
+static int case_skipped(const selftest *t, const corruption *cc) {
+  const json_t *results = t->pristine->results;
+  if (cc->needs_current && !(t->opt && t->opt->current_artifacts)) return 1;
+  if (cc->needs_accuracy &&
+      !json_is_string(json_object_get(json_object_get(results, "protocol"), "accuracy_inputs"))) {
+    if (t->out) fprintf(t->out, "self-test: %-21s skipped: the run has no accuracy receipts (%s)\n", cc->name,
+                        json_string_value(json_object_get(results, "schema")));
+    return 1;
+  }
+  if (cc->needs_v3 && !json_is_object(json_object_get(results, "chain"))) {
+    if (t->out) fprintf(t->out, "self-test: %-21s skipped: %s predates tamper evidence (no hash chain, "
+                        "digest or output hashes)\n", cc->name,
+                        json_string_value(json_object_get(results, "schema")));
+    return 1;
+  }
+  return 0;
+}
+
+/* One case's verdict, as text and as JSON. */
+static void report_case(const selftest *t, const corruption *cc, const copy *c, int applied, int rejected,
+                        const tsr__audit_result *res) {
+  if (t->out) {
+    if (!applied)
+      fprintf(t->out, "self-test: %-21s NOT APPLICABLE to this run (%s): cannot show its rejection\n", cc->name, cc->what);
+    else if (rejected) {
+      size_t f = 0;
+      while (f < res->n && res->items[f].reason != c->expect) f++;
+      fprintf(t->out, "self-test: %-21s rejected: %s: %s: %s", cc->name, tsr__audit_reason_name(c->expect),
+              f < res->n ? res->items[f].where : "", f < res->n ? res->items[f].detail : "");
+      if (res->total > 1) fprintf(t->out, " (+%zu more findings)", res->total - 1);
+      fprintf(t->out, "\n");
+    } else
+      fprintf(t->out, "self-test: %-21s NOT REJECTED with %s (%zu other findings)\n", cc->name,
+              tsr__audit_reason_name(c->expect), res->total);
+    if (c->variant) fprintf(t->out, "           (%s)\n", c->variant);
+  }
+  if (t->jcases) {
+    json_t *o = json_object();
+    json_object_set_new(o, "case", json_string(cc->name));
+    json_object_set_new(o, "corruption", json_string(c->variant ? c->variant : cc->what));
+    json_object_set_new(o, "expected", json_string(tsr__audit_reason_name(c->expect)));
+    json_object_set_new(o, "applied", json_boolean(applied));
+    json_object_set_new(o, "rejected", json_boolean(rejected));
+    json_object_set_new(o, "reasons", reasons_json(res));
+    if (res->n) {
+      size_t f = 0;
+      while (f < res->n && res->items[f].reason != c->expect) f++;
+      if (f == res->n) f = 0;
+      json_object_set_new(o, "where", json_string(res->items[f].where));
+      json_object_set_new(o, "detail", json_string(res->items[f].detail));
+    }
+    json_array_append_new(t->jcases, o);
+  }
+}
+
+/* One corrupted copy: applied, written, audited, removed; *rc becomes 1
+ * when it is not rejected for its reason, 2 when it cannot be audited. */
+static void self_test_case(selftest *t, const corruption *cc, int *rc) {
+  const char *const *names = tsr__audit_files;
+  const tsr__audit_input *pristine = t->pristine;
+  const tsr__audit_options *opt = t->opt;
+  copy c;
+  memset(&c, 0, sizeof c);
+  c.results = json_deep_copy(pristine->results);
+  c.tables = json_deep_copy(pristine->tables);
+  c.tables_text = strdup(pristine->tables_text ? pristine->tables_text : "");
+  c.report = strdup(pristine->report);
+  c.svgs = json_deep_copy(pristine->svgs);
+  c.logs = pristine->logs ? json_deep_copy(pristine->logs) : NULL;
+  c.expect = cc->expect;
+  c.opt = opt;
+  char sub[4200], inner[1024];
+  snprintf(sub, sizeof sub, "%s/%s", t->root, cc->name);
+  int applied = c.results && c.tables && c.tables_text && c.report && c.svgs && cc->apply(&c) == 0;
+  int rejected = 0;
+  tsr__audit_result res;
+  tsr__audit_result_init(&res);
+  if (applied) {
+    int w = mkdir(sub, 0700) == 0 && write_json(sub, names[0], c.results) == 0 &&
+            (c.tables_changed ? write_json(sub, names[1], c.tables)
+                              : write_text(sub, names[1], c.tables_text, strlen(c.tables_text))) == 0 &&
+            write_text(sub, names[2], c.report, strlen(c.report)) == 0 && write_extras(sub, &c) == 0;
+    tsr__audit_options o = opt ? *opt : (tsr__audit_options){0};
+    if (c.digest) o.digest = c.digest;
+    if (!w || audit_copy(sub, &o, &res, inner, sizeof inner)) {
+      snprintf(t->msg, t->cap, "self-test: %s copy in %s: %s", cc->name, sub, w ? inner : "cannot write");
+      *rc = 2;
+    }
+    remove_copy(sub, &c);
+    rejected = tsr__audit_has(&res, c.expect);
+  }
+  if (!rejected && *rc != 2) *rc = 1;
+  report_case(t, cc, &c, applied, rejected, &res);
+  tsr__audit_result_free(&res);
+  json_decref(c.results);
+  json_decref(c.tables);
+  free(c.tables_text);
+  free(c.report);
+  json_decref(c.svgs);
+  json_decref(c.logs);
+}
+
 int tsr__audit_self_test(const char *dir, const tsr__audit_options *opt, FILE *out, json_t *jcases,
                          char *msg, size_t cap) {
-  const char *const *names = tsr__audit_files;
   char *raw[3];
   size_t rawlen[3];
   if (tsr__audit_read_dir(dir, raw, rawlen, msg, cap)) return 2;
@@ -813,127 +966,11 @@ int tsr__audit_self_test(const char *dir, const tsr__audit_options *opt, FILE *o
     rc = 2;
     goto out;
   }
-  /* The pristine copy, byte for byte. */
-  char sub[4200];
-  snprintf(sub, sizeof sub, "%s/pristine", root);
-  tsr__audit_result res;
-  tsr__audit_result_init(&res);
-  char inner[1024];
-  int ok = mkdir(sub, 0700) == 0;
-  for (int i = 0; ok && i < 3; i++) ok = write_text(sub, names[i], raw[i], rawlen[i]) == 0;
-  ok = ok && write_extras(sub, &p0) == 0;
-  if (!ok || audit_copy(sub, opt, &res, inner, sizeof inner)) {
-    snprintf(msg, cap, "self-test: pristine copy in %s: %s", sub, ok ? inner : "cannot write");
-    remove_copy(sub, &p0);
-    tsr__audit_result_free(&res);
-    rc = 2;
-    goto rm_root;
-  }
-  remove_copy(sub, &p0);
-  int pass = res.total == 0;
-  if (out) {
-    if (pass) fprintf(out, "self-test: pristine copy passes (%zu rows, %zu samples, %zu table cells, %zu report numbers)\n",
-                      res.rows, res.samples, res.cells, res.report_numbers);
-    else
-      fprintf(out, "self-test: pristine copy FAILS the audit (%zu findings; first: %s: %s: %s)\n", res.total,
-              res.n ? tsr__audit_reason_name(res.items[0].reason) : "?", res.n ? res.items[0].where : "",
-              res.n ? res.items[0].detail : "");
-  }
-  if (jcases) {
-    json_t *o = json_object();
-    json_object_set_new(o, "case", json_string("pristine"));
-    json_object_set_new(o, "expected", json_string("pass"));
-    json_object_set_new(o, "passed", json_boolean(pass));
-    json_object_set_new(o, "reasons", reasons_json(&res));
-    json_array_append_new(jcases, o);
-  }
-  if (!pass) rc = 1;
-  tsr__audit_result_free(&res);
-
-  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-    const corruption *cc = &cases[k];
-    if (cc->needs_current && !(opt && opt->current_artifacts)) continue;
-    if (cc->needs_accuracy &&
-        !json_is_string(json_object_get(json_object_get(pristine.results, "protocol"), "accuracy_inputs"))) {
-      if (out) fprintf(out, "self-test: %-21s skipped: the run has no accuracy receipts (%s)\n", cc->name,
-                       json_string_value(json_object_get(pristine.results, "schema")));
-      continue;
-    }
-    if (cc->needs_v3 && !json_is_object(json_object_get(pristine.results, "chain"))) {
-      if (out) fprintf(out, "self-test: %-21s skipped: %s predates tamper evidence (no hash chain, "
-                       "digest or output hashes)\n", cc->name,
-                       json_string_value(json_object_get(pristine.results, "schema")));
-      continue;
-    }
-    copy c;
-    memset(&c, 0, sizeof c);
-    c.results = json_deep_copy(pristine.results);
-    c.tables = json_deep_copy(pristine.tables);
-    c.tables_text = strdup(pristine.tables_text ? pristine.tables_text : "");
-    c.report = strdup(pristine.report);
-    c.svgs = json_deep_copy(pristine.svgs);
-    c.logs = pristine.logs ? json_deep_copy(pristine.logs) : NULL;
-    c.expect = cc->expect;
-    c.opt = opt;
-    snprintf(sub, sizeof sub, "%s/%s", root, cc->name);
-    int applied = c.results && c.tables && c.tables_text && c.report && c.svgs && cc->apply(&c) == 0;
-    int rejected = 0;
-    tsr__audit_result_init(&res);
-    if (applied) {
-      int w = mkdir(sub, 0700) == 0 && write_json(sub, names[0], c.results) == 0 &&
-              (c.tables_changed ? write_json(sub, names[1], c.tables)
-                                : write_text(sub, names[1], c.tables_text, strlen(c.tables_text))) == 0 &&
-              write_text(sub, names[2], c.report, strlen(c.report)) == 0 && write_extras(sub, &c) == 0;
-      tsr__audit_options o = opt ? *opt : (tsr__audit_options){0};
-      if (c.digest) o.digest = c.digest;
-      if (!w || audit_copy(sub, &o, &res, inner, sizeof inner)) {
-        snprintf(msg, cap, "self-test: %s copy in %s: %s", cc->name, sub, w ? inner : "cannot write");
-        rc = 2;
-      }
-      remove_copy(sub, &c);
-      rejected = tsr__audit_has(&res, c.expect);
-    }
-    if (!rejected && rc != 2) rc = 1;
-    if (out) {
-      if (!applied)
-        fprintf(out, "self-test: %-21s NOT APPLICABLE to this run (%s): cannot show its rejection\n", cc->name, cc->what);
-      else if (rejected) {
-        size_t f = 0;
-        while (f < res.n && res.items[f].reason != c.expect) f++;
-        fprintf(out, "self-test: %-21s rejected: %s: %s: %s", cc->name, tsr__audit_reason_name(c.expect),
-                f < res.n ? res.items[f].where : "", f < res.n ? res.items[f].detail : "");
-        if (res.total > 1) fprintf(out, " (+%zu more findings)", res.total - 1);
-        fprintf(out, "\n");
-      } else
-        fprintf(out, "self-test: %-21s NOT REJECTED with %s (%zu other findings)\n", cc->name,
-                tsr__audit_reason_name(c.expect), res.total);
-      if (c.variant) fprintf(out, "           (%s)\n", c.variant);
-    }
-    if (jcases) {
-      json_t *o = json_object();
-      json_object_set_new(o, "case", json_string(cc->name));
-      json_object_set_new(o, "corruption", json_string(c.variant ? c.variant : cc->what));
-      json_object_set_new(o, "expected", json_string(tsr__audit_reason_name(c.expect)));
-      json_object_set_new(o, "applied", json_boolean(applied));
-      json_object_set_new(o, "rejected", json_boolean(rejected));
-      json_object_set_new(o, "reasons", reasons_json(&res));
-      if (res.n) {
-        size_t f = 0;
-        while (f < res.n && res.items[f].reason != c.expect) f++;
-        if (f == res.n) f = 0;
-        json_object_set_new(o, "where", json_string(res.items[f].where));
-        json_object_set_new(o, "detail", json_string(res.items[f].detail));
-      }
-      json_array_append_new(jcases, o);
-    }
-    tsr__audit_result_free(&res);
-    json_decref(c.results);
-    json_decref(c.tables);
-    free(c.tables_text);
-    free(c.report);
-    json_decref(c.svgs);
-    json_decref(c.logs);
-  }
+  selftest t = {opt, out, jcases, &pristine, root, msg, cap};
+  rc = self_test_pristine(&t, raw, rawlen, &p0);
+  if (rc == 2) goto rm_root;
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+    if (!case_skipped(&t, &cases[k])) self_test_case(&t, &cases[k], &rc);
 rm_root:
   rmdir(root);
 out:

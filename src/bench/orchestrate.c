@@ -161,10 +161,25 @@ static char *fmt(const char *f, ...) {
   return s;
 }
 
+/* One run's state, shared by its phases (tsr__bench_run). */
 typedef struct {
   const tsr__bench_config *cfg;
   json_t *doc;
   char results_path[4200];
+  char logs[4200], work[4200];
+  json_t *proto, *art, *jexe; /* parts of doc that later phases fill in */
+  char exe[4096], exe_sha[65];
+  const tsr__route *measured[TSR_BENCH_MAX_ROUTES];
+  int R, S, rounds;
+  int *ro, *so; /* the design: each round's route and shape order */
+  json_t *order, *realized;
+  tsr__torch_zygote zy;
+  const char *zsock;
+  char link[65]; /* the hash chain's head */
+  tsr__order_entry *seq;
+  size_t nseq;
+  int failed;
+  int64_t t0;
 } run_state;
 
 static void save(run_state *s) {
@@ -369,9 +384,8 @@ static int memory_check(const tsr__bench_config *cfg) {
   return rc;
 }
 
-int tsr__bench_run(const tsr__bench_config *cfg) {
-  const char *dir = cfg->out_dir;
-  if (memory_check(cfg)) return 2;
+/* --out: refused when it exists; created with its parents. 0, or 2 after one line. */
+static int make_out_dir(const char *dir) {
   struct stat sb;
   if (stat(dir, &sb) == 0 || errno != ENOENT) {
     fprintf(stderr, "tessera bench: --out: '%s' already exists; refusing to touch it\n", dir);
@@ -382,26 +396,11 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
     fprintf(stderr, "tessera bench: --out: cannot create '%s': %s\n", dir, strerror(e));
     return 2;
   }
-  run_state s = {cfg, json_object(), ""};
-  snprintf(s.results_path, sizeof s.results_path, "%s/results.json", dir);
-  char logs[4200], work[4200];
-  snprintf(logs, sizeof logs, "%s/logs", dir);
-  snprintf(work, sizeof work, "%s/tmp", dir);
-  mkdir(logs, 0755);
-  mkdir(work, 0755);
+  return 0;
+}
 
-  json_t *doc = s.doc;
-  char when[64];
-  tsr__utc_now(when, sizeof when);
-  json_object_set_new(doc, "schema", json_string(TSR_BENCH_SCHEMA));
-  json_object_set_new(doc, "complete", json_false());
-  json_object_set_new(doc, "tessera_version", json_string(TSR_VERSION));
-  json_object_set_new(doc, "started_utc", json_string(when));
-  json_t *cmd = json_array();
-  for (int i = 0; i < cfg->argc; i++) json_array_append_new(cmd, json_string(cfg->argv[i]));
-  json_object_set_new(doc, "command_line", cmd);
-
-  /* Protocol parameters. */
+/* Protocol parameters (rounds are added once the routes are known). */
+static json_t *protocol_json(const tsr__bench_config *cfg) {
   json_t *proto = json_object();
   json_object_set_new(proto, "preset", cfg->preset ? json_string(cfg->preset) : json_null());
   json_object_set_new(proto, "samples", json_integer(cfg->samples));
@@ -443,23 +442,82 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
                           json_string(tsr__metric_name((tsr__metric)m)));
   json_object_set_new(proto, "metrics_gpu", mg);
   json_object_set_new(proto, "metrics_cpu", mc);
-  json_object_set_new(doc, "protocol", proto);
+  return proto;
+}
+
+/* The fields fixed before any child: identity, protocol, host, device. */
+static void doc_header(run_state *s) {
+  const tsr__bench_config *cfg = s->cfg;
+  json_t *doc = s->doc;
+  char when[64];
+  tsr__utc_now(when, sizeof when);
+  json_object_set_new(doc, "schema", json_string(TSR_BENCH_SCHEMA));
+  json_object_set_new(doc, "complete", json_false());
+  json_object_set_new(doc, "tessera_version", json_string(TSR_VERSION));
+  json_object_set_new(doc, "started_utc", json_string(when));
+  json_t *cmd = json_array();
+  for (int i = 0; i < cfg->argc; i++) json_array_append_new(cmd, json_string(cfg->argv[i]));
+  json_object_set_new(doc, "command_line", cmd);
+  s->proto = protocol_json(cfg);
+  json_object_set_new(doc, "protocol", s->proto);
   json_object_set_new(doc, "host", tsr__host_json());
   json_object_set_new(doc, "device", tsr__device_json());
 
   /* Executable identity, checked again at the end. */
-  char exe[4096] = "", exe_sha[65] = "";
-  ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (el > 0) exe[el] = '\0';
-  json_t *art = json_object();
-  json_t *jexe = json_object();
-  json_object_set_new(jexe, "path", json_string(exe));
-  json_object_set_new(jexe, "sha256", tsr__sha256_file(exe, exe_sha) ? json_null() : json_string(exe_sha));
-  json_object_set_new(art, "executable", jexe);
-  json_object_set_new(art, "libraries", json_array());
-  json_object_set_new(doc, "artifacts", art);
+  ssize_t el = readlink("/proc/self/exe", s->exe, sizeof s->exe - 1);
+  if (el > 0) s->exe[el] = '\0';
+  s->art = json_object();
+  s->jexe = json_object();
+  json_object_set_new(s->jexe, "path", json_string(s->exe));
+  json_object_set_new(s->jexe, "sha256", tsr__sha256_file(s->exe, s->exe_sha) ? json_null() : json_string(s->exe_sha));
+  json_object_set_new(s->art, "executable", s->jexe);
+  json_object_set_new(s->art, "libraries", json_array());
+  json_object_set_new(doc, "artifacts", s->art);
+}
 
-  /* Route discovery, each probe in its own child too. */
+/* One route's record from its probe child's result. Returns 1 when it is available. */
+static int probe_route(run_state *s, const tsr__route *rt, json_t *jroutes) {
+  const tsr__bench_config *cfg = s->cfg;
+  char **av = child_argv(cfg, rt->name, NULL, s->work, CHILD_PROBE, NULL);
+  char log[4400];
+  snprintf(log, sizeof log, "%s/probe-%s.log", s->logs, rt->name);
+  child_out co;
+  run_child(av, cfg->timeout_s < 120 ? cfg->timeout_s : 120, log, &co);
+  drop_empty_log(log);
+  free_argv(av);
+  json_t *o = json_object();
+  json_object_set_new(o, "name", json_string(rt->name));
+  json_object_set_new(o, "kind", json_string(rt->is_gpu ? "gpu" : "cpu"));
+  json_object_set_new(o, "runner", json_string(rt->kind == TSR_ROUTE_TORCH      ? "torch"
+                                               : rt->kind == TSR_ROUTE_OPENBLAS ? "openblas"
+                                                                                : "backend"));
+  if (rt->kind == TSR_ROUTE_BACKEND)
+    json_object_set_new(o, "backend", json_string(tsr_backend_name(rt->backend)));
+  int avail = json_is_true(json_object_get(co.result, "available"));
+  json_object_set_new(o, "available", json_boolean(avail));
+  if (avail) {
+    json_object_set_new(o, "reason", json_null());
+  } else {
+    const char *why = json_string_value(json_object_get(co.result, "reason"));
+    char buf[512];
+    if (!why) {
+      snprintf(buf, sizeof buf, "probe %s", co.timed_out ? "timed out" : co.signaled ? "crashed" : "gave no result");
+      why = buf;
+    }
+    json_object_set_new(o, "reason", json_string(why));
+    fprintf(stderr, "tessera bench: route %s skipped: %s\n", rt->name, why);
+  }
+  json_t *ver = json_object_get(co.result, "versions");
+  json_object_set(o, "versions", ver ? ver : json_object());
+  json_array_append_new(jroutes, o);
+  json_decref(co.result);
+  return avail;
+}
+
+/* Route discovery, each probe in its own child too. Fills s->measured and
+ * s->R; returns the base order (the measured routes' names). */
+static json_t *discover_routes(run_state *s) {
+  const tsr__bench_config *cfg = s->cfg;
   const char *req[TSR_BENCH_MAX_ROUTES];
   int nreq = 0;
   if (cfg->routes) {
@@ -473,259 +531,270 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
       if (!tsr__routes[i].named_only) req[nreq++] = tsr__routes[i].name;
   }
   json_t *jroutes = json_array(), *base = json_array();
-  const tsr__route *measured[TSR_BENCH_MAX_ROUTES];
-  int R = 0;
+  s->R = 0;
   for (int i = 0; i < nreq; i++) {
     const tsr__route *rt = tsr__route_find(req[i]);
-    char **av = child_argv(cfg, rt->name, NULL, work, CHILD_PROBE, NULL);
-    char log[4400];
-    snprintf(log, sizeof log, "%s/probe-%s.log", logs, rt->name);
-    child_out co;
-    run_child(av, cfg->timeout_s < 120 ? cfg->timeout_s : 120, log, &co);
-    drop_empty_log(log);
-    free_argv(av);
-    json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(rt->name));
-    json_object_set_new(o, "kind", json_string(rt->is_gpu ? "gpu" : "cpu"));
-    json_object_set_new(o, "runner", json_string(rt->kind == TSR_ROUTE_TORCH      ? "torch"
-                                                 : rt->kind == TSR_ROUTE_OPENBLAS ? "openblas"
-                                                                                  : "backend"));
-    if (rt->kind == TSR_ROUTE_BACKEND)
-      json_object_set_new(o, "backend", json_string(tsr_backend_name(rt->backend)));
-    int avail = json_is_true(json_object_get(co.result, "available"));
-    json_object_set_new(o, "available", json_boolean(avail));
-    if (avail) {
-      json_object_set_new(o, "reason", json_null());
-    } else {
-      const char *why = json_string_value(json_object_get(co.result, "reason"));
-      char buf[512];
-      if (!why) {
-        snprintf(buf, sizeof buf, "probe %s", co.timed_out ? "timed out" : co.signaled ? "crashed" : "gave no result");
-        why = buf;
-      }
-      json_object_set_new(o, "reason", json_string(why));
-      fprintf(stderr, "tessera bench: route %s skipped: %s\n", rt->name, why);
-    }
-    json_t *ver = json_object_get(co.result, "versions");
-    json_object_set(o, "versions", ver ? ver : json_object());
-    json_array_append_new(jroutes, o);
-    if (avail && R < TSR_BENCH_MAX_ROUTES) {
-      measured[R++] = rt;
+    if (probe_route(s, rt, jroutes) && s->R < TSR_BENCH_MAX_ROUTES) {
+      s->measured[s->R++] = rt;
       json_array_append_new(base, json_string(rt->name));
     }
-    json_decref(co.result);
   }
-  json_object_set_new(doc, "routes", jroutes);
+  json_object_set_new(s->doc, "routes", jroutes);
   if (cfg->torch_script) {
     json_t *ts = json_object();
     char sha[65];
     json_object_set_new(ts, "path", json_string(cfg->torch_script));
     json_object_set_new(ts, "sha256", tsr__sha256_file(cfg->torch_script, sha) ? json_null() : json_string(sha));
-    json_object_set_new(art, "torch_script", ts);
+    json_object_set_new(s->art, "torch_script", ts);
   }
+  return base;
+}
 
-  int S = cfg->nshapes;
-  int rounds = cfg->rounds > 0 ? cfg->rounds : 2 * R;
-  json_object_set_new(proto, "rounds", json_integer(rounds));
-  json_t *order = json_object();
-  json_object_set_new(order, "base_routes", base);
-  json_object_set_new(doc, "order", order);
-  json_object_set_new(doc, "rows", json_array());
-  save(&s);
-  if (R == 0) {
-    fprintf(stderr, "tessera bench: no requested route is available here (see %s)\n", s.results_path);
-    char link[65], digest[65];
-    chain_start(doc, link);
-    json_object_set_new(doc, "complete", json_true());
-    chain_finish(doc, digest);
-    save(&s);
-    rmdir(work);
-    json_decref(doc);
-    return 2;
-  }
-
-  int *ro = malloc((size_t)rounds * R * sizeof *ro), *so = malloc((size_t)rounds * S * sizeof *so);
-  tsr__order_design(R, S, rounds, ro, so);
+/* The order design of every round, recorded as planned; the realized
+ * order is appended row by row. */
+static void plan_order(run_state *s) {
+  int R = s->R, S = s->S, rounds = s->rounds;
+  s->ro = malloc((size_t)rounds * R * sizeof *s->ro);
+  s->so = malloc((size_t)rounds * S * sizeof *s->so);
+  tsr__order_design(R, S, rounds, s->ro, s->so);
   json_t *planned = json_array();
   for (int r = 0; r < rounds; r++) {
     json_t *o = json_object(), *rr = json_array(), *ss = json_array();
-    for (int p = 0; p < R; p++) json_array_append_new(rr, json_string(measured[ro[r * R + p]]->name));
-    for (int j = 0; j < S; j++) json_array_append_new(ss, json_string(cfg->shapes[so[r * S + j]]));
+    for (int p = 0; p < R; p++) json_array_append_new(rr, json_string(s->measured[s->ro[r * R + p]]->name));
+    for (int j = 0; j < S; j++) json_array_append_new(ss, json_string(s->cfg->shapes[s->so[r * S + j]]));
     json_object_set_new(o, "round", json_integer(r));
     json_object_set_new(o, "routes", rr);
     json_object_set_new(o, "shapes", ss);
     json_array_append_new(planned, o);
   }
-  json_object_set_new(order, "design", json_string("route order rotated by floor(r/2), odd rounds reverse the preceding round; shape order rotated by r"));
-  json_object_set_new(order, "planned", planned);
-  json_t *realized = json_array();
-  json_object_set_new(order, "realized", realized);
+  json_object_set_new(s->order, "design", json_string("route order rotated by floor(r/2), odd rounds reverse the preceding round; shape order rotated by r"));
+  json_object_set_new(s->order, "planned", planned);
+  s->realized = json_array();
+  json_object_set_new(s->order, "realized", s->realized);
+}
 
-  /* Warm the oracle cache outside every measurement's budget, each in its
-   * own child too (the GPU oracle must not leave a CUDA context in this
-   * process). A failure here only means each child computes its own. */
+/* Warm the oracle cache outside every measurement's budget, each in its
+ * own child too (the GPU oracle must not leave a CUDA context in this
+ * process). A failure here only means each child computes its own. */
+static void precompute_oracles(run_state *s) {
+  const tsr__bench_config *cfg = s->cfg;
   json_t *pre = json_array();
-  json_object_set_new(doc, "oracle_precompute", pre);
-  if (cfg->oracle_cache) {
-    for (int j = 0; j < S; j++) {
-      if (cfg->progress) fprintf(stderr, "\r\033[Koracle %s ...", cfg->shapes[j]);
-      char **av = child_argv(cfg, NULL, cfg->shapes[j], work, CHILD_ORACLE, NULL);
-      char log[4400];
-      snprintf(log, sizeof log, "%s/oracle-%s.log", logs, cfg->shapes[j]);
-      child_out co;
-      run_child(av, cfg->timeout_s, log, &co);
-      drop_empty_log(log);
-      free_argv(av);
-      json_t *o = json_object();
-      json_object_set_new(o, "shape", json_string(cfg->shapes[j]));
-      json_object_set_new(o, "wall_ns", json_integer(co.wall_ns));
-      json_object_set_new(o, "result", co.result ? co.result : json_null());
-      if (!co.result || strcmp(json_string_value(json_object_get(co.result, "status")) ? json_string_value(json_object_get(co.result, "status")) : "", "ok"))
-        fprintf(stderr, "%stessera bench: oracle precompute for %s failed; each child computes its own\n",
-                cfg->progress ? "\r\033[K" : "", cfg->shapes[j]);
-      json_array_append_new(pre, o);
-    }
+  json_object_set_new(s->doc, "oracle_precompute", pre);
+  if (!cfg->oracle_cache) return;
+  for (int j = 0; j < s->S; j++) {
+    if (cfg->progress) fprintf(stderr, "\r\033[Koracle %s ...", cfg->shapes[j]);
+    char **av = child_argv(cfg, NULL, cfg->shapes[j], s->work, CHILD_ORACLE, NULL);
+    char log[4400];
+    snprintf(log, sizeof log, "%s/oracle-%s.log", s->logs, cfg->shapes[j]);
+    child_out co;
+    run_child(av, cfg->timeout_s, log, &co);
+    drop_empty_log(log);
+    free_argv(av);
+    json_t *o = json_object();
+    json_object_set_new(o, "shape", json_string(cfg->shapes[j]));
+    json_object_set_new(o, "wall_ns", json_integer(co.wall_ns));
+    json_object_set_new(o, "result", co.result ? co.result : json_null());
+    if (!co.result || strcmp(json_string_value(json_object_get(co.result, "status")) ? json_string_value(json_object_get(co.result, "status")) : "", "ok"))
+      fprintf(stderr, "%stessera bench: oracle precompute for %s failed; each child computes its own\n",
+              cfg->progress ? "\r\033[K" : "", cfg->shapes[j]);
+    json_array_append_new(pre, o);
   }
+}
 
-  /* The torch zygote, when torch is measured: started after the oracle
-   * precompute (which may use the GPU) and before the first row. */
-  tsr__torch_zygote zy = {0};
-  const char *zsock = NULL;
+/* The torch zygote, when torch is measured: started after the oracle
+ * precompute (which may use the GPU) and before the first row. */
+static void start_torch_zygote(run_state *s) {
+  const tsr__bench_config *cfg = s->cfg;
   int torch_measured = 0;
-  for (int i = 0; i < R; i++) torch_measured |= measured[i]->kind == TSR_ROUTE_TORCH;
-  if (torch_measured) {
-    json_t *tz = json_object();
-    json_object_set_new(tz, "mode", json_string(cfg->torch_exec ? "exec" : "fork"));
-    if (!cfg->torch_exec) {
-      char log[4400], zmsg[512];
-      snprintf(log, sizeof log, "%s/torch-zygote.log", logs);
-      json_t *ready = NULL;
-      if (tsr__torch_zygote_start(&zy, cfg->torch_script, log, cfg->timeout_s < 120 ? cfg->timeout_s : 120,
-                                  &ready, zmsg, sizeof zmsg) == 0) {
-        zsock = zy.sock;
-        json_object_set_new(tz, "socket", json_string(zy.sock));
-        json_object_set_new(tz, "ready", ready);
-      } else {
-        /* Every torch row then runs its own python3, as with exec. */
-        json_object_set_new(tz, "mode", json_string("exec"));
-        json_object_set_new(tz, "fallback_reason", json_string(zmsg));
-        fprintf(stderr, "tessera bench: %s; torch rows run a fresh python3 each\n", zmsg);
-      }
-      drop_empty_log(log);
+  for (int i = 0; i < s->R; i++) torch_measured |= s->measured[i]->kind == TSR_ROUTE_TORCH;
+  if (!torch_measured) return;
+  json_t *tz = json_object();
+  json_object_set_new(tz, "mode", json_string(cfg->torch_exec ? "exec" : "fork"));
+  if (!cfg->torch_exec) {
+    char log[4400], zmsg[512];
+    snprintf(log, sizeof log, "%s/torch-zygote.log", s->logs);
+    json_t *ready = NULL;
+    if (tsr__torch_zygote_start(&s->zy, cfg->torch_script, log, cfg->timeout_s < 120 ? cfg->timeout_s : 120,
+                                &ready, zmsg, sizeof zmsg) == 0) {
+      s->zsock = s->zy.sock;
+      json_object_set_new(tz, "socket", json_string(s->zy.sock));
+      json_object_set_new(tz, "ready", ready);
+    } else {
+      /* Every torch row then runs its own python3, as with exec. */
+      json_object_set_new(tz, "mode", json_string("exec"));
+      json_object_set_new(tz, "fallback_reason", json_string(zmsg));
+      fprintf(stderr, "tessera bench: %s; torch rows run a fresh python3 each\n", zmsg);
     }
-    json_object_set_new(doc, "torch_process", tz);
+    drop_empty_log(log);
   }
+  json_object_set_new(s->doc, "torch_process", tz);
+}
 
-  char link[65];
-  chain_start(doc, link);
-  tsr__order_entry *seq = malloc((size_t)rounds * S * R * sizeof *seq);
-  size_t nseq = 0;
-  int total = rounds * S * R, failed = 0;
-  json_t *rows = json_object_get(doc, "rows");
-  json_t *libs = json_object_get(art, "libraries");
-  int64_t bench_t0 = tsr__now_ns();
-  for (int r = 0; r < rounds; r++)
-    for (int j = 0; j < S; j++)
-      for (int p = 0; p < R; p++) {
-        int si = so[r * S + j], ri = ro[r * R + p];
-        const char *shape = cfg->shapes[si], *route = measured[ri]->name;
-        int seqno = (int)nseq;
-        if (cfg->progress) {
-          double el = (double)(tsr__now_ns() - bench_t0) * 1e-9;
-          fprintf(stderr, "\r\033[K[%d/%d] %.0fs round %d/%d  %s  %s", seqno + 1, total, el,
-                  r + 1, rounds, shape, route);
-        }
-        char log[4400], rel[256];
-        snprintf(rel, sizeof rel, "logs/%04d-r%02d-%s-%s.log", seqno, r, shape, route);
-        snprintf(log, sizeof log, "%s/%s", dir, rel);
-        char **av = child_argv(cfg, route, shape, work, CHILD_MEASURE, zsock);
-        child_out co;
-        run_child(av, cfg->timeout_s, log, &co);
-        char detail[1024];
-        const char *st = row_status(&co, detail, sizeof detail);
-        json_t *row = json_object();
-        json_object_set_new(row, "seq", json_integer(seqno));
-        json_object_set_new(row, "round", json_integer(r));
-        json_object_set_new(row, "shape", json_string(shape));
-        json_object_set_new(row, "route", json_string(route));
-        json_object_set_new(row, "position", json_integer(p));
-        json_object_set_new(row, "shape_position", json_integer(j));
-        json_object_set_new(row, "status", json_string(st));
-        json_object_set_new(row, "detail", json_string(detail));
-        json_t *ex = json_object();
-        json_object_set_new(ex, "code", co.exited ? json_integer(co.code) : json_null());
-        json_object_set_new(ex, "signal", co.signaled ? json_integer(co.sig) : json_null());
-        json_object_set_new(ex, "timed_out", json_boolean(co.timed_out));
-        json_object_set_new(ex, "wall_ns", json_integer(co.wall_ns));
-        json_object_set_new(row, "exit", ex);
-        json_object_set_new(row, "argv", argv_json(av));
-        if (strcmp(st, "ok")) json_object_set_new(row, "stderr_tail", tail_of_file(log, 2000));
-        json_object_set_new(row, "log", drop_empty_log(log) ? json_string(rel) : json_null());
-        json_object_set_new(row, "result", co.result ? co.result : json_null());
-        if (strcmp(st, "ok")) {
-          failed++;
-          fprintf(stderr, "%stessera bench: FAILED round %d %s %s: %s: %s\n",
-                  cfg->progress ? "\r\033[K" : "", r, shape, route, st, detail);
-        }
-        json_t *jl = json_object_get(co.result, "libraries");
-        for (size_t i = 0; i < json_array_size(jl); i++)
-          hash_into(libs, json_string_value(json_array_get(jl, i)));
-        free_argv(av);
-        chain_append(doc, row, link);
-        json_array_append_new(rows, row);
-        json_t *re = json_object();
-        json_object_set_new(re, "seq", json_integer(seqno));
-        json_object_set_new(re, "round", json_integer(r));
-        json_object_set_new(re, "shape", json_string(shape));
-        json_object_set_new(re, "route", json_string(route));
-        json_array_append_new(realized, re);
-        seq[nseq++] = (tsr__order_entry){r, si, ri};
-        save(&s);
-      }
-  if (cfg->progress) fprintf(stderr, "\r\033[K");
-  tsr__torch_zygote_stop(&zy);
+/* Round r's measurement at shape position j and route position p, in its
+ * own child: the row is chained, appended and saved. */
+static void measure_row(run_state *s, int r, int j, int p) {
+  const tsr__bench_config *cfg = s->cfg;
+  int si = s->so[r * s->S + j], ri = s->ro[r * s->R + p];
+  const char *shape = cfg->shapes[si], *route = s->measured[ri]->name;
+  int seqno = (int)s->nseq;
+  if (cfg->progress) {
+    double el = (double)(tsr__now_ns() - s->t0) * 1e-9;
+    fprintf(stderr, "\r\033[K[%d/%d] %.0fs round %d/%d  %s  %s", seqno + 1, s->rounds * s->S * s->R, el,
+            r + 1, s->rounds, shape, route);
+  }
+  char log[4400], rel[256];
+  snprintf(rel, sizeof rel, "logs/%04d-r%02d-%s-%s.log", seqno, r, shape, route);
+  snprintf(log, sizeof log, "%s/%s", cfg->out_dir, rel);
+  char **av = child_argv(cfg, route, shape, s->work, CHILD_MEASURE, s->zsock);
+  child_out co;
+  run_child(av, cfg->timeout_s, log, &co);
+  char detail[1024];
+  const char *st = row_status(&co, detail, sizeof detail);
+  json_t *row = json_object();
+  json_object_set_new(row, "seq", json_integer(seqno));
+  json_object_set_new(row, "round", json_integer(r));
+  json_object_set_new(row, "shape", json_string(shape));
+  json_object_set_new(row, "route", json_string(route));
+  json_object_set_new(row, "position", json_integer(p));
+  json_object_set_new(row, "shape_position", json_integer(j));
+  json_object_set_new(row, "status", json_string(st));
+  json_object_set_new(row, "detail", json_string(detail));
+  json_t *ex = json_object();
+  json_object_set_new(ex, "code", co.exited ? json_integer(co.code) : json_null());
+  json_object_set_new(ex, "signal", co.signaled ? json_integer(co.sig) : json_null());
+  json_object_set_new(ex, "timed_out", json_boolean(co.timed_out));
+  json_object_set_new(ex, "wall_ns", json_integer(co.wall_ns));
+  json_object_set_new(row, "exit", ex);
+  json_object_set_new(row, "argv", argv_json(av));
+  if (strcmp(st, "ok")) json_object_set_new(row, "stderr_tail", tail_of_file(log, 2000));
+  json_object_set_new(row, "log", drop_empty_log(log) ? json_string(rel) : json_null());
+  json_object_set_new(row, "result", co.result ? co.result : json_null());
+  if (strcmp(st, "ok")) {
+    s->failed++;
+    fprintf(stderr, "%stessera bench: FAILED round %d %s %s: %s: %s\n",
+            cfg->progress ? "\r\033[K" : "", r, shape, route, st, detail);
+  }
+  json_t *libs = json_object_get(s->art, "libraries");
+  json_t *jl = json_object_get(co.result, "libraries");
+  for (size_t i = 0; i < json_array_size(jl); i++)
+    hash_into(libs, json_string_value(json_array_get(jl, i)));
+  free_argv(av);
+  chain_append(s->doc, row, s->link);
+  json_array_append_new(json_object_get(s->doc, "rows"), row);
+  json_t *re = json_object();
+  json_object_set_new(re, "seq", json_integer(seqno));
+  json_object_set_new(re, "round", json_integer(r));
+  json_object_set_new(re, "shape", json_string(shape));
+  json_object_set_new(re, "route", json_string(route));
+  json_array_append_new(s->realized, re);
+  s->seq[s->nseq++] = (tsr__order_entry){r, si, ri};
+  save(s);
+}
 
-  json_t *check = tsr__order_check(seq, nseq, R, S, rounds);
-  json_object_set_new(order, "check", check);
+/* After the last row: the realized order's check, the executable's
+ * identity again, the summary and the digest. */
+static void finish_doc(run_state *s, char digest[65]) {
+  json_t *doc = s->doc;
+  json_t *check = tsr__order_check(s->seq, s->nseq, s->R, s->S, s->rounds);
+  json_object_set_new(s->order, "check", check);
   if (!json_is_true(json_object_get(check, "balanced")))
     fprintf(stderr, "tessera bench: WARNING: the realized order is not balanced (%zu problems; "
                     "use a multiple of 2R rounds)\n",
             json_array_size(json_object_get(check, "problems")));
   char exe_sha2[65] = "";
-  tsr__sha256_file(exe, exe_sha2);
-  json_object_set_new(jexe, "sha256_at_end", json_string(exe_sha2));
-  json_object_set_new(jexe, "unchanged", json_boolean(!strcmp(exe_sha, exe_sha2)));
+  tsr__sha256_file(s->exe, exe_sha2);
+  json_object_set_new(s->jexe, "sha256_at_end", json_string(exe_sha2));
+  json_object_set_new(s->jexe, "unchanged", json_boolean(!strcmp(s->exe_sha, exe_sha2)));
+  char when[64];
   tsr__utc_now(when, sizeof when);
   json_object_set_new(doc, "finished_utc", json_string(when));
   json_t *sum = json_object();
-  json_object_set_new(sum, "rows", json_integer((json_int_t)nseq));
-  json_object_set_new(sum, "failed_rows", json_integer(failed));
-  json_object_set_new(sum, "wall_ns", json_integer(tsr__now_ns() - bench_t0));
+  json_object_set_new(sum, "rows", json_integer((json_int_t)s->nseq));
+  json_object_set_new(sum, "failed_rows", json_integer(s->failed));
+  json_object_set_new(sum, "wall_ns", json_integer(tsr__now_ns() - s->t0));
   json_object_set_new(doc, "summary", sum);
   json_object_set_new(doc, "complete", json_true());
-  char digest[65];
   chain_finish(doc, digest);
-  save(&s);
-  rmdir(work);
-  free(seq);
-  free(ro);
-  free(so);
+  save(s);
+}
 
+/* The report files, and the tables on stdout. Returns the exit code. */
+static int print_report(run_state *s, const char *digest) {
+  const char *dir = s->cfg->out_dir;
   char msg[512], *md = NULL;
-  int rc = failed ? 1 : 0;
-  if (tsr__bench_report(doc, dir, -1.0, &md, msg, sizeof msg)) {
+  int rc = s->failed ? 1 : 0;
+  if (tsr__bench_report(s->doc, dir, -1.0, &md, msg, sizeof msg)) {
     fprintf(stderr, "tessera bench: report: %s\n", msg);
     rc = 1;
   } else {
     fputs(md, stdout);
-    printf("\nraw results: %s\nreport: %s/report.md\n", s.results_path, dir);
+    printf("\nraw results: %s\nreport: %s/report.md\n", s->results_path, dir);
     /* to quote in a commit message or docs/perf.md; `tessera audit --digest` checks it */
     printf("digest: sha256:%s\n", digest);
   }
-  if (failed)
+  if (s->failed)
     fprintf(stderr, "tessera bench: %d of %zu rows FAILED (crash, timeout, error or invalid output); see report.md\n",
-            failed, nseq);
+            s->failed, s->nseq);
   free(md);
+  return rc;
+}
+
+int tsr__bench_run(const tsr__bench_config *cfg) {
+  const char *dir = cfg->out_dir;
+  if (memory_check(cfg)) return 2;
+  if (make_out_dir(dir)) return 2;
+  run_state st, *s = &st;
+  memset(s, 0, sizeof *s);
+  s->cfg = cfg;
+  s->doc = json_object();
+  snprintf(s->results_path, sizeof s->results_path, "%s/results.json", dir);
+  snprintf(s->logs, sizeof s->logs, "%s/logs", dir);
+  snprintf(s->work, sizeof s->work, "%s/tmp", dir);
+  mkdir(s->logs, 0755);
+  mkdir(s->work, 0755);
+  json_t *doc = s->doc;
+  doc_header(s);
+  json_t *base = discover_routes(s);
+
+  s->S = cfg->nshapes;
+  s->rounds = cfg->rounds > 0 ? cfg->rounds : 2 * s->R;
+  json_object_set_new(s->proto, "rounds", json_integer(s->rounds));
+  s->order = json_object();
+  json_object_set_new(s->order, "base_routes", base);
+  json_object_set_new(doc, "order", s->order);
+  json_object_set_new(doc, "rows", json_array());
+  save(s);
+  if (s->R == 0) {
+    fprintf(stderr, "tessera bench: no requested route is available here (see %s)\n", s->results_path);
+    char digest[65];
+    chain_start(doc, s->link);
+    json_object_set_new(doc, "complete", json_true());
+    chain_finish(doc, digest);
+    save(s);
+    rmdir(s->work);
+    json_decref(doc);
+    return 2;
+  }
+
+  plan_order(s);
+  precompute_oracles(s);
+  start_torch_zygote(s);
+  chain_start(doc, s->link);
+  s->seq = malloc((size_t)s->rounds * s->S * s->R * sizeof *s->seq);
+  s->t0 = tsr__now_ns();
+  for (int r = 0; r < s->rounds; r++)
+    for (int j = 0; j < s->S; j++)
+      for (int p = 0; p < s->R; p++) measure_row(s, r, j, p);
+  if (cfg->progress) fprintf(stderr, "\r\033[K");
+  tsr__torch_zygote_stop(&s->zy);
+
+  char digest[65];
+  finish_doc(s, digest);
+  rmdir(s->work);
+  free(s->seq);
+  free(s->ro);
+  free(s->so);
+  int rc = print_report(s, digest);
   json_decref(doc);
   return rc;
 }

@@ -155,29 +155,19 @@ static json_t *accuracy_table(const json_t *doc, json_t *index, int rounds) {
   return out;
 }
 
-json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t cap) {
-  /* the previous schema (no accuracy receipts) still reports */
-  if (strcmp(jstr(doc, "schema"), TSR_BENCH_SCHEMA) && strcmp(jstr(doc, "schema"), "tessera-bench/2") &&
-      strcmp(jstr(doc, "schema"), "tessera-bench/1")) {
-    snprintf(msg, cap, "schema: '%s' is not %s", jstr(doc, "schema"), TSR_BENCH_SCHEMA);
-    return NULL;
-  }
+/* The document's extents within the limits above, and distinct shape
+ * labels. The rounds, or -1 with msg set. */
+static int tables_extents(const json_t *doc, size_t *nbase_out, char *msg, size_t cap) {
   const json_t *proto = json_object_get(doc, "protocol");
-  if (threshold < 0) {
-    threshold = tsr__json_to_double(json_object_get(proto, "unstable_threshold"));
-    if (!isfinite(threshold)) threshold = 0.10;
-  }
   const json_t *jrounds = json_object_get(proto, "rounds");
   const json_t *shapes = json_object_get(proto, "shapes");
   const json_t *base = json_object_get(json_object_get(doc, "order"), "base_routes");
-  const json_t *routes = json_object_get(doc, "routes");
-  const json_t *rows = json_object_get(doc, "rows");
   if (!json_is_integer(jrounds) || json_integer_value(jrounds) < 1 ||
       json_integer_value(jrounds) > MAX_ROUNDS) {
     snprintf(msg, cap, "protocol.rounds: %s%lld is not an integer in [1, %d]",
              json_is_integer(jrounds) ? "" : "missing or not an integer: ",
              (long long)json_integer_value(jrounds), MAX_ROUNDS);
-    return NULL;
+    return -1;
   }
   int rounds = (int)json_integer_value(jrounds);
   size_t nshapes = json_array_size(shapes);
@@ -185,7 +175,7 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
   if (nshapes > MAX_SHAPES || (size_t)rounds * nshapes * (nbase ? nbase : 1) > MAX_SLOTS) {
     snprintf(msg, cap, "protocol: %d rounds × %zu shapes × %zu routes is beyond %zu rows", rounds,
              nshapes, nbase, MAX_SLOTS);
-    return NULL;
+    return -1;
   }
   /* Each (round, shape, route) names one row: labels must be distinct text
    * (a set, not pairwise comparisons: 10^5 shapes must stay cheap). */
@@ -200,13 +190,165 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
                  (long long)json_integer_value(j));
       else snprintf(msg, cap, "out of memory for %zu shapes", nshapes);
       json_decref(labels);
-      return NULL;
+      return -1;
     }
   }
   json_decref(labels);
+  *nbase_out = nbase;
+  return rounds;
+}
+
+/* What the metric tables share: the document's parts, the row index and
+ * per-round scratch (x, y, q: rounds each; p50: routes × rounds). */
+typedef struct {
+  const json_t *shapes, *base, *routes;
+  json_t *index; /* (round|shape|route) → row */
+  int rounds;
+  size_t nbase;
+  double threshold;
+  double *x, *y, *q, *p50;
+} tables_ctx;
+
+/* The cells of one shape for the nr routes mr of metric mname; each
+ * route's per-round p50s are left in tc->p50 for the ratios. */
+static void metric_cells(tables_ctx *tc, const char *mname, const char *shape, const char *const *mr,
+                         int nr, json_t *cells) {
+  int rounds = tc->rounds;
+  for (int i = 0; i < nr; i++) {
+    json_t *cell = json_object(), *by = json_array();
+    int valid = 0;
+    for (int r = 0; r < rounds; r++) {
+      char key[512];
+      snprintf(key, sizeof key, "%d|%s|%s", r, shape, mr[i]);
+      double v = row_p50(json_object_get(tc->index, key), mname);
+      tc->x[r] = v;
+      tc->p50[(size_t)i * rounds + r] = v;
+      if (isfinite(v)) valid++;
+      json_array_append_new(by, num_or_null(v));
+    }
+    double med = tsr__median(tc->x, (size_t)rounds), spread = tsr__spread(tc->x, (size_t)rounds);
+    json_object_set_new(cell, "shape", json_string(shape));
+    json_object_set_new(cell, "route", json_string(mr[i]));
+    json_object_set_new(cell, "rounds_total", json_integer(rounds));
+    json_object_set_new(cell, "rounds_valid", json_integer(valid));
+    json_object_set_new(cell, "p50_by_round", by);
+    json_object_set_new(cell, "median_of_p50", num_or_null(med));
+    json_object_set_new(cell, "spread", num_or_null(spread));
+    json_object_set_new(cell, "unstable", json_boolean(isfinite(spread) && spread > tc->threshold));
+    json_array_append_new(cells, cell);
+  }
+}
+
+/* The paired ratios of one shape: reference route ref_idx against every
+ * other route, from the p50s metric_cells left. */
+static void metric_ratios(tables_ctx *tc, const char *shape, const char *ref, int ref_idx,
+                          const char *const *mr, int nr, json_t *ratios) {
+  int rounds = tc->rounds;
+  for (int i = 0; i < nr; i++) {
+    if (i == ref_idx) continue;
+    for (int r = 0; r < rounds; r++) {
+      tc->x[r] = tc->p50[(size_t)ref_idx * rounds + r];
+      tc->y[r] = tc->p50[(size_t)i * rounds + r];
+    }
+    tsr__paired pr;
+    tsr__paired_ratios(tc->x, tc->y, (size_t)rounds, tc->q, &pr);
+    json_t *o = json_object(), *by = json_array();
+    for (int r = 0; r < rounds; r++) json_array_append_new(by, num_or_null(tc->q[r]));
+    json_object_set_new(o, "shape", json_string(shape));
+    json_object_set_new(o, "reference", json_string(ref));
+    json_object_set_new(o, "peer", json_string(mr[i]));
+    json_object_set_new(o, "ratio_by_round", by);
+    json_object_set_new(o, "count", json_integer((json_int_t)pr.count));
+    json_object_set_new(o, "median", num_or_null(pr.median));
+    json_object_set_new(o, "min", num_or_null(pr.min));
+    json_object_set_new(o, "max", num_or_null(pr.max));
+    json_object_set_new(o, "slower", json_integer((json_int_t)pr.slower));
+    json_array_append_new(ratios, o);
+  }
+}
+
+/* Metric m's table, or NULL when no route of its kind was measured. */
+static json_t *metric_table(tables_ctx *tc, int m) {
+  const char *mname = tsr__metric_name((tsr__metric)m);
+  int gpu = tsr__metric_is_gpu((tsr__metric)m);
+  /* Routes of this metric's kind, in base order. */
+  const char *mr[TSR_BENCH_MAX_ROUTES];
+  int nr = 0;
+  for (size_t i = 0; i < tc->nbase && nr < TSR_BENCH_MAX_ROUTES; i++) {
+    const char *name = json_string_value(json_array_get(tc->base, i));
+    for (size_t j = 0; name && j < json_array_size(tc->routes); j++) {
+      const json_t *rt = json_array_get(tc->routes, j);
+      if (!strcmp(jstr(rt, "name"), name) && !strcmp(jstr(rt, "kind"), gpu ? "gpu" : "cpu")) {
+        mr[nr++] = name;
+        break;
+      }
+    }
+  }
+  if (!nr) return NULL;
+  const char *ref = gpu ? "tessera-gpu" : "tessera-cpu";
+  int ref_idx = -1;
+  for (int i = 0; i < nr; i++)
+    if (!strcmp(mr[i], ref)) ref_idx = i;
+  json_t *jm = json_object(), *cells = json_array(), *ratios = json_array();
+  json_object_set_new(jm, "metric", json_string(mname));
+  json_object_set_new(jm, "unit", json_string("ns_per_call"));
+  json_object_set_new(jm, "reference", ref_idx >= 0 ? json_string(ref) : json_null());
+  json_t *jr = json_array();
+  for (int i = 0; i < nr; i++) json_array_append_new(jr, json_string(mr[i]));
+  json_object_set_new(jm, "routes", jr);
+  for (size_t si = 0; si < json_array_size(tc->shapes); si++) {
+    const char *shape = jstr(json_array_get(tc->shapes, si), "label");
+    metric_cells(tc, mname, shape, mr, nr, cells);
+    if (ref_idx >= 0) metric_ratios(tc, shape, ref, ref_idx, mr, nr, ratios);
+  }
+  json_object_set_new(jm, "cells", cells);
+  json_object_set_new(jm, "ratios", ratios);
+  return jm;
+}
+
+/* Every failed row: seq, round, shape, route, status, detail. */
+static json_t *failures_json(const json_t *rows) {
+  json_t *fails = json_array();
+  for (size_t i = 0; i < json_array_size(rows); i++) {
+    const json_t *row = json_array_get(rows, i);
+    if (!strcmp(jstr(row, "status"), "ok")) continue;
+    json_t *f = json_object();
+    json_object_set(f, "seq", json_object_get(row, "seq"));
+    json_object_set(f, "round", json_object_get(row, "round"));
+    json_object_set_new(f, "shape", json_string(jstr(row, "shape")));
+    json_object_set_new(f, "route", json_string(jstr(row, "route")));
+    json_object_set_new(f, "status", json_string(jstr(row, "status")));
+    json_object_set_new(f, "detail", json_string(jstr(row, "detail")));
+    json_array_append_new(fails, f);
+  }
+  return fails;
+}
+
+json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t cap) {
+  /* the previous schema (no accuracy receipts) still reports */
+  if (strcmp(jstr(doc, "schema"), TSR_BENCH_SCHEMA) && strcmp(jstr(doc, "schema"), "tessera-bench/2") &&
+      strcmp(jstr(doc, "schema"), "tessera-bench/1")) {
+    snprintf(msg, cap, "schema: '%s' is not %s", jstr(doc, "schema"), TSR_BENCH_SCHEMA);
+    return NULL;
+  }
+  const json_t *proto = json_object_get(doc, "protocol");
+  if (threshold < 0) {
+    threshold = tsr__json_to_double(json_object_get(proto, "unstable_threshold"));
+    if (!isfinite(threshold)) threshold = 0.10;
+  }
+  tables_ctx tc = {0};
+  int rounds = tables_extents(doc, &tc.nbase, msg, cap);
+  if (rounds < 0) return NULL;
+  const json_t *rows = json_object_get(doc, "rows");
+  tc.shapes = json_object_get(proto, "shapes");
+  tc.base = json_object_get(json_object_get(doc, "order"), "base_routes");
+  tc.routes = json_object_get(doc, "routes");
+  tc.rounds = rounds;
+  tc.threshold = threshold;
 
   /* (round|shape|route) → row */
   json_t *index = json_object();
+  tc.index = index;
   for (size_t i = 0; i < json_array_size(rows); i++) {
     const json_t *row = json_array_get(rows, i);
     char key[512];
@@ -224,118 +366,28 @@ json_t *tsr__bench_tables(const json_t *doc, double threshold, char *msg, size_t
                                   "the two middle values); cell: median of per-round p50s; ratio: "
                                   "median of same-round ratios reference/peer"));
   json_t *jmetrics = json_array();
-  double *x = malloc((size_t)rounds * sizeof *x);
-  double *y = malloc((size_t)rounds * sizeof *y);
-  double *q = malloc((size_t)rounds * sizeof *q);
-  double *p50 = malloc((size_t)TSR_BENCH_MAX_ROUTES * (size_t)rounds * sizeof *p50);
-  if (!x || !y || !q || !p50) {
+  tc.x = malloc((size_t)rounds * sizeof *tc.x);
+  tc.y = malloc((size_t)rounds * sizeof *tc.y);
+  tc.q = malloc((size_t)rounds * sizeof *tc.q);
+  tc.p50 = malloc((size_t)TSR_BENCH_MAX_ROUTES * (size_t)rounds * sizeof *tc.p50);
+  if (!tc.x || !tc.y || !tc.q || !tc.p50) {
     snprintf(msg, cap, "out of memory for %d rounds", rounds);
-    free(x), free(y), free(q), free(p50);
+    free(tc.x), free(tc.y), free(tc.q), free(tc.p50);
     json_decref(jmetrics);
     json_decref(out);
     json_decref(index);
     return NULL;
   }
   for (int m = 0; m < TSR_METRIC_COUNT; m++) {
-    const char *mname = tsr__metric_name((tsr__metric)m);
-    int gpu = tsr__metric_is_gpu((tsr__metric)m);
-    /* Routes of this metric's kind, in base order. */
-    const char *mr[TSR_BENCH_MAX_ROUTES];
-    int nr = 0;
-    for (size_t i = 0; i < nbase && nr < TSR_BENCH_MAX_ROUTES; i++) {
-      const char *name = json_string_value(json_array_get(base, i));
-      for (size_t j = 0; name && j < json_array_size(routes); j++) {
-        const json_t *rt = json_array_get(routes, j);
-        if (!strcmp(jstr(rt, "name"), name) && !strcmp(jstr(rt, "kind"), gpu ? "gpu" : "cpu")) {
-          mr[nr++] = name;
-          break;
-        }
-      }
-    }
-    if (!nr) continue;
-    const char *ref = gpu ? "tessera-gpu" : "tessera-cpu";
-    int ref_idx = -1;
-    for (int i = 0; i < nr; i++)
-      if (!strcmp(mr[i], ref)) ref_idx = i;
-    json_t *jm = json_object(), *cells = json_array(), *ratios = json_array();
-    json_object_set_new(jm, "metric", json_string(mname));
-    json_object_set_new(jm, "unit", json_string("ns_per_call"));
-    json_object_set_new(jm, "reference", ref_idx >= 0 ? json_string(ref) : json_null());
-    json_t *jr = json_array();
-    for (int i = 0; i < nr; i++) json_array_append_new(jr, json_string(mr[i]));
-    json_object_set_new(jm, "routes", jr);
-    for (size_t si = 0; si < json_array_size(shapes); si++) {
-      const char *shape = jstr(json_array_get(shapes, si), "label");
-      for (int i = 0; i < nr; i++) {
-        json_t *cell = json_object(), *by = json_array();
-        int valid = 0;
-        for (int r = 0; r < rounds; r++) {
-          char key[512];
-          snprintf(key, sizeof key, "%d|%s|%s", r, shape, mr[i]);
-          double v = row_p50(json_object_get(index, key), mname);
-          x[r] = v;
-          p50[(size_t)i * rounds + r] = v;
-          if (isfinite(v)) valid++;
-          json_array_append_new(by, num_or_null(v));
-        }
-        double med = tsr__median(x, (size_t)rounds), spread = tsr__spread(x, (size_t)rounds);
-        json_object_set_new(cell, "shape", json_string(shape));
-        json_object_set_new(cell, "route", json_string(mr[i]));
-        json_object_set_new(cell, "rounds_total", json_integer(rounds));
-        json_object_set_new(cell, "rounds_valid", json_integer(valid));
-        json_object_set_new(cell, "p50_by_round", by);
-        json_object_set_new(cell, "median_of_p50", num_or_null(med));
-        json_object_set_new(cell, "spread", num_or_null(spread));
-        json_object_set_new(cell, "unstable", json_boolean(isfinite(spread) && spread > threshold));
-        json_array_append_new(cells, cell);
-      }
-      if (ref_idx < 0) continue;
-      for (int i = 0; i < nr; i++) {
-        if (i == ref_idx) continue;
-        for (int r = 0; r < rounds; r++) {
-          x[r] = p50[(size_t)ref_idx * rounds + r];
-          y[r] = p50[(size_t)i * rounds + r];
-        }
-        tsr__paired pr;
-        tsr__paired_ratios(x, y, (size_t)rounds, q, &pr);
-        json_t *o = json_object(), *by = json_array();
-        for (int r = 0; r < rounds; r++) json_array_append_new(by, num_or_null(q[r]));
-        json_object_set_new(o, "shape", json_string(shape));
-        json_object_set_new(o, "reference", json_string(ref));
-        json_object_set_new(o, "peer", json_string(mr[i]));
-        json_object_set_new(o, "ratio_by_round", by);
-        json_object_set_new(o, "count", json_integer((json_int_t)pr.count));
-        json_object_set_new(o, "median", num_or_null(pr.median));
-        json_object_set_new(o, "min", num_or_null(pr.min));
-        json_object_set_new(o, "max", num_or_null(pr.max));
-        json_object_set_new(o, "slower", json_integer((json_int_t)pr.slower));
-        json_array_append_new(ratios, o);
-      }
-    }
-    json_object_set_new(jm, "cells", cells);
-    json_object_set_new(jm, "ratios", ratios);
-    json_array_append_new(jmetrics, jm);
+    json_t *jm = metric_table(&tc, m);
+    if (jm) json_array_append_new(jmetrics, jm);
   }
-  free(x);
-  free(y);
-  free(q);
-  free(p50);
+  free(tc.x);
+  free(tc.y);
+  free(tc.q);
+  free(tc.p50);
   json_object_set_new(out, "metrics", jmetrics);
-
-  json_t *fails = json_array();
-  for (size_t i = 0; i < json_array_size(rows); i++) {
-    const json_t *row = json_array_get(rows, i);
-    if (!strcmp(jstr(row, "status"), "ok")) continue;
-    json_t *f = json_object();
-    json_object_set(f, "seq", json_object_get(row, "seq"));
-    json_object_set(f, "round", json_object_get(row, "round"));
-    json_object_set_new(f, "shape", json_string(jstr(row, "shape")));
-    json_object_set_new(f, "route", json_string(jstr(row, "route")));
-    json_object_set_new(f, "status", json_string(jstr(row, "status")));
-    json_object_set_new(f, "detail", json_string(jstr(row, "detail")));
-    json_array_append_new(fails, f);
-  }
-  json_object_set_new(out, "failures", fails);
+  json_object_set_new(out, "failures", failures_json(rows));
   const json_t *check = json_object_get(json_object_get(doc, "order"), "check");
   json_object_set_new(out, "order_balanced", json_boolean(json_is_true(json_object_get(check, "balanced"))));
   json_t *acc = accuracy_table(doc, index, rounds);
@@ -357,127 +409,141 @@ static const char *metric_title(const char *m) {
 
 static void us(sbuf *b, double ns) { sb_printf(b, "%.3f", ns / 1000.0); }
 
+static void render_failures(sbuf *b, const json_t *fails) {
+  if (!json_array_size(fails)) return;
+  sb_printf(b, "## FAILED ROWS (%zu)\n\nThese rows have no time; they are excluded from every median "
+               "and ratio below and counted in each cell's valid-round count.\n\n"
+               "| seq | round | M×N×K | route | status | detail |\n|---:|---:|---|---|---|---|\n",
+            json_array_size(fails));
+  for (size_t i = 0; i < json_array_size(fails); i++) {
+    const json_t *f = json_array_get(fails, i);
+    char detail[300];
+    snprintf(detail, sizeof detail, "%s", jstr(f, "detail"));
+    for (char *c = detail; *c; c++)
+      if (*c == '|' || *c == '\n') *c = ' ';
+    sb_printf(b, "| %lld | %lld | %s | %s | **%s** | %s |\n",
+              (long long)json_integer_value(json_object_get(f, "seq")),
+              (long long)json_integer_value(json_object_get(f, "round")), jstr(f, "shape"),
+              jstr(f, "route"), jstr(f, "status"), detail);
+  }
+  sb_printf(b, "\n");
+}
+
+/* A metric's table of cells, then its unstable cells listed. */
+static void render_cells(sbuf *b, const json_t *jm, double threshold) {
+  const json_t *routes = json_object_get(jm, "routes"), *cells = json_object_get(jm, "cells");
+  size_t nr = json_array_size(routes);
+  sb_printf(b, "## %s\n\nMedian of per-round p50s, µs per call (lower is better). "
+               "⚠ = unstable (per-round p50 spread > %.0f%%); (k/N) = only k of N rounds valid.\n\n| M×N×K |",
+            metric_title(jstr(jm, "metric")), threshold * 100);
+  for (size_t i = 0; i < nr; i++) sb_printf(b, " %s |", jstr_at(routes, i));
+  sb_printf(b, "\n|---|");
+  for (size_t i = 0; i < nr; i++) sb_printf(b, "---:|");
+  sb_printf(b, "\n");
+  sbuf unstable = {0};
+  for (size_t c = 0; c < json_array_size(cells); c++) {
+    const json_t *cell = json_array_get(cells, c);
+    if (c % nr == 0) sb_printf(b, "| %s |", jstr(cell, "shape"));
+    double med = tsr__json_to_double(json_object_get(cell, "median_of_p50"));
+    long long valid = json_integer_value(json_object_get(cell, "rounds_valid"));
+    long long total = json_integer_value(json_object_get(cell, "rounds_total"));
+    sb_printf(b, " ");
+    if (!isfinite(med)) sb_printf(b, "**FAILED**");
+    else us(b, med);
+    if (json_is_true(json_object_get(cell, "unstable"))) {
+      double sp = tsr__json_to_double(json_object_get(cell, "spread"));
+      sb_printf(b, " ⚠");
+      sb_printf(&unstable, "- %s, %s: per-round p50 spread %.1f%% (max/min − 1)\n",
+                jstr(cell, "route"), jstr(cell, "shape"), sp * 100);
+    }
+    if (valid != total) sb_printf(b, " (%lld/%lld)", valid, total);
+    sb_printf(b, " |");
+    if (c % nr == nr - 1) sb_printf(b, "\n");
+  }
+  sb_printf(b, "\n");
+  if (unstable.len) {
+    sb_printf(b, "**Unstable** (threshold %.0f%%):\n\n%s\n", threshold * 100, unstable.s);
+  }
+  if (unstable.oom) b->oom = 1;
+  free(unstable.s);
+}
+
+/* A metric's paired ratios, or why it has none. */
+static void render_ratios(sbuf *b, const json_t *jm) {
+  const json_t *ratios = json_object_get(jm, "ratios");
+  if (!json_array_size(ratios)) {
+    if (json_is_null(json_object_get(jm, "reference")))
+      sb_printf(b, "No paired ratios: the reference route (tessera-%s) was not measured.\n\n",
+                strncmp(jstr(jm, "metric"), "wall", 4) ? "gpu" : "cpu");
+    return;
+  }
+  const char *ref = jstr(jm, "reference");
+  sb_printf(b, "Paired ratios %s / peer: median of same-round ratios [min, max]; "
+               "slower = rounds where %s was slower / rounds paired.\n\n| M×N×K |", ref, ref);
+  size_t np = 0;
+  const char *first_shape = jstr(json_array_get(ratios, 0), "shape");
+  for (size_t i = 0; i < json_array_size(ratios); i++) {
+    const json_t *o = json_array_get(ratios, i);
+    if (strcmp(jstr(o, "shape"), first_shape)) break;
+    sb_printf(b, " %s/%s | slower |", ref, jstr(o, "peer"));
+    np++;
+  }
+  sb_printf(b, "\n|---|");
+  for (size_t i = 0; i < np; i++) sb_printf(b, "---:|---:|");
+  sb_printf(b, "\n");
+  for (size_t i = 0; i < json_array_size(ratios); i++) {
+    const json_t *o = json_array_get(ratios, i);
+    if (i % np == 0) sb_printf(b, "| %s |", jstr(o, "shape"));
+    long long cnt = json_integer_value(json_object_get(o, "count"));
+    if (!cnt) sb_printf(b, " — | 0/0 |");
+    else
+      sb_printf(b, " %.3f [%.3f, %.3f] | %lld/%lld |",
+                tsr__json_to_double(json_object_get(o, "median")),
+                tsr__json_to_double(json_object_get(o, "min")),
+                tsr__json_to_double(json_object_get(o, "max")),
+                (long long)json_integer_value(json_object_get(o, "slower")), cnt);
+    if (i % np == np - 1) sb_printf(b, "\n");
+  }
+  sb_printf(b, "\n");
+}
+
+static void render_accuracy(sbuf *b, const json_t *acc) {
+  const json_t *cells = json_object_get(acc, "cells");
+  sb_printf(b, "## Accuracy (%s inputs; docs/accuracy.md)\n\nEach route's output on %s inputs "
+               "against the FP64 oracle, held to the contract of the precision mode it ran: "
+               "relative Frobenius error (median over rounds), the strict FP32 reference's on "
+               "the same inputs, the contract's limit (1.25x strict's; 2^-10 for tf32; none "
+               "under 1024 outputs), and the rounds that met it. A row that breaks its "
+               "contract is a failed row: it has no time.\n\n"
+               "| M×N×K | route | precision | rel. Frobenius err | strict FP32 ref. | limit | "
+               "contract met |\n|---|---|---|---:|---:|---:|---:|\n",
+            jstr(acc, "inputs"), jstr(acc, "inputs"));
+  for (size_t i = 0; i < json_array_size(cells); i++) {
+    const json_t *c = json_array_get(cells, i);
+    double e = tsr__json_to_double(json_object_get(c, "rel_fro_median"));
+    double st = tsr__json_to_double(json_object_get(c, "strict_rel_fro"));
+    double li = tsr__json_to_double(json_object_get(c, "fro_limit"));
+    long long met = json_integer_value(json_object_get(c, "rounds_met"));
+    long long chk = json_integer_value(json_object_get(c, "rounds_checked"));
+    sb_printf(b, "| %s | %s | %s | %.3g | %.3g | ", jstr(c, "shape"), jstr(c, "route"),
+              jstr(c, "precision"), e, st);
+    if (isfinite(li)) sb_printf(b, "%.3g", li);
+    else sb_printf(b, "-");
+    sb_printf(b, " | %s%lld/%lld%s |\n", met == chk ? "" : "**", met, chk, met == chk ? "" : "**");
+  }
+  sb_printf(b, "\n");
+}
+
 static void render_tables(sbuf *b, const json_t *tables, double threshold) {
   const json_t *metrics = json_object_get(tables, "metrics");
-  const json_t *fails = json_object_get(tables, "failures");
-  if (json_array_size(fails)) {
-    sb_printf(b, "## FAILED ROWS (%zu)\n\nThese rows have no time; they are excluded from every median "
-                 "and ratio below and counted in each cell's valid-round count.\n\n"
-                 "| seq | round | M×N×K | route | status | detail |\n|---:|---:|---|---|---|---|\n",
-              json_array_size(fails));
-    for (size_t i = 0; i < json_array_size(fails); i++) {
-      const json_t *f = json_array_get(fails, i);
-      char detail[300];
-      snprintf(detail, sizeof detail, "%s", jstr(f, "detail"));
-      for (char *c = detail; *c; c++)
-        if (*c == '|' || *c == '\n') *c = ' ';
-      sb_printf(b, "| %lld | %lld | %s | %s | **%s** | %s |\n",
-                (long long)json_integer_value(json_object_get(f, "seq")),
-                (long long)json_integer_value(json_object_get(f, "round")), jstr(f, "shape"),
-                jstr(f, "route"), jstr(f, "status"), detail);
-    }
-    sb_printf(b, "\n");
-  }
+  render_failures(b, json_object_get(tables, "failures"));
   for (size_t mi = 0; mi < json_array_size(metrics); mi++) {
     const json_t *jm = json_array_get(metrics, mi);
-    const json_t *routes = json_object_get(jm, "routes"), *cells = json_object_get(jm, "cells");
-    size_t nr = json_array_size(routes);
-    sb_printf(b, "## %s\n\nMedian of per-round p50s, µs per call (lower is better). "
-                 "⚠ = unstable (per-round p50 spread > %.0f%%); (k/N) = only k of N rounds valid.\n\n| M×N×K |",
-              metric_title(jstr(jm, "metric")), threshold * 100);
-    for (size_t i = 0; i < nr; i++) sb_printf(b, " %s |", jstr_at(routes, i));
-    sb_printf(b, "\n|---|");
-    for (size_t i = 0; i < nr; i++) sb_printf(b, "---:|");
-    sb_printf(b, "\n");
-    sbuf unstable = {0};
-    for (size_t c = 0; c < json_array_size(cells); c++) {
-      const json_t *cell = json_array_get(cells, c);
-      if (c % nr == 0) sb_printf(b, "| %s |", jstr(cell, "shape"));
-      double med = tsr__json_to_double(json_object_get(cell, "median_of_p50"));
-      long long valid = json_integer_value(json_object_get(cell, "rounds_valid"));
-      long long total = json_integer_value(json_object_get(cell, "rounds_total"));
-      sb_printf(b, " ");
-      if (!isfinite(med)) sb_printf(b, "**FAILED**");
-      else us(b, med);
-      if (json_is_true(json_object_get(cell, "unstable"))) {
-        double sp = tsr__json_to_double(json_object_get(cell, "spread"));
-        sb_printf(b, " ⚠");
-        sb_printf(&unstable, "- %s, %s: per-round p50 spread %.1f%% (max/min − 1)\n",
-                  jstr(cell, "route"), jstr(cell, "shape"), sp * 100);
-      }
-      if (valid != total) sb_printf(b, " (%lld/%lld)", valid, total);
-      sb_printf(b, " |");
-      if (c % nr == nr - 1) sb_printf(b, "\n");
-    }
-    sb_printf(b, "\n");
-    if (unstable.len) {
-      sb_printf(b, "**Unstable** (threshold %.0f%%):\n\n%s\n", threshold * 100, unstable.s);
-    }
-    if (unstable.oom) b->oom = 1;
-    free(unstable.s);
-    const json_t *ratios = json_object_get(jm, "ratios");
-    if (!json_array_size(ratios)) {
-      if (json_is_null(json_object_get(jm, "reference")))
-        sb_printf(b, "No paired ratios: the reference route (tessera-%s) was not measured.\n\n",
-                  strncmp(jstr(jm, "metric"), "wall", 4) ? "gpu" : "cpu");
-      continue;
-    }
-    const char *ref = jstr(jm, "reference");
-    sb_printf(b, "Paired ratios %s / peer: median of same-round ratios [min, max]; "
-                 "slower = rounds where %s was slower / rounds paired.\n\n| M×N×K |", ref, ref);
-    size_t np = 0;
-    const char *first_shape = jstr(json_array_get(ratios, 0), "shape");
-    for (size_t i = 0; i < json_array_size(ratios); i++) {
-      const json_t *o = json_array_get(ratios, i);
-      if (strcmp(jstr(o, "shape"), first_shape)) break;
-      sb_printf(b, " %s/%s | slower |", ref, jstr(o, "peer"));
-      np++;
-    }
-    sb_printf(b, "\n|---|");
-    for (size_t i = 0; i < np; i++) sb_printf(b, "---:|---:|");
-    sb_printf(b, "\n");
-    for (size_t i = 0; i < json_array_size(ratios); i++) {
-      const json_t *o = json_array_get(ratios, i);
-      if (i % np == 0) sb_printf(b, "| %s |", jstr(o, "shape"));
-      long long cnt = json_integer_value(json_object_get(o, "count"));
-      if (!cnt) sb_printf(b, " — | 0/0 |");
-      else
-        sb_printf(b, " %.3f [%.3f, %.3f] | %lld/%lld |",
-                  tsr__json_to_double(json_object_get(o, "median")),
-                  tsr__json_to_double(json_object_get(o, "min")),
-                  tsr__json_to_double(json_object_get(o, "max")),
-                  (long long)json_integer_value(json_object_get(o, "slower")), cnt);
-      if (i % np == np - 1) sb_printf(b, "\n");
-    }
-    sb_printf(b, "\n");
+    render_cells(b, jm, threshold);
+    render_ratios(b, jm);
   }
   const json_t *acc = json_object_get(tables, "accuracy");
-  if (json_is_object(acc)) {
-    const json_t *cells = json_object_get(acc, "cells");
-    sb_printf(b, "## Accuracy (%s inputs; docs/accuracy.md)\n\nEach route's output on %s inputs "
-                 "against the FP64 oracle, held to the contract of the precision mode it ran: "
-                 "relative Frobenius error (median over rounds), the strict FP32 reference's on "
-                 "the same inputs, the contract's limit (1.25x strict's; 2^-10 for tf32; none "
-                 "under 1024 outputs), and the rounds that met it. A row that breaks its "
-                 "contract is a failed row: it has no time.\n\n"
-                 "| M×N×K | route | precision | rel. Frobenius err | strict FP32 ref. | limit | "
-                 "contract met |\n|---|---|---|---:|---:|---:|---:|\n",
-              jstr(acc, "inputs"), jstr(acc, "inputs"));
-    for (size_t i = 0; i < json_array_size(cells); i++) {
-      const json_t *c = json_array_get(cells, i);
-      double e = tsr__json_to_double(json_object_get(c, "rel_fro_median"));
-      double st = tsr__json_to_double(json_object_get(c, "strict_rel_fro"));
-      double li = tsr__json_to_double(json_object_get(c, "fro_limit"));
-      long long met = json_integer_value(json_object_get(c, "rounds_met"));
-      long long chk = json_integer_value(json_object_get(c, "rounds_checked"));
-      sb_printf(b, "| %s | %s | %s | %.3g | %.3g | ", jstr(c, "shape"), jstr(c, "route"),
-                jstr(c, "precision"), e, st);
-      if (isfinite(li)) sb_printf(b, "%.3g", li);
-      else sb_printf(b, "-");
-      sb_printf(b, " | %s%lld/%lld%s |\n", met == chk ? "" : "**", met, chk, met == chk ? "" : "**");
-    }
-    sb_printf(b, "\n");
-  }
+  if (json_is_object(acc)) render_accuracy(b, acc);
 }
 
 /* Paired ratios of one metric with [min, max] whiskers on a log axis. */
@@ -562,51 +628,45 @@ static int add_file(json_t *files, const char *name, const char *text, size_t le
   return 0;
 }
 
-static int render(const json_t *doc, double threshold, json_t **files_out, char **md_tables,
-                  char *msg, size_t cap) {
-  *files_out = NULL;
-  json_t *tables = tsr__bench_tables(doc, threshold, msg, cap);
-  if (!tables) return -1;
-  threshold = json_real_value(json_object_get(tables, "unstable_threshold"));
-  double proto_threshold = tsr__json_to_double(json_object_get(json_object_get(doc, "protocol"), "unstable_threshold"));
-  if (!isfinite(proto_threshold)) proto_threshold = 0.10;
-  sbuf t = {0}, r = {0};
-  /* One summary paragraph first, so the printed tables stand on their own. */
+/* One summary paragraph first, so the printed tables stand on their own. */
+static void render_summary(sbuf *t, const json_t *doc, const json_t *tables) {
   const json_t *rts = json_object_get(doc, "routes");
   const json_t *chk = json_object_get(json_object_get(doc, "order"), "check");
-  sb_printf(&t, "%zu rows, %zu failed; order %s; measured:", json_array_size(json_object_get(doc, "rows")),
+  sb_printf(t, "%zu rows, %zu failed; order %s; measured:", json_array_size(json_object_get(doc, "rows")),
             json_array_size(json_object_get(tables, "failures")),
             json_is_true(json_object_get(chk, "balanced")) ? "balanced" : "NOT BALANCED");
   for (size_t i = 0; i < json_array_size(rts); i++)
     if (json_is_true(json_object_get(json_array_get(rts, i), "available")))
-      sb_printf(&t, " %s", jstr(json_array_get(rts, i), "name"));
-  sb_printf(&t, "\n");
+      sb_printf(t, " %s", jstr(json_array_get(rts, i), "name"));
+  sb_printf(t, "\n");
   for (size_t i = 0; i < json_array_size(rts); i++) {
     const json_t *rt = json_array_get(rts, i);
     if (!json_is_true(json_object_get(rt, "available")))
-      sb_printf(&t, "- skipped %s: %s\n", jstr(rt, "name"), jstr(rt, "reason"));
+      sb_printf(t, "- skipped %s: %s\n", jstr(rt, "name"), jstr(rt, "reason"));
   }
-  sb_printf(&t, "\n");
-  render_tables(&t, tables, threshold);
+  sb_printf(t, "\n");
+}
 
+/* report.md's head: the run, its protocol, routes, order, executable and digest. */
+static void render_header(sbuf *r, const json_t *doc, double threshold, double proto_threshold) {
   const json_t *proto = json_object_get(doc, "protocol"), *host = json_object_get(doc, "host");
-  sb_printf(&r, "# tessera bench report\n\n");
+  sb_printf(r, "# tessera bench report\n\n");
   if (!json_is_true(json_object_get(doc, "complete")))
-    sb_printf(&r, "**INCOMPLETE RUN**: the raw document was not finished; tables cover the rows present.\n\n");
-  sb_printf(&r, "Generated from `results.json` alone (`tessera report DIR` regenerates this file, "
-                "`tables.json` and the SVG charts). Schema %s; see docs/protocol.md.\n\n",
+    sb_printf(r, "**INCOMPLETE RUN**: the raw document was not finished; tables cover the rows present.\n\n");
+  sb_printf(r, "Generated from `results.json` alone (`tessera report DIR` regenerates this file, "
+               "`tables.json` and the SVG charts). Schema %s; see docs/protocol.md.\n\n",
             jstr(doc, "schema"));
-  sb_printf(&r, "- started %s, finished %s; host %s, CPU %s (%lld online)\n", jstr(doc, "started_utc"),
+  sb_printf(r, "- started %s, finished %s; host %s, CPU %s (%lld online)\n", jstr(doc, "started_utc"),
             jstr(doc, "finished_utc"), jstr(host, "hostname"), jstr(host, "cpu_model"),
             (long long)json_integer_value(json_object_get(host, "ncpu_online")));
   const char *drv = jstr(json_object_get(doc, "device"), "nvidia_driver");
-  sb_printf(&r, "- device: %s\n", *drv ? drv : "no NVIDIA driver found");
-  sb_printf(&r, "- command:");
+  sb_printf(r, "- device: %s\n", *drv ? drv : "no NVIDIA driver found");
+  sb_printf(r, "- command:");
   const json_t *cl = json_object_get(doc, "command_line");
-  for (size_t i = 0; i < json_array_size(cl); i++) sb_printf(&r, " %s", jstr_at(cl, i));
-  sb_printf(&r, "\n- protocol: %lld rounds, %lld samples, sample window %lld ms, warm-up %lld ms, "
-                "timeout %lld s, %s inputs (seed %lld), %lld CPU threads, batch %lld, op(A)=%s op(B)=%s, "
-                "alpha %g, beta %g, atol %g, rtol %g\n",
+  for (size_t i = 0; i < json_array_size(cl); i++) sb_printf(r, " %s", jstr_at(cl, i));
+  sb_printf(r, "\n- protocol: %lld rounds, %lld samples, sample window %lld ms, warm-up %lld ms, "
+               "timeout %lld s, %s inputs (seed %lld), %lld CPU threads, batch %lld, op(A)=%s op(B)=%s, "
+               "alpha %g, beta %g, atol %g, rtol %g\n",
             (long long)json_integer_value(json_object_get(proto, "rounds")),
             (long long)json_integer_value(json_object_get(proto, "samples")),
             (long long)json_integer_value(json_object_get(proto, "sample_ms")),
@@ -620,48 +680,52 @@ static int render(const json_t *doc, double threshold, json_t **files_out, char 
             tsr__json_to_double(json_object_get(proto, "atol")),
             tsr__json_to_double(json_object_get(proto, "rtol")));
   if (threshold != proto_threshold)
-    sb_printf(&r, "- **unstable threshold %g is not the protocol's (%g)**: these files were regenerated "
-                  "with `tessera report --unstable-threshold`; the run's own report uses the "
-                  "protocol's, and `tessera audit` checks that one\n",
+    sb_printf(r, "- **unstable threshold %g is not the protocol's (%g)**: these files were regenerated "
+                 "with `tessera report --unstable-threshold`; the run's own report uses the "
+                 "protocol's, and `tessera audit` checks that one\n",
               threshold, proto_threshold);
   const json_t *routes = json_object_get(doc, "routes");
-  sb_printf(&r, "- routes:\n");
+  sb_printf(r, "- routes:\n");
   for (size_t i = 0; i < json_array_size(routes); i++) {
     const json_t *rt = json_array_get(routes, i);
     if (json_is_true(json_object_get(rt, "available")))
-      sb_printf(&r, "  - %s (%s): measured\n", jstr(rt, "name"), jstr(rt, "kind"));
+      sb_printf(r, "  - %s (%s): measured\n", jstr(rt, "name"), jstr(rt, "kind"));
     else
-      sb_printf(&r, "  - %s (%s): **skipped**: %s\n", jstr(rt, "name"), jstr(rt, "kind"), jstr(rt, "reason"));
+      sb_printf(r, "  - %s (%s): **skipped**: %s\n", jstr(rt, "name"), jstr(rt, "kind"), jstr(rt, "reason"));
   }
   const json_t *check = json_object_get(json_object_get(doc, "order"), "check");
   if (json_is_true(json_object_get(check, "balanced")))
-    sb_printf(&r, "- order: balanced (checked on the realized order: every route holds every position "
-                  "equally often per shape, every ordered pair occurs equally often in both precedences)\n");
+    sb_printf(r, "- order: balanced (checked on the realized order: every route holds every position "
+                 "equally often per shape, every ordered pair occurs equally often in both precedences)\n");
   else
-    sb_printf(&r, "- order: **NOT BALANCED** (%zu problems listed in results.json order.check)\n",
+    sb_printf(r, "- order: **NOT BALANCED** (%zu problems listed in results.json order.check)\n",
               json_array_size(json_object_get(check, "problems")));
   const json_t *jexe = json_object_get(json_object_get(doc, "artifacts"), "executable");
-  sb_printf(&r, "- executable sha256 %s%s\n", jstr(jexe, "sha256"),
+  sb_printf(r, "- executable sha256 %s%s\n", jstr(jexe, "sha256"),
             json_is_false(json_object_get(jexe, "unchanged")) ? " (**CHANGED during the run**)" : "");
   /* tessera-bench/3: the run's digest (docs/protocol.md), to quote elsewhere */
   if (json_is_object(json_object_get(doc, "chain"))) {
     const char *dg = jstr(doc, "digest");
     if (*dg)
-      sb_printf(&r, "- digest sha256:%s (the hash chain over results.json; `tessera audit --digest "
-                    "%s DIR` verifies the run against it)\n", dg, dg);
+      sb_printf(r, "- digest sha256:%s (the hash chain over results.json; `tessera audit --digest "
+                   "%s DIR` verifies the run against it)\n", dg, dg);
     else
-      sb_printf(&r, "- digest: none (the run did not finish; its hash chain covers the rows present)\n");
+      sb_printf(r, "- digest: none (the run did not finish; its hash chain covers the rows present)\n");
   }
-  sb_printf(&r, "\nStatistics: per round, the p50 of the samples (each sample is ns / calls); a table "
-                "value is the median of the per-round p50s; a paired ratio is the median over rounds "
-                "of the same-round ratio, with its [min, max] and the count of rounds where the "
-                "reference was slower. Never a ratio of medians, never a selected minimum.\n\n");
-  sb_printf(&r, "%s", t.s ? t.s : "");
+  sb_printf(r, "\nStatistics: per round, the p50 of the samples (each sample is ns / calls); a table "
+               "value is the median of the per-round p50s; a paired ratio is the median over rounds "
+               "of the same-round ratio, with its [min, max] and the count of rounds where the "
+               "reference was slower. Never a ratio of medians, never a selected minimum.\n\n");
+}
+
+/* The charts (each linked from report.md), tables.json and report.md into
+ * files; t holds the rendered tables, r report.md so far. 0, or -1 with msg. */
+static int render_files(const json_t *tables, const sbuf *t, sbuf *r, json_t *files, char *msg,
+                        size_t cap) {
   const json_t *metrics = json_object_get(tables, "metrics");
-  json_t *files = json_object();
   int rc = files ? 0 : -1;
   if (!files) snprintf(msg, cap, "out of memory rendering the report");
-  if (!rc && t.oom) {
+  if (!rc && t->oom) {
     snprintf(msg, cap, "out of memory rendering the tables");
     rc = -1;
   }
@@ -673,7 +737,7 @@ static int render(const json_t *doc, double threshold, json_t **files_out, char 
     char *svg = render_svg(jm);
     rc = add_file(files, name, svg, svg ? strlen(svg) : 0, msg, cap);
     free(svg);
-    sb_printf(&r, "![%s paired ratios](%s)\n\n", jstr(jm, "metric"), name);
+    sb_printf(r, "![%s paired ratios](%s)\n\n", jstr(jm, "metric"), name);
   }
   if (!rc) {
     size_t len = 0;
@@ -681,7 +745,25 @@ static int render(const json_t *doc, double threshold, json_t **files_out, char 
     rc = add_file(files, "tables.json", text, len, msg, cap);
     free(text);
   }
-  if (!rc) rc = add_file(files, "report.md", r.oom ? NULL : r.s, r.len, msg, cap);
+  if (!rc) rc = add_file(files, "report.md", r->oom ? NULL : r->s, r->len, msg, cap);
+  return rc;
+}
+
+static int render(const json_t *doc, double threshold, json_t **files_out, char **md_tables,
+                  char *msg, size_t cap) {
+  *files_out = NULL;
+  json_t *tables = tsr__bench_tables(doc, threshold, msg, cap);
+  if (!tables) return -1;
+  threshold = json_real_value(json_object_get(tables, "unstable_threshold"));
+  double proto_threshold = tsr__json_to_double(json_object_get(json_object_get(doc, "protocol"), "unstable_threshold"));
+  if (!isfinite(proto_threshold)) proto_threshold = 0.10;
+  sbuf t = {0}, r = {0};
+  render_summary(&t, doc, tables);
+  render_tables(&t, tables, threshold);
+  render_header(&r, doc, threshold, proto_threshold);
+  sb_printf(&r, "%s", t.s ? t.s : "");
+  json_t *files = json_object();
+  int rc = render_files(tables, &t, &r, files, msg, cap);
   if (md_tables && !rc) *md_tables = t.s ? t.s : strdup("");
   else free(t.s);
   free(r.s);
