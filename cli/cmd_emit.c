@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "emit/emit.h"
+#include "core/hash.h"
+#include "sys/file.h"
 
 int tsr_cli_emit(int argc, char **argv) {
   tsr_cli_problem_opts o;
@@ -43,40 +44,35 @@ int tsr_cli_emit(int argc, char **argv) {
   tsr_plan plan;
   int rc = tsr_cli_problem_finish("emit", ctx, &o, &p, &b, &plan, NULL, 0);
   tsr_plan_info info;
-  tsr__kernel_src src = {0};
-  char msg[512];
+  char *src = NULL, sha[65] = "", msg[600];
   if (rc) goto done;
   rc = TSR_EXIT_USAGE;
   if (tsr_plan_realize(ctx, b, &p, &plan, &info)) {
     tsr_cli_usage_error("emit", "plan rejected: %s", tsr_context_message(ctx));
     goto done;
   }
-  if (tsr__emit_gemm(&p, &info.plan, 232448, &src, msg, sizeof msg)) {
-    tsr_cli_usage_error("emit", "%s", msg);
+  /* the backend's own source for the realized plan (no device needed) */
+  if (!(src = tsr_plan_source(b, &p, &info.plan)) || tsr__sha256_hex(src, strlen(src), sha)) {
+    tsr_cli_usage_error("emit", "cannot generate the source (out of memory)");
     goto done;
   }
+  size_t len = strlen(src);
   if (sha_only) {
-    printf("%s\n", src.sha256);
+    printf("%s\n", sha);
   } else if (out) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", out);
-    FILE *f = NULL;
-    int fd = mkstemp(tmp);
-    if (fd >= 0) f = fdopen(fd, "w");
-    if (!f || fwrite(src.source, 1, src.len, f) != src.len || fclose(f) != 0 ||
-        rename(tmp, out) != 0) {
-      remove(tmp);
-      tsr_cli_usage_error("emit", "--out: cannot write '%s'", out);
+    tsr__span part = {src, len};
+    if (tsr__write_atomic(out, &part, 1, msg, sizeof msg)) {
+      tsr_cli_usage_error("emit", "--out: %s", msg);
       goto done;
     }
-    fprintf(stderr, "sha256 %s  %s\n", src.sha256, out);
+    fprintf(stderr, "sha256 %s  %s\n", sha, out);
   } else {
-    fwrite(src.source, 1, src.len, stdout);
-    fprintf(stderr, "sha256 %s\n", src.sha256);
+    fwrite(src, 1, len, stdout);
+    fprintf(stderr, "sha256 %s\n", sha);
   }
   rc = TSR_EXIT_OK;
 done:
-  tsr__kernel_src_free(&src);
+  free(src);
   tsr_context_destroy(ctx);
   return rc;
 }

@@ -38,22 +38,9 @@ void tsr__oracle_key(const tsr_problem *p, tsr_inputs inputs, uint64_t seed, cha
 
 const char *tsr__oracle_cache_default(void) {
   static char buf[4096];
-  const char *x = getenv("XDG_CACHE_HOME");
-  if (x && *x) snprintf(buf, sizeof buf, "%s/tessera/oracle", x);
-  else snprintf(buf, sizeof buf, "%s/.cache/tessera/oracle", getenv("HOME") ? getenv("HOME") : "/tmp");
+  /* the one cache rule (sys/file.h); without HOME, under /tmp as before */
+  if (tsr__cache_dir("oracle", buf, sizeof buf)) snprintf(buf, sizeof buf, "/tmp/.cache/tessera/oracle");
   return buf;
-}
-
-static int mkdir_p(const char *dir) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s", dir);
-  for (char *s = tmp + 1; *s; s++)
-    if (*s == '/') {
-      *s = '\0';
-      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-      *s = '/';
-    }
-  return (mkdir(tmp, 0755) != 0 && errno != EEXIST) ? -1 : 0;
 }
 
 /* SHA-256 over ref then scale. */
@@ -143,18 +130,13 @@ int tsr__oracle_cache_has(const tsr_problem *p, tsr_inputs inputs, uint64_t seed
 
 static void store(const char *dir, const char *path, const char *key, size_t count,
                   const double *ref, const float *scale, double strict, const char *producer) {
-  if (mkdir_p(dir) != 0) return;
-  char tmp[4400], sha[65];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  if (payload_sha(ref, scale, count, sha)) return;
-  FILE *f = fopen(tmp, "wb");
-  if (!f) return;
-  int ok = fprintf(f, "%s\n%s\n%zu\n%a\n%s\n%s\n", MAGIC, key, count, strict, sha, producer) > 0 &&
-           fwrite(ref, sizeof *ref, count, f) == count &&
-           fwrite(scale, sizeof *scale, count, f) == count;
-  ok = (fflush(f) == 0) && ok && fsync(fileno(f)) == 0;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) unlink(tmp); /* a cache miss later, nothing worse */
+  char head[1200], sha[65], msg[256];
+  if (tsr__mkdirs(dir) != 0 || payload_sha(ref, scale, count, sha)) return;
+  int n = snprintf(head, sizeof head, "%s\n%s\n%zu\n%a\n%s\n%s\n", MAGIC, key, count, strict, sha,
+                   producer);
+  if (n < 0 || (size_t)n >= sizeof head) return;
+  tsr__span parts[3] = {{head, (size_t)n}, {ref, count * sizeof *ref}, {scale, count * sizeof *scale}};
+  tsr__write_atomic(path, parts, 3, msg, sizeof msg); /* a failure: a cache miss later, nothing worse */
 }
 
 tsr_status tsr__oracle_cached(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
