@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "core/clock.h"
+#include "sys/clock.h"
 #include "core/hash.h"
 
 

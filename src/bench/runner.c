@@ -22,7 +22,7 @@
 
 #include "bench/bench.h"
 #include "core/assert.h"
-#include "core/clock.h"
+#include "sys/clock.h"
 #include "core/context.h"
 #include "core/hash.h"
 #include "measure/measure.h"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "core/clock.h"
+#include "sys/clock.h"
 
 static int64_t mono_ms(void) { return tsr__now_ns() / 1000000; }
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "sys/clock.h"
 #include "core/context.h"
 #include "core/par.h"
 #include "measure/measure.h"

@@ -23,7 +23,7 @@
 #include <jansson.h>
 
 #include "bench/bench.h"
-#include "core/clock.h"
+#include "sys/clock.h"
 #include "core/context.h"
 #include "tune/tune.h"
 

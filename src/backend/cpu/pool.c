@@ -17,7 +17,7 @@
 
 #include "backend/cpu/cpu_kernels.h"
 #include "core/assert.h"
-#include "core/clock.h"
+#include "sys/clock.h"
 
 #define TSR__POOL_MAX 256
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/cuda/dl.h"
+#include "sys/dl.h"
 #include "core/context.h"
 
 #define SYM(field, exported) {exported, offsetof(tsr__cu_api, field)}

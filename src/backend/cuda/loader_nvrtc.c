@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "backend/cuda/dl.h"
+#include "sys/dl.h"
 #include "core/context.h"
 
 #define SYM(field, exported) {exported, offsetof(tsr__nvrtc_api, field)}

@@ -1,5 +1,5 @@
 /* dlopen helpers shared by the loaders. */
-#include "backend/cuda/dl.h"
+#include "sys/dl.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The monotonic clock every timed region and deadline uses. */
-#ifndef TSR_CORE_CLOCK_H
-#define TSR_CORE_CLOCK_H
+#ifndef TSR_SYS_CLOCK_H
+#define TSR_SYS_CLOCK_H
 
 #include <stdint.h>
 #include <time.h>

@@ -1,7 +1,8 @@
-/* dlopen helpers shared by the three loaders (libcuda, libnvrtc, libcublas):
+/* The one dynamic-loader body (sys layer), shared by the three loaders
+ * (libcuda, libnvrtc, libcublas, src/backend/cuda/loader_*.c):
  * search order and symbol-table resolution. Nothing CUDA-specific here. */
-#ifndef TSR_BACKEND_CUDA_DL_H
-#define TSR_BACKEND_CUDA_DL_H
+#ifndef TSR_SYS_DL_H
+#define TSR_SYS_DL_H
 
 #include <stddef.h>
 
