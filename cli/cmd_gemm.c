@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "core/clock.h"
+#include "sys/clock.h"
 #include "measure/measure.h"
 
 static int cmp_i64(const void *a, const void *b) {
