@@ -27,6 +27,7 @@ int tsr_cli_tune(int argc, char **argv);
 int tsr_cli_bench(int argc, char **argv);
 int tsr_cli_report(int argc, char **argv);
 int tsr_cli_audit(int argc, char **argv);
+int tsr_cli_zoo(int argc, char **argv);
 /* Hidden: one bench measurement in its own process (run by tsr_cli_bench). */
 int tsr_cli_bench_run(int argc, char **argv);
 

@@ -13,6 +13,7 @@ static const tsr_cli_verb verbs[] = {
     {"bench", "run the measurement protocol over every available route; raw JSON + report", tsr_cli_bench},
     {"report", "regenerate a bench run's report.md, tables.json and SVG from its raw JSON", tsr_cli_report},
     {"audit", "independently re-derive and check a bench results directory (--self-test)", tsr_cli_audit},
+    {"zoo", "list the shape zoo (classes of the GEMMs users run) or the bench lines that run it", tsr_cli_zoo},
     {"bench-run", NULL, tsr_cli_bench_run}, /* hidden: one measurement per child process */
 };
 

@@ -252,14 +252,28 @@ want_plan="--shape --batch --trans-a --trans-b --alpha --beta --plan --backend -
 want_emit="$want_plan --out --sha256"; want_emit=${want_emit/ --json/}
 want_walk="--grid --walk --check --max-grid --max-req --json"
 want_report="--unstable-threshold --quiet"
-want_audit="--json --current-artifacts --self-test"
-for v in gemm tune bench bench-run plan emit walk report audit; do
+want_audit="--json --current-artifacts --digest --self-test"
+want_zoo="--seed --quick --class --held-back --format"
+for v in gemm tune bench bench-run plan emit walk report audit zoo; do
   var=want_${v/-/_}
   "$T" $v --help >"$W/help"
   for o in ${!var}; do grep -qE "^  $o( |\$)" "$W/help" || bad "$v --help does not list $o"; done
   ok
 done
 "$T" tune --help | grep -q -- "--replay-child" && bad "tune --help lists the internal --replay-child" || ok
+
+# zoo: bad input is one line; its bench lines are accepted by bench's parser
+expect_usage "--class: 'nope'" zoo --class nope
+expect_usage "--format" zoo --format csv
+expect_usage "--seed" zoo --seed -1
+"$T" zoo --quick --format bench >"$W/zoo.txt" && [ "$(wc -l <"$W/zoo.txt")" -ge 3 ] && ok || bad "zoo --format bench"
+while read -r line; do
+  args=${line%%#*}
+  # the line's options with a refusing memory limit: bench must get past its
+  # parser (shapes, transposes, batch) and refuse only for memory
+  out=$(limited "$T" ${args#tessera } --max-memory 0.000001 --routes tessera-cpu 2>&1 >/dev/null); rc=$?
+  case "$out" in *"host memory"*) ok ;; *) bad "zoo line '$line' → exit $rc: $out" ;; esac
+done <"$W/zoo.txt"
 
 echo "$pass passed, $failed failed"
 [ $failed -eq 0 ]
