@@ -1,25 +1,23 @@
 /* The bench orchestrator: discovers routes, runs every (round, shape, route)
- * measurement in its own child process (fork + exec of /proc/self/exe with
- * the hidden verb bench-run) under a timeout, records the realized order and
- * every row, and writes the raw document atomically after each row. */
+ * measurement in its own child process (/proc/self/exe with the hidden verb
+ * bench-run, started by sys/spawn.h) under a timeout, records the realized
+ * order and every row, and writes the raw document atomically after each
+ * row. */
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
 #include "sys/clock.h"
+#include "sys/spawn.h"
 #include "core/hash.h"
 
 
@@ -29,81 +27,54 @@ typedef struct {
   int64_t wall_ns;
 } child_out;
 
-/* Runs `/proc/self/exe argv...` in its own process group with fd 3 as the
- * result pipe and stdout/stderr appended to log_path. On timeout the whole
- * group is killed. */
+/* Runs `/proc/self/exe argv...` in its own process group (dying with this
+ * process) with fd 3 as the result pipe, stdin from /dev/null and
+ * stdout/stderr appended to log_path. On timeout the whole group is killed;
+ * whatever the child left in its group is killed when it exits. */
 static void run_child(char *const argv[], int timeout_s, const char *log_path, child_out *co) {
   memset(co, 0, sizeof *co);
+  int64_t t0 = tsr__now_ns();
   int pfd[2];
   if (pipe2(pfd, O_CLOEXEC) != 0) return;
-  int64_t t0 = tsr__now_ns();
-  pid_t pid = fork();
-  if (pid < 0) {
+  int logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  tsr__spawn_fd fds[4];
+  int nfds = 0;
+  if (nul >= 0) fds[nfds++] = (tsr__spawn_fd){nul, 0};
+  if (logfd >= 0) { /* else the child writes where this process does */
+    fds[nfds++] = (tsr__spawn_fd){logfd, 1};
+    fds[nfds++] = (tsr__spawn_fd){logfd, 2};
+  }
+  fds[nfds++] = (tsr__spawn_fd){pfd[1], 3};
+  tsr__spawn_opts o = {.file = "/proc/self/exe", .argv = argv, .fds = fds, .nfds = nfds,
+                       .new_group = 1, .die_with_parent = 1};
+  tsr__proc proc;
+  char msg[512];
+  int sp = tsr__spawn(&o, &proc, msg, sizeof msg);
+  close(pfd[1]);
+  if (nul >= 0) close(nul);
+  if (logfd >= 0) close(logfd);
+  if (sp != TSR__SPAWN_OK) {
     close(pfd[0]);
-    close(pfd[1]);
+    if (sp == TSR__SPAWN_NOEXEC) { /* recorded as the child's _exit(127) was */
+      co->exited = 1;
+      co->code = 127;
+      co->wall_ns = tsr__now_ns() - t0;
+    }
     return;
   }
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the orchestrator */
-    int logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    int nul = open("/dev/null", O_RDONLY);
-    if (nul >= 0) dup2(nul, 0);
-    if (logfd >= 0) {
-      dup2(logfd, 1);
-      dup2(logfd, 2);
-    }
-    if (pfd[1] == 3) fcntl(3, F_SETFD, 0);
-    else dup2(pfd[1], 3);
-    execv("/proc/self/exe", argv);
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  close(pfd[1]);
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  int64_t deadline = t0 + (int64_t)timeout_s * 1000000000;
-  int eof = 0;
-  while (!eof) {
-    int64_t left = deadline - tsr__now_ns();
-    if (left <= 0) break;
-    struct pollfd pf = {pfd[0], POLLIN, 0};
-    int r = poll(&pf, 1, (int)(left / 1000000 + 1));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) continue;
-    if (len + 4096 >= cap) buf = realloc(buf, cap *= 2);
-    ssize_t got = read(pfd[0], buf + len, cap - len - 1);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) eof = 1;
-    else len += (size_t)got;
-  }
-  close(pfd[0]);
-  buf[len] = '\0';
-  int status = 0, reaped = 0;
-  /* After EOF the child is exiting; still bound the wait by the deadline. */
-  while (!reaped) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) reaped = 1;
-    else if (w < 0 && errno != EINTR) break;
-    else if (tsr__now_ns() >= deadline) {
-      co->timed_out = 1;
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-      reaped = 1;
-    } else {
-      struct timespec ts = {0, 2000000};
-      nanosleep(&ts, NULL);
-    }
-  }
-  if (!co->timed_out) kill(-pid, SIGKILL); /* stray grandchildren (python) */
-  co->wall_ns = tsr__now_ns() - t0;
-  if (WIFEXITED(status)) co->exited = 1, co->code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) co->signaled = 1, co->sig = WTERMSIG(status);
-  if (co->timed_out) co->signaled = 0;
+  tsr__spawn_capture cap = {.fd = pfd[0]};
+  tsr__spawn_result r;
+  tsr__spawn_wait(&proc, proc.t0_ns + (int64_t)timeout_s * 1000000000, 0, &cap, &r);
+  co->exited = r.exited;
+  co->code = r.code;
+  co->signaled = r.signaled;
+  co->sig = r.sig;
+  co->timed_out = r.timed_out;
+  co->wall_ns = r.wall_ns;
   json_error_t jerr;
-  if (len) co->result = json_loads(buf, 0, &jerr);
-  free(buf);
+  if (cap.len) co->result = json_loads(cap.buf, 0, &jerr);
+  free(cap.buf);
 }
 
 /* Keep only logs that say something. Returns 1 when the log was kept. */

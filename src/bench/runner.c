@@ -23,6 +23,7 @@
 #include "bench/bench.h"
 #include "core/assert.h"
 #include "sys/clock.h"
+#include "sys/spawn.h"
 #include "core/context.h"
 #include "core/hash.h"
 #include "measure/measure.h"
@@ -429,29 +430,32 @@ static char *read_all(int fd) {
 }
 
 /* Runs argv with stdout captured (NUL-terminated, malloc'ed); stderr is
- * inherited. Returns the wait status, or -1 when it could not start. */
+ * inherited. python3 stays in this process's group, so the orchestrator's
+ * kill of the row's group reaches it. Returns the wait status (127 when
+ * argv[0] cannot be run, with the line a failed exec printed before), or -1
+ * when it could not start. */
 static int run_capture(char *const argv[], char **out) {
   *out = NULL;
   int pfd[2];
   if (pipe2(pfd, O_CLOEXEC) != 0) return -1;
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(pfd[0]);
-    close(pfd[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    dup2(pfd[1], 1);
-    execvp(argv[0], argv);
-    fprintf(stderr, "bench-run: cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-  }
+  tsr__spawn_fd fds[] = {{pfd[1], 1}};
+  tsr__spawn_opts o = {.file = argv[0], .argv = argv, .fds = fds, .nfds = 1};
+  tsr__proc proc;
+  char msg[512];
+  int sp = tsr__spawn(&o, &proc, msg, sizeof msg);
   close(pfd[1]);
-  char *buf = read_all(pfd[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  *out = buf;
-  return status;
+  if (sp != TSR__SPAWN_OK) {
+    close(pfd[0]);
+    if (sp == TSR__SPAWN_FAILED) return -1;
+    fprintf(stderr, "bench-run: %s\n", msg);
+    *out = strdup("");
+    return W_EXITCODE(127, 0);
+  }
+  tsr__spawn_capture cap = {.fd = pfd[0]};
+  tsr__spawn_result r;
+  tsr__spawn_wait(&proc, 0, 0, &cap, &r);
+  *out = cap.buf;
+  return r.status;
 }
 
 /* The same request through a torch zygote (torch_zygote.c): argv (without

@@ -5,17 +5,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
 #include "sys/clock.h"
+#include "sys/spawn.h"
 
 static int64_t mono_ms(void) { return tsr__now_ns() / 1000000; }
 
@@ -33,24 +30,33 @@ int tsr__torch_zygote_start(tsr__torch_zygote *z, const char *script, const char
     close(in[0]), close(in[1]);
     goto sys_fail;
   }
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-    goto sys_fail;
-  }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    int logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    if (logfd >= 0) dup2(logfd, 2);
-    execlp("python3", "python3", script, "--zygote", z->sock, (char *)NULL);
-    fprintf(stderr, "torch zygote: cannot run python3: %s\n", strerror(errno));
-    _exit(127);
-  }
+  int logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  tsr__spawn_fd fds[3] = {{in[0], 0}, {out[1], 1}, {logfd, 2}};
+  char *argv[] = {"python3", (char *)script, "--zygote", z->sock, NULL};
+  /* In this process's group (its rows' kills never reach it); it dies with
+   * this process. */
+  tsr__spawn_opts o = {.file = "python3", .argv = argv, .fds = fds, .nfds = logfd >= 0 ? 3 : 2,
+                       .die_with_parent = 1};
+  tsr__proc proc;
+  char smsg[512];
+  int sp = tsr__spawn(&o, &proc, smsg, sizeof smsg), err = errno;
   close(in[0]);
   close(out[1]);
-  z->pid = pid;
+  if (sp != TSR__SPAWN_OK) {
+    close(in[1]);
+    close(out[0]);
+    if (sp == TSR__SPAWN_NOEXEC) { /* its line where the zygote's stderr would go */
+      if (logfd >= 0) dprintf(logfd, "torch zygote: %s\n", smsg);
+      else fprintf(stderr, "torch zygote: %s\n", smsg);
+      snprintf(msg, cap, "torch zygote gave no ready line within %d s (see %s)", timeout_s, log_path);
+    } else {
+      snprintf(msg, cap, "torch zygote: %s", strerror(err));
+    }
+    if (logfd >= 0) close(logfd);
+    return -1;
+  }
+  if (logfd >= 0) close(logfd);
+  z->pid = proc.pid;
   z->stdin_fd = in[1];
   /* The ready line: one JSON object and a newline. */
   char line[4096];
@@ -88,17 +94,9 @@ sys_fail:
 void tsr__torch_zygote_stop(tsr__torch_zygote *z) {
   if (!z->pid) return;
   close(z->stdin_fd); /* EOF on its stdin: it closes the socket and exits */
-  int status;
-  int64_t deadline = mono_ms() + 5000;
-  while (waitpid(z->pid, &status, WNOHANG) == 0) {
-    if (mono_ms() >= deadline) {
-      kill(z->pid, SIGKILL);
-      waitpid(z->pid, &status, 0);
-      break;
-    }
-    struct timespec ts = {0, 10000000};
-    nanosleep(&ts, NULL);
-  }
+  tsr__proc proc = {.pid = z->pid}; /* not a group of its own: the kill is its alone */
+  tsr__spawn_result r;
+  tsr__spawn_wait(&proc, tsr__now_ns() + 5000000000LL, 0, NULL, &r);
   unlink(z->sock); /* in case it was killed before removing it */
   z->pid = 0;
 }

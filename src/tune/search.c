@@ -10,13 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,10 +20,9 @@
 
 #include "bench/bench.h"
 #include "sys/clock.h"
+#include "sys/spawn.h"
 #include "core/context.h"
 #include "tune/tune.h"
-
-extern char **environ;
 
 static double now_s(void) { return (double)tsr__now_ns() * 1e-9; }
 
@@ -162,53 +157,31 @@ out:
 }
 
 /* ---- replay children ----------------------------------------------------- */
-/* Runs argv, collects stdout (at most cap-1 bytes), kills it after
- * timeout_s. Returns the exit status (>= 0), or -1 when it could not be
- * started / was killed. */
+/* Runs argv (argv[0] a path), collects stdout (at most cap-1 bytes), kills
+ * it after timeout_s. It stays in this process's group (an interrupt at the
+ * terminal reaches it too) and starts nothing of its own. Returns the exit
+ * status (>= 0), or -1 when it could not be started / was killed. */
 static int run_child(char *const argv[], char *out, size_t cap, double timeout_s) {
+  out[0] = '\0';
   int fd[2];
-  if (pipe(fd)) return -1;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fd[0]);
-  pid_t pid;
-  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
+  if (pipe2(fd, O_CLOEXEC)) return -1;
+  tsr__spawn_fd fds[] = {{fd[1], 1}};
+  tsr__spawn_opts o = {.file = argv[0], .argv = argv, .fds = fds, .nfds = 1};
+  tsr__proc proc;
+  char msg[512];
+  int sp = tsr__spawn(&o, &proc, msg, sizeof msg);
   close(fd[1]);
-  if (rc) {
+  if (sp != TSR__SPAWN_OK) {
     close(fd[0]);
     return -1;
   }
-  size_t len = 0;
-  double deadline = now_s() + timeout_s;
-  int killed = 0;
-  for (;;) {
-    double left = deadline - now_s();
-    if (left <= 0) {
-      kill(pid, SIGKILL);
-      killed = 1;
-      break;
-    }
-    struct pollfd pf = {fd[0], POLLIN, 0};
-    int pr = poll(&pf, 1, (int)fmin(left * 1000 + 1, 1000));
-    if (pr < 0 && errno == EINTR) continue;
-    if (pr <= 0) continue;
-    char buf[4096];
-    ssize_t r = read(fd[0], buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    size_t take = (size_t)r < cap - 1 - len ? (size_t)r : cap - 1 - len;
-    memcpy(out + len, buf, take);
-    len += take;
-  }
-  out[len] = '\0';
-  close(fd[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (killed || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
+  tsr__spawn_capture c = {.fd = fd[0], .max = cap - 1};
+  tsr__spawn_result r;
+  tsr__spawn_wait(&proc, proc.t0_ns + (int64_t)(timeout_s * 1e9), 0, &c, &r);
+  if (c.buf) memcpy(out, c.buf, c.len + 1);
+  free(c.buf);
+  if (r.timed_out || !r.exited) return -1;
+  return r.code;
 }
 
 static void shape_text(const tsr_problem *p, char *buf, size_t cap) {
