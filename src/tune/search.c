@@ -22,7 +22,7 @@
 
 #include <jansson.h>
 
-#include "bench/bench.h"
+#include "measure/stats.h"
 #include "sys/clock.h"
 #include "core/context.h"
 #include "tune/tune.h"
