@@ -1,6 +1,6 @@
 /* The documented order design recomputed from its rule (docs/protocol.md
  * "Order"), and the balance of a realized order, independently of
- * src/bench/order.c. */
+ * src/measure/order.c. */
 #include <string.h>
 
 #include "audit/audit.h"

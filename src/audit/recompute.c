@@ -1,5 +1,5 @@
 /* The auditor's own statistics (docs/protocol.md "Statistics"), written
- * independently of src/bench/stats.c: per-row p50 of ns/calls, median of
+ * independently of src/measure/stats.c: per-row p50 of ns/calls, median of
  * per-round p50s, spread, same-round paired ratios. */
 #include <math.h>
 #include <stdio.h>

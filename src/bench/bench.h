@@ -1,6 +1,8 @@
-/* The benchmark protocol (BRIEF §6, docs/protocol.md): routes, balanced
- * round orders, per-process measurements, statistics, the raw results
- * document ("tessera-bench/1") and the report derived from it alone. */
+/* The benchmark protocol (BRIEF §6, docs/protocol.md): routes,
+ * per-process measurements, the raw results document ("tessera-bench/1")
+ * and the report derived from it alone. The balanced round orders and the
+ * statistics are the measure layer's (measure/stats.h), shared with the
+ * tuner. */
 #ifndef TSR_BENCH_BENCH_H
 #define TSR_BENCH_BENCH_H
 
@@ -10,6 +12,7 @@
 #include <jansson.h>
 
 #include "measure/measure.h"
+#include "measure/stats.h" /* the balanced orders and statistics the protocol uses */
 #include "tessera.h"
 
 #define TSR_BENCH_SCHEMA "tessera-bench/3"
@@ -60,46 +63,6 @@ typedef enum {
 const char *tsr__metric_name(tsr__metric m);
 /* 1 when metric m belongs to GPU routes, 0 for CPU routes. */
 int tsr__metric_is_gpu(tsr__metric m);
-
-/* ---- order design (order.c) -------------------------------------------- */
-/* Round r takes the base route order rotated by floor(r/2); odd rounds are
- * the exact reverse of the preceding round. route_order[r*R + p] is the
- * base index of the route at position p of round r. Shape order rotates
- * by one each round: shape_order[r*S + j] = (j + r) mod S. */
-void tsr__order_design(int routes, int shapes, int rounds, int *route_order, int *shape_order);
-
-/* Balance of a realized order: seq[i] = (round, shape, route) in execution
- * order. Checks that within every (round, shape) each route ran exactly
- * once, that per shape every route held every position equally often, and
- * that every ordered pair occurred equally often in both precedences.
- * Returns a JSON object {balanced, rounds, position_counts, pair_counts,
- * problems[]} (new reference). */
-typedef struct {
-  int round, shape, route;
-} tsr__order_entry;
-json_t *tsr__order_check(const tsr__order_entry *seq, size_t n, int routes, int shapes,
-                         int rounds);
-
-/* ---- statistics (stats.c) ---------------------------------------------- */
-/* Median of the finite values among v[0..n) (NaN entries are missing
- * rounds and skipped): middle value, or the mean of the two middle values
- * when the count is even. NaN when no finite value. */
-double tsr__median(const double *v, size_t n);
-/* p50 of one round's samples, each taken as ns[i] / calls[i] (per call). */
-double tsr__sample_p50(const int64_t *ns, const int64_t *calls, size_t n);
-
-typedef struct {
-  size_t count;  /* rounds where both values exist */
-  double median; /* median of same-round ratios x/y */
-  double min, max;
-  size_t slower; /* rounds with x/y > 1 (x slower) */
-} tsr__paired;
-/* Same-round ratios x[r]/y[r] over rounds where both are finite and > 0;
- * ratios[r] receives each ratio (NaN where missing) when non-NULL. */
-void tsr__paired_ratios(const double *x, const double *y, size_t rounds, double *ratios,
-                        tsr__paired *out);
-/* max/min - 1 over the finite values (NaN when fewer than one). */
-double tsr__spread(const double *v, size_t n);
 
 /* ---- results document (results.c) ------------------------------------- */
 /* jansson cannot store NaN/Inf: finite doubles become reals, others the

@@ -1123,18 +1123,19 @@ static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
 }
 
 /* ---- contract ---------------------------------------------------------------- */
-tsr_status tsr__emit_check(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
-                           char *msg, size_t cap) {
+tsr_status tsr__emit_check(const tsr_problem *p, const tsr_plan *plan,
+                           const tsr__gpu_target *target, char *msg, size_t cap) {
   tsr__emit_geo g;
-  return tsr__emit_geometry(p, plan, smem_limit, &g, msg, cap);
+  return tsr__emit_geometry(p, plan, target, &g, msg, cap);
 }
 
-tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
-                          tsr__kernel_src *out, char *msg, size_t cap) {
+tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
+                          const tsr__gpu_target *target, tsr__kernel_src *out, char *msg,
+                          size_t cap) {
   if (!out) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL output");
   memset(out, 0, sizeof *out);
   tsr__emit_geo g;
-  tsr_status st = tsr__emit_geometry(p, plan, smem_limit, &g, msg, cap);
+  tsr_status st = tsr__emit_geometry(p, plan, target, &g, msg, cap);
   if (st != TSR_OK) return st;
 
   sb_t s = {0};

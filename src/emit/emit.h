@@ -26,6 +26,7 @@
 #ifndef TSR_EMIT_EMIT_H
 #define TSR_EMIT_EMIT_H
 
+#include "emit/target.h"
 #include "tessera.h"
 
 typedef struct {
@@ -47,15 +48,20 @@ typedef struct {
 } tsr__kernel_src;
 
 /* Legality of the plan for the GPU target (no allocation, no compile):
- * threads per block, shared memory (limit smem_limit bytes), divisibility
- * of tiles by warp and micro tiles, vector width vs alignment, grid limits.
- * On rejection writes one line naming the first violated limit. */
-tsr_status tsr__emit_check(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
-                           char *msg, size_t cap);
+ * threads per block, shared memory per block, the minblocks occupancy hint
+ * against one SM's shared memory, threads and registers, the register
+ * estimate, divisibility of tiles by warp and micro tiles, vector width vs
+ * alignment, grid limits, all read from target (&tsr__target_sm90 without
+ * a device). On rejection writes one line naming the first violated limit.
+ * The target only decides acceptance: an accepted plan's source does not
+ * depend on it. */
+tsr_status tsr__emit_check(const tsr_problem *p, const tsr_plan *plan,
+                           const tsr__gpu_target *target, char *msg, size_t cap);
 /* Generate the source (calls tsr__emit_check first). plan is the realized
  * plan (walk already normalized for the grid). */
-tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
-                          tsr__kernel_src *out, char *msg, size_t cap);
+tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
+                          const tsr__gpu_target *target, tsr__kernel_src *out, char *msg,
+                          size_t cap);
 void tsr__kernel_src_free(tsr__kernel_src *k); /* NULL is a no-op */
 
 /* The precision mode a GPU plan runs: ffma strict, tf32x3 fp32x3, tf32 tf32. */

@@ -72,7 +72,7 @@ typedef struct {
 } tsr__emit_geo;
 
 /* Fills g; TSR_OK or a rejection with one line in msg. */
-tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
-                              tsr__emit_geo *g, char *msg, size_t cap);
+tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan,
+                              const tsr__gpu_target *t, tsr__emit_geo *g, char *msg, size_t cap);
 
 #endif

@@ -1,6 +1,7 @@
 /* Legality and geometry of a (problem, plan) pair on the GPU target: every
  * rejection is one line naming the field, its value and the limit. Runs
- * before any allocation or compilation. */
+ * before any allocation or compilation. Every hardware limit comes from the
+ * target (emit/target.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,17 +9,9 @@
 #include "core/context.h"
 #include "emit/emit_internal.h"
 
-#define MAX_THREADS 1024
-#define MAX_GRID_X 2147483647ull
-#define MAX_GRID_YZ 65535
-#define MAX_REGS 255
+/* int32 row/column/k coordinates in device code (the generated code's
+ * limit, not the target's: the target's limits are all in tsr__gpu_target) */
 #define MAX_COORD 2147483647ll
-/* sm_90 per-SM resources for the minblocks occupancy hint */
-#define SM_SMEM 233472
-#define SM_SMEM_RESERVED 1024
-#define SM_THREADS 2048
-#define SM_REGS 65536
-#define MAX_BLOCKS_SM 32 /* int32 row/column/k coordinates in device code */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -207,8 +200,8 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
 }
 
 /* Block = warps_m x warps_n warps; the family's warp tile and register estimate. */
-static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
-                              char *msg, size_t cap) {
+static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
+                              const tsr__gpu_target *t, tsr__emit_geo *g, char *msg, size_t cap) {
   (void)p;
   if (pl->bm % pl->wm)
     return reject(msg, cap, "plan: bm=%d is not a multiple of wm=%d", pl->bm, pl->wm);
@@ -217,11 +210,11 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl, tsr__emi
   g->warps_m = pl->bm / pl->wm;
   g->warps_n = pl->bn / pl->wn;
   int64_t nthreads = (int64_t)g->warps_m * g->warps_n * 32;
-  if (nthreads > MAX_THREADS)
+  if (nthreads > (int64_t)t->threads_block)
     return reject(msg, cap,
                   "plan: %lld threads per block (%dx%d warps of 32, bm/wm x bn/wn) exceed the "
-                  "limit %d",
-                  (long long)nthreads, g->warps_m, g->warps_n, MAX_THREADS);
+                  "limit %u",
+                  (long long)nthreads, g->warps_m, g->warps_n, t->threads_block);
   g->nthreads = (int)nthreads;
 
   if (g->tf32) {
@@ -267,16 +260,17 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl, tsr__emi
      * scheduler) + ~16 addresses */
     g->reg_estimate = pl->tm * pl->tn + 2 * (pl->tm + pl->tn) + 16;
   }
-  if (g->reg_estimate > MAX_REGS)
+  if ((int64_t)g->reg_estimate > (int64_t)t->regs_thread)
     return reject(msg, cap,
-                  "plan: estimated %d registers per thread (accumulators + fragments) exceed %d",
-                  g->reg_estimate, MAX_REGS);
+                  "plan: estimated %d registers per thread (accumulators + fragments) exceed %u",
+                  g->reg_estimate, t->regs_thread);
   return TSR_OK;
 }
 
 /* Operands (staging, packing), vector width and shared memory. */
-static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g, uint32_t smem_limit,
-                                 char *msg, size_t cap) {
+static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
+                                 const tsr__gpu_target *t, tsr__emit_geo *g, char *msg,
+                                 size_t cap) {
   init_operand(&g->a, 'a', p, pl, g);
   init_operand(&g->b, 'b', p, pl, g);
   if ((unsigned)pl->pack > TSR_PACK_AB)
@@ -293,40 +287,42 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl, tsr__
   if ((s = check_vec(p, pl, &g->a, msg, cap)) != TSR_OK) return s;
   if ((s = check_vec(p, pl, &g->b, msg, cap)) != TSR_OK) return s;
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
-  if (g->smem_bytes > smem_limit)
+  if (g->smem_bytes > t->smem_block_optin)
     return reject(msg, cap,
                   "plan: shared memory %.1f KiB (%llu bytes) exceeds the %.1f KiB limit "
                   "(bm=%d,bn=%d,bk=%d,stages=%d,pad=%d%s)",
                   g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
-                  smem_limit / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad,
+                  t->smem_block_optin / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad,
                   g->presplit && g->x3 ? ",split=pack: big and small tiles per stage" : "");
   return TSR_OK;
 }
 
-/* Occupancy hint: minblocks blocks must fit one SM's shared memory (1 KiB
+/* Occupancy hint: minblocks blocks must fit one SM's shared memory (part
  * of it reserved per block), threads and registers. */
-static tsr_status check_occupancy(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
-                                  char *msg, size_t cap) {
+static tsr_status check_occupancy(const tsr_problem *p, const tsr_plan *pl,
+                                  const tsr__gpu_target *t, tsr__emit_geo *g, char *msg,
+                                  size_t cap) {
   (void)p;
   if (pl->minblocks < 0)
     return reject(msg, cap, "plan: minblocks=%d must be at least 0", pl->minblocks);
   if (pl->minblocks > 1) {
     int mb = pl->minblocks;
-    uint64_t need = (uint64_t)mb * (g->smem_bytes + SM_SMEM_RESERVED);
-    if (mb > MAX_BLOCKS_SM)
-      return reject(msg, cap, "plan: minblocks=%d exceeds the %d resident blocks of an SM", mb,
-                    MAX_BLOCKS_SM);
-    if (need > SM_SMEM)
+    uint64_t need = (uint64_t)mb * (g->smem_bytes + t->smem_block_reserved);
+    if ((uint32_t)mb > t->blocks_sm)
+      return reject(msg, cap, "plan: minblocks=%d exceeds the %u resident blocks of an SM", mb,
+                    t->blocks_sm);
+    if (need > t->smem_sm)
       return reject(msg, cap,
-                    "plan: minblocks=%d needs %d x (%llu + %d) = %llu bytes of shared memory, "
-                    "more than the SM's %d",
-                    mb, mb, (unsigned long long)g->smem_bytes, SM_SMEM_RESERVED,
-                    (unsigned long long)need, SM_SMEM);
-    if ((int64_t)mb * g->nthreads > SM_THREADS)
-      return reject(msg, cap, "plan: minblocks=%d x %d threads exceed the SM's %d threads", mb,
-                    g->nthreads, SM_THREADS);
-    int cap_regs = SM_REGS / (mb * g->nthreads) / 8 * 8;
-    if (cap_regs > MAX_REGS) cap_regs = MAX_REGS;
+                    "plan: minblocks=%d needs %d x (%llu + %u) = %llu bytes of shared memory, "
+                    "more than the SM's %u",
+                    mb, mb, (unsigned long long)g->smem_bytes, t->smem_block_reserved,
+                    (unsigned long long)need, t->smem_sm);
+    if ((int64_t)mb * g->nthreads > (int64_t)t->threads_sm)
+      return reject(msg, cap, "plan: minblocks=%d x %d threads exceed the SM's %u threads", mb,
+                    g->nthreads, t->threads_sm);
+    /* mb * nthreads <= threads_sm here, so it fits an int */
+    int cap_regs = (int)(t->regs_sm / (uint32_t)(mb * g->nthreads)) / 8 * 8;
+    if (cap_regs > (int)t->regs_thread) cap_regs = (int)t->regs_thread;
     /* floor: the accumulators plus ~24 for one fragment and addresses (the
      * compiler may still spill; the runtime's spill check rejects that) */
     int floor_regs = (g->tf32 ? pl->wm * pl->wn / 32 : pl->tm * pl->tn) + 24;
@@ -340,8 +336,8 @@ static tsr_status check_occupancy(const tsr_problem *p, const tsr_plan *pl, tsr_
 }
 
 /* Coordinates, the grid and its walk, K blocks, split-K, batch and tails. */
-static tsr_status check_grid(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
-                             char *msg, size_t cap) {
+static tsr_status check_grid(const tsr_problem *p, const tsr_plan *pl,
+                             const tsr__gpu_target *t, tsr__emit_geo *g, char *msg, size_t cap) {
   /* Coordinates are int32 in device code (offsets may be 64-bit). */
   const struct { const char *name; int64_t v; int t; } ext[] = {
       {"m", p->m, pl->bm}, {"n", p->n, pl->bn}, {"k", p->k, pl->bk}};
@@ -352,9 +348,10 @@ static tsr_status check_grid(const tsr_problem *p, const tsr_plan *pl, tsr__emit
 
   /* Grid. */
   int64_t h = ceil_div(p->m, pl->bm), w = ceil_div(p->n, pl->bn);
-  if ((uint64_t)h * (uint64_t)w > MAX_GRID_X)
+  if ((uint64_t)h * (uint64_t)w > t->grid[0])
     return reject(msg, cap, "plan: grid of %lldx%lld = %llu tiles exceeds the gridDim.x limit %llu",
-                  (long long)h, (long long)w, (unsigned long long)(h * w), MAX_GRID_X);
+                  (long long)h, (long long)w, (unsigned long long)(h * w),
+                  (unsigned long long)t->grid[0]);
   g->h = (uint32_t)h;
   g->w = (uint32_t)w;
   {
@@ -364,15 +361,15 @@ static tsr_status check_grid(const tsr_problem *p, const tsr_plan *pl, tsr__emit
   }
   tsr_walk_normalize(&g->plan.walk, g->h, g->w);
   g->nkb = ceil_div(p->k, pl->bk);
-  if (pl->splitk > MAX_GRID_YZ)
-    return reject(msg, cap, "plan: splitk=%d exceeds the gridDim.y limit %d", pl->splitk,
-                  MAX_GRID_YZ);
+  if ((int64_t)pl->splitk > (int64_t)t->grid[1])
+    return reject(msg, cap, "plan: splitk=%d exceeds the gridDim.y limit %u", pl->splitk,
+                  t->grid[1]);
   if (pl->splitk > g->nkb)
     return reject(msg, cap, "plan: splitk=%d exceeds the %lld K blocks (k=%lld, bk=%d)",
                   pl->splitk, (long long)g->nkb, (long long)p->k, pl->bk);
-  if (p->batch > MAX_GRID_YZ)
-    return reject(msg, cap, "problem: batch=%lld exceeds the gridDim.z limit %d",
-                  (long long)p->batch, MAX_GRID_YZ);
+  if (p->batch > (int64_t)t->grid[2])
+    return reject(msg, cap, "problem: batch=%lld exceeds the gridDim.z limit %u",
+                  (long long)p->batch, t->grid[2]);
   g->tail_m = p->m % pl->bm != 0;
   g->tail_n = p->n % pl->bn != 0;
   g->tail_k = p->k % pl->bk != 0;
@@ -383,8 +380,9 @@ static tsr_status check_grid(const tsr_problem *p, const tsr_plan *pl, tsr__emit
 
 /* Workspace: split-K partials (batch x splitk compact m x n), then the
  * packed operands, 64-float (256-byte) aligned. */
-static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
-                                   char *msg, size_t cap) {
+static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl,
+                                   const tsr__gpu_target *t, tsr__emit_geo *g, char *msg,
+                                   size_t cap) {
   /* Split-K workspace: batch x splitk compact m x n partials. */
   if (pl->splitk > 1) {
     uint64_t mn = (uint64_t)p->m * (uint64_t)p->n;
@@ -396,9 +394,9 @@ static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl, tsr
     g->workspace_bytes = elems * 4;
     uint64_t total = (uint64_t)p->batch * mn;
     g->reduce_blocks = (total + 255) / 256;
-    if (g->reduce_blocks > MAX_GRID_X)
+    if (g->reduce_blocks > t->grid[0])
       return reject(msg, cap, "plan: split-K reduction needs %llu blocks, more than %llu",
-                    (unsigned long long)g->reduce_blocks, MAX_GRID_X);
+                    (unsigned long long)g->reduce_blocks, (unsigned long long)t->grid[0]);
   }
 
   /* Packed operands follow the partials in W, 64-float (256-byte) aligned. */
@@ -422,19 +420,21 @@ static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl, tsr
         off += (per * items + 63) / 64 * 64;
       }
       o->pre_blocks = (per / 4 + 255) / 256; /* one thread per 16-byte chunk */
-      if (o->pre_blocks > MAX_GRID_X)
+      if (o->pre_blocks > t->grid[0])
         return reject(msg, cap, "plan: pack prologue for %c needs %llu blocks, more than %llu",
-                      o->name - 32, (unsigned long long)o->pre_blocks, MAX_GRID_X);
+                      o->name - 32, (unsigned long long)o->pre_blocks,
+                      (unsigned long long)t->grid[0]);
     }
     if (g->a.packed || g->b.packed) g->workspace_bytes = off * 4;
   }
   return TSR_OK;
 }
 
-tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32_t smem_limit,
-                              tsr__emit_geo *g, char *msg, size_t cap) {
+tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan,
+                              const tsr__gpu_target *t, tsr__emit_geo *g, char *msg, size_t cap) {
   memset(g, 0, sizeof *g);
   if (!p || !plan) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL problem or plan");
+  if (!t) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL target");
   {
     tsr_problem q = *p;
     char pm[256];
@@ -446,10 +446,10 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan, uint32
   }
   g->plan = *plan;
   tsr_status s;
-  if ((s = check_fields(p, plan, g, msg, cap)) || (s = check_block(p, plan, g, msg, cap)) ||
-      (s = check_operands(p, plan, g, smem_limit, msg, cap)) ||
-      (s = check_occupancy(p, plan, g, msg, cap)) || (s = check_grid(p, plan, g, msg, cap)) ||
-      (s = layout_workspace(p, plan, g, msg, cap)))
+  if ((s = check_fields(p, plan, g, msg, cap)) || (s = check_block(p, plan, t, g, msg, cap)) ||
+      (s = check_operands(p, plan, t, g, msg, cap)) ||
+      (s = check_occupancy(p, plan, t, g, msg, cap)) || (s = check_grid(p, plan, t, g, msg, cap)) ||
+      (s = layout_workspace(p, plan, t, g, msg, cap)))
     return s;
   /* 64-bit offsets when any tensor (or the workspace) spans 2^31 elements. */
   int64_t ea = tsr_problem_elems_a(p), eb = tsr_problem_elems_b(p), ec = tsr_problem_elems_c(p);

@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "bench/bench.h"
+#include "measure/stats.h"
 #include "sys/clock.h"
 #include "sys/spawn.h"
 #include "core/context.h"

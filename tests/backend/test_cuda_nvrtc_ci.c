@@ -81,7 +81,7 @@ static void test_default_plans_compile_clean(void **state) {
       }
       tsr__kernel_src k;
       memset(&k, 0, sizeof k);
-      st = tsr__emit_gemm(&p, &info.plan, TSR__SM90_SMEM_OPTIN, &k, msg, sizeof msg);
+      st = tsr__emit_gemm(&p, &info.plan, &tsr__target_sm90, &k, msg, sizeof msg);
       if (st) {
         printf("FAIL %s: emit: %s\n", what, msg);
         fails++;

@@ -23,7 +23,7 @@
 #include "source_dir.h"
 #include "tessera.h"
 
-#define SMEM_LIMIT (227u * 1024u)
+#define SM90 (&tsr__target_sm90)
 #define NVCC "/usr/local/cuda/bin/nvcc"
 
 /* ---- helpers -------------------------------------------------------------- */
@@ -70,7 +70,7 @@ static tsr_plan mkplan(const char *text) {
 
 static void emit_ok(const tsr_problem *p, const tsr_plan *pl, tsr__kernel_src *k) {
   char msg[512];
-  tsr_status s = tsr__emit_gemm(p, pl, SMEM_LIMIT, k, msg, sizeof msg);
+  tsr_status s = tsr__emit_gemm(p, pl, SM90, k, msg, sizeof msg);
   if (s != TSR_OK) {
     char t[512];
     tsr_plan_format(pl, t, sizeof t);
@@ -178,16 +178,141 @@ static void test_walk_identity(void **state) {
 }
 
 /* ---- rejections ------------------------------------------------------------ */
-static void expect_reject(tsr_problem p, const char *plan, const char *needle) {
+static void expect_reject_on(const tsr__gpu_target *t, tsr_problem p, const char *plan,
+                             const char *needle) {
   tsr_plan pl = mkplan(plan);
   char msg[512] = "";
   tsr__kernel_src k;
-  tsr_status s = tsr__emit_gemm(&p, &pl, SMEM_LIMIT, &k, msg, sizeof msg);
+  tsr_status s = tsr__emit_gemm(&p, &pl, t, &k, msg, sizeof msg);
   if (s == TSR_OK) fail_msg("plan '%s' was accepted; expected '%s'", plan, needle);
   assert_null(k.source);
-  assert_int_equal(tsr__emit_check(&p, &pl, SMEM_LIMIT, msg, sizeof msg), s);
+  assert_int_equal(tsr__emit_check(&p, &pl, t, msg, sizeof msg), s);
   if (!strstr(msg, needle)) fail_msg("plan '%s': message '%s' lacks '%s'", plan, msg, needle);
   assert_null(strchr(msg, '\n'));
+}
+
+static void expect_reject(tsr_problem p, const char *plan, const char *needle) {
+  expect_reject_on(SM90, p, plan, needle);
+}
+
+static void expect_accept_on(const tsr__gpu_target *t, tsr_problem p, const char *plan) {
+  tsr_plan pl = mkplan(plan);
+  char msg[512] = "";
+  if (tsr__emit_check(&p, &pl, t, msg, sizeof msg) != TSR_OK)
+    fail_msg("plan '%s' rejected: %s", plan, msg);
+}
+
+/* The emitter's limits are the target's, every one of them: each field,
+ * lowered just below what a plan needs, rejects it naming the new value
+ * (and at the value, accepts it); a target with room to spare changes no
+ * byte of an accepted plan's source. Base plan: 64 threads, 4096 bytes of
+ * shared memory (2 stages x 2 tiles of 8 x 32 floats), 48 estimated
+ * registers (4x4 accumulators + fragments + 16), a register floor of 40. */
+static void test_target_limits(void **state) {
+  tsr_problem p = P(4096, 4096, 4096);
+  tsr__gpu_target t = tsr__target_sm90;
+  const char *base = "stages=2";
+  expect_accept_on(SM90, p, base);
+
+  t.smem_block_optin = 4096;
+  expect_accept_on(&t, p, base);
+  t.smem_block_optin = 3072;
+  expect_reject_on(&t, p, base, "shared memory 4.0 KiB (4096 bytes) exceeds the 3.0 KiB limit");
+  t = tsr__target_sm90;
+  t.threads_block = 64;
+  expect_accept_on(&t, p, base);
+  t.threads_block = 32;
+  expect_reject_on(&t, p, base, "64 threads per block (2x1 warps of 32, bm/wm x bn/wn) exceed the limit 32");
+  t = tsr__target_sm90;
+  t.regs_thread = 48;
+  expect_accept_on(&t, p, base);
+  t.regs_thread = 47;
+  expect_reject_on(&t, p, base, "estimated 48 registers per thread (accumulators + fragments) exceed 47");
+  t = tsr__target_sm90;
+  t.blocks_sm = 3;
+  expect_accept_on(&t, p, "stages=2,minblocks=3");
+  t.blocks_sm = 2;
+  expect_reject_on(&t, p, "stages=2,minblocks=3", "minblocks=3 exceeds the 2 resident blocks of an SM");
+  t = tsr__target_sm90;
+  t.smem_block_reserved = 512;
+  t.smem_sm = 9216;
+  expect_accept_on(&t, p, "stages=2,minblocks=2");
+  t.smem_sm = 9215;
+  expect_reject_on(&t, p, "stages=2,minblocks=2",
+                   "minblocks=2 needs 2 x (4096 + 512) = 9216 bytes of shared memory, more than the SM's 9215");
+  t = tsr__target_sm90;
+  t.threads_sm = 128;
+  expect_accept_on(&t, p, "stages=2,minblocks=2");
+  t.threads_sm = 127;
+  expect_reject_on(&t, p, "stages=2,minblocks=2", "minblocks=2 x 64 threads exceed the SM's 127 threads");
+  t = tsr__target_sm90;
+  t.regs_sm = 128 * 40;
+  expect_accept_on(&t, p, "stages=2,minblocks=2");
+  t.regs_sm = 128 * 40 - 1;
+  expect_reject_on(&t, p, "stages=2,minblocks=2",
+                   "minblocks=2 caps registers at 32 per thread, below the 40 the accumulators");
+  t = tsr__target_sm90;
+  /* the per-thread limit also caps the minblocks budget: 1x1 micro tiles
+   * estimate 21 registers but need a floor of 25 */
+  t.regs_thread = 25;
+  expect_accept_on(&t, p, "tm=1,tn=1,wm=4,wn=8,bm=8,bn=8,minblocks=2");
+  t.regs_thread = 24;
+  expect_reject_on(&t, p, "tm=1,tn=1,wm=4,wn=8,bm=8,bn=8,minblocks=2",
+                   "minblocks=2 caps registers at 24 per thread, below the 25");
+  t = tsr__target_sm90;
+  t.grid[0] = 128 * 128;
+  expect_accept_on(&t, p, "bm=32,bn=32");
+  t.grid[0] = 128 * 128 - 1;
+  expect_reject_on(&t, p, "bm=32,bn=32", "grid of 128x128 = 16384 tiles exceeds the gridDim.x limit 16383");
+  t = tsr__target_sm90;
+  t.grid[1] = 2;
+  expect_accept_on(&t, p, "splitk=2");
+  expect_reject_on(&t, p, "splitk=3", "splitk=3 exceeds the gridDim.y limit 2");
+  t = tsr__target_sm90;
+  t.grid[2] = 7;
+  expect_reject_on(&t, mkprob((prob_spec){.m = 64, .n = 64, .k = 64, .batch = 8}), base,
+                   "batch=8 exceeds the gridDim.z limit 7");
+  t = tsr__target_sm90;
+  t.grid[0] = 15; /* 2x2 tiles; the reduction needs 64*64/256 = 16 blocks */
+  expect_reject_on(&t, P(64, 64, 64), "splitk=2", "split-K reduction needs 16 blocks, more than 15");
+  t = tsr__target_sm90;
+  t.grid[0] = 63; /* 16 tiles; packing A (256 x 256 floats) takes 64 blocks of 256 x 16 bytes */
+  expect_reject_on(&t, P(256, 256, 256), "bm=64,bn=64,wm=32,wn=32,tm=8,tn=4,pack=a",
+                   "pack prologue for A needs 64 blocks, more than 63");
+
+  char msg[256];
+  tsr_plan pl = mkplan(base);
+  assert_int_equal(tsr__emit_check(&p, &pl, NULL, msg, sizeof msg), TSR_ERR_INVALID);
+  assert_string_equal(msg, "emit: NULL target");
+
+  /* room to spare: the same source, byte for byte */
+  tsr__gpu_target roomy = tsr__target_sm90;
+  roomy.smem_block_optin *= 2;
+  roomy.smem_sm *= 2;
+  roomy.smem_block_reserved = 0;
+  roomy.threads_block *= 2;
+  roomy.threads_sm *= 2;
+  roomy.regs_thread *= 2;
+  roomy.regs_sm *= 2;
+  roomy.blocks_sm *= 2;
+  roomy.grid[0] = UINT32_MAX;
+  roomy.grid[1] *= 2;
+  roomy.grid[2] *= 2;
+  tsr_problem probs[] = {p, mkprob((prob_spec){.m = 100, .n = 70, .k = 300, .batch = 3, .opa = 'T', .beta = 2})};
+  const char *plans[] = {base, "stages=2,minblocks=2", "splitk=3,pack=ab",
+                         "mma=tf32x3,tm=1,tn=1,bk=16,stages=3,split=pack"};
+  for (size_t i = 0; i < 2; i++)
+    for (size_t j = 0; j < sizeof plans / sizeof plans[0]; j++) {
+      tsr_plan q = mkplan(plans[j]);
+      tsr__kernel_src a, b;
+      emit_ok(&probs[i], &q, &a);
+      assert_int_equal(tsr__emit_gemm(&probs[i], &q, &roomy, &b, msg, sizeof msg), TSR_OK);
+      assert_int_equal(a.len, b.len);
+      assert_memory_equal(a.source, b.source, a.len);
+      assert_string_equal(a.sha256, b.sha256);
+      tsr__kernel_src_free(&a);
+      tsr__kernel_src_free(&b);
+    }
 }
 
 static void test_rejections(void **state) {
@@ -266,7 +391,7 @@ static void test_default_table(void **state) {
     tsr__emit_default_plan(&p, &pl);
     char msg[512], t[512];
     tsr_plan_format(&pl, t, sizeof t);
-    if (tsr__emit_check(&p, &pl, SMEM_LIMIT, msg, sizeof msg) != TSR_OK)
+    if (tsr__emit_check(&p, &pl, SM90, msg, sizeof msg) != TSR_OK)
       fail_msg("default plan %s for shape %zu rejected: %s", t, i, msg);
     assert_int_equal(pl.threads, 0);
     assert_int_equal(pl.isa, TSR_ISA_AUTO);
@@ -281,7 +406,7 @@ static void test_default_table(void **state) {
   tsr_plan pl;
   char msg[512];
   tsr__emit_default_plan(&p, &pl);
-  if (tsr__emit_check(&p, &pl, SMEM_LIMIT, msg, sizeof msg) != TSR_OK) fail_msg("%s", msg);
+  if (tsr__emit_check(&p, &pl, SM90, msg, sizeof msg) != TSR_OK) fail_msg("%s", msg);
   /* both operands' rows are unaligned: both packed, read with vec=4 */
   assert_int_equal(pl.pack, TSR_PACK_AB);
   assert_int_equal(pl.vec, 4);
@@ -342,7 +467,7 @@ static void test_pack_contract(void **state) {
   assert_int_equal(tsr_plan_parse("pack=c", &q, msg, sizeof msg), TSR_ERR_PARSE);
   assert_non_null(strstr(msg, "pack=c is not none, a, b or ab"));
   q.pack = (tsr_pack)7;
-  assert_int_not_equal(tsr__emit_check(&p, &q, SMEM_LIMIT, msg, sizeof msg), TSR_OK);
+  assert_int_not_equal(tsr__emit_check(&p, &q, SM90, msg, sizeof msg), TSR_OK);
   assert_non_null(strstr(msg, "pack=7"));
 }
 
@@ -410,11 +535,11 @@ static void test_split_contract(void **state) {
   tsr_plan bad = mkplan("mma=tf32x3,tm=1,tn=1");
   bad.split = (tsr_split)5;
   char msg[256];
-  assert_int_not_equal(tsr__emit_check(&big, &bad, SMEM_LIMIT, msg, sizeof msg), TSR_OK);
+  assert_int_not_equal(tsr__emit_check(&big, &bad, SM90, msg, sizeof msg), TSR_OK);
   assert_non_null(strstr(msg, "split=5 is not inline or pack"));
   /* the same plan inline fits: the doubling is what is rejected */
   tsr_plan fits = mkplan("mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0");
-  assert_int_equal(tsr__emit_check(&big, &fits, SMEM_LIMIT, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr__emit_check(&big, &fits, SM90, msg, sizeof msg), TSR_OK);
 }
 
 /* ---- ownership: every output of a tile is written by exactly one thread ----
@@ -1359,7 +1484,8 @@ int main(int argc, char **argv) {
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_walk_identity),
-      cmocka_unit_test(test_rejections),      cmocka_unit_test(test_beta_zero_source),
+      cmocka_unit_test(test_rejections),      cmocka_unit_test(test_target_limits),
+      cmocka_unit_test(test_beta_zero_source),
       cmocka_unit_test(test_default_table),   cmocka_unit_test(test_pack_contract),
       cmocka_unit_test(test_split_contract),  cmocka_unit_test(test_ownership),
       cmocka_unit_test(test_emulated_walks),

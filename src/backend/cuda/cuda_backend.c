@@ -43,10 +43,12 @@ static tsr_status cuda_realize(tsr_context *ctx, const tsr_problem *p, const tsr
   tsr_status st = tsr_walk_check(&plan->walk, (uint32_t)h, (uint32_t)w, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
   tsr_walk_normalize(&info->plan.walk, (uint32_t)h, (uint32_t)w);
-  uint32_t limit = tsr__gpu_smem_limit(ctx);
+  /* the device's limits, sm_90's when no device is present */
+  tsr__gpu_target t;
+  tsr__gpu_target_get(ctx, &t);
   tsr__kernel_src k;
   memset(&k, 0, sizeof k);
-  st = tsr__emit_gemm(p, &info->plan, limit, &k, msg, sizeof msg);
+  st = tsr__emit_gemm(p, &info->plan, &t, &k, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
   info->grid_rows = (uint32_t)h;
   info->grid_cols = (uint32_t)w;
@@ -59,30 +61,25 @@ static tsr_status cuda_realize(tsr_context *ctx, const tsr_problem *p, const tsr
   info->tail_k = p->k % ((int64_t)plan->bk * plan->splitk) != 0;
   memcpy(info->source_sha256, k.sha256, sizeof info->source_sha256);
   info->precision = tsr__emit_plan_precision(&info->plan);
-  /* Launch limits of the target (sm_90 values when no device is present). */
-  tsr__gpu *g = NULL;
-  int have = tsr__gpu_get(ctx, TSR_BACKEND_CUDA, &g) == TSR_OK;
-  if (!have) tsr__clear(ctx);
-  int max_threads = have ? g->max_threads : 1024;
-  int max_grid[3] = {have ? g->max_grid[0] : 2147483647, have ? g->max_grid[1] : 65535,
-                     have ? g->max_grid[2] : 65535};
+  /* Launch limits of the target, for every kernel of the launch. */
+  const uint32_t *mg = t.grid;
   st = TSR_OK;
-  if (threads == 0 || threads > (uint64_t)max_threads)
-    st = tsr__fail(ctx, TSR_ERR_REJECTED, "threads: %llu per block outside 1..%d",
-                   (unsigned long long)threads, max_threads);
+  if (threads == 0 || threads > t.threads_block)
+    st = tsr__fail(ctx, TSR_ERR_REJECTED, "threads: %llu per block outside 1..%u",
+                   (unsigned long long)threads, t.threads_block);
   for (int i = 0; !st && i < 3; i++)
-    if (k.grid[i] == 0 || k.grid[i] > (uint32_t)max_grid[i])
-      st = tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: dimension %c = %u outside 1..%d", "xyz"[i],
-                     k.grid[i], max_grid[i]);
+    if (k.grid[i] == 0 || k.grid[i] > mg[i])
+      st = tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: dimension %c = %u outside 1..%u", "xyz"[i],
+                     k.grid[i], mg[i]);
   for (int i = 0; !st && k.reduce_name[0] && i < 3; i++)
-    if (k.reduce_grid[i] == 0 || k.reduce_grid[i] > (uint32_t)max_grid[i])
-      st = tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: reduction dimension %c = %u outside 1..%d",
-                     "xyz"[i], k.reduce_grid[i], max_grid[i]);
+    if (k.reduce_grid[i] == 0 || k.reduce_grid[i] > mg[i])
+      st = tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: reduction dimension %c = %u outside 1..%u",
+                     "xyz"[i], k.reduce_grid[i], mg[i]);
   for (int q = 0; !st && q < k.npre; q++)
     for (int i = 0; !st && i < 3; i++)
-      if (k.pre[q].grid[i] == 0 || k.pre[q].grid[i] > (uint32_t)max_grid[i])
-        st = tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: %s dimension %c = %u outside 1..%d",
-                       k.pre[q].name, "xyz"[i], k.pre[q].grid[i], max_grid[i]);
+      if (k.pre[q].grid[i] == 0 || k.pre[q].grid[i] > mg[i])
+        st = tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: %s dimension %c = %u outside 1..%u",
+                       k.pre[q].name, "xyz"[i], k.pre[q].grid[i], mg[i]);
   tsr__kernel_src_free(&k);
   return st;
 }
@@ -110,7 +107,7 @@ tsr_status tsr__cuda_prepare_ex(tsr_context *ctx, const tsr_problem *p, const ts
   tsr__kernel_src k;
   memset(&k, 0, sizeof k);
   char msg[512];
-  st = tsr__emit_gemm(p, plan, (uint32_t)g->smem_optin, &k, msg, sizeof msg);
+  st = tsr__emit_gemm(p, plan, &g->target, &k, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
   tsr__gexec *e = NULL;
   st = tsr__gexec_create(ctx, TSR_BACKEND_CUDA, p, a, b, c0, (size_t)k.workspace_bytes, &e);
@@ -140,13 +137,16 @@ static tsr_status cuda_prepare_flags(tsr_context *ctx, const tsr_problem *p, con
                               exec);
 }
 
-/* The emitter's source for the plan (no device: the shared-memory limit is
- * not checked here, the realize step does that). */
+/* The emitter's source for the plan (no device: the shared-memory limit per
+ * block is not checked here, the realize step does that; the other limits
+ * are sm_90's). */
 static char *cuda_source(const tsr_problem *p, const tsr_plan *plan) {
   tsr__kernel_src k;
   char msg[256];
   memset(&k, 0, sizeof k);
-  if (tsr__emit_gemm(p, plan, UINT32_MAX, &k, msg, sizeof msg) != TSR_OK) return NULL;
+  tsr__gpu_target t = tsr__target_sm90;
+  t.smem_block_optin = UINT32_MAX;
+  if (tsr__emit_gemm(p, plan, &t, &k, msg, sizeof msg) != TSR_OK) return NULL;
   return k.source; /* ownership passes to the caller */
 }
 
@@ -195,7 +195,7 @@ tsr_status tsr__cuda_describe(tsr_context *ctx, tsr__cuda_device *out) {
   out->cc_minor = g->cc_minor;
   out->sm_count = g->sm_count;
   out->driver_version = g->driver_version;
-  out->smem_optin = (uint32_t)g->smem_optin;
+  out->smem_optin = g->target.smem_block_optin;
   out->total_mem = g->total_mem;
   char msg[1024];
   const tsr__nvrtc_api *nv = tsr__nvrtc_load(msg, sizeof msg);

@@ -196,10 +196,10 @@ tsr_status tsr__gexec_attach_kernel(tsr__gexec *e, const tsr__kernel_src *k, int
                        "%s: %d registers, %d local bytes per thread, at most %d threads per "
                        "block (launch needs %u, no spills)",
                        k->pre[i].name, regs, local, maxt, k->pre[i].block[0]);
-    const int *mg = e->g->max_grid;
+    const uint32_t *mg = e->g->target.grid;
     for (int d = 0; d < 3; d++)
-      if (k->pre[i].grid[d] == 0 || k->pre[i].grid[d] > (uint32_t)mg[d])
-        return tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: %s dimension %c = %u outside 1..%d",
+      if (k->pre[i].grid[d] == 0 || k->pre[i].grid[d] > mg[d])
+        return tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: %s dimension %c = %u outside 1..%u",
                          k->pre[i].name, "xyz"[d], k->pre[i].grid[d], mg[d]);
     e->npre = i + 1;
   }
@@ -228,11 +228,11 @@ tsr_status tsr__gexec_attach_kernel(tsr__gexec *e, const tsr__kernel_src *k, int
     return st;
   /* Dynamic shared memory beyond the default 48 KiB must be opted into. */
   if (e->smem > 48u * 1024u) {
-    if ((uint64_t)e->smem + (uint64_t)e->static_smem > (uint64_t)e->g->smem_optin)
+    if ((uint64_t)e->smem + (uint64_t)e->static_smem > (uint64_t)e->g->target.smem_block_optin)
       return tsr__fail(ctx, TSR_ERR_REJECTED,
                        "shared memory: %u dynamic + %d static bytes exceed the device's "
-                       "%d-byte opt-in limit",
-                       e->smem, e->static_smem, e->g->smem_optin);
+                       "%u-byte opt-in limit",
+                       e->smem, e->static_smem, e->g->target.smem_block_optin);
     r = cu->FuncSetAttribute(e->fmain, TSR__CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)e->smem);
     if (r != TSR__CU_SUCCESS)
       return tsr__cu_fail(ctx, cu, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
@@ -248,10 +248,10 @@ tsr_status tsr__gexec_check_limits(tsr__gexec *e, int local_limit) {
                      "registers: %d per thread allow at most %d threads per block, the plan "
                      "needs %llu",
                      e->regs, e->max_threads, (unsigned long long)threads);
-  const int *mg = e->g->max_grid;
+  const uint32_t *mg = e->g->target.grid;
   for (int i = 0; i < 3; i++)
-    if (e->grid[i] == 0 || e->grid[i] > (uint32_t)mg[i])
-      return tsr__fail(e->ctx, TSR_ERR_OVERFLOW, "grid: dimension %c = %u outside 1..%d",
+    if (e->grid[i] == 0 || e->grid[i] > mg[i])
+      return tsr__fail(e->ctx, TSR_ERR_OVERFLOW, "grid: dimension %c = %u outside 1..%u",
                        "xyz"[i], e->grid[i], mg[i]);
   if (local_limit >= 0 && e->local_bytes > local_limit)
     return tsr__fail(e->ctx, TSR_ERR_REJECTED,

@@ -59,16 +59,17 @@ tsr_status tsr__gpu_get(tsr_context *ctx, tsr_backend_kind slot, tsr__gpu **out)
   tsr_status st = TSR_OK;
   int retained = 0;
   CU_TRY(cu->DeviceGet(&g->dev, 0), "cuDeviceGet(0)");
+  int max_threads, max_grid[3], smem_optin;
   struct { int attr; int *dst; const char *name; } attrs[] = {
       {TSR__CU_DEV_COMPUTE_CAPABILITY_MAJOR, &g->cc_major, "compute capability major"},
       {TSR__CU_DEV_COMPUTE_CAPABILITY_MINOR, &g->cc_minor, "compute capability minor"},
       {TSR__CU_DEV_MULTIPROCESSOR_COUNT, &g->sm_count, "multiprocessor count"},
-      {TSR__CU_DEV_MAX_THREADS_PER_BLOCK, &g->max_threads, "max threads per block"},
-      {TSR__CU_DEV_MAX_GRID_DIM_X, &g->max_grid[0], "max grid x"},
-      {TSR__CU_DEV_MAX_GRID_DIM_Y, &g->max_grid[1], "max grid y"},
-      {TSR__CU_DEV_MAX_GRID_DIM_Z, &g->max_grid[2], "max grid z"},
+      {TSR__CU_DEV_MAX_THREADS_PER_BLOCK, &max_threads, "max threads per block"},
+      {TSR__CU_DEV_MAX_GRID_DIM_X, &max_grid[0], "max grid x"},
+      {TSR__CU_DEV_MAX_GRID_DIM_Y, &max_grid[1], "max grid y"},
+      {TSR__CU_DEV_MAX_GRID_DIM_Z, &max_grid[2], "max grid z"},
       {TSR__CU_DEV_MAX_SHARED_MEMORY_PER_BLOCK, &g->smem_block, "shared memory per block"},
-      {TSR__CU_DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &g->smem_optin, "opt-in shared memory"},
+      {TSR__CU_DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &smem_optin, "opt-in shared memory"},
       {TSR__CU_DEV_MAX_REGISTERS_PER_BLOCK, &g->regs_per_block, "registers per block"},
   };
   for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
@@ -76,6 +77,12 @@ tsr_status tsr__gpu_get(tsr_context *ctx, tsr_backend_kind slot, tsr__gpu **out)
     snprintf(what, sizeof what, "cuDeviceGetAttribute(%s)", attrs[i].name);
     CU_TRY(cu->DeviceGetAttribute(attrs[i].dst, attrs[i].attr, g->dev), what);
   }
+  /* the device's values where it reports them (a value <= 0 is none) */
+  g->target = tsr__target_sm90;
+  if (smem_optin > 0) g->target.smem_block_optin = (uint32_t)smem_optin;
+  if (max_threads > 0) g->target.threads_block = (uint32_t)max_threads;
+  for (int d = 0; d < 3; d++)
+    if (max_grid[d] > 0) g->target.grid[d] = (uint32_t)max_grid[d];
   CU_TRY(cu->DeviceGetName(g->name, (int)sizeof g->name - 1, g->dev), "cuDeviceGetName");
   CU_TRY(cu->DriverGetVersion(&g->driver_version), "cuDriverGetVersion");
   CU_TRY(cu->DeviceTotalMem(&g->total_mem, g->dev), "cuDeviceTotalMem");
@@ -116,12 +123,14 @@ tsr_status tsr__gpu_bind(tsr_context *ctx, tsr__gpu *g) {
   return r == TSR__CU_SUCCESS ? TSR_OK : tsr__cu_fail(ctx, g->cu, r, "cuCtxSetCurrent");
 }
 
-uint32_t tsr__gpu_smem_limit(tsr_context *ctx) {
+void tsr__gpu_target_get(tsr_context *ctx, tsr__gpu_target *out) {
   tsr__gpu *g;
-  if (tsr__gpu_get(ctx, TSR_BACKEND_CUDA, &g) == TSR_OK && g->smem_optin > 0)
-    return (uint32_t)g->smem_optin;
+  if (tsr__gpu_get(ctx, TSR_BACKEND_CUDA, &g) == TSR_OK) {
+    *out = g->target;
+    return;
+  }
   tsr__clear(ctx);
-  return TSR__SM90_SMEM_OPTIN;
+  *out = tsr__target_sm90;
 }
 
 static const char *const field_names[] = {"bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages",

@@ -13,9 +13,6 @@
 #include "emit/emit.h"
 #include "tessera.h"
 
-/* sm_90's opt-in shared memory per block: the limit used for planning when
- * no device is present (so that `tessera plan` works without a GPU). */
-#define TSR__SM90_SMEM_OPTIN 232448u
 /* Default local-memory (spill) bytes per thread above which a compiled
  * generated kernel is rejected at prepare (env TSR_SPILL_LIMIT overrides). */
 #define TSR__LOCAL_BYTES_LIMIT 512
@@ -35,8 +32,12 @@ typedef struct tsr__gpu {
   tsr__cu_ctx cuctx;
   tsr__cu_stream stream;
   int cc_major, cc_minor;
-  int sm_count, max_threads, max_grid[3];
-  int smem_block, smem_optin, regs_per_block;
+  int sm_count;
+  int smem_block, regs_per_block;
+  /* The limits the emitter and the launcher check: the device's opt-in
+   * shared memory per block, threads per block and grid limits, sm_90's
+   * values for the per-SM resources (not queried). */
+  tsr__gpu_target target;
   int driver_version;
   size_t total_mem;
   char name[128];
@@ -57,9 +58,10 @@ tsr_status tsr__gpu_bind(tsr_context *ctx, tsr__gpu *g);
  * others → TSR_ERR_CUDA; the message names the call and the CUDA error. */
 tsr_status tsr__cu_fail(tsr_context *ctx, const tsr__cu_api *cu, tsr__cu_result r,
                         const char *what);
-/* Opt-in shared-memory limit of the device, or TSR__SM90_SMEM_OPTIN when no
- * device is usable (the context message is left clear in that case). */
-uint32_t tsr__gpu_smem_limit(tsr_context *ctx);
+/* The target of the device (g->target), or tsr__target_sm90 when no device
+ * is usable (so that `tessera plan` works without a GPU; the context
+ * message is left clear in that case). */
+void tsr__gpu_target_get(tsr_context *ctx, tsr__gpu_target *out);
 
 /* ---- NVRTC + module caches ---------------------------------------------- */
 enum {

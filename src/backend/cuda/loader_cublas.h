@@ -37,8 +37,8 @@ typedef struct {
  * TSR_ERR_CUBLAS and "cuBLAS not found (libcublas.so.13: <dlerror>)" or the
  * missing symbol in msg. Env TSR_LIBCUBLAS overrides the path. */
 const tsr__cublas_api *tsr__cublas_load(char *msg, size_t cap);
+/* Explicit path into a caller table (tests); close with tsr__dl_close. */
 tsr_status tsr__cublas_load_path(const char *path, tsr__cublas_api *api, void **handle,
                                  char *msg, size_t cap);
-void tsr__cublas_unload(void *handle);
 
 #endif

@@ -3,13 +3,9 @@
  * → cuMemAlloc_v2, cuEventElapsedTime → cuEventElapsedTime_v2). */
 #include "backend/cuda/loader_cuda.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "sys/dl.h"
-#include "core/context.h"
 
 #define SYM(field, exported) {exported, offsetof(tsr__cu_api, field)}
 static const tsr__dl_sym cu_syms[] = {
@@ -53,57 +49,27 @@ static const tsr__dl_sym cu_syms[] = {
 
 static const char *const cu_names[] = {"libcuda.so.1", NULL};
 
-static tsr_status finish_load(void *h, const char *where, tsr__cu_api *api, char *msg,
-                              size_t cap) {
-  const char *missing =
-      tsr__dl_resolve(h, cu_syms, sizeof cu_syms / sizeof cu_syms[0], api);
-  if (missing) {
-    dlclose(h);
-    return tsr__failbuf(msg, cap, TSR_ERR_NO_CUDA,
-                        "no CUDA driver found (%s: missing symbol %s)", where, missing);
-  }
-  return TSR_OK;
-}
+static const tsr__dl_lib cu_lib = {
+    .names = cu_names,
+    .env = "TSR_LIBCUDA",
+    .syms = cu_syms,
+    .nsyms = sizeof cu_syms / sizeof cu_syms[0],
+    .api_size = sizeof(tsr__cu_api),
+    .status = TSR_ERR_NO_CUDA,
+    .not_found = "no CUDA driver found",
+    .not_usable = "no CUDA driver found",
+};
 
 tsr_status tsr__cu_load_path(const char *path, tsr__cu_api *api, void **handle, char *msg,
                              size_t cap) {
-  memset(api, 0, sizeof *api);
-  *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!*handle) {
-    const char *e = dlerror();
-    return tsr__failbuf(msg, cap, TSR_ERR_NO_CUDA, "no CUDA driver found (%s: %s)", path,
-                        e ? e : "cannot open");
-  }
-  tsr_status st = finish_load(*handle, path, api, msg, cap);
-  if (st) *handle = NULL;
-  return st;
+  return (tsr_status)tsr__dl_load_path(&cu_lib, path, api, handle, msg, cap);
 }
 
-void tsr__cu_unload(void *handle) {
-  if (handle) dlclose(handle);
-}
-
-static pthread_mutex_t cu_lock = PTHREAD_MUTEX_INITIALIZER;
+static tsr__dl_once cu_once = TSR__DL_ONCE_INIT;
 static tsr__cu_api cu_api;
-static int cu_loaded;
 
 const tsr__cu_api *tsr__cu_load(char *msg, size_t cap) {
-  pthread_mutex_lock(&cu_lock);
-  if (!cu_loaded) {
-    char err[768], where[512];
-    void *h = tsr__dl_open("TSR_LIBCUDA", cu_names, where, sizeof where, err, sizeof err);
-    if (!h) {
-      tsr__failbuf(msg, cap, TSR_ERR_NO_CUDA, "no CUDA driver found (%s)", err);
-    } else {
-      tsr__cu_api api;
-      if (finish_load(h, where, &api, msg, cap) == TSR_OK) {
-        cu_api = api;
-        cu_loaded = 1; /* kept for the life of the process */
-      }
-    }
-  }
-  pthread_mutex_unlock(&cu_lock);
-  return cu_loaded ? &cu_api : NULL;
+  return tsr__dl_load(&cu_lib, &cu_once, &cu_api, msg, cap);
 }
 
 void tsr__cu_errstr(const tsr__cu_api *cu, tsr__cu_result r, char *buf, size_t cap) {

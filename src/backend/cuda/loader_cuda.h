@@ -102,18 +102,17 @@ typedef struct {
   tsr__cu_result (*GetErrorString)(tsr__cu_result r, const char **s);
 } tsr__cu_api;
 
-/* The process-wide driver table, loaded on first use (thread-safe; a
- * failure is retried on the next call, a success is kept). NULL on failure
- * with TSR_ERR_NO_CUDA and "no CUDA driver found (libcuda.so.1: <dlerror>)"
- * or the first missing symbol in msg. Env TSR_LIBCUDA overrides the path.
- * Does not call cuInit. */
+/* The process-wide driver table, loaded on first use by the one loader body
+ * (src/sys/dl.h: thread-safe; a failure is retried on the next call, a
+ * success is kept). NULL on failure with TSR_ERR_NO_CUDA and "no CUDA
+ * driver found (libcuda.so.1: <dlerror>)" or the first missing symbol in
+ * msg. Env TSR_LIBCUDA overrides the path. Does not call cuInit. */
 const tsr__cu_api *tsr__cu_load(char *msg, size_t cap);
 
 /* Loads into a caller table from one explicit path (tests). *handle gets the
- * dlopen handle (close with tsr__cu_unload). */
+ * dlopen handle (close with tsr__dl_close). */
 tsr_status tsr__cu_load_path(const char *path, tsr__cu_api *api, void **handle, char *msg,
                              size_t cap);
-void tsr__cu_unload(void *handle);
 
 /* "CUDA_ERROR_X (text)" for r, via the loaded table when it has one. */
 void tsr__cu_errstr(const tsr__cu_api *cu, tsr__cu_result r, char *buf, size_t cap);

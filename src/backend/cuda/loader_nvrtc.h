@@ -32,9 +32,8 @@ typedef struct {
  * (libnvrtc.so.13: <dlerror>)" or the missing symbol in msg. Env
  * TSR_LIBNVRTC overrides the path. */
 const tsr__nvrtc_api *tsr__nvrtc_load(char *msg, size_t cap);
-/* Explicit path into a caller table (tests); close with tsr__nvrtc_unload. */
+/* Explicit path into a caller table (tests); close with tsr__dl_close. */
 tsr_status tsr__nvrtc_load_path(const char *path, tsr__nvrtc_api *api, void **handle, char *msg,
                                 size_t cap);
-void tsr__nvrtc_unload(void *handle);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench.h"
+#include "measure/stats.h"
 
 void tsr__order_design(int routes, int shapes, int rounds, int *route_order, int *shape_order) {
   for (int r = 0; r < rounds; r++) {

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "bench/bench.h"
+#include "measure/stats.h"
 
 /* Execution order of the design: round-major, then shapes in the round's
  * shape order, then routes in the round's route order. */

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "bench/bench.h"
+#include "measure/stats.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
