@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "measure/measure.h"
+#include "tool_args.h"
 #include "tessera.h"
 
 /* OpenBLAS (linked directly; no header dependency beyond these). */
@@ -109,24 +110,7 @@ typedef struct {
   const char *shapes, *plan;
 } options;
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("bench_cpu: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return 2;
-}
-static int parse_number(const char *opt, const char *v, double lo, double hi, double *out) {
-  char *end;
-  double x = strtod(v, &end);
-  if (end == v || *end || !(x >= lo && x <= hi))
-    return usage_error("%s: '%s' is not a number in [%g, %g]", opt, v, lo, hi);
-  *out = x;
-  return 0;
-}
+const char *const tool_name = "bench_cpu";
 
 /* argv → o (and the clock, the gap); 0, or exit code 2 after one line. */
 static int parse_options(int argc, char **argv, options *o) {

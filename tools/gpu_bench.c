@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "measure/measure.h"
+#include "tool_args.h"
 #include "sys/file.h"
 #include "tessera.h"
 
@@ -132,24 +133,7 @@ static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
 #define SP(t, ...) append((t)->speed, sizeof (t)->speed, &(t)->sl, __VA_ARGS__)
 #define AC(t, ...) append((t)->acc, sizeof (t)->acc, &(t)->al, __VA_ARGS__)
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("gpu_bench: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return 2;
-}
-static int parse_number(const char *opt, const char *v, double lo, double hi, double *out) {
-  char *end;
-  double x = strtod(v, &end);
-  if (end == v || *end || !(x >= lo && x <= hi))
-    return usage_error("%s: '%s' is not a number in [%g, %g]", opt, v, lo, hi);
-  *out = x;
-  return 0;
-}
+const char *const tool_name = "gpu_bench";
 
 /* argv → o; 0, or the exit code 2 after a one-line message. */
 static int parse_options(int argc, char **argv, options *o) {

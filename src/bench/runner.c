@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "core/assert.h"
+#include "sys/assert.h"
 #include "sys/clock.h"
 #include "sys/spawn.h"
 #include "core/context.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/assert.h"
+#include "sys/assert.h"
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/space.h"

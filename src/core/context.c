@@ -1,6 +1,6 @@
 #include <stdlib.h>
 
-#include "core/assert.h"
+#include "sys/assert.h"
 #include "core/backend.h"
 #include "core/context.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/assert.h"
+#include "sys/assert.h"
 #include "core/context.h"
 #include "core/hash.h"
 #include "emit/emit_internal.h"

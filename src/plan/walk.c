@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/assert.h"
+#include "sys/assert.h"
 #include "core/context.h"
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }

@@ -22,20 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sys/assert.h"
 #include "sys/clock.h"
 
 extern char **environ;
 
-/* A misuse is a bug: checked in every build, as TSR_ASSERT (core/assert.h,
- * a layer above) does. */
-#define SPAWN_ASSERT(cond)                                                            \
-  do {                                                                                \
-    if (__builtin_expect(!(cond), 0)) {                                               \
-      fprintf(stderr, "tessera: %s:%d: %s: assertion failed: %s\n", __FILE__, __LINE__, \
-              __func__, #cond);                                                       \
-      abort();                                                                        \
-    }                                                                                 \
-  } while (0)
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -150,7 +141,7 @@ static _Noreturn void child(const tsr__spawn_opts *o, const char *path, char *co
 
 /* ---- the parent ------------------------------------------------------------ */
 int tsr__spawn(const tsr__spawn_opts *o, tsr__proc *p, char *msg, size_t cap) {
-  SPAWN_ASSERT(o->file && o->argv && o->argv[0] && o->nfds >= 0 && o->nfds <= TSR__SPAWN_MAX_FDS);
+  TSR_ASSERT(o->file && o->argv && o->argv[0] && o->nfds >= 0 && o->nfds <= TSR__SPAWN_MAX_FDS);
   memset(p, 0, sizeof *p);
   char path[PATH_MAX];
   int err = resolve(o->file, path, sizeof path);
@@ -307,7 +298,7 @@ static void wait_loop(pid_t pid, int pidfd, int64_t until_ns, tsr__spawn_capture
 
 void tsr__spawn_wait(const tsr__proc *p, int64_t deadline_ns, int64_t grace_ns,
                      tsr__spawn_capture *cap, tsr__spawn_result *r) {
-  SPAWN_ASSERT(p->pid > 0);
+  TSR_ASSERT(p->pid > 0);
   memset(r, 0, sizeof *r);
   size_t bcap = 0;
   int eof = 1, gone = 0;

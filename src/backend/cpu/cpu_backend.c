@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/cpu_kernels.h"
-#include "core/assert.h"
+#include "sys/assert.h"
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/inputs.h"

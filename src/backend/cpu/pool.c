@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_kernels.h"
-#include "core/assert.h"
+#include "sys/assert.h"
 #include "sys/clock.h"
 
 #define TSR__POOL_MAX 256

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "backend/cuda/gpu.h"
-#include "core/assert.h"
+#include "sys/assert.h"
 #include "core/context.h"
 #include "core/inputs.h"
 

@@ -3,8 +3,8 @@
  * prints file:line, the function and the condition on stderr, then aborts.
  * Enabled in every build type, NDEBUG or not: the checks are cheap and a
  * silently wrong GEMM is worse than a crash. */
-#ifndef TSR_CORE_ASSERT_H
-#define TSR_CORE_ASSERT_H
+#ifndef TSR_SYS_ASSERT_H
+#define TSR_SYS_ASSERT_H
 
 #include <stdio.h>
 #include <stdlib.h>
