@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/assert.h"
+#include "sys/assert.h"
 #include "tessera.h"
 
 /* Runs fn in a child with stderr captured into err; returns the wait status. */
