@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "measure/measure.h"
+#include "measure/stats.h"
 #include "tool_args.h"
 #include "tessera.h"
 
@@ -46,16 +47,6 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(bench_clock, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 typedef struct {
@@ -101,7 +92,7 @@ static double sample(int (*fn)(const side *), const side *s, int calls, int repe
       }
     t[r] = (now_s() - t0) / calls;
   }
-  return median(t, repeats);
+  return tsr__median(t, (size_t)repeats);
 }
 
 typedef struct {
@@ -158,18 +149,19 @@ static void print_header(const options *o) {
          o->threads, o->rounds, o->repeats, o->batch_ms, gap_ms,
          bench_clock == CLOCK_MONOTONIC ? "wall" : "process-cpu", load[0], load[1], load[2]);
   printf("\n| shape (MxNxK) | tessera GFLOP/s | OpenBLAS GFLOP/s | ratio median | [min, max] | "
-         "rounds slower | max err (dyadic) | rel. Frobenius err (random) | plan |\n"
+         "rounds slower | max err (dyadic) | rel. Frobenius err (random): tessera, OpenBLAS | plan |\n"
          "|---|---:|---:|---:|---|---:|---:|---:|---|\n");
   fflush(stdout);
 }
 
 /* Outside timing, through the measurement layer: dyadic inputs exact against
  * the FP64 oracle and against OpenBLAS (*err: the larger max error, 0 when
- * exact), and the strict contract on random inputs (*acc_err: its relative
- * Frobenius error; docs/accuracy.md). Returns 0, 1 when a contract failed,
- * -1 when tessera failed to run. */
+ * exact), and the strict contract on random inputs (acc_err[0]: tessera's
+ * relative Frobenius error, acc_err[1]: OpenBLAS's on the same inputs, the
+ * peer's figure beside ours; docs/accuracy.md). Returns 0, 1 when a
+ * contract failed, -1 when tessera failed to run. */
 static int validate(const char *shape, side *st, side *so, const tsr__workload *w,
-                    const tsr__workload *wacc, double *err, double *acc_err) {
+                    const tsr__workload *wacc, double *err, double acc_err[2]) {
   const tsr_problem *p = st->p;
   tsr_poison(p, st->c);
   tsr_poison(p, so->c);
@@ -188,8 +180,16 @@ static int validate(const char *shape, side *st, side *so, const tsr__workload *
   sacc.b = wacc->b;
   tsr_poison(p, st->c);
   if (run_tessera(&sacc)) return -1;
+  side soacc = *so;
+  soacc.a = wacc->a;
+  soacc.b = wacc->b;
+  tsr_poison(p, so->c);
+  run_openblas(&soacc);
+  tsr_receipt peer;
+  tsr__workload_check(wacc, TSR_PREC_STRICT, 0.0, 0.0, so->c, &peer);
+  acc_err[1] = peer.rel_fro_err;
   tsr__workload_check(wacc, TSR_PREC_STRICT, 0.0, 0.0, st->c, &r);
-  *acc_err = r.rel_fro_err;
+  acc_err[0] = r.rel_fro_err;
   if (!r.passed) {
     char sum[512];
     tsr__receipt_summary(&r, sum, sizeof sum);
@@ -254,8 +254,8 @@ static int bench_shape(tsr_context *ctx, const options *o, const char *tok) {
   float *co = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *co);
   int rc = 1;
   side st = {ctx, &p, &plan, w->a, w->b, ct}, so = {ctx, &p, &plan, w->a, w->b, co};
-  double err = 0, acc_err = 0;
-  int v = ct && co ? validate(tok, &st, &so, w, wacc, &err, &acc_err) : -1;
+  double err = 0, acc_err[2] = {0, 0};
+  int v = ct && co ? validate(tok, &st, &so, w, wacc, &err, acc_err) : -1;
   if (v < 0) {
     fprintf(stderr, "bench_cpu: %s: tessera failed: %s\n", tok,
             ct && co ? tsr_context_message(ctx) : "out of host memory");
@@ -271,9 +271,10 @@ static int bench_shape(tsr_context *ctx, const options *o, const char *tok) {
     }
     char ptxt[512];
     tsr_plan_format(&info.plan, ptxt, sizeof ptxt);
-    printf("| %s | %.1f | %.1f | %.3f | [%.3f, %.3f] | %d/%d | %g | %.3g | `%s` |\n", tok,
-           median(gt, o->rounds), median(go, o->rounds), median(ratio, o->rounds), rmin, rmax,
-           slower, o->rounds, err, acc_err, ptxt);
+    printf("| %s | %.1f | %.1f | %.3f | [%.3f, %.3f] | %d/%d | %g | %.3g, %.3g | `%s` |\n", tok,
+           tsr__median(gt, (size_t)o->rounds), tsr__median(go, (size_t)o->rounds),
+           tsr__median(ratio, (size_t)o->rounds), rmin, rmax,
+           slower, o->rounds, err, acc_err[0], acc_err[1], ptxt);
     fflush(stdout);
     rc = v;
   }
