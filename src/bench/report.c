@@ -648,6 +648,26 @@ static void render_summary(sbuf *t, const json_t *doc, const json_t *tables) {
 }
 
 /* report.md's head: the run, its protocol, routes, order, executable and digest. */
+/* A CPU peer's library build as its first measured row recorded it, and any
+ * environment variable that pinned it below its best kernels. */
+static void render_route_versions(sbuf *r, const json_t *doc, const char *route) {
+  const json_t *rows = json_object_get(doc, "rows");
+  for (size_t i = 0; i < json_array_size(rows); i++) {
+    const json_t *row = json_array_get(rows, i);
+    if (strcmp(jstr(row, "route"), route)) continue;
+    const json_t *v = json_object_get(json_object_get(row, "result"), "versions");
+    const char *cfg = jstr(v, "openblas_config");
+    if (!*cfg) continue;
+    sb_printf(r, "; %s", cfg);
+    const char *pin[] = {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"};
+    for (size_t j = 0; j < sizeof pin / sizeof *pin; j++)
+      if (*jstr(v, pin[j]))
+        sb_printf(r, "; **%s=%s was set: the peer ran pinned, not at its best**", pin[j],
+                  jstr(v, pin[j]));
+    return;
+  }
+}
+
 static void render_header(sbuf *r, const json_t *doc, double threshold, double proto_threshold) {
   const json_t *proto = json_object_get(doc, "protocol"), *host = json_object_get(doc, "host");
   sb_printf(r, "# tessera bench report\n\n");
@@ -688,9 +708,11 @@ static void render_header(sbuf *r, const json_t *doc, double threshold, double p
   sb_printf(r, "- routes:\n");
   for (size_t i = 0; i < json_array_size(routes); i++) {
     const json_t *rt = json_array_get(routes, i);
-    if (json_is_true(json_object_get(rt, "available")))
-      sb_printf(r, "  - %s (%s): measured\n", jstr(rt, "name"), jstr(rt, "kind"));
-    else
+    if (json_is_true(json_object_get(rt, "available"))) {
+      sb_printf(r, "  - %s (%s): measured", jstr(rt, "name"), jstr(rt, "kind"));
+      render_route_versions(r, doc, jstr(rt, "name"));
+      sb_printf(r, "\n");
+    } else
       sb_printf(r, "  - %s (%s): **skipped**: %s\n", jstr(rt, "name"), jstr(rt, "kind"), jstr(rt, "reason"));
   }
   const json_t *check = json_object_get(json_object_get(doc, "order"), "check");

@@ -339,6 +339,13 @@ static int backend_prepare(backend_run *m) {
     json_object_set_new(v, "openblas_config", json_string(tsr__openblas_config()));
     json_object_set_new(v, "openblas_path", json_string(tsr__openblas_path()));
     json_object_set_new(v, "openblas_threads", json_integer(tsr__openblas_threads()));
+    /* set in the environment, these pin OpenBLAS below its best kernels: the
+     * report says so next to the peer */
+    const char *pin[] = {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"};
+    for (size_t i = 0; i < sizeof pin / sizeof *pin; i++) {
+      const char *val = getenv(pin[i]);
+      if (val && *val) json_object_set_new(v, pin[i], json_string(val));
+    }
   }
   return 0;
 }
