@@ -6,7 +6,9 @@
  *  - small / launch-bound (at most 64K outputs or K <= 64, e.g. 128x128x61,
  *    32^3): latency of one short K loop dominates, so many small CTAs:
  *    FFMA 32x32 tiles of 64 threads (4x4 micro-tiles), bk=16, 2 stages.
- *    128x128 gives 16 CTAs; no split-K (K is short).
+ *    128x128x61 gives 16 CTAs and no split-K (K is short); small outputs
+ *    with long K (GEMV, decode, 64x64x8192) split K up to ~8 CTAs per SM
+ *    (pick_splitk).
  *  - medium (up to ~1536^2 outputs, e.g. 512^3, 1024^3, 1024x1024x1537):
  *    3xTF32 64x64 tiles (4 warps of 32x32): 1024^2 gives 256 CTAs, about two
  *    per SM in one wave; 512^2 gives 64 CTAs, so split-K 2 doubles them when
@@ -49,6 +51,34 @@ static int pick_vec(const tsr_problem *p, tsr_pack pack) {
  * meets the FP32 contract (docs/accuracy.md; K sweep on the H200 in
  * docs/perf.md). */
 #define X3_KMIN 128
+
+/* Split-K for the small-output class (docs/emit.md "Split-K planner"):
+ * with few output tiles the grid leaves most SMs idle and each CTA walks a
+ * long K loop alone (64x64x8192: 4 CTAs of 512 K blocks; 1x4096x4096: 128
+ * CTAs of 256). Slices raise the CTA count toward SPLITK_CTAS (32x32 tiles
+ * of 64-128 threads and ~10 KiB: 8 per SM keep enough loads in flight for
+ * the bandwidth-bound GEMV and decode shapes), each slice keeping at least
+ * SPLITK_MIN_KB K blocks so the slice's pipeline fill and its partial's
+ * write stay small against its loop. The partials (splitk x M x N floats)
+ * are summed in a fixed order by the reduction kernel: deterministic, and
+ * strict FP32 sums (docs/accuracy.md). */
+#define SPLITK_CTAS (8 * 132)
+#define SPLITK_MIN_KB 4
+#define SPLITK_MAX 256
+/* Below 64 K blocks (K < 1024 at bk=16) the reduction's second launch
+ * (~2 us) would cost about what the slices save (a prediction, not yet
+ * measured: docs/perf.md) */
+#define SPLITK_FROM_KB 64
+
+static int pick_splitk(const tsr_problem *p, const tsr_plan *pl, int64_t ctas) {
+  int64_t tiles = ((p->m + pl->bm - 1) / pl->bm) * ((p->n + pl->bn - 1) / pl->bn) * p->batch;
+  int64_t nkb = (p->k + pl->bk - 1) / pl->bk;
+  if (tiles >= ctas / 2 || nkb < SPLITK_FROM_KB) return 1;
+  int64_t want = (ctas + tiles - 1) / tiles, most = nkb / SPLITK_MIN_KB;
+  if (want > most) want = most;
+  if (want > SPLITK_MAX) want = SPLITK_MAX;
+  return want < 1 ? 1 : (int)want;
+}
 
 /* Strict FFMA plans for the classes the tensor-core families otherwise
  * take (docs/accuracy.md): 64x64 tiles of 4 warps (32x32 warp tiles of 4x8
@@ -93,7 +123,9 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr_pack unaligned = (tsr_pack)((aligned4(p->lda, p->stride_a, p->batch) ? 0 : TSR_PACK_A) |
                                   (aligned4(p->ldb, p->stride_b, p->batch) ? 0 : TSR_PACK_B));
   pl.vec = pick_vec(p, TSR_PACK_NONE);
-  int64_t outputs = p->m * p->n;
+  /* the class follows the whole grid's outputs: a batch of 64 256x256
+   * problems fills the GPU like one 2048x2048 */
+  int64_t outputs = p->m * p->n * p->batch;
   int packs = 0;
   if (outputs <= 65536 || p->k <= 64) {
     if (mode == TSR_PREC_FP32X3 || mode == TSR_PREC_TF32) {
@@ -109,6 +141,7 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
       pl.stages = 2;
       pl.pad = 4;
     }
+    pl.splitk = pick_splitk(p, &pl, SPLITK_CTAS);
   } else if (outputs <= 512 * 512 && unaligned && !tc) {
     /* small-medium, unaligned rows: FFMA 64x32 tiles of 64 threads (measured
      * 7.97 us = 0.995x cuBLAS at 513x257x129, vs 16.5 us for tf32x3 64x64x32
@@ -137,8 +170,11 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
         pl.stages = 4;
       }
     }
-    int64_t tiles = ((p->m + pl.bm - 1) / pl.bm) * ((p->n + pl.bn - 1) / pl.bn);
+    int64_t tiles = ((p->m + pl.bm - 1) / pl.bm) * ((p->n + pl.bn - 1) / pl.bn) * p->batch;
     if (tiles < 132 && (p->k + pl.bk - 1) / pl.bk >= 8) pl.splitk = 2;
+    /* long K (decode-like 32x4096x4096): about two 64x64 CTAs per SM */
+    int sk = pick_splitk(p, &pl, 2 * 132);
+    if (sk > pl.splitk) pl.splitk = sk;
   } else {
     packs = 1;
     pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
@@ -147,7 +183,7 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
     } else {
       pl.mma = tc_mma;
       pl.pad = 0; /* XOR-swizzled shared layout */
-      int64_t wide_tiles = ((p->m + 127) / 128) * ((p->n + 255) / 256);
+      int64_t wide_tiles = ((p->m + 127) / 128) * ((p->n + 255) / 256) * p->batch;
       /* op(A) = T stores A's tile as [k][m]: its scalar/permuted fragment
        * loads need more registers than ldmatrix, and with acc=step the 64x64
        * warp tile spills (8 bytes at 253 registers): 128x128 tiles there */

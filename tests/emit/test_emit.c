@@ -418,6 +418,23 @@ static void test_default_table(void **state) {
   q = P(4096, 4096, 4096);
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.pack, TSR_PACK_NONE);
+  /* split-K planner class (plans.c pick_splitk): small outputs with long K
+   * split toward ~8 CTAs per SM, each slice at least 4 K blocks; short K and
+   * full grids never split; every such plan is legal */
+  static const struct { int64_t m, n, k, batch; int splitk; } sk[] = {
+      {1, 4096, 4096, 1, 9},   {4096, 1, 4096, 1, 9},  {64, 64, 8192, 1, 128},
+      {32, 32, 16384, 1, 256}, {5, 524, 2730, 1, 42},  {128, 128, 61, 1, 1},
+      {128, 128, 512, 1, 1},   {64, 2240, 64, 1, 1},   {64, 64, 64, 256, 1},
+      {4096, 4096, 4096, 1, 1}};
+  for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
+    q = mkprob((prob_spec){.m = sk[i].m, .n = sk[i].n, .k = sk[i].k, .batch = sk[i].batch});
+    tsr__emit_default_plan(&q, &pl);
+    if (pl.splitk != sk[i].splitk)
+      fail_msg("%lldx%lldx%lld batch %lld: splitk=%d, want %d", (long long)sk[i].m,
+               (long long)sk[i].n, (long long)sk[i].k, (long long)sk[i].batch, pl.splitk,
+               sk[i].splitk);
+    if (tsr__emit_check(&q, &pl, SM90, msg, sizeof msg) != TSR_OK) fail_msg("%s", msg);
+  }
 }
 
 /* pack: rejections name the field; the prologue is in the source and the
