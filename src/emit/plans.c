@@ -80,6 +80,40 @@ static int pick_splitk(const tsr_problem *p, const tsr_plan *pl, int64_t ctas) {
   return want < 1 ? 1 : (int)want;
 }
 
+/* Skinny class (GEMV and decode: M or N at most 32 against at least 1024
+ * of the other): strict FFMA tiles as thin as the short side, 128 wide on
+ * the long one, split K toward ~8 CTAs per SM. Screened on the H200 against
+ * cuBLAS pedantic (scripts/device/zoo-run variants, docs/perf.md) where the
+ * 32x32 tiles of the small class measured 1.3-2.9x cuBLAS's time: 4x128 at
+ * 1x4096x4096 1.31x (stages=2; 4 stages 1.45x), 8x128 at 8x4096x4096 NT
+ * 0.77x, 16x128 at 16x11008x4096 NT 1.05x, 32x64 (warp 32x32 of 4x8) at
+ * 32x4096x4096 NT 1.02x, 128x4 at 4096x1x4096 1.39x, 128x16 (warp 64x16 of
+ * 8x4) at 4096x16x16384 0.95x. FFMA in auto too: the tf32x3 medium tiles
+ * measured 1.6-2.2x there. Returns 0 when the problem is not skinny. */
+static int skinny_tiles(const tsr_problem *p, tsr_plan *pl) {
+  int64_t lo = p->m < p->n ? p->m : p->n, hi = p->m < p->n ? p->n : p->m;
+  if (lo > 32 || hi < 1024) return 0;
+  int t = lo <= 4 ? 4 : lo <= 8 ? 8 : lo <= 16 ? 16 : 32; /* the thin side */
+  pl->mma = TSR_MMA_FFMA;
+  pl->bk = 16;
+  pl->pad = 4;
+  pl->stages = t == 4 && p->m <= p->n ? 2 : 4;
+  if (p->m <= p->n) { /* short M: 4 warps across N, each t x 32 of (t/4) x 4 */
+    pl->bm = t, pl->wm = t, pl->tm = t / 4;
+    pl->bn = 128, pl->wn = 32, pl->tn = 4;
+    if (t == 32) pl->bn = 64, pl->tm = 4, pl->tn = 8; /* 2 warps of 32x32 (4x8) */
+  } else { /* short N: warps down M */
+    pl->bn = t;
+    pl->bm = 128;
+    if (t == 4) pl->wm = 32, pl->wn = 4, pl->tm = 4, pl->tn = 1;
+    else if (t == 8) pl->wm = 32, pl->wn = 8, pl->tm = 4, pl->tn = 2;
+    else if (t == 16) pl->wm = 64, pl->wn = 16, pl->tm = 8, pl->tn = 4;
+    else pl->wm = 32, pl->wn = 32, pl->tm = 4, pl->tn = 8;
+  }
+  pl->splitk = pick_splitk(p, pl, SPLITK_CTAS);
+  return 1;
+}
+
 /* Strict FFMA plans for the classes the tensor-core families otherwise
  * take (docs/accuracy.md): 64x64 tiles of 4 warps (32x32 warp tiles of 4x8
  * micro-tiles) and 128x128 tiles of 8 warps (64x32 of 8x8). Guesses, not
@@ -127,7 +161,9 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
    * problems fills the GPU like one 2048x2048 */
   int64_t outputs = p->m * p->n * p->batch;
   int packs = 0;
-  if (outputs <= 65536 || p->k <= 64) {
+  if (mode != TSR_PREC_FP32X3 && mode != TSR_PREC_TF32 && skinny_tiles(p, &pl)) {
+    /* chosen above */
+  } else if (outputs <= 65536 || p->k <= 64) {
     if (mode == TSR_PREC_FP32X3 || mode == TSR_PREC_TF32) {
       /* a tensor-core mode asked for explicitly: 32x32 tiles of 4 warps */
       pl.mma = tc_mma;

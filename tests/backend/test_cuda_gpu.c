@@ -519,7 +519,7 @@ static void test_contract_families(void **state) {
       }
       /* the old accumulation breaches the contract at long K */
       if (s == 0 && fam == TSR_INPUTS_RANDOM) {
-        family chain = {"cuda fp32x3 acc=chain", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "acc=chain", 0};
+        family chain = {"cuda fp32x3 acc=chain", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "acc=chain,splitk=1", 0};
         tsr_receipt r;
         tsr_precision ran;
         run_family(&chain, w, c, &r, &ran);

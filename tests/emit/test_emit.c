@@ -422,7 +422,7 @@ static void test_default_table(void **state) {
    * split toward ~8 CTAs per SM, each slice at least 4 K blocks; short K and
    * full grids never split; every such plan is legal */
   static const struct { int64_t m, n, k, batch; int splitk; } sk[] = {
-      {1, 4096, 4096, 1, 9},   {4096, 1, 4096, 1, 9},  {64, 64, 8192, 1, 128},
+      {1, 4096, 4096, 1, 33},  {4096, 1, 4096, 1, 33}, {64, 64, 8192, 1, 128},
       {32, 32, 16384, 1, 256}, {5, 524, 2730, 1, 42},  {128, 128, 61, 1, 1},
       {128, 128, 512, 1, 1},   {64, 2240, 64, 1, 1},   {64, 64, 64, 256, 1},
       {4096, 4096, 4096, 1, 1}};
@@ -435,6 +435,21 @@ static void test_default_table(void **state) {
                sk[i].splitk);
     if (tsr__emit_check(&q, &pl, SM90, msg, sizeof msg) != TSR_OK) fail_msg("%s", msg);
   }
+  /* skinny class: the thin side's tile, FFMA in auto */
+  q = mkprob((prob_spec){.m = 8, .n = 4096, .k = 4096, .opb = 'T'});
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_FFMA);
+  assert_int_equal(pl.bm, 8);
+  assert_int_equal(pl.bn, 128);
+  q = P(4096, 16, 16384);
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.bm, 128);
+  assert_int_equal(pl.bn, 16);
+  assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
+  /* an explicit tensor-core mode keeps its family */
+  q.precision = TSR_PREC_FP32X3;
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_TF32X3);
 }
 
 /* pack: rejections name the field; the prologue is in the source and the
@@ -780,6 +795,14 @@ static const emu_case emu_cases[] = {
      "bm=64,bn=64,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=4,walk=rect:2x2"},
     {"ffma 2x1 micro pad1 stripe", {40, 37, 19, 1, 'N', 'T', 0},
      "bm=16,bn=16,bk=4,wm=8,wn=8,tm=2,tn=1,stages=2,pad=1,walk=stripe:2"},
+    /* skinny class (plans.c skinny_tiles): thin tiles with tails on the
+     * short side, split K, both op(B) layouts */
+    {"ffma skinny M 4x128 tail m splitk5", {3, 150, 90, 1, 'N', 'T', 0},
+     "bm=4,bn=128,bk=16,wm=4,wn=32,tm=1,tn=4,stages=2,vec=2,pad=4,splitk=5"},
+    {"ffma skinny N 128x4 tail n splitk3 beta", {140, 3, 70, 1, 'N', 'N', 0.5f},
+     "bm=128,bn=4,bk=16,wm=32,wn=4,tm=4,tn=1,stages=4,vec=1,pad=4,splitk=3"},
+    {"ffma skinny N 128x16 warp 64x16", {130, 13, 48, 1, 'T', 'N', 0},
+     "bm=128,bn=16,bk=16,wm=64,wn=16,tm=8,tn=4,stages=4,vec=1,pad=4,splitk=2"},
     {"ffma ld/stride padding batch", {33, 35, 21, 2, 'N', 'N', 0.5f, 3, 5, 7, 11}, "stages=2"},
     {"ffma random", {64, 72, 80, 1, 'N', 'N', 0}, "stages=3,vec=4,pad=4", 0, 0, 0, 0, 1},
     /* 3xTF32, base 32x32x16 tile, warp 16x16 (MI=1, NI=2), 128 threads */
