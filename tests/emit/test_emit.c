@@ -1572,7 +1572,7 @@ typedef struct {
 static void test_nvcc(void **state) {
   if (access(NVCC, X_OK) != 0) skip();
   char *dir = tmpdir_make();
-  nv_job jobs[64];
+  nv_job jobs[80];
   int nj = 0;
   for (size_t i = 0; i < NSHAPES; i++) {
     tsr_problem p = P(brief_shapes[i][0], brief_shapes[i][1], brief_shapes[i][2]);
@@ -1587,6 +1587,8 @@ static void test_nvcc(void **state) {
     tsr_plan_format(&pl, t, sizeof t);
     snprintf(jobs[nj].label, sizeof jobs[nj].label, "default %lldx%lldx%lld",
              (long long)p.m, (long long)p.n, (long long)p.k);
+    snprintf(path, sizeof path, "%s/k%d.arch", dir, nj);
+    write_file(path, "sm_90", 5);
     jobs[nj++].is_default = 1;
     tsr__kernel_src_free(&k);
   }
@@ -1614,6 +1616,16 @@ static void test_nvcc(void **state) {
       {{4096, 4096, 4096, 1, 'T', 'T', 0.5f}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=16,wm=64,wn=64,stages=3,pad=0,walk=rect:8x16,split=pack", 1},
       {{2049, 4097, 1025, 1, 'T', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=128,bk=16,wm=64,wn=32,stages=4,pad=0,walk=rect:8x16,split=pack", 1},
       {{1024, 1024, 1537, 1, 'N', 'T', 0}, "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,pad=0,split=pack", 1},
+      /* wgmma (compiled for sm_90a): the device script's geometries, no spills */
+#define WV "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,walk=rect:8x16,"
+      {{4096, 4096, 4096, 1, 'N', 'T', 0}, WV "vec=4,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=128,bk=16,wm=64,wn=128,stages=4", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=16,wm=64,wn=128,stages=4", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=4", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=32,wm=64,wn=64,stages=2", 1},
+      {{2049, 4097, 1025, 2, 'T', 'T', 0.5f}, WV "vec=1,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3", 1},
+      {{1000, 1000, 1000, 1, 'N', 'T', 0}, WV "vec=4,bm=64,bn=96,bk=32,wm=64,wn=96,stages=4,splitk=3", 1},
+#undef WV
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
     tsr_problem p = mkprob(variants[i].prob);
@@ -1624,13 +1636,17 @@ static void test_nvcc(void **state) {
     snprintf(path, sizeof path, "%s/k%d.cu", dir, nj);
     write_file(path, k.source, k.len);
     snprintf(jobs[nj].label, sizeof jobs[nj].label, "variant %s", variants[i].plan);
+    /* wgmma sources need the architecture-specific target, as in the backend */
+    snprintf(path, sizeof path, "%s/k%d.arch", dir, nj);
+    const char *arch = strstr(k.source, "\n// tsr:arch-specific\n") ? "sm_90a" : "sm_90";
+    write_file(path, arch, strlen(arch));
     jobs[nj++].is_default = variants[i].clean;
     tsr__kernel_src_free(&k);
   }
   char cmd[1024];
   snprintf(cmd, sizeof cmd,
            "cd '%s' && seq 0 %d | xargs -P2 -I{} sh -c '" NVCC
-           " -cubin -arch=sm_90 -Xptxas -v -o k{}.cubin k{}.cu > k{}.log 2>&1 || echo FAILED >> "
+           " -cubin -arch=$(cat k{}.arch) -Xptxas -v -o k{}.cubin k{}.cu > k{}.log 2>&1 || echo FAILED >> "
            "k{}.log'",
            dir, nj - 1);
   assert_int_equal(system(cmd), 0);
@@ -1661,6 +1677,13 @@ static void test_nvcc(void **state) {
       fprintf(stderr, "[%s] %d registers, spill stores %d, spill loads %d\n", jobs[i].label, regs,
               spill_st, spill_ld);
       if (jobs[i].is_default && (spill_st != 0 || spill_ld != 0)) failures++;
+      /* ptxas serializes wgmmas it cannot prove safe (an accumulator touched
+       * while in flight): "Potential Performance Loss: wgmma.mma_async
+       * instructions are serialized"; the clean variants must not */
+      if (jobs[i].is_default && strstr(log, "serialized")) {
+        fprintf(stderr, "[%s] ptxas serialized the wgmmas:\n%.2000s\n", jobs[i].label, log);
+        failures++;
+      }
     }
     /* pack prologue kernels: registers, no spills */
     static const char *const pre[] = {"'tsr_gemm_pack_a'", "'tsr_gemm_pack_b'"};
