@@ -675,6 +675,10 @@ static void test_split_identity(void **state) {
 }
 
 int main(void) {
+  /* TSR_GPU_ONLY=<cmocka pattern, e.g. *wgmma*>: run the matching tests only
+   * (a device script's time budget) */
+  const char *only = getenv("TSR_GPU_ONLY");
+  if (only && *only) cmocka_set_test_filter(only);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cuda_wgmma_matrix),
       cmocka_unit_test(test_contract_families),
