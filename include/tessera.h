@@ -163,8 +163,17 @@ typedef enum { TSR_IN_STAGED = 0, TSR_IN_VIEW = 1 } tsr_input_mode;
 typedef enum { TSR_ISA_AUTO = 0, TSR_ISA_GENERIC, TSR_ISA_AVX2, TSR_ISA_AVX512 } tsr_isa;
 /* GPU inner product (docs/emit.md, docs/accuracy.md): FP32 FFMA (precision
  * strict); 3xTF32 tensor-core MMA, a big/small TF32 split of each operand
- * (precision fp32x3); one TF32 MMA of the rounded operands (precision tf32). */
-typedef enum { TSR_MMA_FFMA = 0, TSR_MMA_TF32X3 = 1, TSR_MMA_TF32 = 2 } tsr_mma;
+ * (precision fp32x3); one TF32 MMA of the rounded operands (precision tf32).
+ * The WGMMA_ values are the same two tensor-core modes on Hopper's
+ * warpgroup MMA (wgmma.mma_async, sm_90a only): operands split once in
+ * shared memory, read through shared-memory matrix descriptors. */
+typedef enum {
+  TSR_MMA_FFMA = 0,
+  TSR_MMA_TF32X3 = 1,
+  TSR_MMA_TF32 = 2,
+  TSR_MMA_WGMMA_TF32X3 = 3,
+  TSR_MMA_WGMMA_TF32 = 4
+} tsr_mma;
 /* Tensor-core accumulation (mma=tf32x3, tf32): STEP promotes each 8-deep K
  * step's MMA partial sum into an FP32 register accumulator with an IEEE add
  * (the tensor core truncates when it accumulates; over a whole K loop that

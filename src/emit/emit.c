@@ -54,6 +54,7 @@ static void put(sb_t *s, const char *fmt, ...) {
 }
 
 /* ---- pieces ---------------------------------------------------------------- */
+static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g);
 static const char *idx_t(const tsr__emit_geo *g) { return g->idx64 ? "long long" : "int"; }
 
 static void emit_header(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
@@ -70,6 +71,9 @@ static void emit_header(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   put(s, "// plan: %s\n", plan);
   put(s, "// tails: m=%d n=%d k=%d; offsets: %s\n", g->tail_m, g->tail_n, g->tail_k,
       g->idx64 ? "64-bit" : "32-bit");
+  if (g->wg) /* the CUDA backend compiles such a source for sm_90a (module.c) */
+    put(s, "// wgmma (sm_90a only): compiled for the architecture-specific target\n"
+           "// tsr:arch-specific\n");
   put(s, "#pragma nv_diag_suppress 177 // constants a specialization leaves unused\n\n");
 }
 
@@ -114,7 +118,12 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
         "static constexpr int A_TILE = %d, B_TILE = %d; // floats: a stage holds the big parts' "
         "tile, then the small parts'\n",
         g->a.tile_floats, g->b.tile_floats);
-  if (g->tf32) {
+  if (g->wg) {
+    put(s,
+        "static constexpr int WGS = %d, MW = %d, NC = %d; // warpgroups; per warpgroup: m64 slices, "
+        "wgmma chunks of WN columns\n",
+        g->wgs, g->mw, g->nc);
+  } else if (g->tf32) {
     put(s, "static constexpr int MI = %d, NI = %d; // 16x8 MMA tiles per warp\n", g->mi, g->ni);
     put(s,
         "static constexpr int VA = %d, VB = %d; // warp-tile row/column permutation widths "
@@ -166,6 +175,18 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
         "template <int PENDING> __device__ __forceinline__ void tsr_cp_wait() {\n"
         "  asm volatile(\"cp.async.wait_group %%0;\\n\" :: \"n\"(PENDING) : \"memory\");\n"
         "}\n");
+  }
+  if (g->wg) {
+    put(s,
+        "// 3xTF32 split: big = tf32(x), small = tf32(x - big); x - big is exact in FP32.\n"
+        "__device__ __forceinline__ void tsr_split(float x, unsigned &big, unsigned &small) {\n"
+        "  float bf, r;\n"
+        "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(big) : \"f\"(x));\n"
+        "  asm(\"mov.b32 %%0, %%1;\" : \"=f\"(bf) : \"r\"(big));\n"
+        "  r = x - bf;\n"
+        "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(small) : \"f\"(r));\n"
+        "}\n");
+    emit_ptx_wg(s, g);
   }
   if (g->tf32) {
     put(s,
@@ -857,6 +878,293 @@ static void emit_fix(sb_t *s, const tsr__emit_geo *g) {
       sa, sb, ia, ib);
 }
 
+/* ---- wgmma families (docs/emit.md "wgmma") ------------------------------------
+ * Hopper's warpgroup MMA, wgmma.mma_async m64n<WN>k8 .tf32, both operands
+ * read from shared memory through 64-bit matrix descriptors. Layout: each
+ * operand tile (rows x = m or n, BK deep, k-major) is stored as 8-row x
+ * 16-byte "core matrices" (no swizzle): element (r, c) at float
+ *   ((r / 8) * (BK / 4) + c / 4) * 32 + (r % 8) * 4 + c % 4,
+ * so the two core matrices of an 8-deep K step are LBO = 128 bytes apart and
+ * consecutive 8-row groups SBO = BK * 32 bytes apart (PTX ISA, "Shared
+ * Memory Matrix Layout", K-major, no swizzle). */
+
+/* The PTX of the wgmma families (inside the emulated section). */
+static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g) {
+  int wn = g->plan.wn, nr = wn / 2;
+  put(s,
+      "__device__ __forceinline__ void tsr_wg_fence() { // before a wgmma that touches registers used since\n"
+      "  asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
+      "}\n"
+      "__device__ __forceinline__ void tsr_wg_commit() {\n"
+      "  asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");\n"
+      "}\n"
+      "template <int PENDING> __device__ __forceinline__ void tsr_wg_wait() {\n"
+      "  asm volatile(\"wgmma.wait_group.sync.aligned %%0;\\n\" :: \"n\"(PENDING) : \"memory\");\n"
+      "}\n"
+      "// generic-proxy shared stores (the split) -> visible to the async proxy (wgmma)\n"
+      "__device__ __forceinline__ void tsr_proxy_fence() {\n"
+      "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n"
+      "}\n"
+      "// pins an accumulator register: no read of it moves above the wait_group before\n"
+      "__device__ __forceinline__ void tsr_wg_pin(float &x) { asm volatile(\"\" : \"+f\"(x) :: \"memory\"); }\n"
+      "// d (%d registers) = A(64 x 8) * B(8 x %d) + (scale_d ? d : 0); A, B by descriptor\n"
+      "__device__ __forceinline__ void tsr_wgmma(float (&d)[%d], unsigned long long da,\n"
+      "                                          unsigned long long db, int scale_d) {\n"
+      "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
+      "               \"wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {",
+      nr, wn, nr, nr + 2, wn);
+  for (int i = 0; i < nr; i++) put(s, "%s%%%d", i ? (i % 16 ? ", " : ",\"\n               \" ") : "", i);
+  put(s, "}, %%%d, %%%d, p, 1, 1;\\n}\\n\"\n               : ", nr, nr + 1);
+  for (int i = 0; i < nr; i++) put(s, "%s\"+f\"(d[%d])", i ? (i % 8 ? ", " : ",\n                 ") : "", i);
+  put(s, "\n               : \"l\"(da), \"l\"(db), \"r\"(scale_d));\n}\n");
+}
+
+/* Core-matrix offset, descriptor, tile loads and the in-place split. */
+static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
+  put(s,
+      "// core-matrix layout (no swizzle): (row r, k c) of a k-major tile, in floats\n"
+      "__device__ __forceinline__ int tsr_soff(int r, int c) {\n"
+      "  return ((r >> 3) * (BK / 4) + (c >> 2)) * 32 + (r & 7) * 4 + (c & 3);\n"
+      "}\n"
+      "// shared-memory matrix descriptor (PTX ISA \"Matrix Descriptor Format\"): start\n"
+      "// address >> 4 in bits 0-13, leading byte offset >> 4 in 16-29, stride byte\n"
+      "// offset >> 4 in 32-45, base offset 0, swizzle 0 (none)\n"
+      "static constexpr unsigned LBO = 128, SBO = BK * 32; // bytes: next K core matrix, next 8 rows\n"
+      "__device__ __forceinline__ unsigned long long tsr_desc(unsigned saddr) {\n"
+      "  return (unsigned long long)((saddr & 0x3FFFFu) >> 4) |\n"
+      "         ((unsigned long long)(LBO >> 4) << 16) | ((unsigned long long)(SBO >> 4) << 32);\n"
+      "}\n\n");
+  for (int i = 0; i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    char U = (char)(o->name - 32);
+    const char *EXT = o->name == 'a' ? "M" : "N", *BMN = o->name == 'a' ? "BM" : "BN";
+    int v = o->vec, tx = o->tail, tk = o->tk;
+    put(s,
+        "// %c tile (%s x BK, k-contiguous%s) -> core matrices: 8 consecutive threads\n"
+        "// copy the 8 rows of one core matrix (128 contiguous bytes: no bank conflict)\n"
+        "__device__ __forceinline__ void tsr_load_%c(float *s, const float *__restrict__ g, int x0, int k0) {\n"
+        "  constexpr int V = %d, CPR = BK / V, TOTAL = %s * CPR;\n"
+        "#pragma unroll\n"
+        "  for (int it = 0; it < (TOTAL + NT - 1) / NT; ++it) {\n"
+        "    const int e = (int)threadIdx.x + it * NT;\n"
+        "    if (TOTAL %% NT != 0 && e >= TOTAL) break;\n"
+        "    const int r = (e / (8 * CPR)) * 8 + (e & 7), c = ((e >> 3) %% CPR) * V;\n",
+        U, BMN, o->packed ? ", packed" : "", o->name, v, BMN);
+    if (tx || tk) {
+      put(s, "    int bytes = V * 4;\n");
+      if (tk)
+        put(s, "    { const int rem = K - (k0 + c); bytes = rem >= V ? V * 4 : (rem > 0 ? rem * 4 : 0); }\n");
+      if (tx) put(s, "    if (x0 + r >= %s) bytes = 0;\n", EXT);
+      put(s,
+          "    const float *src = bytes ? g + (tsr_idx)(x0 + r) * LD%c + (k0 + c) : g;\n"
+          "    tsr_cp%d(s + tsr_soff(r, c), src, bytes);\n",
+          U, v * 4);
+    } else {
+      put(s, "    tsr_cp%d(s + tsr_soff(r, c), g + (tsr_idx)(x0 + r) * LD%c + (k0 + c), %d);\n", v * 4, U,
+          v * 4);
+    }
+    put(s, "  }\n}\n\n");
+  }
+  put(s,
+      "// Split one landed stage in place, once per element: big = tf32(x) where x was%s.\n"
+      "// A non-finite big part gets a zero small part (such outputs are recomputed by tsr_fix).\n"
+      "__device__ __forceinline__ void tsr_split_tile(float *t, int n) {\n"
+      "  for (int e = (int)threadIdx.x * 4; e < n; e += NT * 4) {\n"
+      "    const float4 x = *reinterpret_cast<const float4 *>(t + e);\n"
+      "    const float xs[4] = {x.x, x.y, x.z, x.w};\n"
+      "    unsigned hi[4], lo[4];\n"
+      "#pragma unroll\n"
+      "    for (int q = 0; q < 4; ++q) {\n"
+      "      tsr_split(xs[q], hi[q], lo[q]);\n"
+      "      if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
+      "    }\n"
+      "    uint4 h4; h4.x = hi[0]; h4.y = hi[1]; h4.z = hi[2]; h4.w = hi[3];\n"
+      "    *reinterpret_cast<uint4 *>(t + e) = h4;\n",
+      g->x3 ? ", small = tf32(x - big) one tile further" : "");
+  if (g->x3)
+    put(s,
+        "    uint4 l4; l4.x = lo[0]; l4.y = lo[1]; l4.z = lo[2]; l4.w = lo[3];\n"
+        "    *reinterpret_cast<uint4 *>(t + n + e) = l4;\n");
+  put(s,
+      "  }\n}\n"
+      "__device__ __forceinline__ void tsr_split_stage(float *as, float *bs) {\n"
+      "  tsr_split_tile(as, BM * BK);\n"
+      "  tsr_split_tile(bs, BN * BK);\n"
+      "}\n\n");
+}
+
+/* The main kernel of the wgmma families. Per K block `it` (slot it % S):
+ *  (B) refill: block it+S-1 -> slot (it-1) % S, whose wgmmas every thread
+ *      completed before the previous iteration's last barrier;
+ *  (C) per chunk (m64 slice x wn columns): wgmma.fence, the K steps' MMAs
+ *      (x3: small x big, big x small, big x big; the first from a zero
+ *      accumulator, scale-d = 0), commit; acc=step: wait and promote the
+ *      chunk's partial sum into the FP32 accumulators (all chunks but the last);
+ *  (D) while the last chunk runs: wait for block it+1's copies, barrier,
+ *      split it in place, proxy fence; then wait for the wgmmas, promote the
+ *      last chunk, barrier (the split is visible, slot it is free). */
+static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  const tsr_plan *pl = &g->plan;
+  int split = pl->splitk > 1, step = !g->chain;
+  char bounds[48];
+  if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
+  else snprintf(bounds, sizeof bounds, "NT");
+  put(s,
+      "extern \"C\" __global__ void __launch_bounds__(%s)\n"
+      "tsr_gemm_main(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
+      "              float *__restrict__ W, float alpha, float beta) {\n"
+      "  unsigned tile_row, tile_col;\n"
+      "  tsr_walk(blockIdx.x, tile_row, tile_col);\n"
+      "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n",
+      bounds);
+  const char *abase = g->a.packed ? "W + WOFF_A" : "A", *bbase = g->b.packed ? "W + WOFF_B" : "B";
+  if (g->a.packed || g->b.packed) put(s, "  // packed operands: the prologue's k-contiguous copies in W\n");
+  if (p->batch > 1)
+    put(s,
+        "  const int bz = (int)blockIdx.z; // batch item\n"
+        "  const float *__restrict__ Ag = %s + (tsr_idx)bz * SA;\n"
+        "  const float *__restrict__ Bg = %s + (tsr_idx)bz * SB;\n",
+        abase, bbase);
+  else
+    put(s,
+        "  const int bz = 0;\n"
+        "  const float *__restrict__ Ag = %s;\n"
+        "  const float *__restrict__ Bg = %s;\n",
+        abase, bbase);
+  if (split)
+    put(s,
+        "  // split-K slice blockIdx.y owns K blocks [kb_begin, kb_end) (even split, never empty)\n"
+        "  const int slice = (int)blockIdx.y;\n"
+        "  const int kb_begin = (int)(((long long)slice * NKB) / SPLITK);\n"
+        "  const int kb_end = (int)(((long long)(slice + 1) * NKB) / SPLITK);\n"
+        "  float *out = W + (tsr_idx)(bz * SPLITK + slice) * M * N;\n");
+  else
+    put(s,
+        "  const int kb_begin = 0, kb_end = NKB;\n"
+        "  float *out = C + (tsr_idx)bz * SC;\n");
+  put(s,
+      "  float acc[MW][NC][WN / 2]; // per warpgroup: MW m64 slices x NC chunks of WN columns\n"
+      "#pragma unroll\n  for (int i = 0; i < MW; ++i)\n"
+      "#pragma unroll\n    for (int j = 0; j < NC; ++j)\n"
+      "#pragma unroll\n      for (int r = 0; r < WN / 2; ++r) acc[i][j][r] = 0.0f;\n");
+  if (step)
+    put(s,
+        "  float part[WN / 2]; // one chunk's partial sum over one K block (acc=step)\n"
+        "#pragma unroll\n  for (int r = 0; r < WN / 2; ++r) part[r] = 0.0f;\n");
+  put(s,
+      "  float *smem = tsr_dynamic_smem();\n"
+      "  float *As = smem;                    // STAGES x (A big%s)\n"
+      "  float *Bs = smem + STAGES * A_STAGE; // STAGES x (B big%s)\n"
+      "  const unsigned sa = tsr_smem_addr(As), sb = tsr_smem_addr(Bs);\n"
+      "  const int wg = (int)threadIdx.x >> 7; // warpgroup: rows wg * WM .. + WM of the tile\n"
+      "  const int nk = kb_end - kb_begin;\n"
+      "#pragma unroll\n"
+      "  for (int st = 0; st < STAGES - 1; ++st) {\n"
+      "    if (st < nk) {\n"
+      "      tsr_load_a(As + st * A_STAGE, Ag, m0, (kb_begin + st) * BK);\n"
+      "      tsr_load_b(Bs + st * B_STAGE, Bg, n0, (kb_begin + st) * BK);\n"
+      "    }\n"
+      "    tsr_cp_commit();\n"
+      "  }\n"
+      "  tsr_cp_wait<STAGES - 2>(); // block 0 landed (this thread's copies)\n"
+      "  __syncthreads();           // ... everyone's\n"
+      "  tsr_split_stage(As, Bs);\n"
+      "  tsr_proxy_fence();\n"
+      "  __syncthreads();\n"
+      "  for (int it = 0; it < nk; ++it) {\n"
+      "    {\n"
+      "      const int nx = it + STAGES - 1;\n"
+      "      if (nx < nk) { // slot of block it-1: its wgmmas completed before the last barrier\n"
+      "        const int slot = nx %% STAGES;\n"
+      "        tsr_load_a(As + slot * A_STAGE, Ag, m0, (kb_begin + nx) * BK);\n"
+      "        tsr_load_b(Bs + slot * B_STAGE, Bg, n0, (kb_begin + nx) * BK);\n"
+      "      }\n"
+      "      tsr_cp_commit();\n"
+      "    }\n"
+      "    const int cur = it %% STAGES;\n"
+      "    const unsigned a0 = sa + 4u * (unsigned)(cur * A_STAGE + wg * WM * BK);\n"
+      "    const unsigned b0 = sb + 4u * (unsigned)(cur * B_STAGE);\n"
+      "#pragma unroll\n"
+      "    for (int c = 0; c < MW * NC; ++c) {\n"
+      "      const int i = c / NC, j = c %% NC;\n"
+      "      tsr_wg_fence();\n"
+      "#pragma unroll\n"
+      "      for (int kk = 0; kk < BK / 8; ++kk) {\n"
+      "        // 8-deep K step kk: two core matrices along k, 256 bytes further\n"
+      "        const unsigned ab = a0 + 4u * (unsigned)(i * 64 * BK) + 256u * kk;\n"
+      "        const unsigned bb = b0 + 4u * (unsigned)(j * WN * BK) + 256u * kk;\n",
+      g->x3 ? ", A small" : "", g->x3 ? ", B small" : "");
+  const char *d = step ? "part" : "acc[i][j]";
+  const char *first = step ? "kk > 0" : "1";
+  if (g->x3)
+    put(s,
+        "        tsr_wgmma(%s, tsr_desc(ab + 4u * BM * BK), tsr_desc(bb), %s); // small x big\n"
+        "        tsr_wgmma(%s, tsr_desc(ab), tsr_desc(bb + 4u * BN * BK), 1);  // big x small\n"
+        "        tsr_wgmma(%s, tsr_desc(ab), tsr_desc(bb), 1);                 // big x big\n",
+        d, first, d, d);
+  else
+    put(s, "        tsr_wgmma(%s, tsr_desc(ab), tsr_desc(bb), %s); // tf32: big parts only\n", d, first);
+  put(s, "      }\n      tsr_wg_commit();\n");
+  if (step)
+    put(s,
+        "      if (c + 1 < MW * NC) { // promote now; the last chunk's waits for the split below\n"
+        "        tsr_wg_wait<0>();\n"
+        "#pragma unroll\n"
+        "        for (int r = 0; r < WN / 2; ++r) { tsr_wg_pin(part[r]); acc[i][j][r] += part[r]; }\n"
+        "      }\n");
+  put(s,
+      "    }\n"
+      "    if (it + 1 < nk) { // split block it+1 while the last chunk multiplies\n"
+      "      tsr_cp_wait<STAGES - 2>();\n"
+      "      __syncthreads();\n"
+      "      const int nxt = (it + 1) %% STAGES;\n"
+      "      tsr_split_stage(As + nxt * A_STAGE, Bs + nxt * B_STAGE);\n"
+      "      tsr_proxy_fence();\n"
+      "    }\n"
+      "    tsr_wg_wait<0>();\n");
+  if (step)
+    put(s,
+        "#pragma unroll\n"
+        "    for (int r = 0; r < WN / 2; ++r) {\n"
+        "      tsr_wg_pin(part[r]);\n"
+        "      acc[MW - 1][NC - 1][r] += part[r];\n"
+        "    }\n");
+  else
+    put(s,
+        "#pragma unroll\n    for (int i = 0; i < MW; ++i)\n"
+        "#pragma unroll\n      for (int j = 0; j < NC; ++j)\n"
+        "#pragma unroll\n        for (int r = 0; r < WN / 2; ++r) tsr_wg_pin(acc[i][j][r]);\n");
+  put(s,
+      "    __syncthreads(); // block it+1's split visible; every wgmma of block it done\n"
+      "  }\n");
+  /* Epilogue: the m64nNk8 D fragment (PTX ISA, wgmma "Register Fragments",
+   * matrix D): warp q of the warpgroup owns rows 16q..16q+15; register
+   * 4j + r of a lane holds (16q + g + 8 (r >> 1), 8j + 2t + (r & 1)),
+   * g = lane / 4, t = lane % 4. */
+  put(s,
+      "  // D fragment: register 4j + r of lane (g, t) in warp q of the warpgroup holds\n"
+      "  // row 16q + g + 8 (r >> 1), column 8j + 2t + (r & 1) of the m64 x WN chunk\n"
+      "  const int lane = (int)threadIdx.x & 31, wq = ((int)threadIdx.x >> 5) & 3;\n"
+      "  const int gq = lane >> 2, tq = lane & 3;\n"
+      "  const int rw = m0 + wg * WM + wq * 16 + gq, cw = n0 + 2 * tq;\n"
+      "  { // non-finite accumulators: strict recomputation over this CTA's K range\n"
+      "    const int k0 = kb_begin * BK, k1 = kb_end * BK < K ? kb_end * BK : (int)K;\n"
+      "#pragma unroll\n    for (int i = 0; i < MW; ++i)\n"
+      "#pragma unroll\n      for (int j = 0; j < NC; ++j)\n"
+      "#pragma unroll\n        for (int r = 0; r < WN / 2; ++r)\n"
+      "          if (!tsr_finite(acc[i][j][r]))\n"
+      "            acc[i][j][r] = tsr_fix(A, B, bz, rw + i * 64 + 8 * ((r & 3) >> 1),\n"
+      "                                   cw + j * WN + 8 * (r >> 2) + (r & 1), k0, k1);\n"
+      "  }\n"
+      "#pragma unroll\n  for (int i = 0; i < MW; ++i)\n"
+      "#pragma unroll\n    for (int j = 0; j < NC; ++j)\n"
+      "#pragma unroll\n      for (int q = 0; q < WN / 8; ++q)\n"
+      "#pragma unroll\n        for (int h = 0; h < 2; ++h)\n"
+      "          tsr_store(out, rw + i * 64 + 8 * h, cw + j * WN + 8 * q, alpha, beta,\n"
+      "                    acc[i][j][4 * q + 2 * h], acc[i][j][4 * q + 2 * h + 1]);\n"
+      "}\n\n");
+}
+
 /* One K block's loads of the staged operands into their shared-memory slots. */
 static void put_stage_loads(sb_t *s, const tsr__emit_geo *g, const char *indent, const char *as,
                             const char *bs, const char *k) {
@@ -1147,7 +1455,8 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
     emit_soff(&s, &g.a);
     emit_soff(&s, &g.b);
   }
-  for (int i = 0; i < 2; i++) {
+  if (g.wg) emit_wg_helpers(&s, &g);
+  for (int i = 0; i < 2 && !g.wg; i++) {
     const tsr__emit_operand *o = i ? &g.b : &g.a;
     if (!o->staged) continue;
     if (o->poff_small) {
@@ -1159,16 +1468,17 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
   }
   if (!g.a.staged) emit_view(&s, &g, &g.a);
   if (!g.b.staged) emit_view(&s, &g, &g.b);
-  emit_store(&s, p, &g, g.tf32 ? (g.b.fv > 1 ? g.b.fv : 2) : g.fn);
+  emit_store(&s, p, &g, g.wg ? 2 : g.tf32 ? (g.b.fv > 1 ? g.b.fv : 2) : g.fn);
 
   if (g.tf32) emit_block_tf32(&s, &g);
-  else emit_block_ffma(&s, &g);
+  else if (!g.wg) emit_block_ffma(&s, &g);
   /* the strict recomputation of non-finite outputs: the tensor-core epilogue
    * and every split-K reduction use it */
-  if (g.tf32 || g.plan.splitk > 1) emit_fix(&s, &g);
+  if (g.tf32 || g.wg || g.plan.splitk > 1) emit_fix(&s, &g);
   if (g.a.packed) emit_pack(&s, &g, &g.a);
   if (g.b.packed) emit_pack(&s, &g, &g.b);
-  emit_main(&s, p, &g);
+  if (g.wg) emit_main_wg(&s, p, &g);
+  else emit_main(&s, p, &g);
   if (g.plan.splitk > 1) emit_reduce(&s, p, &g);
   if (s.oom) {
     free(s.p);

@@ -48,8 +48,9 @@ typedef struct {
 
 typedef struct {
   tsr_plan plan; /* walk normalized for the grid */
-  int tf32;      /* a tensor-core family (mma=tf32x3 or tf32): shared layouts, fragments */
-  int x3;        /* mma=tf32x3: big/small split, three MMAs */
+  int tf32;      /* an mma.sync tensor-core family (mma=tf32x3 or tf32): shared layouts, fragments */
+  int wg;        /* a wgmma family (mma=wgmma-tf32x3 or wgmma-tf32; tf32 is 0 then) */
+  int x3;        /* mma=tf32x3 or wgmma-tf32x3: big/small split, three MMAs */
   int chain;     /* acc=chain: MMAs accumulate in the tensor-core accumulator */
   int presplit;  /* split=pack: the prologue stores TF32 parts, the loop loads them */
   tsr_precision precision; /* the mode the plan runs */
@@ -60,6 +61,9 @@ typedef struct {
   int lr, lc, fm, fn;
   /* tf32x3: warp tile = mi x ni MMA tiles of 16 x 8. */
   int mi, ni;
+  /* wgmma: wgs warpgroups of 128 threads, each owning wm rows (mw slices of
+   * 64) x bn columns (nc chunks of wn, one wgmma m64n<wn>k8 each) */
+  int wgs, mw, nc;
   uint32_t h, w;      /* tile grid */
   int64_t nkb;        /* K blocks */
   int tail_m, tail_n, tail_k;

@@ -74,6 +74,19 @@ static void init_operand(tsr__emit_operand *o, char name, const tsr_problem *p,
     o->stride = p->stride_b;
   }
   o->vec = pl->vec;
+  if (g->wg) {
+    /* wgmma: both operands k-major in shared memory (the tf32 wgmma has no
+     * transpose), as 8-row x 16-byte core matrices (docs/emit.md "wgmma");
+     * a stage holds the big parts' tile (the copy lands there and the split
+     * rounds it in place), then for wgmma-tf32x3 the small parts' tile */
+    o->srows_x = 1;
+    o->ls = pl->bk;
+    o->tail = o->ext % o->bmn != 0;
+    o->tile_floats = o->bmn * pl->bk;
+    o->stage_floats = o->tile_floats * (g->x3 ? 2 : 1);
+    o->fv = 1;
+    return;
+  }
   /* split=pack stores both operands k-contiguous ([x][k] shared rows, the
    * prologue transposing where needed): ldmatrix then delivers the stored
    * TF32 parts straight into the MMA's register pairs/quads, while a V-wide
@@ -144,39 +157,52 @@ static void apply_pack(tsr__emit_operand *o, const tsr_problem *p, const tsr_pla
 }
 
 tsr_precision tsr__emit_plan_precision(const tsr_plan *pl) {
-  return pl->mma == TSR_MMA_TF32X3 ? TSR_PREC_FP32X3
-         : pl->mma == TSR_MMA_TF32 ? TSR_PREC_TF32
-                                   : TSR_PREC_STRICT;
+  return pl->mma == TSR_MMA_TF32X3 || pl->mma == TSR_MMA_WGMMA_TF32X3 ? TSR_PREC_FP32X3
+         : pl->mma == TSR_MMA_TF32 || pl->mma == TSR_MMA_WGMMA_TF32   ? TSR_PREC_TF32
+                                                                      : TSR_PREC_STRICT;
+}
+
+static const char *mma_name(tsr_mma m) {
+  static const char *const names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32"};
+  return (unsigned)m < 5 ? names[m] : "?";
 }
 
 /* Fields by kind, the precision mode, and the fields every GPU plan needs. */
 static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
                                char *msg, size_t cap) {
-  if (pl->mma != TSR_MMA_FFMA && pl->mma != TSR_MMA_TF32X3 && pl->mma != TSR_MMA_TF32)
-    return reject(msg, cap, "plan: mma=%d is not ffma, tf32x3 or tf32", (int)pl->mma);
+  if ((unsigned)pl->mma > TSR_MMA_WGMMA_TF32)
+    return reject(msg, cap, "plan: mma=%d is not ffma, tf32x3, tf32, wgmma-tf32x3 or wgmma-tf32",
+                  (int)pl->mma);
   if (pl->acc != TSR_ACC_STEP && pl->acc != TSR_ACC_CHAIN)
     return reject(msg, cap, "plan: acc=%d is not step or chain", (int)pl->acc);
-  g->tf32 = pl->mma != TSR_MMA_FFMA; /* a tensor-core family */
-  g->x3 = pl->mma == TSR_MMA_TF32X3;
+  g->wg = pl->mma == TSR_MMA_WGMMA_TF32X3 || pl->mma == TSR_MMA_WGMMA_TF32;
+  g->tf32 = pl->mma == TSR_MMA_TF32X3 || pl->mma == TSR_MMA_TF32; /* mma.sync families */
+  g->x3 = pl->mma == TSR_MMA_TF32X3 || pl->mma == TSR_MMA_WGMMA_TF32X3;
   g->chain = pl->acc == TSR_ACC_CHAIN;
-  if (!g->tf32 && g->chain)
+  if (pl->mma == TSR_MMA_FFMA && g->chain)
     return reject(msg, cap, "plan: acc=chain is unused by mma=ffma and must be step");
   if (pl->split != TSR_SPLIT_INLINE && pl->split != TSR_SPLIT_PACK)
     return reject(msg, cap, "plan: split=%d is not inline or pack", (int)pl->split);
   g->presplit = pl->split == TSR_SPLIT_PACK;
-  if (!g->tf32 && g->presplit)
+  if (pl->mma == TSR_MMA_FFMA && g->presplit)
     return reject(msg, cap, "plan: split=pack is unused by mma=ffma and must be inline");
+  if (g->wg && g->presplit)
+    return reject(msg, cap,
+                  "plan: split=pack is not supported by mma=%s (it splits in shared memory); use "
+                  "split=inline",
+                  mma_name(pl->mma));
   /* The precision mode is part of the problem (docs/accuracy.md): a plan
    * runs exactly one mode, and auto admits only modes meeting the FP32
    * contract. */
   g->precision = tsr__emit_plan_precision(pl);
   if (p->precision != TSR_PREC_AUTO && p->precision != g->precision)
     return reject(msg, cap, "plan: mma=%s runs precision %s, but the problem asks for %s",
-                  pl->mma == TSR_MMA_FFMA ? "ffma" : g->x3 ? "tf32x3" : "tf32",
-                  tsr_precision_name(g->precision), tsr_precision_name(p->precision));
+                  mma_name(pl->mma), tsr_precision_name(g->precision),
+                  tsr_precision_name(p->precision));
   if (p->precision == TSR_PREC_AUTO && g->precision == TSR_PREC_TF32)
     return reject(msg, cap,
-                  "plan: mma=tf32 is below the FP32 contract; it runs only with precision tf32");
+                  "plan: mma=%s is below the FP32 contract; it runs only with precision tf32",
+                  mma_name(pl->mma));
   if (pl->threads != 0)
     return reject(msg, cap, "plan: threads=%d is a CPU field; GPU plans need threads=0",
                   pl->threads);
@@ -199,10 +225,86 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   return TSR_OK;
 }
 
+/* wgmma (docs/emit.md "wgmma"): bm/wm warpgroups (1 or 2) of 128 threads,
+ * each owning wm rows (wm/64 slices of the m64 instruction) x bn columns in
+ * bn/wn chunks of one m64n<wn>k8 instruction; sm_90a only. The register
+ * estimate is the FP32 accumulators + one chunk's partial sum (acc=step)
+ * + ~40 addresses and descriptors. */
+static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t,
+                                    tsr__emit_geo *g, char *msg, size_t cap) {
+  if (t->cc != 90)
+    return reject(msg, cap,
+                  "plan: mma=%s needs sm_90a (wgmma); the target is sm_%u%u", mma_name(pl->mma),
+                  t->cc / 10, t->cc % 10);
+  if (pl->tm != 1 || pl->tn != 1)
+    return reject(msg, cap, "plan: %s=%d is unused by the tensor-core families and must be 1",
+                  pl->tm != 1 ? "tm" : "tn", pl->tm != 1 ? pl->tm : pl->tn);
+  if (pl->a == TSR_IN_VIEW || pl->b == TSR_IN_VIEW)
+    return reject(msg, cap, "plan: %s=view is not supported by the tensor-core families (staged only)",
+                  pl->a == TSR_IN_VIEW ? "a" : "b");
+  if (pl->wm % 64)
+    return reject(msg, cap,
+                  "plan: wm=%d is not a multiple of 64 (a warpgroup's rows, in m64 wgmma slices)",
+                  pl->wm);
+  if (pl->bm % pl->wm)
+    return reject(msg, cap, "plan: bm=%d is not a multiple of wm=%d", pl->bm, pl->wm);
+  if (pl->bm / pl->wm > 2)
+    return reject(msg, cap,
+                  "plan: bm=%d over wm=%d gives %d warpgroups; mma=%s runs 1 or 2 (bm = wm or 2*wm)",
+                  pl->bm, pl->wm, pl->bm / pl->wm, mma_name(pl->mma));
+  if (pl->wn % 8 || pl->wn > 256)
+    return reject(msg, cap,
+                  "plan: wn=%d is not a multiple of 8 up to 256 (the wgmma instruction's N)",
+                  pl->wn);
+  if (pl->bn > 256)
+    return reject(msg, cap, "plan: bn=%d exceeds 256 (one warpgroup owns all bn columns)", pl->bn);
+  if (pl->bn % pl->wn)
+    return reject(msg, cap, "plan: bn=%d is not a multiple of wn=%d (the wgmma N chunk)", pl->bn,
+                  pl->wn);
+  if (pl->bk % 8)
+    return reject(msg, cap, "plan: bk=%d is not a multiple of 8 (the tensor-core MMA K step)",
+                  pl->bk);
+  /* acc=step promotes each chunk's partial sum once per K block (bk/8 K
+   * steps chained in the tensor core): the truncating-accumulation model
+   * meets the FP32 contract up to bk=64 (0.56x the strict error at K=2048,
+   * tests/emit); longer chains are untested */
+  if (g->x3 && !g->chain && pl->bk > 64)
+    return reject(msg, cap,
+                  "plan: bk=%d exceeds 64 for mma=%s with acc=step (a K block's MMAs chain in the "
+                  "tensor core before their promotion)",
+                  pl->bk, mma_name(pl->mma));
+  if (pl->stages < 2)
+    return reject(msg, cap,
+                  "plan: stages=%d; mma=%s needs stages >= 2 (the next block is split while the "
+                  "current one multiplies)",
+                  pl->stages, mma_name(pl->mma));
+  if (pl->pad != 0)
+    return reject(msg, cap,
+                  "plan: pad=%d; mma=%s uses the unpadded core-matrix layout and needs pad=0",
+                  pl->pad, mma_name(pl->mma));
+  g->wgs = pl->bm / pl->wm;
+  g->mw = pl->wm / 64;
+  g->nc = pl->bn / pl->wn;
+  g->warps_m = g->wgs * 4;
+  g->warps_n = 1;
+  g->nthreads = 128 * g->wgs;
+  if ((uint32_t)g->nthreads > t->threads_block)
+    return reject(msg, cap, "plan: %d threads per block (%d warpgroups of 128) exceed the limit %u",
+                  g->nthreads, g->wgs, t->threads_block);
+  g->reg_estimate = g->mw * pl->bn / 2 + (g->chain ? 0 : pl->wn / 2) + 40;
+  if ((int64_t)g->reg_estimate > (int64_t)t->regs_thread)
+    return reject(msg, cap,
+                  "plan: estimated %d registers per thread (accumulators %d x %d / 2 + partial "
+                  "sum %d / 2 + 40) exceed %u",
+                  g->reg_estimate, g->mw, pl->bn, g->chain ? 0 : pl->wn, t->regs_thread);
+  return TSR_OK;
+}
+
 /* Block = warps_m x warps_n warps; the family's warp tile and register estimate. */
 static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
                               const tsr__gpu_target *t, tsr__emit_geo *g, char *msg, size_t cap) {
   (void)p;
+  if (g->wg) return check_block_wgmma(pl, t, g, msg, cap);
   if (pl->bm % pl->wm)
     return reject(msg, cap, "plan: bm=%d is not a multiple of wm=%d", pl->bm, pl->wm);
   if (pl->bn % pl->wn)
@@ -278,6 +380,13 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   /* split=pack: the prologue splits both operands, so both are packed
    * (normalized like the walk: the source shows pack=ab) */
   if (g->presplit) g->plan.pack = TSR_PACK_AB;
+  /* wgmma reads both operands k-major: an x-contiguous one (A with op T, B
+   * with op N) is transposed by the pack prologue (normalized likewise: the
+   * source shows the pack that runs) */
+  if (g->wg) {
+    if (!g->a.kmajor) g->plan.pack = (tsr_pack)(g->plan.pack | TSR_PACK_A);
+    if (!g->b.kmajor) g->plan.pack = (tsr_pack)(g->plan.pack | TSR_PACK_B);
+  }
   apply_pack(&g->a, p, &g->plan);
   apply_pack(&g->b, p, &g->plan);
   if (!g->a.staged && !g->b.staged && pl->stages != 1)
@@ -325,7 +434,7 @@ static tsr_status check_occupancy(const tsr_problem *p, const tsr_plan *pl,
     if (cap_regs > (int)t->regs_thread) cap_regs = (int)t->regs_thread;
     /* floor: the accumulators plus ~24 for one fragment and addresses (the
      * compiler may still spill; the runtime's spill check rejects that) */
-    int floor_regs = (g->tf32 ? pl->wm * pl->wn / 32 : pl->tm * pl->tn) + 24;
+    int floor_regs = (g->wg ? g->mw * pl->bn / 2 : g->tf32 ? pl->wm * pl->wn / 32 : pl->tm * pl->tn) + 24;
     if (cap_regs < floor_regs)
       return reject(msg, cap,
                     "plan: minblocks=%d caps registers at %d per thread, below the %d the "

@@ -12,4 +12,5 @@ const tsr__gpu_target tsr__target_sm90 = {
     .regs_sm = 65536,
     .blocks_sm = 32,
     .grid = {2147483647u, 65535, 65535},
+    .cc = 90,
 };

@@ -16,6 +16,9 @@ typedef struct {
   uint32_t regs_sm;            /* registers per SM */
   uint32_t blocks_sm;          /* resident blocks per SM */
   uint32_t grid[3];            /* gridDim.x, .y, .z limits */
+  /* compute capability major * 10 + minor: the wgmma families need exactly
+   * 90 (sm_90a features do not carry over to later architectures) */
+  uint32_t cc;
 } tsr__gpu_target;
 
 /* sm_90 (H100/H200): what planning uses without a device, and the values

@@ -252,6 +252,55 @@ static void test_cuda_variants(void **state) {
   assert_int_equal(fails, 0);
 }
 
+/* The wgmma families (sm_90a) on hardware: every shape x op pair (x-contiguous
+ * operands go through the transposing pack prologue) x beta mode x input
+ * kind, for geometries of 1 and 2 consumer warpgroups; dyadic exact, random
+ * within 1e-4, a rerun bit-identical. */
+static void test_cuda_wgmma_matrix(void **state) {
+  NEED_GPU();
+  tsr__cuda_device d;
+  assert_int_equal(tsr__cuda_describe(ctx, &d), TSR_OK);
+  if (d.cc_major != 9 || d.cc_minor != 0) {
+    printf("# wgmma needs sm_90a; the device is sm_%d%d\n", d.cc_major, d.cc_minor);
+    skip();
+  }
+  static const char *const plans[] = {
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3,minblocks=0,pack=none,split=inline,acc=step,splitk=1",
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=64,bn=96,bk=16,wm=64,wn=32,stages=4,minblocks=0,pack=none,split=inline,acc=step,splitk=1",
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=256,bn=128,bk=16,wm=128,wn=128,stages=4,minblocks=0,pack=none,split=inline,acc=step,splitk=2",
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=128,bn=256,bk=16,wm=64,wn=128,stages=4,minblocks=0,pack=none,split=inline,acc=step,splitk=1",
+  };
+  int fails = 0, runs = 0;
+  for (size_t pi = 0; pi < sizeof plans / sizeof plans[0]; pi++)
+    for (size_t sI = 1; sI < NSHAPES; sI++)
+      for (int ops = 0; ops < 4; ops++)
+        for (int bm = 0; bm < 2; bm++)
+          for (int in = 0; in < 2; in++) {
+            if (strstr(plans[pi], "splitk=2") && shapes[sI].k < 32) continue; /* one K block */
+            tsr_problem p;
+            make_problem(&p, &shapes[sI], (tsr_op)(ops & 1), (tsr_op)(ops >> 1), bm);
+            tsr_plan plan;
+            tsr__backend_cuda.default_plan(&p, &plan);
+            char msg[256];
+            assert_int_equal(tsr_plan_parse(plans[pi], &plan, msg, sizeof msg), TSR_OK);
+            bufs x = {0};
+            make_bufs(&p, (tsr_inputs)in, &x);
+            float *copy = malloc((size_t)tsr_problem_elems_c(&p) * sizeof(float));
+            int rc = run_case(TSR_BACKEND_CUDA, &p, &plan, (tsr_inputs)in, &x, copy);
+            free(copy);
+            bufs_free(&x);
+            if (rc == RUN_REJECTED) {
+              printf("FAIL wgmma plan %zu rejected on shape %zu: %s\n", pi, sI, tsr_context_message(ctx));
+              fails++;
+              continue;
+            }
+            runs++;
+            fails += rc == RUN_FAIL;
+          }
+  printf("# cuda wgmma: %d cases, %d failed\n", runs, fails);
+  assert_int_equal(fails, 0);
+}
+
 /* Split-K sums partials in a fixed order: three runs, bit-identical. */
 static void test_cuda_splitk_deterministic(void **state) {
   NEED_GPU();
@@ -467,6 +516,11 @@ static const family families[] = {
     {"cuda fp32x3 split=pack", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "split=pack", 0},
     {"cuda tf32", TSR_BACKEND_CUDA, TSR_PREC_TF32, NULL, 0},
     {"cuda tf32 split=pack", TSR_BACKEND_CUDA, TSR_PREC_TF32, "split=pack", 0},
+#define WGF "tm=1,tn=1,pad=0,vec=1,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3,minblocks=0,pack=none,split=inline,acc=step"
+    {"cuda wgmma-tf32x3", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "mma=wgmma-tf32x3,splitk=1," WGF, 0},
+    {"cuda wgmma-tf32x3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "mma=wgmma-tf32x3,splitk=2," WGF, 0},
+    {"cuda wgmma-tf32", TSR_BACKEND_CUDA, TSR_PREC_TF32, "mma=wgmma-tf32,splitk=1," WGF, 0},
+#undef WGF
     {"cuda auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL, 0},
     {"cublas strict", TSR_BACKEND_CUBLAS, TSR_PREC_STRICT, NULL, 0},
     /* cuBLAS TF32 rounds FLT_MAX up to Inf (seen on the H200, 2026-11-30) */
@@ -621,7 +675,12 @@ static void test_split_identity(void **state) {
 }
 
 int main(void) {
+  /* TSR_GPU_ONLY=<cmocka pattern, e.g. *wgmma*>: run the matching tests only
+   * (a device script's time budget) */
+  const char *only = getenv("TSR_GPU_ONLY");
+  if (only && *only) cmocka_set_test_filter(only);
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cuda_wgmma_matrix),
       cmocka_unit_test(test_contract_families),
       cmocka_unit_test(test_specials_families),
       cmocka_unit_test(test_split_identity),

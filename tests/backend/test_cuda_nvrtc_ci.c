@@ -117,9 +117,69 @@ static void test_default_plans_compile_clean(void **state) {
   assert_int_equal(fails, 0);
 }
 
+/* The wgmma families through NVRTC, as the backend compiles them: the
+ * source's "// tsr:arch-specific" line makes the target sm_90a (sm_90 would
+ * reject wgmma), every op pair (x-contiguous operands packed), no spills. */
+static void test_wgmma_compiles_for_sm90a(void **state) {
+  char msg[1024];
+  if (!tsr__nvrtc_load(msg, sizeof msg)) {
+    printf("# NVRTC absent: %s\n", msg);
+    skip();
+  }
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  const char *plans[] = {
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=256,bk=16,wm=64,wn=128,stages=4,"
+      "walk=rect:8x16,minblocks=0,pack=none,split=inline,acc=step,splitk=1",
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3,"
+      "walk=rect:8x16,minblocks=0,pack=none,split=inline,acc=step,splitk=2"};
+  int fails = 0, kernels = 0;
+  for (size_t i = 0; i < 2; i++)
+    for (int v = 0; v < 4; v++) {
+      tsr_problem p;
+      tsr_problem_init(&p, 1024, 1024, 1024);
+      p.op_a = (tsr_op)(v & 1);
+      p.op_b = (tsr_op)((v >> 1) & 1);
+      assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+      tsr_plan plan;
+      tsr__emit_default_plan(&p, &plan);
+      assert_int_equal(tsr_plan_parse(plans[i], &plan, msg, sizeof msg), TSR_OK);
+      tsr__kernel_src k;
+      memset(&k, 0, sizeof k);
+      if (tsr__emit_gemm(&p, &plan, &tsr__target_sm90, &k, msg, sizeof msg)) {
+        printf("FAIL wgmma %s op %d: emit: %s\n", plans[i], v, msg);
+        fails++;
+        continue;
+      }
+      char what[600];
+      snprintf(what, sizeof what, "wgmma %c%c [%s]", v & 1 ? 'T' : 'N', v & 2 ? 'T' : 'N', plans[i]);
+      void *bin = NULL;
+      size_t n = 0;
+      char *log = NULL;
+      if (tsr__nvrtc_compile(ctx, k.source, 9, 0, &bin, &n, &log)) {
+        printf("FAIL %s: %s\n", what, tsr_context_message(ctx));
+        fails++;
+      } else {
+        fails += check_function(log, k.main_name, k.block[0], what);
+        kernels++;
+        if (log && strstr(log, "serialized")) {
+          printf("FAIL %s: ptxas serialized the wgmmas\n", what);
+          fails++;
+        }
+      }
+      free(bin);
+      free(log);
+      tsr__kernel_src_free(&k);
+    }
+  printf("# %d wgmma kernels compiled for sm_90a, %d failures\n", kernels, fails);
+  tsr_context_destroy(ctx);
+  assert_int_equal(fails, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_default_plans_compile_clean),
+      cmocka_unit_test(test_wgmma_compiles_for_sm90a),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

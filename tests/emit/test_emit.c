@@ -315,6 +315,22 @@ static void test_target_limits(void **state) {
     }
 }
 
+/* wgmma rejections: the base plan WR with the keys of over replacing its own */
+#define WR "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3,vec=4"
+static void wg_check(const tsr__gpu_target *t, tsr_problem p, const char *over, const char *needle) {
+  tsr_plan pl = mkplan(WR);
+  char msg[512] = "";
+  if (*over && tsr_plan_parse(over, &pl, msg, sizeof msg) != TSR_OK) fail_msg("%s: %s", over, msg);
+  tsr_status s = tsr__emit_check(&p, &pl, t, msg, sizeof msg);
+  if (!needle) {
+    if (s != TSR_OK) fail_msg("wgmma plan '%s' rejected: %s", over, msg);
+    return;
+  }
+  if (s == TSR_OK) fail_msg("wgmma plan '%s' was accepted; expected '%s'", over, needle);
+  if (!strstr(msg, needle)) fail_msg("wgmma plan '%s': message '%s' lacks '%s'", over, msg, needle);
+  assert_null(strchr(msg, '\n'));
+}
+
 static void test_rejections(void **state) {
   tsr_problem big = P(4096, 4096, 4096);
   expect_reject(big, "bm=96,wm=64,wn=32,tm=8,tn=8", "bm=96 is not a multiple of wm=64");
@@ -358,6 +374,94 @@ static void test_rejections(void **state) {
                 "minblocks=4 caps registers at 128 per thread, below the 152");
   tsr_problem tall = P(2147483640, 1, 1);
   expect_reject(tall, "bm=32", "m=2147483640 exceeds the int32 coordinate range");
+  /* wgmma: one line naming the field, the value and the limit */
+  wg_check(SM90, big, "", NULL);
+  wg_check(SM90, big, "wm=32,bm=64", "wm=32 is not a multiple of 64");
+  wg_check(SM90, big, "bm=192", "bm=192 over wm=64 gives 3 warpgroups; mma=wgmma-tf32x3 runs 1 or 2");
+  wg_check(SM90, big, "bm=96", "bm=96 is not a multiple of wm=64");
+  wg_check(SM90, big, "wn=12", "wn=12 is not a multiple of 8 up to 256");
+  wg_check(SM90, big, "bn=512,wn=256", "bn=512 exceeds 256");
+  wg_check(SM90, big, "bn=96", "bn=96 is not a multiple of wn=128");
+  wg_check(SM90, big, "bk=12", "bk=12 is not a multiple of 8");
+  wg_check(SM90, big, "bk=128", "bk=128 exceeds 64 for mma=wgmma-tf32x3 with acc=step");
+  wg_check(SM90, big, "bk=128,acc=chain,stages=2,bm=64,bn=32,wn=32", NULL);
+  wg_check(SM90, big, "stages=1", "stages=1; mma=wgmma-tf32x3 needs stages >= 2");
+  wg_check(SM90, big, "pad=4", "pad=4; mma=wgmma-tf32x3 uses the unpadded core-matrix layout");
+  wg_check(SM90, big, "split=pack", "split=pack is not supported by mma=wgmma-tf32x3");
+  wg_check(SM90, big, "tm=2", "tm=2 is unused by the tensor-core families");
+  wg_check(SM90, big, "b=view", "b=view is not supported");
+  wg_check(SM90, big, "bm=256,wm=128,bn=256,wn=128", "estimated 360 registers per thread (accumulators 2 x 256 / 2 + partial sum 128 / 2 + 40) exceed 255");
+  wg_check(SM90, big, "stages=4,bn=256,bk=64,wn=64", "exceeds the 227.0 KiB limit");
+  expect_reject(big, "mma=wgmma-tf32,tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=2",
+                "mma=wgmma-tf32 is below the FP32 contract");
+  {
+    tsr_problem strict = big;
+    strict.precision = TSR_PREC_STRICT;
+    wg_check(SM90, strict, "", "mma=wgmma-tf32x3 runs precision fp32x3, but the problem asks for strict");
+    tsr__gpu_target sm89 = tsr__target_sm90, sm100 = tsr__target_sm90;
+    sm89.cc = 89;
+    sm100.cc = 100;
+    wg_check(&sm89, big, "", "mma=wgmma-tf32x3 needs sm_90a (wgmma); the target is sm_89");
+    wg_check(&sm100, big, "", "needs sm_90a (wgmma); the target is sm_100");
+  }
+}
+
+/* wgmma: the source says it needs sm_90a (the backend's NVRTC option follows
+ * it), an x-contiguous operand is packed (normalized: the source shows the
+ * pack that runs), split and fences are there, the launch is 128 threads
+ * per warpgroup. */
+static void test_wgmma_contract(void **state) {
+  const char *text = "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=64,bk=16,wm=64,wn=32,stages=3,vec=4";
+  tsr_problem nt = mkprob((prob_spec){.m = 256, .n = 256, .k = 256, .opb = 'T'});
+  tsr_problem nn = P(256, 256, 256);
+  tsr_plan pl = mkplan(text);
+  tsr__kernel_src k, k2;
+  emit_ok(&nt, &pl, &k);
+  assert_non_null(strstr(k.source, "\n// tsr:arch-specific\n"));
+  assert_non_null(strstr(k.source, "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32"));
+  assert_non_null(strstr(k.source, "fence.proxy.async.shared::cta"));
+  assert_non_null(strstr(k.source, "tsr_split_stage("));
+  assert_non_null(strstr(k.source, "pack=none"));
+  assert_int_equal(k.npre, 0);
+  assert_int_equal(k.block[0], 256);
+  /* 3 stages x (A big + small 128 x 16, B big + small 64 x 16) floats */
+  assert_int_equal(k.smem_bytes, 3 * (2 * 128 * 16 + 2 * 64 * 16) * 4);
+  /* NN: B (n-contiguous) is transposed by the prologue, whatever pack says */
+  emit_ok(&nn, &pl, &k2);
+  assert_non_null(strstr(k2.source, "pack=b,"));
+  assert_int_equal(k2.npre, 1);
+  assert_string_equal(k2.pre[0].name, "tsr_gemm_pack_b");
+  tsr_plan pb = pl;
+  pb.pack = TSR_PACK_B;
+  tsr__kernel_src k3;
+  emit_ok(&nn, &pb, &k3);
+  assert_string_equal(k2.sha256, k3.sha256);
+  tsr__kernel_src_free(&k3);
+  /* the mma.sync families stay portable */
+  tsr_plan ms = mkplan("mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=2");
+  emit_ok(&nt, &ms, &k3);
+  assert_null(strstr(k3.source, "tsr:arch-specific"));
+  assert_null(strstr(k3.source, "wgmma"));
+  tsr__kernel_src_free(&k3);
+  /* wgmma-tf32: no small tiles */
+  tsr_problem t = nt;
+  t.precision = TSR_PREC_TF32;
+  tsr_plan p1 = mkplan("mma=wgmma-tf32,tm=1,tn=1,pad=0,bm=128,bn=64,bk=16,wm=64,wn=32,stages=3,vec=4");
+  emit_ok(&t, &p1, &k3);
+  assert_int_equal(k3.smem_bytes, k.smem_bytes / 2);
+  tsr__kernel_src_free(&k3);
+  /* the plan text round-trips */
+  char buf[512];
+  tsr_plan_format(&pl, buf, sizeof buf);
+  assert_non_null(strstr(buf, "mma=wgmma-tf32x3"));
+  tsr_plan q = mkplan("stages=1");
+  char msg[256];
+  assert_int_equal(tsr_plan_parse(buf, &q, msg, sizeof msg), TSR_OK);
+  assert_true(tsr_plan_equal(&pl, &q));
+  assert_int_equal(tsr_plan_parse("mma=wgmma", &q, msg, sizeof msg), TSR_ERR_PARSE);
+  assert_non_null(strstr(msg, "mma=wgmma is not ffma, tf32x3, tf32, wgmma-tf32x3 or wgmma-tf32"));
+  tsr__kernel_src_free(&k);
+  tsr__kernel_src_free(&k2);
 }
 
 /* beta == 0 must never read C: the store path of a beta == 0 source has no
@@ -942,6 +1046,41 @@ static const emu_case emu_cases[] = {
     {"split=pack random TT batch2 splitk2 beta", {50, 70, 90, 2, 'T', 'T', 0.5f},
      SP "bk=8,wm=16,wn=16,stages=2,pad=0,splitk=2", 0, 0, 0, 0, 1},
 #undef SP
+    /* wgmma (sm_90a): warpgroup MMA from shared-memory descriptors, the split
+     * in shared memory, both operands k-major (x-contiguous ones packed) */
+#define WG "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,"
+    {"wgmma NT 1 warpgroup", {128, 64, 64, 1, 'N', 'T', 0}, WG "bm=64,bn=64,bk=16,wm=64,wn=64,stages=2,vec=4"},
+    {"wgmma NT 2 warpgroups tails beta vec1", {130, 70, 45, 1, 'N', 'T', 0.5f},
+     WG "bm=128,bn=32,bk=16,wm=64,wn=32,stages=3,vec=1"},
+    {"wgmma NN (B packed) 3 chunks bk8 4-stage", {64, 96, 40, 1, 'N', 'N', 0},
+     WG "bm=64,bn=96,bk=8,wm=64,wn=32,stages=4,vec=4"},
+    {"wgmma TN (both packed) wm128 n40 splitk2", {150, 40, 64, 1, 'T', 'N', 0},
+     WG "bm=128,bn=40,bk=16,wm=128,wn=40,stages=2,vec=4,splitk=2"},
+    {"wgmma TT batch2 beta ld pad", {70, 66, 37, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
+     WG "bm=128,bn=64,bk=8,wm=64,wn=64,stages=2,vec=1"},
+    {"wgmma 128x256 wn128 NT tails rect", {130, 260, 40, 1, 'N', 'T', 0},
+     WG "bm=128,bn=256,bk=16,wm=64,wn=128,stages=3,vec=4,walk=rect:2x2"},
+    {"wgmma-tf32 NT tails", {70, 45, 37, 1, 'N', 'T', 0}, "mma=wgmma-tf32,tm=1,tn=1,pad=0,bm=64,bn=64,bk=16,wm=64,wn=64,stages=2,vec=1",
+     .prec = TSR_PREC_TF32},
+    {"wgmma random NT", {128, 64, 200, 1, 'N', 'T', 0}, WG "bm=64,bn=64,bk=16,wm=64,wn=32,stages=3,vec=4", 0, 0, 0, 0, 1},
+    {"wgmma random NN batch2 2 warpgroups", {100, 72, 90, 2, 'N', 'N', 0.5f}, WG "bm=128,bn=72,bk=8,wm=64,wn=24,stages=2,vec=1", 0, 0, 0, 0, 1},
+#define WC "tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=3,vec=4"
+    {"contract wgmma-tf32x3 step RZ K=2048 bk16", {64, 64, 2048, 1, 'N', 'T', 0}, WC ",mma=wgmma-tf32x3,bk=16",
+     .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
+    {"contract wgmma-tf32x3 step RZ K=2048 bk32", {64, 64, 2048, 1, 'N', 'T', 0}, WC ",mma=wgmma-tf32x3,bk=32",
+     .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
+    {"contract wgmma-tf32x3 step RZ K=2048 bk64", {64, 64, 2048, 1, 'N', 'T', 0}, WC ",mma=wgmma-tf32x3,bk=64",
+     .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
+    {"contract wgmma-tf32x3 chain RZ K=2048 (breach)", {64, 64, 2048, 1, 'N', 'T', 0},
+     WC ",mma=wgmma-tf32x3,acc=chain,bk=16", .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1, .breach = 1},
+    {"contract wgmma-tf32 chain RZ (tf32 bound)", {64, 64, 512, 1, 'N', 'T', 0}, WC ",mma=wgmma-tf32,acc=chain,bk=16",
+     .random = 1, .prec = TSR_PREC_TF32, .contract = TSR_PREC_TF32, .rz = 1},
+    {"specials wgmma-tf32x3 NN", {40, 36, 52, 1, 'N', 'N', 0}, WC ",mma=wgmma-tf32x3,bk=16",
+     .random = 1, .contract = TSR_PREC_FP32X3, .special = 1},
+    {"specials wgmma-tf32x3 TT splitk2 beta", {40, 36, 64, 1, 'T', 'T', 0.5f}, WC ",mma=wgmma-tf32x3,splitk=2,bk=16",
+     .random = 1, .contract = TSR_PREC_FP32X3, .special = 1},
+#undef WC
+#undef WG
     /* the default table's plans on shrunken problems */
     {"default large (4096^3) plan", {256, 256, 96, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
     {"default large plan, tails", {260, 250, 70, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
@@ -1308,6 +1447,108 @@ static void test_emulated_split_identity(void **state) {
   assert_int_equal(failures, 0);
 }
 
+/* ---- wgmma mutations: the emulation decodes what the kernel builds ----------
+ * Each mutation of a correct wgmma source (a wrong descriptor stride or
+ * leading offset, a dropped wgmma.fence, a dropped split, a wrong D-fragment
+ * row) must fail its emulated run: a harness check aborts it, or the output
+ * misses the FP64 oracle on random inputs (1e-4; random, not dyadic: a
+ * skipped split leaves non-TF32 operands only random inputs have, and a
+ * NaN-poisoned small tile would be hidden by tsr_fix's recomputation).
+ * The unmutated source passes first, so a failure is the mutation's. */
+static void test_emulated_wgmma_mutations(void **state) {
+  if (!have_cxx()) skip();
+  static const struct {
+    const char *name, *from, *to;
+  } muts[] = {
+      {"none", NULL, NULL},
+      {"stride byte offset halved", "SBO = BK * 32;", "SBO = BK * 16;"},
+      {"leading byte offset 64", "LBO = 128,", "LBO = 64,"},
+      {"no wgmma.fence", "      tsr_wg_fence();\n", "\n"},
+      {"no split of the next block", "      tsr_split_stage(As + nxt * A_STAGE, Bs + nxt * B_STAGE);\n", "\n"},
+      {"D fragment rows 8 apart dropped", "rw + i * 64 + 8 * h,", "rw + i * 64 + 0 * h,"},
+  };
+  size_t n = sizeof muts / sizeof muts[0];
+  tsr_problem p = mkprob((prob_spec){.m = 128, .n = 72, .k = 48, .opb = 'T'});
+  tsr_plan pl = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=16,wm=64,wn=24,stages=2,vec=4");
+  tsr__kernel_src k;
+  emit_ok(&p, &pl, &k);
+  char *dir = tmpdir_make();
+  size_t idx[8];
+  for (size_t i = 0; i < n; i++) {
+    tsr__kernel_src m = k;
+    char *src = NULL;
+    if (muts[i].from) {
+      const char *at = strstr(k.source, muts[i].from);
+      if (!at) fail_msg("mutation '%s': '%s' not in the source", muts[i].name, muts[i].from);
+      size_t pre = (size_t)(at - k.source), fl = strlen(muts[i].from), tl = strlen(muts[i].to);
+      src = malloc(k.len - fl + tl + 1);
+      memcpy(src, k.source, pre);
+      memcpy(src + pre, muts[i].to, tl);
+      strcpy(src + pre + tl, at + fl);
+      m.source = src;
+      m.len = strlen(src);
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/emu%zu.cpp", dir, i);
+    write_emu_source(path, &m, 0);
+    free(src);
+    idx[i] = i;
+  }
+  emu_compile_all(dir, "wgmut", idx, n);
+  int64_t na = tsr_problem_elems_a(&p), nb = tsr_problem_elems_b(&p), nc = tsr_problem_elems_c(&p);
+  float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4), *c0 = malloc((size_t)nc * 4),
+        *out = malloc((size_t)nc * 4);
+  double *ref = malloc((size_t)nc * sizeof(double));
+  float *scale = malloc((size_t)nc * sizeof(float));
+  double strict;
+  tsr_fill(&p, TSR_TENSOR_A, TSR_INPUTS_RANDOM, 3, a);
+  tsr_fill(&p, TSR_TENSOR_B, TSR_INPUTS_RANDOM, 3, b);
+  tsr_poison(&p, c0);
+  assert_int_equal(tsr_oracle_cpu(&p, a, b, NULL, ref, scale, &strict), TSR_OK);
+  char path[512];
+  snprintf(path, sizeof path, "%s/A.bin", dir);
+  write_file(path, a, (size_t)na * 4);
+  snprintf(path, sizeof path, "%s/B.bin", dir);
+  write_file(path, b, (size_t)nb * 4);
+  snprintf(path, sizeof path, "%s/C.bin", dir);
+  write_file(path, c0, (size_t)nc * 4);
+  int failures = 0;
+  for (size_t i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
+    if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
+    int bad = emu_run(dir, i, &k, &p, 1, out) != 0;
+    const char *how = bad ? "aborted by the harness" : NULL;
+    if (!bad) {
+      tsr_receipt r;
+      tsr_validate(&p, out, ref, 1e-4, 1e-4, &r);
+      bad = !r.passed;
+      if (bad) how = "wrong outputs";
+    }
+    if (i == 0 && bad) {
+      snprintf(path, sizeof path, "%s/run0.log", dir);
+      char *log = read_text(path);
+      fprintf(stderr, "[wgmma mutations] the unmutated kernel failed (%s):\n%.3000s\n", how,
+              log ? log : "");
+      free(log);
+      failures++;
+    } else if (i > 0 && !bad) {
+      fprintf(stderr, "[wgmma mutation %s] passed; it must fail\n", muts[i].name);
+      failures++;
+    } else {
+      fprintf(stderr, "[wgmma mutation %s] %s\n", muts[i].name, i ? how : "passes");
+    }
+  }
+  free(a);
+  free(b);
+  free(c0);
+  free(out);
+  free(ref);
+  free(scale);
+  tsr__kernel_src_free(&k);
+  tmpdir_remove(dir);
+  assert_int_equal(failures, 0);
+}
+
 /* The emitted walk, compiled on the host, visits exactly tsr_walk_map's order. */
 static void test_emulated_walks(void **state) {
   if (!have_cxx()) skip();
@@ -1371,7 +1612,7 @@ typedef struct {
 static void test_nvcc(void **state) {
   if (access(NVCC, X_OK) != 0) skip();
   char *dir = tmpdir_make();
-  nv_job jobs[64];
+  nv_job jobs[80];
   int nj = 0;
   for (size_t i = 0; i < NSHAPES; i++) {
     tsr_problem p = P(brief_shapes[i][0], brief_shapes[i][1], brief_shapes[i][2]);
@@ -1386,6 +1627,8 @@ static void test_nvcc(void **state) {
     tsr_plan_format(&pl, t, sizeof t);
     snprintf(jobs[nj].label, sizeof jobs[nj].label, "default %lldx%lldx%lld",
              (long long)p.m, (long long)p.n, (long long)p.k);
+    snprintf(path, sizeof path, "%s/k%d.arch", dir, nj);
+    write_file(path, "sm_90", 5);
     jobs[nj++].is_default = 1;
     tsr__kernel_src_free(&k);
   }
@@ -1413,6 +1656,16 @@ static void test_nvcc(void **state) {
       {{4096, 4096, 4096, 1, 'T', 'T', 0.5f}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=16,wm=64,wn=64,stages=3,pad=0,walk=rect:8x16,split=pack", 1},
       {{2049, 4097, 1025, 1, 'T', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=128,bk=16,wm=64,wn=32,stages=4,pad=0,walk=rect:8x16,split=pack", 1},
       {{1024, 1024, 1537, 1, 'N', 'T', 0}, "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,pad=0,split=pack", 1},
+      /* wgmma (compiled for sm_90a): the device script's geometries, no spills */
+#define WV "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,walk=rect:8x16,"
+      {{4096, 4096, 4096, 1, 'N', 'T', 0}, WV "vec=4,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=128,bk=16,wm=64,wn=128,stages=4", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=16,wm=64,wn=128,stages=4", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=4", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=32,wm=64,wn=64,stages=2", 1},
+      {{2049, 4097, 1025, 2, 'T', 'T', 0.5f}, WV "vec=1,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3", 1},
+      {{1000, 1000, 1000, 1, 'N', 'T', 0}, WV "vec=4,bm=64,bn=96,bk=32,wm=64,wn=96,stages=4,splitk=3", 1},
+#undef WV
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
     tsr_problem p = mkprob(variants[i].prob);
@@ -1423,13 +1676,17 @@ static void test_nvcc(void **state) {
     snprintf(path, sizeof path, "%s/k%d.cu", dir, nj);
     write_file(path, k.source, k.len);
     snprintf(jobs[nj].label, sizeof jobs[nj].label, "variant %s", variants[i].plan);
+    /* wgmma sources need the architecture-specific target, as in the backend */
+    snprintf(path, sizeof path, "%s/k%d.arch", dir, nj);
+    const char *arch = strstr(k.source, "\n// tsr:arch-specific\n") ? "sm_90a" : "sm_90";
+    write_file(path, arch, strlen(arch));
     jobs[nj++].is_default = variants[i].clean;
     tsr__kernel_src_free(&k);
   }
   char cmd[1024];
   snprintf(cmd, sizeof cmd,
            "cd '%s' && seq 0 %d | xargs -P2 -I{} sh -c '" NVCC
-           " -cubin -arch=sm_90 -Xptxas -v -o k{}.cubin k{}.cu > k{}.log 2>&1 || echo FAILED >> "
+           " -cubin -arch=$(cat k{}.arch) -Xptxas -v -o k{}.cubin k{}.cu > k{}.log 2>&1 || echo FAILED >> "
            "k{}.log'",
            dir, nj - 1);
   assert_int_equal(system(cmd), 0);
@@ -1460,6 +1717,13 @@ static void test_nvcc(void **state) {
       fprintf(stderr, "[%s] %d registers, spill stores %d, spill loads %d\n", jobs[i].label, regs,
               spill_st, spill_ld);
       if (jobs[i].is_default && (spill_st != 0 || spill_ld != 0)) failures++;
+      /* ptxas serializes wgmmas it cannot prove safe (an accumulator touched
+       * while in flight): "Potential Performance Loss: wgmma.mma_async
+       * instructions are serialized"; the clean variants must not */
+      if (jobs[i].is_default && strstr(log, "serialized")) {
+        fprintf(stderr, "[%s] ptxas serialized the wgmmas:\n%.2000s\n", jobs[i].label, log);
+        failures++;
+      }
     }
     /* pack prologue kernels: registers, no spills */
     static const char *const pre[] = {"'tsr_gemm_pack_a'", "'tsr_gemm_pack_b'"};
@@ -1525,10 +1789,11 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_walk_identity),
       cmocka_unit_test(test_rejections),      cmocka_unit_test(test_target_limits),
+      cmocka_unit_test(test_wgmma_contract),
       cmocka_unit_test(test_beta_zero_source),
       cmocka_unit_test(test_default_table),   cmocka_unit_test(test_pack_contract),
       cmocka_unit_test(test_split_contract),  cmocka_unit_test(test_ownership),
-      cmocka_unit_test(test_emulated_walks),
+      cmocka_unit_test(test_emulated_walks),  cmocka_unit_test(test_emulated_wgmma_mutations),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,6 +79,7 @@ tsr_status tsr__gpu_get(tsr_context *ctx, tsr_backend_kind slot, tsr__gpu **out)
   }
   /* the device's values where it reports them (a value <= 0 is none) */
   g->target = tsr__target_sm90;
+  g->target.cc = (uint32_t)(g->cc_major * 10 + g->cc_minor);
   if (smem_optin > 0) g->target.smem_block_optin = (uint32_t)smem_optin;
   if (max_threads > 0) g->target.threads_block = (uint32_t)max_threads;
   for (int d = 0; d < 3; d++)

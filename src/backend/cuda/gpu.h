@@ -75,7 +75,8 @@ typedef struct {
 } tsr__cubin_meta;
 
 /* Compiles source for sm_<cc_major><cc_minor> with NVRTC (no device
- * needed): options "--gpu-architecture=sm_XY -default-device --std=c++17
+ * needed; sm_XYa when the source has the line "// tsr:arch-specific", as
+ * the wgmma kernels do): options "--gpu-architecture=sm_XY -default-device --std=c++17
  * --ptxas-options=--verbose" (+ "--no-cache" on NVRTC 12.9+, + "-lineinfo"
  * when env TSR_NVRTC_LINEINFO=1).
  * Returns the malloc'd CUBIN and, when log is non-NULL, the malloc'd

@@ -22,8 +22,19 @@ typedef struct {
   char arch[48];
 } nvrtc_opts;
 
-static void build_opts(const tsr__nvrtc_api *nv, int cc_major, int cc_minor, nvrtc_opts *o) {
-  snprintf(o->arch, sizeof o->arch, "--gpu-architecture=sm_%d%d", cc_major, cc_minor);
+/* A source that uses architecture-specific instructions (wgmma: sm_90a)
+ * says so on a line of its own; it is then compiled for sm_XYa instead of
+ * sm_XY. The option is part of the cache key, so the two never share a
+ * cached CUBIN. Other sources keep the portable target. */
+#define ARCH_SPECIFIC_MARK "\n// tsr:arch-specific\n"
+static const char *arch_suffix(const char *source) {
+  return strstr(source, ARCH_SPECIFIC_MARK) ? "a" : "";
+}
+
+static void build_opts(const tsr__nvrtc_api *nv, const char *source, int cc_major, int cc_minor,
+                       nvrtc_opts *o) {
+  snprintf(o->arch, sizeof o->arch, "--gpu-architecture=sm_%d%d%s", cc_major, cc_minor,
+           arch_suffix(source));
   o->n = 0;
   o->opt[o->n++] = o->arch;
   o->opt[o->n++] = "-default-device";
@@ -62,7 +73,7 @@ tsr_status tsr__nvrtc_compile(tsr_context *ctx, const char *source, int cc_major
   const tsr__nvrtc_api *nv = tsr__nvrtc_load(msg, sizeof msg);
   if (!nv) return tsr__fail(ctx, TSR_ERR_NVRTC, "%s", msg);
   nvrtc_opts o;
-  build_opts(nv, cc_major, cc_minor, &o);
+  build_opts(nv, source, cc_major, cc_minor, &o);
   tsr__nvrtc_program prog = NULL;
   tsr__nvrtc_result r = nv->CreateProgram(&prog, source, "tessera.cu", 0, NULL, NULL);
   if (r != TSR__NVRTC_SUCCESS)
@@ -71,8 +82,8 @@ tsr_status tsr__nvrtc_compile(tsr_context *ctx, const char *source, int cc_major
   char *log = fetch_log(nv, prog);
   tsr_status st = TSR_OK;
   if (r != TSR__NVRTC_SUCCESS) {
-    st = tsr__fail(ctx, TSR_ERR_NVRTC, "nvrtc: compile for sm_%d%d failed (%s):\n%s", cc_major,
-                   cc_minor, nv->GetErrorString(r), log ? log : "(no log)");
+    st = tsr__fail(ctx, TSR_ERR_NVRTC, "nvrtc: compile for sm_%d%d%s failed (%s):\n%s", cc_major,
+                   cc_minor, arch_suffix(source), nv->GetErrorString(r), log ? log : "(no log)");
     goto done;
   }
   size_t n = 0;
@@ -139,10 +150,10 @@ static tsr_status cubin_key(tsr_context *ctx, const char *source, int cc_major, 
   int vmaj = 0, vmin = 0;
   nv->Version(&vmaj, &vmin);
   nvrtc_opts o;
-  build_opts(nv, cc_major, cc_minor, &o);
+  build_opts(nv, source, cc_major, cc_minor, &o);
   char head[1024];
-  int n = snprintf(head, sizeof head, "tessera-cubin-1\narch=sm_%d%d\nnvrtc=%d.%d\n", cc_major,
-                   cc_minor, vmaj, vmin);
+  int n = snprintf(head, sizeof head, "tessera-cubin-1\narch=sm_%d%d%s\nnvrtc=%d.%d\n", cc_major,
+                   cc_minor, arch_suffix(source), vmaj, vmin);
   for (int i = 0; i < o.n; i++)
     n += snprintf(head + n, sizeof head - (size_t)n, "opt=%s\n", o.opt[i]);
   size_t slen = strlen(source);

@@ -46,10 +46,12 @@ static void *emu_thread(void *p) {
     emu_groups.clear();
     emu_open.clear();
     emu_xchg = 0;
+    emu_thread_begin();
     if (j.is_reduce == 1) tsr_gemm_reduce(j.a, j.b, j.c, j.w, j.alpha, j.beta);
     else if (j.is_reduce == 2) tsr_gemm_pack_a(j.a, j.b, j.c, j.w, j.alpha, j.beta);
     else if (j.is_reduce == 3) tsr_gemm_pack_b(j.a, j.b, j.c, j.w, j.alpha, j.beta);
     else tsr_gemm_main(j.a, j.b, j.c, j.w, j.alpha, j.beta);
+    emu_thread_end();
     pthread_barrier_wait(&emu_cta_bar);
   }
   return nullptr;

@@ -5,8 +5,11 @@
 // with a pthread barrier for __syncthreads, cp.async lands either at issue or
 // only at the matching cp.async.wait_group (EMU_DEFERRED), and mma.sync
 // exchanges fragments through a per-warp barrier using the PTX ISA fragment
-// layout of m16n8k8 .tf32. Shared memory is malloc'd at exactly the launch
-// size and NaN-poisoned, so out-of-range or unwritten shared reads show.
+// layout of m16n8k8 .tf32. wgmma.mma_async (the wgmma families) is emulated
+// per thread from the shared-memory matrix descriptors the kernel builds,
+// executed at the matching wgmma.wait_group (see emu_wg_run). Shared memory
+// is malloc'd at exactly the launch size and NaN-poisoned, so out-of-range or
+// unwritten shared reads show.
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -208,3 +211,123 @@ static inline const float *emu_shared(unsigned a) {
 static inline int tsr_tid() { return (int)threadIdx.x; }
 static inline void tsr_ldsm4s(unsigned (&r)[4], unsigned a) { emu_ldsm(r, emu_shared(a), 4); }
 static inline void tsr_ldsm2s(unsigned (&r)[2], unsigned a) { emu_ldsm(r, emu_shared(a), 2); }
+
+/* ---- wgmma.mma_async (PTX ISA, "Asynchronous Warpgroup Level Matrix
+ * Multiply-Accumulate") ------------------------------------------------------
+ * Each thread of a warpgroup computes its own part of D from the matrix
+ * descriptors the kernel built (no exchange: the descriptors are warpgroup-
+ * uniform). Decoding (PTX ISA "Matrix Descriptor Format"): start address >> 4
+ * in bits 0-13, leading byte offset >> 4 in 16-29, stride byte offset >> 4 in
+ * 32-45, base offset in 49-51, swizzle mode in 62-63; only the no-swizzle
+ * (interleave) mode is emulated, and any bit outside the fields fails. K-major
+ * no-swizzle layout: element (row x, k) of the 64 x 8 A (N x 8 B) operand at
+ * start + (x / 8) * SBO + (k / 4) * LBO + (x % 8) * 16 + (k % 4) * 4 bytes.
+ * D fragment (m64nNk8, f32): register 4j + r of lane l in warp q of the
+ * warpgroup holds row 16q + l/4 + 8 (r >> 1), column 8j + 2 (l % 4) + (r & 1).
+ * Asynchrony: an issued MMA records its operands as they are at issue; it is
+ * executed at the wait_group that completes its commit group, and fails if
+ * any operand element changed in shared memory in between (the kernel let a
+ * copy or a split overwrite a tile still being read). An MMA without a
+ * wgmma.fence since the thread's last wait_group (when it may have touched
+ * the accumulators) fails too. Operands must be TF32 (low 13 bits zero). */
+struct emu_wg_op {
+  float *d;
+  int nr, scale_d;
+  unsigned long long da, db;
+  std::vector<float> a, b; /* this thread's operand elements at issue: a[2][8], b[nr/4*2][8] */
+};
+static thread_local std::vector<std::vector<emu_wg_op>> emu_wg_groups;
+static thread_local std::vector<emu_wg_op> emu_wg_open;
+static thread_local int emu_wg_fenced;
+
+static const float *emu_wg_elem(unsigned long long desc, int x, int k, const char *what) {
+  const unsigned start = (unsigned)(desc & 0x3fffu) << 4;
+  const unsigned lbo = (unsigned)((desc >> 16) & 0x3fffu) << 4;
+  const unsigned sbo = (unsigned)((desc >> 32) & 0x3fffu) << 4;
+  const size_t off = (size_t)start + (size_t)(x / 8) * sbo + (size_t)(k / 4) * lbo +
+                     (size_t)(x % 8) * 16 + (size_t)(k % 4) * 4;
+  if (off + 4 > emu_smem_bytes) {
+    fprintf(stderr, "emu: wgmma %s element (%d, %d) at byte %zu, shared memory %zu bytes\n", what,
+            x, k, off, emu_smem_bytes);
+    emu_die("wgmma operand outside dynamic shared memory");
+  }
+  return (const float *)((const char *)emu_smem + off);
+}
+static void emu_wg_desc_check(unsigned long long d) {
+  /* bits 14-15, 30-31, 46-48, 52-61 unused; base offset (49-51) and swizzle
+   * (62-63) must be 0 for the no-swizzle layout */
+  const unsigned long long used = 0x3fffull | (0x3fffull << 16) | (0x3fffull << 32);
+  if ((d >> 62) != 0) emu_die("wgmma descriptor with a swizzle mode (only none is emulated)");
+  if ((d >> 49) & 7) emu_die("wgmma descriptor with a base offset");
+  if (d & ~used) emu_die("wgmma descriptor has bits set outside its fields");
+}
+/* this thread's operand elements: A rows (2 of them), B columns (nr / 2 of them) */
+static void emu_wg_gather(const emu_wg_op &o, std::vector<float> &a, std::vector<float> &b) {
+  const int lane = (int)threadIdx.x & 31, q = ((int)threadIdx.x >> 5) & 3;
+  const int gq = lane >> 2, tq = lane & 3;
+  a.resize(16);
+  b.resize((size_t)o.nr / 2 * 8);
+  for (int h = 0; h < 2; h++)
+    for (int k = 0; k < 8; k++) a[h * 8 + k] = *emu_wg_elem(o.da, 16 * q + gq + 8 * h, k, "A");
+  for (int j = 0; j < o.nr / 4; j++)
+    for (int e = 0; e < 2; e++)
+      for (int k = 0; k < 8; k++)
+        b[(size_t)(j * 2 + e) * 8 + k] = *emu_wg_elem(o.db, 8 * j + 2 * tq + e, k, "B");
+}
+template <int NR>
+static void tsr_wgmma(float (&d)[NR], unsigned long long da, unsigned long long db, int scale_d) {
+  static_assert(NR % 4 == 0 && NR >= 4 && NR <= 128, "m64nNk8: N/2 registers, N = 8..256");
+  if (!emu_wg_fenced) emu_die("wgmma.mma_async without a wgmma.fence since the last wait_group");
+  emu_wg_desc_check(da);
+  emu_wg_desc_check(db);
+  emu_wg_op o;
+  o.d = d;
+  o.nr = NR;
+  o.scale_d = scale_d;
+  o.da = da;
+  o.db = db;
+  emu_wg_gather(o, o.a, o.b);
+  for (float v : o.a)
+    if (emu_bits(v) & 0x1fffu) emu_die("wgmma A operand is not TF32");
+  for (float v : o.b)
+    if (emu_bits(v) & 0x1fffu) emu_die("wgmma B operand is not TF32");
+  emu_wg_open.push_back(std::move(o));
+}
+static void emu_wg_run(const emu_wg_op &o) {
+  std::vector<float> a, b;
+  emu_wg_gather(o, a, b);
+  if (memcmp(a.data(), o.a.data(), a.size() * 4) != 0 || memcmp(b.data(), o.b.data(), b.size() * 4) != 0)
+    emu_die("shared memory under an in-flight wgmma changed before its wait_group");
+  for (int i = 0; i < o.nr; i++) {
+    const int j = i / 4, r = i % 4, h = r >> 1, e = r & 1;
+    double t[9];
+    for (int k = 0; k < 8; k++)
+      t[k] = (double)a[h * 8 + k] * (double)b[(size_t)(j * 2 + e) * 8 + k]; /* exact */
+    t[8] = o.scale_d ? (double)o.d[i] : 0.0;
+    o.d[i] = emu_mma_sum(t);
+  }
+}
+static inline void tsr_wg_fence() { emu_wg_fenced = 1; }
+static inline void tsr_wg_commit() {
+  emu_wg_groups.push_back(std::move(emu_wg_open));
+  emu_wg_open.clear();
+}
+template <int PENDING> static inline void tsr_wg_wait() {
+  while ((int)emu_wg_groups.size() > PENDING) {
+    for (const emu_wg_op &o : emu_wg_groups.front()) emu_wg_run(o);
+    emu_wg_groups.erase(emu_wg_groups.begin());
+  }
+  emu_wg_fenced = 0;
+}
+static inline void tsr_proxy_fence() {}
+static inline void tsr_wg_pin(float &) {}
+/* called by the driver when a thread leaves a kernel */
+static void emu_thread_end() {
+  if (!emu_wg_open.empty() || !emu_wg_groups.empty())
+    emu_die("kernel exited with wgmma operations not waited for");
+}
+static void emu_thread_begin() {
+  emu_wg_groups.clear();
+  emu_wg_open.clear();
+  emu_wg_fenced = 0;
+}
