@@ -853,7 +853,7 @@ int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap
   if (!json && !count) fprintf(f, "  (none)\n");
   if (json) {
     json_object_set_new(root, "database", json_string(db->path));
-    json_object_set_new(root, "schema_version", json_integer(TSR__TUNE_SCHEMA_VERSION));
+    json_object_set_new(root, "schema_version", json_integer(db->version));
     json_object_set_new(root, "integrity", json_string(integrity));
     json_object_set_new(root, "tuned", jt);
     json_object_set_new(root, "runs", jr);
