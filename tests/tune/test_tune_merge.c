@@ -319,11 +319,76 @@ static void test_v2_input(void **state) {
   tsr__tune_db_close(db);
 }
 
+/* A stored entry as tsr__tune_db_finish_run writes it, from a result whose
+ * chosen candidate took time_ns (no replay: the search median). */
+static void store(tsr__tune_db *db, const tsr__tune_target *t, const char *plan, double time_ns,
+                  int rank) {
+  tsr__tune_config cfg = {.backend = TSR_BACKEND_CPU, .rank = rank, .ranks = 2, .host = "h",
+                          .block = rank >= 0 ? rank : 0, .nblocks = 2, .rounds = 2};
+  tsr_problem_init(&cfg.problem, 64, 64, 64);
+  tsr__tune_cand c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.text, sizeof c.text, "%s", plan);
+  snprintf(c.realized, sizeof c.realized, "%s", plan);
+  c.status = TSR__CAND_OK;
+  c.time_ns = time_ns;
+  c.regs = c.local_bytes = -1;
+  tsr__tune_result r;
+  memset(&r, 0, sizeof r);
+  r.cands = &c;
+  r.n = 1;
+  r.incumbent = r.best = r.chosen = 0;
+  snprintf(r.decision, sizeof r.decision, "incumbent (search best)");
+  snprintf(r.started, sizeof r.started, "2026-01-01T00:00:00Z");
+  snprintf(r.finished, sizeof r.finished, "2026-01-01T00:00:01Z");
+  char msg[1200];
+  assert_int_equal(tsr__tune_db_begin_run(db, t, &cfg, r.started, &r.run_id, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr__tune_db_finish_run(db, t, &cfg, &r, msg, sizeof msg), TSR_OK);
+}
+
+/* In one file, a scale-out run's entry (a candidate block of a key) only
+ * replaces a worse one by the merge rule; a plain run's replaces any. */
+static void test_scaleout_entry_rule(void **state) {
+  char path[512], msg[1200], txt[64];
+  path_in(path, sizeof path, "rank0.db");
+  tsr__tune_db *db = NULL;
+  assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
+  tsr__tune_target t = {.device = "CPU X (2 cores)", .arch = "avx512", .version = "0.1.0",
+                        .backend = "cpu"};
+  sqlite3 *h = tsr__tune_db_handle(db);
+  store(db, &t, "B", 100.0, 0);
+  store(db, &t, "C", 90.0, 1); /* faster: replaces */
+  query_text(h, "SELECT plan FROM tuned", txt, sizeof txt);
+  assert_string_equal(txt, "C");
+  store(db, &t, "D", 95.0, 0); /* slower: stays out */
+  query_text(h, "SELECT plan FROM tuned", txt, sizeof txt);
+  assert_string_equal(txt, "C");
+  store(db, &t, "A", 90.0, 1); /* as fast, smaller plan text: replaces */
+  query_text(h, "SELECT plan FROM tuned", txt, sizeof txt);
+  assert_string_equal(txt, "A");
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE status='done' AND origin_id=id"), 4);
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE block=1 AND nblocks=2 AND rank=1 "
+                                "AND ranks=2 AND host='h'"),
+                   2);
+  store(db, &t, "E", 120.0, -1); /* a plain run: newest wins */
+  query_text(h, "SELECT plan FROM tuned", txt, sizeof txt);
+  assert_string_equal(txt, "E");
+  assert_int_equal(query_int(h, "SELECT count(*) FROM tuned"), 1);
+  tsr_problem p;
+  tsr_problem_init(&p, 64, 64, 64);
+  assert_int_equal(tsr__tune_db_item_done(db, &t, &p, 1, 2, msg, sizeof msg), 1);
+  assert_int_equal(tsr__tune_db_item_done(db, &t, &p, 0, 3, msg, sizeof msg), 0);
+  tsr_problem_init(&p, 64, 64, 32);
+  assert_int_equal(tsr__tune_db_item_done(db, &t, &p, 1, 2, msg, sizeof msg), 0);
+  tsr__tune_db_close(db);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_merge_rule_and_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_merge_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_v2_input, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_scaleout_entry_rule, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
