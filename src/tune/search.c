@@ -720,6 +720,10 @@ char *tsr__tune_result_json(const tsr__tune_config *cfg, const tsr__tune_result 
                                 "planner_legal", (json_int_t)r->legal, "planner_rejected",
                                 (json_int_t)r->planner_rejected, "rejected_after_planner",
                                 (json_int_t)r->rejected));
+  if (cfg->nblocks > 1)
+    json_object_set_new(o, "candidate_block",
+                        json_pack("{s:i, s:i, s:I}", "block", cfg->block, "blocks", cfg->nblocks,
+                                  "left_to_other_blocks", (json_int_t)r->other_blocks));
   json_object_set_new(o, "started", json_string(r->started));
   json_object_set_new(o, "finished", json_string(r->finished));
   json_object_set_new(o, "decision", json_string(r->decision));
