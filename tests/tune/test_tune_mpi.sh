@@ -12,7 +12,7 @@ BUILD=$1
 SRC=$2
 T=$BUILD/tessera
 TM=$BUILD/tessera-mpi
-[ -x "$TM" ] || { echo "skipped: this build has no tessera-mpi (no MPI found at configure time)"; exit 77; }
+[ -x "$TM" ] || { echo "skipped: this build has no tessera-mpi (no C MPI found at configure time, or TSR_MPI=OFF as in sanitizer builds)"; exit 77; }
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
 command -v python3 >/dev/null || { echo "skipped: no python3"; exit 77; }
 tmp=$(mktemp -d /tmp/tsr_tune_mpi.XXXXXX)
