@@ -168,4 +168,33 @@ int tsr_cli_problem_finish(const char *verb, tsr_context *ctx, const tsr_cli_pro
                            tsr_problem *p, tsr_backend_kind *backend, tsr_plan *plan,
                            char *source, size_t cap);
 
+#ifdef TSR_WITH_MPI
+/* ---- tessera-mpi (cli/tune_mpi.c; docs/tune.md, "Scale-out") ----------
+ * tessera tune's work items run by the ranks of an MPI job from one
+ * dynamic queue. */
+typedef struct {
+  int nitems;
+  /* Runs item i into db_path with the provenance rank of ranks: 0, 1 (no
+   * valid candidate), 2 (refused). */
+  int (*run)(void *arg, int item, const char *db_path, int rank, int ranks);
+  /* 1 when item i has a finished run in db_path, 0 when not (or no file),
+   * -1 after printing why the file is unusable. */
+  int (*done)(void *arg, int item, const char *db_path);
+  /* This process's tuning key (device, arch, driver, NVRTC, version). */
+  int (*target)(void *arg, char *buf, size_t cap);
+  void *arg;
+  const char *db_path; /* the merged database, on each rank's local disk */
+} tsr_cli_tune_queue;
+
+/* MPI_Init (threads: serialized at least) and the local rank's GPU
+ * (CUDA_VISIBLE_DEVICES), before any device is touched. 0 or an exit code. */
+int tsr_cli_mpi_begin(void);
+/* Runs the queue when every rank's rc is 0 (else returns the largest rc):
+ * the mixed-device check, resume, the queue, the merge on rank 0 and its
+ * broadcast. Returns the job's exit code (the largest of the ranks'). */
+int tsr_cli_tune_mpi(const tsr_cli_tune_queue *q, int rc);
+/* MPI_Finalize; returns rc. */
+int tsr_cli_mpi_end(int rc);
+#endif
+
 #endif

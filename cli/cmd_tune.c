@@ -158,25 +158,50 @@ static void out_name(const char *dir, const char *backend, const char *shape, ch
 static const char *const presets[] = {"seed", NULL};
 
 /* What the command line asked for. */
+#define MAX_SHAPES 64
+#define MAX_PRECISIONS 4
+#define MAX_INPUTS 4096
+
 typedef struct {
   tsr_cli_problem_opts o;
   const char *db_opt, *out_dir, *oracle_opt;
   int preset, accuracy; /* accuracy -1: off */
-  long long max_cand, samples, sample_ms, warmup_ms, rounds, spill;
+  long long max_cand, samples, sample_ms, warmup_ms, rounds, spill, blocks;
   double max_seconds, max_memory;
   int show, json, quiet, no_db, in_process, child;
+  const char *precision_text; /* --precision: one mode or a comma list */
+  const char *shard_text;     /* --shard I/N */
+  int shard, nshards;         /* parsed; nshards 0: no --shard */
+  const char *merge_out;      /* --merge OUT */
+  const char *inputs[MAX_INPUTS]; /* --merge's input databases (operands) */
+  int ninputs;
 } tune_args;
 
 /* argv → a; TSR_CLI_CONTINUE, or the exit code (help, a usage error). */
 static int parse_args(int argc, char **argv, tune_args *a) {
-  *a = (tune_args){.preset = -1, .accuracy = TSR_INPUTS_RANDOM, .samples = 5, .sample_ms = 10,
-                   .warmup_ms = 30, .rounds = 4, .max_seconds = 60.0};
+  memset(a, 0, sizeof *a);
+  a->preset = -1;
+  a->accuracy = TSR_INPUTS_RANDOM;
+  a->samples = 5;
+  a->sample_ms = 10;
+  a->warmup_ms = 30;
+  a->rounds = 4;
+  a->blocks = 1;
+  a->max_seconds = 60.0;
   tsr_cli_problem_defaults(&a->o, "auto");
-  tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 20];
+  tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 24];
   size_t n = tsr_cli_problem_table(&a->o, opts);
-  for (size_t i = 0; i < n; i++) /* the same option, a different meaning here */
+  for (size_t i = 0; i < n; i++) { /* the same options, a different meaning here */
     if (!strcmp(opts[i].name, "--plan"))
       opts[i].help = "an extra candidate (key=value,... over the built-in default plan)";
+    if (!strcmp(opts[i].name, "--shape"))
+      opts[i].help = "problem MxNxK, or a comma list of them (one tune each)";
+    if (!strcmp(opts[i].name, "--precision")) /* a list here: parsed in tsr_cli_tune */
+      opts[i] = (tsr_cli_opt)TSR_CLI_OPT_STRING(
+          "--precision", &a->precision_text, "P",
+          "auto (default), strict, fp32x3, tf32 (docs/accuracy.md), or a\n"
+          "comma list of them (one tune per mode)");
+  }
   const tsr_cli_opt own[] = {
       TSR_CLI_OPT_CHOICE("--preset", &a->preset, presets, "seed",
                          "tune the seed shapes one after another (instead of --shape)"),
@@ -213,6 +238,19 @@ static int parse_args(int argc, char **argv, tune_args *a) {
       TSR_CLI_OPT_FLAG("--json", &a->json, "print the result document(s) on stdout"),
       TSR_CLI_OPT_FLAG("--quiet", &a->quiet, "no progress display on stderr"),
       TSR_CLI_OPT_FLAG("--show", &a->show, "list the tuning database"),
+      TSR_CLI_OPT_INT("--blocks", &a->blocks, 1, 1024, "B",
+                      "split each shape's search candidates into B blocks, one\n"
+                      "work item each (every block also measures and replays against\n"
+                      "the incumbent; the fastest replayed entry wins; default 1)"),
+      TSR_CLI_OPT_STRING("--shard", &a->shard_text, "I/N",
+                         "tune only work item j with j % N == I (items: shapes x precision\n"
+                         "modes x blocks, in that order); resumes: items finished in --db\n"
+                         "are skipped; merge the shards' databases with --merge"),
+      {.name = "--merge", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &a->merge_out),
+       .flags = TSR_CLI_NONEMPTY, .metavar = "OUT",
+       .help = "merge the databases given as arguments into OUT (written anew;\n"
+               "OUT may be one of them): per key the fastest stored entry, ties\n"
+               "by plan text; runs and candidates kept"},
       TSR_CLI_OPT_CUSTOM("--accuracy", tsr_cli_opt_accuracy, &a->accuracy, "I",
                          "input family of every candidate's accuracy check against its\n"
                          "precision mode's contract: random (default), normal, wide;\n"
@@ -229,6 +267,9 @@ static int parse_args(int argc, char **argv, tune_args *a) {
           "usage: tessera tune --shape MxNxK [options]      tune one problem\n"
           "       tessera tune --preset seed [options]      tune the seed shapes one after another\n"
           "       tessera tune --show [--db PATH] [--json]  list the tuning database\n"
+          "       tessera tune --shard I/N [options]        one of N separate jobs (docs/tune.md)\n"
+          "       tessera tune --merge OUT IN.db...         merge tuning databases into OUT\n"
+          "       mpirun -np R tessera-mpi tune [options]   R ranks, one work queue (MPI build)\n"
           "\n"
           "Measures planner-legal plans of the joint search space in the order of an\n"
           "analytic prior (incumbent default first), each compiled, resource-checked,\n"
@@ -240,8 +281,13 @@ static int parse_args(int argc, char **argv, tune_args *a) {
                 "candidate, 2 bad input, unusable backend or database, or a shape over a limit\n",
       .opts = opts,
       .nopts = n,
+      .operands = a->inputs,
+      .max_operands = MAX_INPUTS,
+      .operand_name = "input database list (at most 4096)",
   };
-  return tsr_cli_parse(&spec, argc, argv);
+  int rc = tsr_cli_parse(&spec, argc, argv);
+  while (a->ninputs < MAX_INPUTS && a->inputs[a->ninputs]) a->ninputs++;
+  return rc;
 }
 
 /* --show: the database listed. */
@@ -258,8 +304,8 @@ static int show_db(const char *db_path, int json) {
 
 /* Every shape's problem (and --plan's extra candidate) and the backend,
  * checked before any work; 0 or the exit code. */
-static int check_shapes(tsr_context *ctx, const tune_args *a, const char *const *shapes,
-                        int nshapes, tsr_problem *probs, tsr_plan *extra, tsr_backend_kind *bk) {
+static int check_shapes(tsr_context *ctx, const tune_args *a, char *const *shapes, int nshapes,
+                        tsr_problem *probs, tsr_plan *extra, tsr_backend_kind *bk) {
   *bk = TSR_BACKEND_AUTO;
   for (int s = 0; s < nshapes; s++) {
     tsr_cli_problem_opts os = a->o;
@@ -283,21 +329,40 @@ static int check_shapes(tsr_context *ctx, const tune_args *a, const char *const 
   return TSR_EXIT_OK;
 }
 
+/* The work items: shapes x precision modes x candidate blocks, in that
+ * order (the partition of --shard and the queue of the MPI build follow
+ * it). label names the item in output and in --out's file names:
+ * the shape, then _<mode> when several modes are tuned, then _b<b>of<B>
+ * with blocks. */
+typedef struct {
+  tsr__tune_config cfg;
+  char label[160];
+} tune_item;
+
+typedef struct {
+  const tune_args *a;
+  tsr_context *ctx;
+  tune_item *items;
+  int nitems;
+  char host[256];
+} tune_work;
+
 /* --out: the directory exists and no result file would be replaced. */
-static int check_out_dir(const char *out_dir, tsr_backend_kind bk, const char *const *shapes,
-                         int nshapes) {
+static int check_out_dir(const char *out_dir, tsr_backend_kind bk, const tune_item *items,
+                         int nitems, const unsigned char *skip) {
   if (mkdir(out_dir, 0755) && errno != EEXIST)
     return tsr_cli_usage_error("tune", "--out: cannot create %s: %s", out_dir, strerror(errno));
-  for (int s = 0; s < nshapes; s++) {
+  for (int i = 0; i < nitems; i++) {
+    if (skip && skip[i]) continue;
     char path[PATH_MAX];
-    out_name(out_dir, tsr_backend_name(bk), shapes[s], path, sizeof path);
+    out_name(out_dir, tsr_backend_name(bk), items[i].label, path, sizeof path);
     if (access(path, F_OK) == 0)
       return tsr_cli_usage_error("tune", "--out: %s exists; results are never overwritten", path);
   }
   return TSR_EXIT_OK;
 }
 
-/* One shape tuned, printed and written; 0, 1 (no valid candidate or the
+/* One item tuned, printed and written; 0, 1 (no valid candidate or the
  * result file not written) or the exit code of a refused tune (2). */
 static int tune_shape(tsr_context *ctx, const tune_args *a, const tsr__tune_config *cfg,
                       const char *shape, const char *db_path, int several) {
@@ -332,15 +397,68 @@ static int tune_shape(tsr_context *ctx, const tune_args *a, const tsr__tune_conf
   return fail;
 }
 
-/* The shapes checked against every limit, then tuned one after another. */
-static int tune_shapes(const tune_args *a, const char *const *shapes, int nshapes,
-                       const tsr__measure_opts *mo, const char *oracle_cache, int no_db,
-                       const char *db_path, int db_off_note, int argc, char **argv) {
+/* Item i into db_path (NULL: no database) with the provenance rank of
+ * ranks (-1: a plain run). */
+static int run_item(void *arg, int i, const char *db_path, int rank, int ranks) {
+  tune_work *w = arg;
+  tsr__tune_config cfg = w->items[i].cfg;
+  cfg.db_path = db_path;
+  cfg.rank = rank;
+  cfg.ranks = ranks;
+  cfg.host = w->host;
+  if (rank >= 0 && !w->a->json)
+    printf("item      %d of %d: %s, %s %d of %d on %s\n", i + 1, w->nitems, w->items[i].label,
+           w->a->nshards ? "shard" : "rank", rank, ranks, w->host);
+  return tune_shape(w->ctx, w->a, &cfg, w->items[i].label, db_path, w->nitems > 1);
+}
+
+/* 1 when item i has a finished run in db_path (the resume rule), 0 when
+ * not or when the file does not exist, -1 (message printed) on an
+ * unusable file. */
+static int item_done(void *arg, int i, const char *db_path) {
+  tune_work *w = arg;
+  if (access(db_path, F_OK)) return 0;
+  tsr__tune_db *db = NULL;
+  char msg[1400];
+  if (tsr__tune_db_open(db_path, 0, &db, msg, sizeof msg)) {
+    tsr_cli_usage_error("tune", "%s", msg);
+    return -1;
+  }
+  tsr__tune_target t;
+  const tsr__tune_config *c = &w->items[i].cfg;
+  int r = -1;
+  if (tsr__tune_target_get(w->ctx, c->backend, &t) == TSR_OK)
+    r = tsr__tune_db_item_done(db, &t, &c->problem, c->block, c->nblocks, msg, sizeof msg);
+  else snprintf(msg, sizeof msg, "%s", tsr_context_message(w->ctx));
+  tsr__tune_db_close(db);
+  if (r < 0) tsr_cli_usage_error("tune", "%s", msg);
+  return r;
+}
+
+/* This process's target key (docs/tune.md) as one line, for the check
+ * that every rank of a job runs the same device model. */
+static int target_text(void *arg, char *buf, size_t cap) {
+  tune_work *w = arg;
+  tsr__tune_target t;
+  if (tsr__tune_target_get(w->ctx, w->items[0].cfg.backend, &t)) {
+    snprintf(buf, cap, "(no device: %s)", tsr_context_message(w->ctx));
+    return -1;
+  }
+  snprintf(buf, cap, "%s | %s | driver %s | nvrtc %s | tessera %s", t.device, t.arch, t.driver,
+           t.nvrtc, t.version);
+  return 0;
+}
+
+/* The items checked against every limit (all before the first starts),
+ * then run: all of them, the shard's, or the MPI queue's. */
+static int tune_items(const tune_args *a, char *const *shapes, int nshapes,
+                      const tsr_precision *precs, int nprecs, const tsr__measure_opts *mo,
+                      const char *oracle_cache, int no_db, const char *db_path, int db_off_note,
+                      int argc, char **argv, int mpi) {
   tsr_context *ctx = NULL;
   if (tsr_context_create(&ctx)) return tsr_cli_usage_error("tune", "out of memory");
-  /* Check every shape and the backend before any work. */
-  tsr_problem probs[16];
-  tsr_plan extra[16];
+  tsr_problem probs[MAX_SHAPES];
+  tsr_plan extra[MAX_SHAPES];
   tsr_backend_kind bk;
   int rc = check_shapes(ctx, a, shapes, nshapes, probs, extra, &bk);
   char self[PATH_MAX];
@@ -351,41 +469,128 @@ static int tune_shapes(const tune_args *a, const char *const *shapes, int nshape
     size_t len = strlen(command);
     snprintf(command + len, sizeof command - len, "%s%s", i ? " " : "tessera ", argv[i]);
   }
-  tsr__tune_config cfgs[16];
-  for (int s = 0; s < nshapes && !rc; s++) {
-    cfgs[s] = (tsr__tune_config){
-        .backend = bk,
-        .problem = probs[s],
-        .max_candidates = (long)a->max_cand,
-        .max_seconds = a->max_seconds,
-        .measure = *mo,
-        .rounds = (int)a->rounds,
-        .db_path = no_db ? NULL : db_path,
-        .child_exe = a->in_process || sl <= 0 ? NULL : self,
-        .oracle_cache = oracle_cache,
-        .accuracy = a->accuracy,
-        .extra = a->o.plan ? &extra[s] : NULL,
-        .nextra = a->o.plan ? 1 : 0,
-        .progress = !a->quiet,
-        .command = command,
-        .max_memory = a->max_memory,
-    };
-    /* memory and time limits of every shape before the first one starts */
-    if (tsr__tune_check(ctx, &cfgs[s]))
-      rc = tsr_cli_usage_error("tune", "--shape %s batch %lld: %s", shapes[s],
-                               (long long)probs[s].batch, tsr_context_message(ctx));
+  int nb = (int)a->blocks;
+  tune_work w = {.a = a, .ctx = ctx, .nitems = nshapes * nprecs * nb};
+  if (gethostname(w.host, sizeof w.host - 1)) snprintf(w.host, sizeof w.host, "unknown");
+  w.items = calloc((size_t)w.nitems, sizeof *w.items);
+  if (!w.items && !rc) rc = tsr_cli_usage_error("tune", "out of memory");
+  for (int s = 0, i = 0; s < nshapes && !rc; s++)
+    for (int q = 0; q < nprecs && !rc; q++)
+      for (int b = 0; b < nb && !rc; b++, i++) {
+        tune_item *it = &w.items[i];
+        it->cfg = (tsr__tune_config){
+            .backend = bk,
+            .problem = probs[s],
+            .max_candidates = (long)a->max_cand,
+            .max_seconds = a->max_seconds,
+            .measure = *mo,
+            .rounds = (int)a->rounds,
+            .db_path = no_db ? NULL : db_path,
+            .child_exe = a->in_process || sl <= 0 ? NULL : self,
+            .oracle_cache = oracle_cache,
+            .accuracy = a->accuracy,
+            .extra = a->o.plan ? &extra[s] : NULL,
+            .nextra = a->o.plan ? 1 : 0,
+            .progress = !a->quiet,
+            .command = command,
+            .max_memory = a->max_memory,
+            .block = b,
+            .nblocks = nb,
+            .rank = -1,
+        };
+        it->cfg.problem.precision = precs[q];
+        int n = snprintf(it->label, sizeof it->label, "%s", shapes[s]);
+        if (nprecs > 1)
+          n += snprintf(it->label + n, sizeof it->label - (size_t)n, "_%s",
+                        tsr_precision_name(precs[q]));
+        if (nb > 1) snprintf(it->label + n, sizeof it->label - (size_t)n, "_b%dof%d", b, nb);
+        /* memory and time limits of every item before the first one starts */
+        if (b == 0 && tsr__tune_check(ctx, &it->cfg))
+          rc = tsr_cli_usage_error("tune", "--shape %s batch %lld: %s", shapes[s],
+                                   (long long)probs[s].batch, tsr_context_message(ctx));
+      }
+  /* The shard's items, less those already finished in its database. */
+  unsigned char *skip = calloc((size_t)w.nitems + 1, 1);
+  if (!skip && !rc) rc = tsr_cli_usage_error("tune", "out of memory");
+  int nskip = 0, nmine = 0;
+  if (!rc && a->nshards) {
+    for (int i = 0; i < w.nitems && !rc; i++) {
+      skip[i] = i % a->nshards != a->shard;
+      if (!skip[i] && !no_db) {
+        int d = item_done(&w, i, db_path);
+        if (d < 0) rc = TSR_EXIT_USAGE;
+        else if (d) {
+          skip[i] = 1;
+          nskip++;
+        }
+      }
+      nmine += !skip[i];
+    }
   }
-  if (!rc && a->out_dir) rc = check_out_dir(a->out_dir, bk, shapes, nshapes);
+  if (!rc && a->out_dir) rc = check_out_dir(a->out_dir, bk, w.items, w.nitems, skip);
   if (!rc && db_off_note)
     fprintf(stderr, "tessera tune: TESSERA_TUNE_DB=off: results are not stored\n");
   int any_fail = 0;
-  for (int s = 0; s < nshapes && !rc; s++) {
-    int r = tune_shape(ctx, a, &cfgs[s], shapes[s], db_path, nshapes > 1);
+#ifdef TSR_WITH_MPI
+  if (mpi) {
+    tsr_cli_tune_queue q = {.nitems = w.nitems, .run = run_item, .done = item_done,
+                            .target = target_text, .arg = &w, .db_path = db_path};
+    rc = tsr_cli_tune_mpi(&q, rc);
+    free(skip);
+    free(w.items);
+    tsr_context_destroy(ctx);
+    return rc;
+  }
+#else
+  (void)mpi;
+  (void)target_text;
+#endif
+  if (!rc && a->nshards && !a->json)
+    printf("shard     %d/%d: %d of %d work items here, %d of them already finished in %s\n\n",
+           a->shard, a->nshards, nmine + nskip, w.nitems, nskip, no_db ? "(no database)" : db_path);
+  for (int i = 0; i < w.nitems && !rc; i++) {
+    if (skip[i]) continue;
+    int r = run_item(&w, i, no_db ? NULL : db_path, a->nshards ? a->shard : -1,
+                     a->nshards ? a->nshards : 0);
     if (r == TSR_EXIT_USAGE) rc = r;
     else any_fail |= r;
   }
+  free(skip);
+  free(w.items);
   tsr_context_destroy(ctx);
   return rc ? rc : any_fail ? TSR_EXIT_FAIL : TSR_EXIT_OK;
+}
+
+/* --merge OUT IN...: one database from several (merge.c). */
+static int merge_dbs(const tune_args *a) {
+  if (a->ninputs < 1)
+    return tsr_cli_usage_error("tune", "--merge %s: no input database given", a->merge_out);
+  char msg[2400];
+  if (tsr__tune_db_merge(a->merge_out, a->inputs, a->ninputs, msg, sizeof msg))
+    return tsr_cli_usage_error("tune", "%s", msg);
+  if (!a->quiet)
+    printf("merged    %d database(s) into %s (tessera tune --show --db %s lists it)\n", a->ninputs,
+           a->merge_out, a->merge_out);
+  return TSR_EXIT_OK;
+}
+
+/* "I/N" with 0 <= I < N. */
+static int parse_shard(tune_args *a) {
+  const char *t = a->shard_text;
+  char *end;
+  errno = 0;
+  long i = strtol(t, &end, 10);
+  if (end != t && *end == '/' && !errno) {
+    const char *t2 = end + 1;
+    long n = strtol(t2, &end, 10);
+    if (end != t2 && !*end && !errno && n >= 1 && n <= 1000000 && i >= 0 && i < n &&
+        t[0] != '+' && t2[0] != '+' && t2[0] != '-') {
+      a->shard = (int)i;
+      a->nshards = (int)n;
+      return 0;
+    }
+  }
+  return tsr_cli_usage_error("tune", "--shard: '%s' is not I/N with 0 <= I < N (e.g. 0/4)", t);
 }
 
 int tsr_cli_tune(int argc, char **argv) {
@@ -393,6 +598,33 @@ int tsr_cli_tune(int argc, char **argv) {
   int prc = parse_args(argc, argv, &a);
   if (prc != TSR_CLI_CONTINUE) return prc;
   if (a.rounds % 2) return tsr_cli_usage_error("tune", "--rounds: '%lld' must be even", a.rounds);
+  if (a.shard_text && parse_shard(&a)) return TSR_EXIT_USAGE;
+  if (a.ninputs && !a.merge_out)
+    return tsr_cli_usage_error("tune", "unexpected argument '%s' (input databases go with --merge OUT)",
+                               a.inputs[0]);
+  if (a.merge_out) return merge_dbs(&a);
+  /* --precision: one mode or a list, each tuned as its own key */
+  tsr_precision precs[MAX_PRECISIONS] = {a.o.precision};
+  int nprecs = 1;
+  if (a.precision_text) {
+    char **items = NULL;
+    nprecs = tsr_cli_split_list("tune", "--precision", a.precision_text, MAX_PRECISIONS, &items);
+    if (nprecs < 0) return TSR_EXIT_USAGE;
+    for (int i = 0; i < nprecs; i++) {
+      char msg[256];
+      if (tsr_precision_parse(items[i], &precs[i], msg, sizeof msg)) {
+        tsr_cli_list_free(items, nprecs);
+        return tsr_cli_usage_error("tune", "--%s", msg);
+      }
+      for (int j = 0; j < i; j++)
+        if (precs[j] == precs[i]) {
+          tsr_cli_list_free(items, nprecs);
+          return tsr_cli_usage_error("tune", "--precision: '%s' is given twice", items[i]);
+        }
+    }
+    tsr_cli_list_free(items, nprecs);
+    a.o.precision = precs[0];
+  }
   tsr__measure_opts mo = {(int)a.samples, (int)a.sample_ms, (int)a.warmup_ms, (int)a.spill, 0};
   const char *oracle_cache = a.oracle_opt ? (strcmp(a.oracle_opt, "off") ? a.oracle_opt : NULL)
                                           : tsr__oracle_cache_default();
@@ -420,16 +652,44 @@ int tsr_cli_tune(int argc, char **argv) {
     return show_db(db_path, a.json);
   }
 
-  /* The shapes. */
-  const char *shapes[16];
+  /* The shapes: the preset's, or --shape's list. */
+  char *shapes[MAX_SHAPES];
+  char **list = NULL;
   int nshapes = 0;
   if (a.preset >= 0) {
     if (a.o.shape) return tsr_cli_usage_error("tune", "--preset and --shape: give one of them");
-    for (int i = 0; i < tsr__tune_seed_shape_count; i++) shapes[nshapes++] = tsr__tune_seed_shapes[i];
+    for (int i = 0; i < tsr__tune_seed_shape_count; i++)
+      shapes[nshapes++] = (char *)tsr__tune_seed_shapes[i];
   } else {
     if (!a.o.shape) return tsr_cli_usage_error("tune", "--shape: required (MxNxK), or --preset seed");
-    shapes[nshapes++] = a.o.shape;
+    nshapes = tsr_cli_split_list("tune", "--shape", a.o.shape, MAX_SHAPES, &list);
+    if (nshapes < 0) return TSR_EXIT_USAGE;
+    for (int i = 0; i < nshapes; i++) shapes[i] = list[i];
   }
-  return tune_shapes(&a, shapes, nshapes, &mo, oracle_cache, no_db, db_path, db_off_note, argc,
-                     argv);
+  int mpi = 0, rc;
+#ifdef TSR_WITH_MPI
+  /* Under MPI before any device is touched: the local rank picks the GPU. */
+  if (a.nshards) {
+    rc = tsr_cli_usage_error("tune", "--shard: not with the MPI build's queue (use tessera)");
+    tsr_cli_list_free(list, list ? nshapes : 0);
+    return rc;
+  }
+  if (no_db) {
+    rc = tsr_cli_usage_error("tune", "--no-db: the MPI build's tune needs a database (--db PATH)");
+    tsr_cli_list_free(list, list ? nshapes : 0);
+    return rc;
+  }
+  if ((rc = tsr_cli_mpi_begin())) {
+    tsr_cli_list_free(list, list ? nshapes : 0);
+    return rc;
+  }
+  mpi = 1;
+#endif
+  rc = tune_items(&a, shapes, nshapes, precs, nprecs, &mo, oracle_cache, no_db, db_path,
+                  db_off_note, argc, argv, mpi);
+  tsr_cli_list_free(list, list ? nshapes : 0);
+#ifdef TSR_WITH_MPI
+  rc = tsr_cli_mpi_end(rc);
+#endif
+  return rc;
 }

@@ -23,6 +23,7 @@
 struct tsr__tune_db {
   sqlite3 *h;
   int writable;
+  int version; /* schema version of the file (read-only opens also accept 2) */
   char path[1024];
 };
 
@@ -62,14 +63,21 @@ void tsr__tune_db_close(tsr__tune_db *db) {
 #define KEY_NAMES \
   "device, arch, driver, nvrtc, tessera_version, backend, m, n, k, op_a, op_b, batch, precision"
 
-static const char schema_v2[] =
+/* v3 = v2 plus the provenance of each run (host, rank of ranks: MPI rank or
+ * shard; NULL for a plain run), its candidate block, and origin_id, the
+ * run's id in the file that measured it (kept through merges, which
+ * renumber runs). */
+#define RUNS_V3_COLS \
+  ", host TEXT, rank INTEGER, ranks INTEGER, block INTEGER NOT NULL DEFAULT 0, " \
+  "nblocks INTEGER NOT NULL DEFAULT 1, origin_id INTEGER"
+static const char schema_v3[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
     "CREATE TABLE runs(id INTEGER PRIMARY KEY, " KEY_COLS
     ", started TEXT NOT NULL, finished TEXT, status TEXT NOT NULL, max_candidates INTEGER, "
     "max_seconds REAL, space_size INTEGER, planner_rejected INTEGER, measured INTEGER, "
     "rejected INTEGER, unmeasured INTEGER, oracle_seconds REAL, search_seconds REAL, "
     "replay_seconds REAL, total_seconds REAL, incumbent_plan TEXT, best_plan TEXT, "
-    "decision TEXT, replay TEXT, tie_set TEXT, command TEXT);"
+    "decision TEXT, replay TEXT, tie_set TEXT, command TEXT" RUNS_V3_COLS ");"
     "CREATE TABLE candidates(run_id INTEGER NOT NULL REFERENCES runs(id), ordinal INTEGER NOT "
     "NULL, plan TEXT NOT NULL, realized TEXT, role TEXT NOT NULL, prior REAL, status TEXT NOT "
     "NULL, reason TEXT, source_sha256 TEXT, regs INTEGER, local_bytes INTEGER, time_ns REAL, "
@@ -79,10 +87,23 @@ static const char schema_v2[] =
     "incumbent_plan TEXT, incumbent_ns REAL, ratio_median REAL, ratio_min REAL, ratio_max "
     "REAL, tie_set TEXT, run_id INTEGER, updated TEXT NOT NULL, PRIMARY KEY(" KEY_NAMES "));";
 
-/* v1 (the first prototype's single table) → v2. Old rows keep their plan
+const char *tsr__tune_schema_sql(void) { return schema_v3; }
+
+/* v2 → v3: the new run columns appended (a v2 run is a plain run). */
+static const char migrate_v2_v3[] =
+    "ALTER TABLE runs ADD COLUMN host TEXT;"
+    "ALTER TABLE runs ADD COLUMN rank INTEGER;"
+    "ALTER TABLE runs ADD COLUMN ranks INTEGER;"
+    "ALTER TABLE runs ADD COLUMN block INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE runs ADD COLUMN nblocks INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE runs ADD COLUMN origin_id INTEGER;"
+    "UPDATE runs SET origin_id = id;"
+    "INSERT OR REPLACE INTO meta VALUES('migrated_from', '2');";
+
+/* v1 (the first prototype's single table) → v3. Old rows keep their plan
  * and time; unknown key parts become '' / 'v1', op N/N, batch 1, fp32, and
  * decision 'migrated-v1' (never matched by the lookup, listed by --show). */
-static const char migrate_v1_v2[] =
+static const char migrate_v1[] =
     "ALTER TABLE tuned RENAME TO tuned_v1;"
     "%s"
     "INSERT INTO tuned(" KEY_NAMES
@@ -184,7 +205,7 @@ static tsr_status ensure_schema(tsr__tune_db *db, char *msg, size_t cap) {
     /* current */
   } else if (v == 0 && ntab == 0) {
     char sql[4096];
-    snprintf(sql, sizeof sql, "%sPRAGMA user_version=%d;", schema_v2, TSR__TUNE_SCHEMA_VERSION);
+    snprintf(sql, sizeof sql, "%sPRAGMA user_version=%d;", schema_v3, TSR__TUNE_SCHEMA_VERSION);
     if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, "create schema");
     else {
       char now[32], ins[128];
@@ -193,17 +214,21 @@ static tsr_status ensure_schema(tsr__tune_db *db, char *msg, size_t cap) {
       if (exec_sql(h, ins)) st = db_fail(h, msg, cap, db->path, "create schema");
     }
   } else if (v == 1 && has_table(h, "tuned")) {
-    char *sql = malloc(sizeof migrate_v1_v2 + sizeof schema_v2 + 64);
+    char *sql = malloc(sizeof migrate_v1 + sizeof schema_v3 + 64);
     if (!sql) st = tsr__failbuf(msg, cap, TSR_ERR_NOMEM, "tuning database: out of memory");
     else {
-      /* the v2 schema minus its "tuned"-less meta collision: meta is new in v2 */
-      sprintf(sql, migrate_v1_v2, schema_v2);
+      /* meta is new since v2: no collision with the v1 file's tables */
+      sprintf(sql, migrate_v1, schema_v3);
       char tail[64];
       snprintf(tail, sizeof tail, "PRAGMA user_version=%d;", TSR__TUNE_SCHEMA_VERSION);
       strcat(sql, tail);
-      if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, "migrate schema v1 to v2");
+      if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, "migrate schema v1 to v3");
       free(sql);
     }
+  } else if (v == 2 && has_table(h, "runs")) {
+    char sql[sizeof migrate_v2_v3 + 64];
+    snprintf(sql, sizeof sql, "%sPRAGMA user_version=%d;", migrate_v2_v3, TSR__TUNE_SCHEMA_VERSION);
+    if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, "migrate schema v2 to v3");
   } else if (v > TSR__TUNE_SCHEMA_VERSION) {
     st = tsr__failbuf(msg, cap, TSR_ERR_DB,
                       "tuning database %s: schema version %d is newer than this tessera's %d; "
@@ -343,7 +368,9 @@ tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out,
     }
   }
   if (!writable) {
-    if (v != TSR__TUNE_SCHEMA_VERSION) {
+    /* v2 differs only by the runs' provenance columns: lookups, --show and
+     * --merge read it as it is (a writer migrates it). */
+    if (v != TSR__TUNE_SCHEMA_VERSION && v != 2) {
       st = tsr__failbuf(msg, cap, TSR_ERR_DB,
                         v == 1 ? "tuning database %s: schema version %d is older than %d "
                                  "(`tessera tune` migrates it)"
@@ -351,6 +378,7 @@ tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out,
                         path, v, TSR__TUNE_SCHEMA_VERSION);
       goto fail;
     }
+    db->version = v;
     if (immutable)
       snprintf(msg, cap,
                "tuning database %s is read-only here (its -shm file cannot be created); its "
@@ -361,7 +389,7 @@ tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out,
   }
   /* Refuse foreign files before switching the journal mode (which writes). */
   if (!(v == 0 && ntab == 0) && !(v == 1 && has_table(db->h, "tuned")) &&
-      v != TSR__TUNE_SCHEMA_VERSION) {
+      !(v == 2 && has_table(db->h, "runs")) && v != TSR__TUNE_SCHEMA_VERSION) {
     /* ensure_schema re-reads under the write lock: it produces the precise
      * refusal, or succeeds when a concurrent tuner finished creating it. */
     if ((st = ensure_schema(db, msg, cap))) goto fail;
@@ -375,6 +403,7 @@ tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out,
     exec_sql(db->h, "PRAGMA synchronous=NORMAL");
   }
   if ((st = ensure_schema(db, msg, cap))) goto fail;
+  db->version = TSR__TUNE_SCHEMA_VERSION;
   *out = db;
   return TSR_OK;
 fail:
@@ -415,8 +444,9 @@ tsr_status tsr__tune_db_begin_run(tsr__tune_db *db, const tsr__tune_target *t,
   sqlite3_stmt *s;
   int rc = sqlite3_prepare_v2(
       h,
-      "INSERT INTO runs(" KEY_NAMES ", started, status, max_candidates, max_seconds, command) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running', ?, ?, ?)",
+      "INSERT INTO runs(" KEY_NAMES ", started, status, max_candidates, max_seconds, command, "
+      "host, rank, ranks, block, nblocks) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
       -1, &s, NULL);
   if (rc == SQLITE_OK) {
     bind_key(s, 1, t, &cfg->problem);
@@ -424,10 +454,22 @@ tsr_status tsr__tune_db_begin_run(tsr__tune_db *db, const tsr__tune_target *t,
     sqlite3_bind_int64(s, 15, cfg->max_candidates);
     sqlite3_bind_double(s, 16, cfg->max_seconds);
     sqlite3_bind_text(s, 17, cfg->command ? cfg->command : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 18, cfg->host ? cfg->host : "", -1, SQLITE_TRANSIENT);
+    if (cfg->rank >= 0) {
+      sqlite3_bind_int(s, 19, cfg->rank);
+      sqlite3_bind_int(s, 20, cfg->ranks);
+    }
+    sqlite3_bind_int(s, 21, cfg->nblocks > 1 ? cfg->block : 0);
+    sqlite3_bind_int(s, 22, cfg->nblocks > 1 ? cfg->nblocks : 1);
     rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
     sqlite3_finalize(s);
   }
-  if (rc == SQLITE_OK) *run_id = sqlite3_last_insert_rowid(h);
+  if (rc == SQLITE_OK) {
+    *run_id = sqlite3_last_insert_rowid(h);
+    char sql[96];
+    snprintf(sql, sizeof sql, "UPDATE runs SET origin_id=id WHERE id=%lld", (long long)*run_id);
+    rc = exec_sql(h, sql);
+  }
   return end_tx(h, rc, msg, cap, db->path, "insert run");
 }
 
@@ -546,12 +588,26 @@ tsr_status tsr__tune_db_finish_run(tsr__tune_db *db, const tsr__tune_target *t,
   if (rc == SQLITE_OK && r->chosen >= 0) {
     const tsr__tune_cand *ch = &r->cands[r->chosen];
     const tsr__tune_cand *inc = r->incumbent >= 0 ? &r->cands[r->incumbent] : NULL;
-    rc = sqlite3_prepare_v2(h,
-                            "INSERT OR REPLACE INTO tuned(" KEY_NAMES
-                            ", plan, source_sha256, decision, time_ns, incumbent_plan, "
-                            "incumbent_ns, ratio_median, ratio_min, ratio_max, tie_set, run_id, "
-                            "updated) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                            -1, &s, NULL);
+    /* A scale-out run (several candidate blocks of one key may land in
+     * this file) keeps the better entry by the merge rule: the faster
+     * stored time, ties by plan text. */
+    static const char insert_sql[] =
+        "INSERT INTO tuned(" KEY_NAMES
+        ", plan, source_sha256, decision, time_ns, incumbent_plan, incumbent_ns, ratio_median, "
+        "ratio_min, ratio_max, tie_set, run_id, updated) "
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    static const char upsert_tail[] =
+        " ON CONFLICT(" KEY_NAMES
+        ") DO UPDATE SET plan=excluded.plan, source_sha256=excluded.source_sha256, "
+        "decision=excluded.decision, time_ns=excluded.time_ns, "
+        "incumbent_plan=excluded.incumbent_plan, incumbent_ns=excluded.incumbent_ns, "
+        "ratio_median=excluded.ratio_median, ratio_min=excluded.ratio_min, "
+        "ratio_max=excluded.ratio_max, tie_set=excluded.tie_set, run_id=excluded.run_id, "
+        "updated=excluded.updated WHERE " TSR__TUNE_BETTER("excluded", "tuned");
+    char sql[sizeof insert_sql + sizeof upsert_tail + 32];
+    if (cfg->rank >= 0) snprintf(sql, sizeof sql, "%s%s", insert_sql, upsert_tail);
+    else snprintf(sql, sizeof sql, "INSERT OR REPLACE%s", insert_sql + strlen("INSERT"));
+    rc = sqlite3_prepare_v2(h, sql, -1, &s, NULL);
     if (rc == SQLITE_OK) {
       bind_key(s, 1, t, &cfg->problem);
       sqlite3_bind_text(s, 14, ch->realized[0] ? ch->realized : ch->text, -1, SQLITE_TRANSIENT);
@@ -574,6 +630,29 @@ tsr_status tsr__tune_db_finish_run(tsr__tune_db *db, const tsr__tune_target *t,
   free(tie);
   free(rep);
   return end_tx(h, rc, msg, cap, db->path, "store result");
+}
+
+int tsr__tune_db_item_done(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
+                           int block, int nblocks, char *msg, size_t cap) {
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->h,
+                         "SELECT 1 FROM runs WHERE device=?1 AND arch=?2 AND driver=?3 AND "
+                         "nvrtc=?4 AND tessera_version=?5 AND backend=?6 AND m=?7 AND n=?8 AND "
+                         "k=?9 AND op_a=?10 AND op_b=?11 AND batch=?12 AND precision=?13 AND "
+                         "status='done' AND block=?14 AND nblocks=?15 LIMIT 1",
+                         -1, &s, NULL)) {
+    snprintf(msg, cap, "tuning database %s: %s", db->path, sqlite3_errmsg(db->h));
+    return -1;
+  }
+  bind_key(s, 1, t, p);
+  sqlite3_bind_int(s, 14, nblocks > 1 ? block : 0);
+  sqlite3_bind_int(s, 15, nblocks > 1 ? nblocks : 1);
+  int rc = sqlite3_step(s);
+  sqlite3_finalize(s);
+  if (rc == SQLITE_ROW) return 1;
+  if (rc == SQLITE_DONE) return 0;
+  snprintf(msg, cap, "tuning database %s: %s", db->path, sqlite3_errmsg(db->h));
+  return -1;
 }
 
 /* ---- lookup ------------------------------------------------------------ */
@@ -646,32 +725,49 @@ int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap
       snprintf(integrity, sizeof integrity, "%s", (const char *)sqlite3_column_text(s, 0));
     sqlite3_finalize(s);
   }
-  static const char tuned_sql[] =
-      "SELECT device, arch, driver, nvrtc, tessera_version, backend, m, n, k, op_a, op_b, batch, "
-      "precision, decision, plan, time_ns, incumbent_ns, ratio_median, ratio_min, ratio_max, "
-      "run_id, updated, tie_set FROM tuned ORDER BY backend, device, m, n, k";
-  static const char runs_sql[] =
-      "SELECT id, backend, m, n, k, op_a, op_b, batch, started, status, measured, rejected, "
-      "planner_rejected, unmeasured, search_seconds, total_seconds, max_candidates, max_seconds, "
-      "decision FROM runs ORDER BY id";
+  /* Each entry with the provenance of the run that measured it (a v2 file
+   * has none: NULLs). Ordered by the whole key, so equal databases list
+   * equally. */
+  const int v3 = db->version >= 3;
+  const char *tuned_sql =
+      v3 ? "SELECT t.device, t.arch, t.driver, t.nvrtc, t.tessera_version, t.backend, t.m, t.n, "
+           "t.k, t.op_a, t.op_b, t.batch, t.precision, t.decision, t.plan, t.time_ns, "
+           "t.incumbent_ns, t.ratio_median, t.ratio_min, t.ratio_max, t.run_id, t.updated, "
+           "t.tie_set, r.host, r.rank, r.ranks, r.block, r.nblocks FROM tuned t LEFT JOIN runs r "
+           "ON r.id = t.run_id ORDER BY t.backend, t.device, t.m, t.n, t.k, t.op_a, t.op_b, "
+           "t.batch, t.precision, t.arch, t.driver, t.nvrtc, t.tessera_version"
+         : "SELECT device, arch, driver, nvrtc, tessera_version, backend, m, n, k, op_a, op_b, "
+           "batch, precision, decision, plan, time_ns, incumbent_ns, ratio_median, ratio_min, "
+           "ratio_max, run_id, updated, tie_set, NULL, NULL, NULL, NULL, NULL FROM tuned ORDER "
+           "BY backend, device, m, n, k, op_a, op_b, batch, precision, arch, driver, nvrtc, "
+           "tessera_version";
+  const char *runs_sql =
+      v3 ? "SELECT id, backend, m, n, k, op_a, op_b, batch, started, status, measured, rejected, "
+           "planner_rejected, unmeasured, search_seconds, total_seconds, max_candidates, "
+           "max_seconds, decision, host, rank, ranks, block, nblocks, precision FROM runs ORDER "
+           "BY id"
+         : "SELECT id, backend, m, n, k, op_a, op_b, batch, started, status, measured, rejected, "
+           "planner_rejected, unmeasured, search_seconds, total_seconds, max_candidates, "
+           "max_seconds, decision, NULL, NULL, NULL, NULL, NULL, precision FROM runs ORDER BY id";
   json_t *root = json ? json_object() : NULL;
   json_t *jt = json ? json_array() : NULL, *jr = json ? json_array() : NULL;
-  if (!json) fprintf(f, "database  %s (schema v%d, integrity %s)\n", db->path,
-                     TSR__TUNE_SCHEMA_VERSION, integrity);
+  if (!json) fprintf(f, "database  %s (schema v%d, integrity %s)\n", db->path, db->version,
+                     integrity);
   if (sqlite3_prepare_v2(h, tuned_sql, -1, &s, NULL)) goto fail;
   if (!json) fprintf(f, "\ntuned entries:\n");
   int count = 0;
   while (sqlite3_step(s) == SQLITE_ROW) {
     count++;
-    const char *c[23];
-    for (int i = 0; i < 23; i++) c[i] = (const char *)sqlite3_column_text(s, i);
+    const char *c[28];
+    for (int i = 0; i < 28; i++) c[i] = (const char *)sqlite3_column_text(s, i);
     if (json) {
       json_t *o = json_object();
       static const char *const names[] = {
           "device", "arch", "driver", "nvrtc", "tessera_version", "backend", "m", "n", "k",
           "op_a", "op_b", "batch", "precision", "decision", "plan", "time_ns", "incumbent_ns",
-          "ratio_median", "ratio_min", "ratio_max", "run_id", "updated", "tie_set"};
-      for (int i = 0; i < 23; i++) {
+          "ratio_median", "ratio_min", "ratio_max", "run_id", "updated", "tie_set", "host",
+          "rank", "ranks", "block", "nblocks"};
+      for (int i = 0; i < 28; i++) {
         int ty = sqlite3_column_type(s, i);
         json_t *v = ty == SQLITE_NULL     ? json_null()
                     : ty == SQLITE_INTEGER ? json_integer(sqlite3_column_int64(s, i))
@@ -696,6 +792,15 @@ int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap
                  "[%.4f, %.4f], run %s, %s\n",
               d[0] / 1e3, d[1] / 1e3, d[2], d[3], d[4], c[20] ? c[20] : "-", c[21] ? c[21] : "-");
       if (c[22]) fprintf(f, "    tie set: %s\n", c[22]);
+      if (c[23] || c[24]) {
+        char rank[64] = "a single process";
+        if (c[24]) snprintf(rank, sizeof rank, "rank %s of %s", c[24], c[25] ? c[25] : "?");
+        char block[64] = "";
+        if (c[27] && strcmp(c[27], "1"))
+          snprintf(block, sizeof block, ", candidate block %s of %s", c[26] ? c[26] : "?", c[27]);
+        fprintf(f, "    measured on %s, %s%s\n", c[23] && c[23][0] ? c[23] : "(unknown host)",
+                rank, block);
+      }
     }
   }
   sqlite3_finalize(s);
@@ -705,16 +810,17 @@ int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap
   count = 0;
   while (sqlite3_step(s) == SQLITE_ROW) {
     count++;
-    const char *c[19];
-    for (int i = 0; i < 19; i++) c[i] = (const char *)sqlite3_column_text(s, i);
+    const char *c[25];
+    for (int i = 0; i < 25; i++) c[i] = (const char *)sqlite3_column_text(s, i);
 #define S(i) (c[i] ? c[i] : "-")
     if (json) {
       static const char *const names[] = {
           "id", "backend", "m", "n", "k", "op_a", "op_b", "batch", "started", "status",
           "measured", "rejected", "planner_rejected", "unmeasured", "search_seconds",
-          "total_seconds", "max_candidates", "max_seconds", "decision"};
+          "total_seconds", "max_candidates", "max_seconds", "decision", "host", "rank",
+          "ranks", "block", "nblocks", "precision"};
       json_t *o = json_object();
-      for (int i = 0; i < 19; i++) {
+      for (int i = 0; i < 25; i++) {
         int ty = sqlite3_column_type(s, i);
         json_object_set_new(o, names[i],
                             ty == SQLITE_NULL      ? json_null()
@@ -727,11 +833,19 @@ int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap
       char sec[2][32];
       for (int i = 0; i < 2; i++)
         snprintf(sec[i], sizeof sec[i], "%.1f", sqlite3_column_double(s, 14 + i));
+      char where[160] = "";
+      if (c[19] && c[19][0])
+        snprintf(where, sizeof where, " on %s%s%s%s%s", c[19], c[20] ? ", rank " : "",
+                 c[20] ? c[20] : "", c[20] ? " of " : "", c[20] ? S(21) : "");
+      char block[64] = "";
+      if (c[23] && strcmp(c[23], "1"))
+        snprintf(block, sizeof block, ", block %s of %s", S(22), c[23]);
       fprintf(f,
-              "  #%s %s %sx%sx%s op %s%s batch %s, %s %s: measured %s, rejected %s (+%s by the "
-              "planner), unmeasured %s; search %s s of %s s total (budget %s candidates, %s s): %s\n",
-              S(0), S(1), S(2), S(3), S(4), S(5), S(6), S(7), S(8), S(9), S(10), S(11), S(12),
-              S(13), sec[0], sec[1], S(16), S(17), S(18));
+              "  #%s %s %sx%sx%s op %s%s batch %s %s%s%s, %s %s: measured %s, rejected %s (+%s "
+              "by the planner), unmeasured %s; search %s s of %s s total (budget %s candidates, "
+              "%s s): %s\n",
+              S(0), S(1), S(2), S(3), S(4), S(5), S(6), S(7), S(24), block, where, S(8), S(9),
+              S(10), S(11), S(12), S(13), sec[0], sec[1], S(16), S(17), S(18));
     }
 #undef S
   }
@@ -739,7 +853,7 @@ int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap
   if (!json && !count) fprintf(f, "  (none)\n");
   if (json) {
     json_object_set_new(root, "database", json_string(db->path));
-    json_object_set_new(root, "schema_version", json_integer(TSR__TUNE_SCHEMA_VERSION));
+    json_object_set_new(root, "schema_version", json_integer(db->version));
     json_object_set_new(root, "integrity", json_string(integrity));
     json_object_set_new(root, "tuned", jt);
     json_object_set_new(root, "runs", jr);

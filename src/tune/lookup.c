@@ -22,7 +22,10 @@ tsr_status tsr__tune_target_get(tsr_context *ctx, tsr_backend_kind b, tsr__tune_
   tsr_device_info d;
   tsr_status st = tsr_backend_describe(ctx, b, &d);
   if (st) return st;
-  snprintf(t->device, sizeof t->device, "%s", d.device);
+  /* The SM count belongs to the key: a MIG slice or a cut-down part of the
+   * same name is another target (docs/tune.md, "Keys and invalidation"). */
+  if (d.sm_count > 0) snprintf(t->device, sizeof t->device, "%.160s (%d SMs)", d.device, d.sm_count);
+  else snprintf(t->device, sizeof t->device, "%s", d.device);
   snprintf(t->arch, sizeof t->arch, "%s", d.arch);
   snprintf(t->driver, sizeof t->driver, "%s", d.driver);
   snprintf(t->nvrtc, sizeof t->nvrtc, "%s", d.nvrtc);

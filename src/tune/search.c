@@ -455,14 +455,30 @@ static tsr_status tune_workloads(tsr_context *ctx, const tsr__tune_config *cfg,
 static tsr_status tune_search(tsr_context *ctx, const tsr__tune_config *cfg, const tsr_problem *p,
                               const tsr__workload *w, const tsr__workload *wacc, float *C,
                               tsr__tune_db *db, double t_start, tsr__tune_result *r) {
-  size_t nlegal_kept = 0;
-  for (size_t i = 0; i < r->n; i++) nlegal_kept += r->cands[i].status == TSR__CAND_UNMEASURED;
+  /* A candidate block (cfg->block of cfg->nblocks) keeps every role but
+   * search, and the search candidates of prior rank j with j % nblocks ==
+   * block: dealt round-robin, each block holds a share of the most
+   * promising ones. The others belong to other blocks. */
+  int nb = cfg->nblocks > 1 ? cfg->nblocks : 1;
+  unsigned char *mine = malloc(r->n + 1);
+  if (!mine) return tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of memory");
+  size_t nlegal_kept = 0, j = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    mine[i] = 1;
+    if (r->cands[i].status != TSR__CAND_UNMEASURED) continue;
+    if (r->cands[i].role == TSR__ROLE_SEARCH && (int)(j++ % (size_t)nb) != cfg->block % nb) {
+      mine[i] = 0;
+      r->other_blocks++;
+      continue;
+    }
+    nlegal_kept++;
+  }
   double reserve = 0.0;
   size_t done = 0;
   double t_search = now_s();
   for (size_t i = 0; i < r->n; i++) {
     tsr__tune_cand *c = &r->cands[i];
-    if (c->status != TSR__CAND_UNMEASURED) continue;
+    if (c->status != TSR__CAND_UNMEASURED || !mine[i]) continue;
     int must = c->role == TSR__ROLE_INCUMBENT;
     if (!must) {
       if (cfg->max_candidates > 0 && (long)r->measured >= cfg->max_candidates) break;
@@ -483,14 +499,20 @@ static tsr_status tune_search(tsr_context *ctx, const tsr__tune_config *cfg, con
       size_t one = i;
       char msg[1024];
       tsr_status st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, &one, 1, msg, sizeof msg);
-      if (st) return tsr__fail(ctx, st, "%s", msg);
+      if (st) {
+        free(mine);
+        return tsr__fail(ctx, st, "%s", msg);
+      }
     }
     progress(cfg, r, done, nlegal_kept, t_start, 0);
   }
   r->search_s = now_s() - t_search;
   progress(cfg, r, done, nlegal_kept, t_start, 1);
-  for (size_t i = 0; i < r->n; i++) r->unmeasured += r->cands[i].status == TSR__CAND_UNMEASURED;
-  r->unmeasured += r->legal - nlegal_kept; /* beyond the kept list */
+  for (size_t i = 0; i < r->n; i++)
+    r->unmeasured += r->cands[i].status == TSR__CAND_UNMEASURED && mine[i];
+  free(mine);
+  /* beyond the kept list (their share of this block) */
+  r->unmeasured += (r->legal - (nlegal_kept + r->other_blocks)) / (size_t)nb;
   return TSR_OK;
 }
 
@@ -698,6 +720,10 @@ char *tsr__tune_result_json(const tsr__tune_config *cfg, const tsr__tune_result 
                                 "planner_legal", (json_int_t)r->legal, "planner_rejected",
                                 (json_int_t)r->planner_rejected, "rejected_after_planner",
                                 (json_int_t)r->rejected));
+  if (cfg->nblocks > 1)
+    json_object_set_new(o, "candidate_block",
+                        json_pack("{s:i, s:i, s:I}", "block", cfg->block, "blocks", cfg->nblocks,
+                                  "left_to_other_blocks", (json_int_t)r->other_blocks));
   json_object_set_new(o, "started", json_string(r->started));
   json_object_set_new(o, "finished", json_string(r->finished));
   json_object_set_new(o, "decision", json_string(r->decision));

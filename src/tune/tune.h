@@ -12,7 +12,7 @@
 #include "measure/measure.h"
 #include "tessera.h"
 
-#define TSR__TUNE_SCHEMA_VERSION 2
+#define TSR__TUNE_SCHEMA_VERSION 3
 #define TSR__TUNE_MAX_ROUNDS 16
 #define TSR__TUNE_MAX_SAMPLES 32
 #define TSR__TUNE_PLAN_CAP 256
@@ -62,6 +62,37 @@ void *tsr__tune_db_handle(tsr__tune_db *db);
 int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
                         int (*check)(void *arg, const tsr_plan *plan), void *arg, tsr_plan *out,
                         char *source, size_t cap, char *msg, size_t msgcap);
+
+/* SQL condition: tuned row x is better than tuned row y under the merge
+ * rule (a stored time beats none, then the faster time, then the smaller
+ * plan text). */
+#define TSR__TUNE_BETTER(x, y)                                                             \
+  "(" x ".time_ns IS NOT NULL AND (" y ".time_ns IS NULL OR " x ".time_ns < " y ".time_ns" \
+  " OR (" x ".time_ns = " y ".time_ns AND " x ".plan < " y ".plan)))"
+
+/* 1 when the database holds a finished run (status done) of this key and
+ * candidate block, 0 when not, -1 on a database error (msg): the resume
+ * rule of scale-out runs (docs/tune.md). */
+int tsr__tune_db_item_done(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
+                           int block, int nblocks, char *msg, size_t cap);
+
+/* Merges tuning databases (merge.c): out is written from scratch (a
+ * temporary file beside it, renamed over it at the end); the inputs are
+ * opened read-only and never modified. out may be one of the inputs; an
+ * existing out that is not an input is refused. Runs and their candidates
+ * are kept (renumbered in a deterministic order, duplicates of one run
+ * kept once); per key the tuned entry with the best stored time wins (ties:
+ * plan text, then the run's provenance). The result does not depend on the
+ * order of the inputs. TSR_ERR_INVALID / TSR_ERR_DB / TSR_ERR_IO with msg
+ * naming the file. */
+tsr_status tsr__tune_db_merge(const char *out, const char *const *in, int nin, char *msg,
+                              size_t cap);
+/* Folds a database's WAL into its file and sets the rollback journal
+ * (DELETE), so the file alone holds everything (to copy it, or to replace
+ * it without a stale -wal beside the new file). Writes the file. */
+tsr_status tsr__tune_db_settle(const char *path, char *msg, size_t cap);
+/* The current schema's CREATE statements (db.c; merge.c builds with it). */
+const char *tsr__tune_schema_sql(void);
 
 /* Lists runs and tuned entries (text, or JSON when json). 0 on success. */
 int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap);
@@ -165,6 +196,17 @@ typedef struct {
   int progress;            /* progress display on stderr */
   const char *command;     /* recorded */
   double max_memory;       /* host bytes the tune may need; 0: 80% of physical memory */
+  /* Candidate block b of nblocks (a scale-out work item): the search
+   * candidates of prior rank j with j % nblocks == block, plus the
+   * incumbent, previous and user plans, which every block measures and
+   * replays against. nblocks 0 or 1: the whole space. */
+  int block, nblocks;
+  /* Provenance, stored with the run: the host, and the rank of ranks (MPI
+   * rank or shard) of a scale-out run; rank -1: a plain run. A scale-out
+   * run's tuned entry only replaces a slower one (the merge rule), a plain
+   * run's replaces any. */
+  const char *host;
+  int rank, ranks;
 } tsr__tune_config;
 
 typedef struct {
@@ -174,6 +216,7 @@ typedef struct {
   size_t legal;            /* planner-legal (kept ones are in cands) */
   size_t planner_rejected; /* all planner rejections (the first ones are in cands) */
   size_t measured, rejected, unmeasured;
+  size_t other_blocks; /* search candidates left to the other candidate blocks */
   long incumbent; /* index of the built-in default */
   long best;      /* search best (tsr__tune_select) */
   /* replay */

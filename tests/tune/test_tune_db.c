@@ -134,7 +134,7 @@ static void test_migration_v1(void **state) {
   /* The tuner's writable open migrates. */
   assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
   sqlite3 *h = tsr__tune_db_handle(db);
-  assert_int_equal(query_int(h, "PRAGMA user_version"), 2);
+  assert_int_equal(query_int(h, "PRAGMA user_version"), TSR__TUNE_SCHEMA_VERSION);
   assert_int_equal(query_int(h, "SELECT count(*) FROM tuned"), 2);
   assert_int_equal(query_int(h, "SELECT count(*) FROM tuned WHERE decision='migrated-v1' AND "
                                 "tessera_version='v1' AND op_a='N' AND op_b='N' AND batch=1 AND "
