@@ -3,6 +3,7 @@
 # happy paths' exact outputs. Usage: test_cli_errors.sh BUILD_DIR SOURCE_DIR
 set -u
 B="$(cd "$1" && pwd)"
+S="$(cd "$2" && pwd)"
 T="$B/tessera"
 pass=0 failed=0
 ok() { pass=$((pass + 1)); }
@@ -253,7 +254,7 @@ want_emit="$want_plan --out --sha256"; want_emit=${want_emit/ --json/}
 want_walk="--grid --walk --check --max-grid --max-req --json"
 want_report="--unstable-threshold --quiet"
 want_audit="--json --current-artifacts --digest --self-test"
-want_zoo="--seed --quick --class --held-back --format"
+want_zoo="--seed --quick --class --held-back --format --summarize --metric --route --peer"
 for v in gemm tune bench bench-run plan emit walk report audit zoo; do
   var=want_${v/-/_}
   "$T" $v --help >"$W/help"
@@ -274,6 +275,45 @@ while read -r line; do
   out=$(limited "$T" ${args#tessera } --max-memory 0.000001 --routes tessera-cpu 2>&1 >/dev/null); rc=$?
   case "$out" in *"host memory"*) ok ;; *) bad "zoo line '$line' → exit $rc: $out" ;; esac
 done <"$W/zoo.txt"
+
+# zoo --summarize: per-class standings recomputed from results.json; python
+# recomputes each class's geometric mean from the committed tables.json
+# (which `tessera audit` verifies) and the zoo's own JSON listing
+ZQ="$S/docs/results/2026-11-30-cpu-zoo-quick"
+expect_usage "--summarize: no DIR" zoo --summarize
+expect_usage "read only with --summarize" zoo "$ZQ/run1"
+expect_usage "go with --summarize" zoo --metric wall_batch
+expect_usage "has no metric gpu_batch" zoo --summarize --metric gpu_batch "$ZQ/run1"
+expect_usage "results.json" zoo --summarize "$W"
+"$T" zoo --format json >"$W/zoo.json"
+if "$T" zoo --summarize "$ZQ/run1" "$ZQ/run2" "$ZQ/run3" "$ZQ/run4" >"$W/summ.txt"; then
+  python3 - "$W/zoo.json" "$W/summ.txt" "$ZQ"/run1 "$ZQ"/run2 "$ZQ"/run3 "$ZQ"/run4 <<'PY' && ok || bad "zoo --summarize geomeans"
+import json, math, sys
+zoo = json.load(open(sys.argv[1]))["shapes"]
+got = {}
+for line in open(sys.argv[2]):
+    f = [x.strip() for x in line.split("|")]
+    if len(f) == 9 and f[2].isdigit():
+        got[f[1]] = (int(f[2]), float(f[3]))
+ratios = {}
+for d in sys.argv[3:]:
+    p = json.load(open(d + "/results.json"))["protocol"]
+    t = json.load(open(d + "/tables.json"))
+    m = [x for x in t["metrics"] if x["metric"] == "wall_batch"][0]
+    for sh in p["shapes"]:
+        z = [z for z in zoo if (z["m"], z["n"], z["k"], z["batch"], z["op_a"], z["op_b"]) ==
+             (sh["m"], sh["n"], sh["k"], p["batch"], p["op_a"], p["op_b"])]
+        r = [r for r in m["ratios"] if r["shape"] == sh["label"] and r["reference"] == "tessera-cpu"
+             and r["peer"] == "openblas"][0]
+        ratios.setdefault(z[0]["class"], []).append(r["median"])
+assert len(ratios) == 8 and len(got) == 8, (ratios.keys(), got)
+for c, rs in ratios.items():
+    gm = math.exp(sum(map(math.log, rs)) / len(rs))
+    assert got[c][0] == len(rs) and abs(got[c][1] - gm) < 6e-4, (c, got[c], gm)
+PY
+else
+  bad "zoo --summarize exit $?"
+fi
 
 echo "$pass passed, $failed failed"
 [ $failed -eq 0 ]
