@@ -172,7 +172,7 @@ static void print_summary(const zoo_row *r, int n, const char *ref, const char *
       if (isfinite(e) && e > eworst) eworst = e;
     }
     if (cnt)
-      printf("| %s | %d | %.3f | %s | %.3f [%.3f, %.3f] | %d/%d | %.2f |\n",
+      printf("| %s | %d | %.3f | %s | %.3f [%.3f, %.3f] | %d/%d | %.3g |\n",
              cls ? cls : "(not in the zoo)", cnt, exp(lsum / cnt), w->label, w->ratio, w->lo,
              w->hi, met, checked, eworst);
     if (!cls) break;
