@@ -63,6 +63,9 @@ typedef struct tsr__backend {
    * kernels of a=view,b=view plans, isa AUTO), at most cap of them into
    * tiles; returns how many there are (the tuner's space, src/tune). */
   int (*micro_tiles)(tsr_isa isa, int view, int (*tiles)[2], int cap);
+  /* The default planner's class of the problem (static text), or NULL: the
+   * tuning database's class lookup (docs/tune.md "Lookup"). */
+  const char *(*plan_class)(const tsr_problem *p);
 } tsr__backend;
 
 /* A backend that runs only the given modes (bitmask of 1 << tsr_precision)

@@ -95,10 +95,9 @@ static int pick_splitk(const tsr_problem *p, const tsr_plan *pl, int64_t ctas) {
  * 0.77x, 16x128 at 16x11008x4096 NT 1.05x, 32x64 (warp 32x32 of 4x8) at
  * 32x4096x4096 NT 1.02x, 128x4 at 4096x1x4096 1.39x, 128x16 (warp 64x16 of
  * 8x4) at 4096x16x16384 0.95x. FFMA in auto too: the tf32x3 medium tiles
- * measured 1.6-2.2x there. Returns 0 when the problem is not skinny. */
-static int skinny_tiles(const tsr_problem *p, tsr_plan *pl) {
-  int64_t lo = p->m < p->n ? p->m : p->n, hi = p->m < p->n ? p->n : p->m;
-  if (lo > 32 || hi < 1024) return 0;
+ * measured 1.6-2.2x there. */
+static void skinny_tiles(const tsr_problem *p, tsr_plan *pl) {
+  int64_t lo = p->m < p->n ? p->m : p->n;
   int t = lo <= 4 ? 4 : lo <= 8 ? 8 : lo <= 16 ? 16 : 32; /* the thin side */
   pl->mma = TSR_MMA_FFMA;
   pl->bk = 16;
@@ -120,7 +119,6 @@ static int skinny_tiles(const tsr_problem *p, tsr_plan *pl) {
    * the CTAs (measured 32x64 sk=8 1.02x vs sk=17 1.23x at 32x4096x4096 NT,
    * 128x16 sk=16 0.95x vs sk=33 1.06x at 4096x16x16384) */
   pl->splitk = pick_splitk(p, pl, pl->tm * pl->tn >= 32 ? SPLITK_CTAS / 2 : SPLITK_CTAS);
-  return 1;
 }
 
 /* Strict FFMA plans for the classes the tensor-core families otherwise
@@ -139,6 +137,33 @@ static void ffma_tiles(tsr_plan *pl, int large) {
     pl->bm = 64, pl->bn = 64, pl->wm = 32, pl->wn = 32, pl->tm = 4, pl->tn = 8;
   }
 }
+
+/* The default table's classes, in the order they are tried. One function
+ * decides both the default plan's branch and the class the tuner's lookup
+ * matches (docs/tune.md "Lookup"), so the two cannot drift apart. */
+typedef enum { CLS_SKINNY, CLS_SMALL, CLS_SMALL_UNALIGNED, CLS_MEDIUM, CLS_LARGE } plan_class;
+static const char *const class_names[] = {"skinny", "small", "small-unaligned", "medium", "large"};
+
+static int is_unaligned(const tsr_problem *p) {
+  return !aligned4(p->lda, p->stride_a, p->batch) || !aligned4(p->ldb, p->stride_b, p->batch);
+}
+
+static plan_class classify(const tsr_problem *p) {
+  tsr_precision mode = p->precision;
+  int tc = mode == TSR_PREC_FP32X3 || mode == TSR_PREC_TF32 ||
+           (mode == TSR_PREC_AUTO && p->k >= X3_KMIN);
+  int64_t lo = p->m < p->n ? p->m : p->n, hi = p->m < p->n ? p->n : p->m;
+  /* the class follows the whole grid's outputs: a batch of 64 256x256
+   * problems fills the GPU like one 2048x2048 */
+  int64_t outputs = p->m * p->n * p->batch;
+  if (mode != TSR_PREC_FP32X3 && mode != TSR_PREC_TF32 && lo <= 32 && hi >= 1024) return CLS_SKINNY;
+  if (outputs <= 65536 || p->k <= 64) return CLS_SMALL;
+  if (outputs <= 512 * 512 && is_unaligned(p) && !tc) return CLS_SMALL_UNALIGNED;
+  if (outputs <= 1536 * 1536) return CLS_MEDIUM;
+  return CLS_LARGE;
+}
+
+const char *tsr__emit_plan_class(const tsr_problem *p) { return class_names[classify(p)]; }
 
 void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr_plan pl;
@@ -166,13 +191,11 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr_pack unaligned = (tsr_pack)((aligned4(p->lda, p->stride_a, p->batch) ? 0 : TSR_PACK_A) |
                                   (aligned4(p->ldb, p->stride_b, p->batch) ? 0 : TSR_PACK_B));
   pl.vec = pick_vec(p, TSR_PACK_NONE);
-  /* the class follows the whole grid's outputs: a batch of 64 256x256
-   * problems fills the GPU like one 2048x2048 */
-  int64_t outputs = p->m * p->n * p->batch;
+  plan_class cls = classify(p);
   int packs = 0;
-  if (mode != TSR_PREC_FP32X3 && mode != TSR_PREC_TF32 && skinny_tiles(p, &pl)) {
-    /* chosen above */
-  } else if (outputs <= 65536 || p->k <= 64) {
+  if (cls == CLS_SKINNY) {
+    skinny_tiles(p, &pl);
+  } else if (cls == CLS_SMALL) {
     if (mode == TSR_PREC_FP32X3 || mode == TSR_PREC_TF32) {
       /* a tensor-core mode asked for explicitly: 32x32 tiles of 4 warps */
       pl.mma = tc_mma;
@@ -187,7 +210,7 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
       pl.pad = 4;
     }
     pl.splitk = pick_splitk(p, &pl, SPLITK_CTAS);
-  } else if (outputs <= 512 * 512 && unaligned && !tc) {
+  } else if (cls == CLS_SMALL_UNALIGNED) {
     /* small-medium, unaligned rows: FFMA 64x32 tiles of 64 threads (measured
      * 7.97 us = 0.995x cuBLAS at 513x257x129, vs 16.5 us for tf32x3 64x64x32
      * vec=1); no pack: two prologue launches would cost about as much as
@@ -197,7 +220,7 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
     pl.wm = 32, pl.wn = 16, pl.tm = 4, pl.tn = 4;
     pl.stages = 2;
     pl.pad = 4;
-  } else if (outputs <= 1536 * 1536) {
+  } else if (cls == CLS_MEDIUM) {
     packs = 1;
     if (!tc) {
       ffma_tiles(&pl, 0);

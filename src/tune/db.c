@@ -656,7 +656,20 @@ int tsr__tune_db_item_done(tsr__tune_db *db, const tsr__tune_target *t, const ts
 }
 
 /* ---- lookup ------------------------------------------------------------ */
+/* The planner class of a stored shape: the asked problem's kind (ops,
+ * batch, precision) with the stored extents, compact. */
+static const char *stored_class(const char *(*plan_class)(const tsr_problem *), const tsr_problem *p,
+                                int64_t m, int64_t n, int64_t k) {
+  tsr_problem q;
+  tsr_problem_init(&q, m, n, k);
+  q.op_a = p->op_a, q.op_b = p->op_b, q.batch = p->batch, q.precision = p->precision;
+  q.alpha = p->alpha, q.beta = p->beta;
+  char qmsg[256];
+  return tsr_problem_check(&q, qmsg, sizeof qmsg) == TSR_OK ? plan_class(&q) : NULL;
+}
+
 int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
+                        const char *(*plan_class)(const tsr_problem *),
                         int (*check)(void *arg, const tsr_plan *plan), void *arg, tsr_plan *out,
                         char *source, size_t cap, char *msg, size_t msgcap) {
   sqlite3 *h = db->h;
@@ -673,8 +686,17 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
       "nvrtc=?4 AND tessera_version=?5 AND backend=?6 AND op_a=?10 AND op_b=?11 AND batch=?12 "
       "AND precision=?13 AND decision='winner' AND m*2>=?7 AND m<=?7*2 AND n*2>=?8 AND n<=?8*2 "
       "AND k*2>=?9 AND k<=?9*2 AND NOT (m=?7 AND n=?8 AND k=?9) ORDER BY updated DESC";
-  for (int pass = 0; pass < 2; pass++) {
-    if (sqlite3_prepare_v2(h, pass ? near_sql : exact_sql, -1, &s, NULL)) {
+  /* Class: the key without m, n, k, accepted winners of the same planner
+   * class at any distance; closest first, then the most recent. */
+  static const char class_sql[] =
+      "SELECT plan, decision, m, n, k FROM tuned WHERE device=?1 AND arch=?2 AND driver=?3 AND "
+      "nvrtc=?4 AND tessera_version=?5 AND backend=?6 AND op_a=?10 AND op_b=?11 AND batch=?12 "
+      "AND precision=?13 AND decision='winner' AND NOT (m=?7 AND n=?8 AND k=?9) "
+      "ORDER BY updated DESC";
+  const char *cls = plan_class ? plan_class(p) : NULL;
+  static const char *const sql[] = {exact_sql, near_sql, class_sql};
+  for (int pass = 0; pass < (cls ? 3 : 2); pass++) {
+    if (sqlite3_prepare_v2(h, sql[pass], -1, &s, NULL)) {
       snprintf(msg, msgcap, "tuning database %s: %s", db->path, sqlite3_errmsg(h));
       return -1;
     }
@@ -689,6 +711,10 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
       double d = fabs(log2((double)m / p->m)) + fabs(log2((double)n / p->n)) +
                  fabs(log2((double)k / p->k));
       if (pass && d >= best_d) continue; /* ties keep the most recent (ORDER BY) */
+      if (pass == 2) {
+        const char *sc = stored_class(plan_class, p, m, n, k);
+        if (!sc || strcmp(sc, cls)) continue;
+      }
       tsr_plan pl = *out;
       char pmsg[256];
       if (!txt || tsr_plan_parse(txt, &pl, pmsg, sizeof pmsg)) continue;
@@ -699,9 +725,12 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
       if (!pass)
         snprintf(source, cap, "%s", dec && strcmp(dec, "winner") ? "tuned (exact, incumbent kept)"
                                                                  : "tuned (exact)");
-      else
+      else if (pass == 1)
         snprintf(source, cap, "tuned (nearest %lldx%lldx%lld)", (long long)m, (long long)n,
                  (long long)k);
+      else
+        snprintf(source, cap, "tuned (class %s, from %lldx%lldx%lld)", cls, (long long)m,
+                 (long long)n, (long long)k);
       if (!pass) break;
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/backend.h"
 #include "core/context.h"
 #include "tune/tune.h"
 
@@ -173,8 +174,8 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
       }
       tsr_problem q2 = *p;
       check_arg ca = {ctx, b, &q2};
-      int r = tsr__tune_db_lookup(db, &t, p, plan_fits, &ca, out, src, sizeof src, msg,
-                                  sizeof msg);
+      int r = tsr__tune_db_lookup(db, &t, p, tsr__backend_get(b)->plan_class, plan_fits, &ca, out,
+                                  src, sizeof src, msg, sizeof msg);
       if (r < 0) broken = 1;
       found = r == 1;
     } else {

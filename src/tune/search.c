@@ -387,7 +387,7 @@ static tsr_status tune_space(tsr_context *ctx, const tsr__tune_config *cfg, tsr_
     tsr_plan prev;
     tsr_plan_builtin(b, p, &prev);
     char src[128], m2[256];
-    if (tsr__tune_db_lookup(db, target, p, NULL, NULL, &prev, src, sizeof src, m2, sizeof m2) ==
+    if (tsr__tune_db_lookup(db, target, p, NULL, NULL, NULL, &prev, src, sizeof src, m2, sizeof m2) ==
             1 &&
         !strncmp(src, "tuned (exact", 12)) {
       extra[nextra] = prev;

@@ -54,12 +54,15 @@ void tsr__tune_db_close(tsr__tune_db *db); /* NULL is a no-op */
 void *tsr__tune_db_handle(tsr__tune_db *db);
 
 /* Lookup of a plan for (target, problem): exact signature, else the nearest
- * accepted winner within one octave on every axis (docs/tune.md). Returns
- * 1 with *out and source ("tuned (exact)", "tuned (nearest MxNxK)"), 0 when
- * nothing matches, -1 on a database error (msg). check(plan) is consulted
- * for each candidate row (e.g. tsr_plan_realize on the real problem); rows
- * it refuses are skipped. */
+ * accepted winner within one octave on every axis, else (plan_class given)
+ * the nearest accepted winner of the same planner class at any distance
+ * (docs/tune.md). Returns 1 with *out and source ("tuned (exact)", "tuned
+ * (nearest MxNxK)", "tuned (class C, from MxNxK)"), 0 when nothing
+ * matches, -1 on a database error (msg). check(plan) is consulted for each
+ * candidate row (e.g. tsr_plan_realize on the real problem); rows it
+ * refuses are skipped. */
 int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
+                        const char *(*plan_class)(const tsr_problem *),
                         int (*check)(void *arg, const tsr_plan *plan), void *arg, tsr_plan *out,
                         char *source, size_t cap, char *msg, size_t msgcap);
 

@@ -342,6 +342,65 @@ static void test_lookup_rule(void **state) {
   unsetenv("TESSERA_TUNE_DB");
 }
 
+/* The class pass: an unseen shape beyond an octave inherits the nearest
+ * winner of its planner class (the cuda backend's classes), never one of
+ * another class; without a class function there is no third pass. */
+static void test_lookup_class(void **state) {
+  char path[512], msg[1200], src[128];
+  path_in(path, sizeof path, "class.db");
+  tsr__tune_db *db = NULL;
+  assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
+  tsr__tune_target t;
+  memset(&t, 0, sizeof t);
+  snprintf(t.device, sizeof t.device, "test device");
+  snprintf(t.backend, sizeof t.backend, "cuda");
+  const char *pskinny = "bm=4,bn=128,bk=16,wm=4,wn=32,tm=1,tn=4,stages=2,splitk=32";
+  const char *pskinny2 = "bm=8,bn=128,bk=16,wm=8,wn=32,tm=2,tn=4,stages=4,splitk=16";
+  const char *plarge = "bm=128,bn=256,bk=8,wm=64,wn=64,tm=1,tn=1,stages=4,mma=tf32x3,pad=0";
+  sqlite3 *h = tsr__tune_db_handle(db);
+  insert_tuned(h, &t, 1, 4096, 4096, "N", pskinny, "winner", "2026-11-30T10:00:00Z");
+  insert_tuned(h, &t, 8, 1024, 1024, "N", pskinny2, "winner", "2026-11-30T11:00:00Z");
+  insert_tuned(h, &t, 4096, 4096, 4096, "N", plarge, "winner", "2026-11-30T10:00:00Z");
+  const char *(*cls)(const tsr_problem *) = tsr__backend_get(TSR_BACKEND_CUDA)->plan_class;
+  assert_non_null(cls);
+  struct { int64_t m, n, k; const char *src, *plan; } q[] = {
+      /* 16384 is two octaves from 4096: the class pass, the nearer skinny entry */
+      {2, 16384, 3000, "tuned (class skinny, from 1x4096x4096)", pskinny},
+      {16, 2048, 2048, "tuned (nearest 8x1024x1024)", pskinny2}, /* within an octave */
+      {16384, 16384, 16384, "tuned (class large, from 4096x4096x4096)", plarge},
+      {64, 64, 8192, NULL, NULL}, /* class small: no entry */
+      {100, 8000, 100, NULL, NULL}, /* 100 rows is not skinny, outputs small: class small */
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+    tsr_problem p;
+    tsr_problem_init(&p, q[i].m, q[i].n, q[i].k);
+    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+    tsr_plan got, want;
+    tsr__backend_get(TSR_BACKEND_CUDA)->default_plan(&p, &got);
+    want = got;
+    snprintf(src, sizeof src, "none");
+    int r = tsr__tune_db_lookup(db, &t, &p, cls, NULL, NULL, &got, src, sizeof src, msg, sizeof msg);
+    if (!q[i].src) {
+      assert_int_equal(r, 0);
+      continue;
+    }
+    assert_int_equal(r, 1);
+    assert_string_equal(src, q[i].src);
+    assert_int_equal(tsr_plan_parse(q[i].plan, &want, msg, sizeof msg), TSR_OK);
+    assert_true(tsr_plan_equal(&got, &want));
+  }
+  /* no class function: the two-pass rule */
+  tsr_problem p;
+  tsr_problem_init(&p, 2, 16384, 3000);
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  tsr_plan got;
+  tsr__backend_get(TSR_BACKEND_CUDA)->default_plan(&p, &got);
+  assert_int_equal(tsr__tune_db_lookup(db, &t, &p, NULL, NULL, NULL, &got, src, sizeof src, msg,
+                                       sizeof msg),
+                   0);
+  tsr__tune_db_close(db);
+}
+
 /* One writer: `runs` tune results, each with 5 candidates, one tuned row. */
 static int writer(const char *path, int id, int runs) {
   char msg[1200];
@@ -446,6 +505,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_garbage_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_foreign_and_newer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lookup_rule, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lookup_class, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rejected_never_wins, setup, teardown),
   };

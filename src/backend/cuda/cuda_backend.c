@@ -183,6 +183,7 @@ const tsr__backend tsr__backend_cuda = {
     .describe = tsr__gpu_backend_describe,
     .prepare_flags = cuda_prepare_flags,
     .source = cuda_source,
+    .plan_class = tsr__emit_plan_class,
 };
 
 tsr_status tsr__cuda_describe(tsr_context *ctx, tsr__cuda_device *out) {
