@@ -30,7 +30,8 @@ int tsr_cli_plan(int argc, char **argv) {
   tsr_problem p;
   tsr_backend_kind b;
   tsr_plan plan;
-  rc = tsr_cli_problem_finish("plan", ctx, &o, &p, &b, &plan, NULL, 0);
+  char source[128] = "";
+  rc = tsr_cli_problem_finish("plan", ctx, &o, &p, &b, &plan, source, sizeof source);
   if (rc) {
     tsr_context_destroy(ctx);
     return rc;
@@ -46,8 +47,9 @@ int tsr_cli_plan(int argc, char **argv) {
   tsr_plan_format(&info.plan, text, sizeof text);
   tsr_walk_format(&info.plan.walk, walk, sizeof walk);
   if (json) {
-    json_t *j = json_pack("{s:s, s:s, s:[I,I,I], s:I, s:I, s:i, s:i, s:s, s:{s:b, s:b, s:b}}",
-                          "backend", tsr_backend_name(b), "plan", text, "grid",
+    json_t *j = json_pack("{s:s, s:s, s:s, s:[I,I,I], s:I, s:I, s:i, s:i, s:s, s:{s:b, s:b, s:b}}",
+                          "backend", tsr_backend_name(b), "plan", text, "plan_source",
+                          o.plan ? "--plan over the looked-up plan" : source, "grid",
                           (json_int_t)info.grid_rows, (json_int_t)info.grid_cols,
                           (json_int_t)info.grid_batch, "threads", (json_int_t)info.threads,
                           "smem_bytes", (json_int_t)info.smem_bytes, "regs", info.regs,
@@ -62,6 +64,7 @@ int tsr_cli_plan(int argc, char **argv) {
            (long long)p.m, (long long)p.n, (long long)p.k, (long long)p.batch,
            p.op_a ? 'T' : 'N', p.op_b ? 'T' : 'N', p.alpha, p.beta);
     printf("plan      %s\n", text);
+    printf("from      %s%s\n", source, o.plan ? ", with --plan over it" : "");
     printf("grid      %u x %u tiles, x %u (batch x split-K) = %llu programs\n", info.grid_rows,
            info.grid_cols, info.grid_batch,
            (unsigned long long)info.grid_rows * info.grid_cols * info.grid_batch);
