@@ -70,7 +70,7 @@ tsr_precision tsr__emit_plan_precision(const tsr_plan *pl);
 /* Default GPU plan table (checked in; src/emit/plans.c), for the problem's
  * precision mode (auto: the fastest mode meeting the FP32 contract). */
 void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out);
-/* The default table's class of the problem ("skinny", "small",
+/* The default table's class of the problem ("skinny-m", "skinny-n", "small",
  * "small-unaligned", "medium", "large"; static text): the tuner's lookup
  * lets an unseen shape inherit a tuned plan of its class. */
 const char *tsr__emit_plan_class(const tsr_problem *p);

@@ -141,8 +141,16 @@ static void ffma_tiles(tsr_plan *pl, int large) {
 /* The default table's classes, in the order they are tried. One function
  * decides both the default plan's branch and the class the tuner's lookup
  * matches (docs/tune.md "Lookup"), so the two cannot drift apart. */
-typedef enum { CLS_SKINNY, CLS_SMALL, CLS_SMALL_UNALIGNED, CLS_MEDIUM, CLS_LARGE } plan_class;
-static const char *const class_names[] = {"skinny", "small", "small-unaligned", "medium", "large"};
+typedef enum {
+  CLS_SKINNY_M, /* M <= 32 against N >= 1024: thin rows */
+  CLS_SKINNY_N, /* N <= 32 against M >= 1024: thin columns */
+  CLS_SMALL,
+  CLS_SMALL_UNALIGNED,
+  CLS_MEDIUM,
+  CLS_LARGE
+} plan_class;
+static const char *const class_names[] = {"skinny-m", "skinny-n", "small", "small-unaligned",
+                                          "medium", "large"};
 
 static int is_unaligned(const tsr_problem *p) {
   return !aligned4(p->lda, p->stride_a, p->batch) || !aligned4(p->ldb, p->stride_b, p->batch);
@@ -156,7 +164,8 @@ static plan_class classify(const tsr_problem *p) {
   /* the class follows the whole grid's outputs: a batch of 64 256x256
    * problems fills the GPU like one 2048x2048 */
   int64_t outputs = p->m * p->n * p->batch;
-  if (mode != TSR_PREC_FP32X3 && mode != TSR_PREC_TF32 && lo <= 32 && hi >= 1024) return CLS_SKINNY;
+  if (mode != TSR_PREC_FP32X3 && mode != TSR_PREC_TF32 && lo <= 32 && hi >= 1024)
+    return p->m <= p->n ? CLS_SKINNY_M : CLS_SKINNY_N;
   if (outputs <= 65536 || p->k <= 64) return CLS_SMALL;
   if (outputs <= 512 * 512 && is_unaligned(p) && !tc) return CLS_SMALL_UNALIGNED;
   if (outputs <= 1536 * 1536) return CLS_MEDIUM;
@@ -193,7 +202,7 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
   pl.vec = pick_vec(p, TSR_PACK_NONE);
   plan_class cls = classify(p);
   int packs = 0;
-  if (cls == CLS_SKINNY) {
+  if (cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) {
     skinny_tiles(p, &pl);
   } else if (cls == CLS_SMALL) {
     if (mode == TSR_PREC_FP32X3 || mode == TSR_PREC_TF32) {

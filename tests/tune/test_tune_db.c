@@ -365,7 +365,7 @@ static void test_lookup_class(void **state) {
   assert_non_null(cls);
   struct { int64_t m, n, k; const char *src, *plan; } q[] = {
       /* 16384 is two octaves from 4096: the class pass, the nearer skinny entry */
-      {2, 16384, 3000, "tuned (class skinny, from 1x4096x4096)", pskinny},
+      {2, 16384, 3000, "tuned (class skinny-m, from 1x4096x4096)", pskinny},
       {16, 2048, 2048, "tuned (nearest 8x1024x1024)", pskinny2}, /* within an octave */
       {16384, 16384, 16384, "tuned (class large, from 4096x4096x4096)", plarge},
       {64, 64, 8192, NULL, NULL}, /* class small: no entry */
