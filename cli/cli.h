@@ -196,6 +196,11 @@ int tsr_cli_mpi_begin(const char *verb);
  * the mixed-device check, resume, the queue, the merge on rank 0 and its
  * broadcast. Returns the job's exit code (the largest of the ranks'). */
 int tsr_cli_tune_mpi(const tsr_cli_tune_queue *q, int rc);
+/* tessera-mpi bench (cli/bench_mpi.c; docs/protocol.md, "Under MPI"): c
+ * parsed and checked as for tessera bench (preset defaults applied, out_dir
+ * NULL for the default). MPI starts and ends inside. The job's exit code. */
+#include "bench/bench.h"
+int tsr_cli_bench_mpi(tsr__bench_config *c);
 /* MPI_Finalize; returns rc. */
 int tsr_cli_mpi_end(int rc);
 int tsr_cli_mpi_rank(void);
