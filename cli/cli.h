@@ -5,6 +5,7 @@
 #define TSR_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tessera.h"
@@ -186,15 +187,39 @@ typedef struct {
   const char *db_path; /* the merged database, on each rank's local disk */
 } tsr_cli_tune_queue;
 
+/* ---- the shared MPI plumbing (cli/mpi.c) ---- */
 /* MPI_Init (threads: serialized at least) and the local rank's GPU
- * (CUDA_VISIBLE_DEVICES), before any device is touched. 0 or an exit code. */
-int tsr_cli_mpi_begin(void);
+ * (CUDA_VISIBLE_DEVICES), before any device is touched. 0 or an exit code
+ * (messages name verb). */
+int tsr_cli_mpi_begin(const char *verb);
 /* Runs the queue when every rank's rc is 0 (else returns the largest rc):
  * the mixed-device check, resume, the queue, the merge on rank 0 and its
  * broadcast. Returns the job's exit code (the largest of the ranks'). */
 int tsr_cli_tune_mpi(const tsr_cli_tune_queue *q, int rc);
+/* tessera-mpi bench (cli/bench_mpi.c; docs/protocol.md, "Under MPI"): c
+ * parsed and checked as for tessera bench (preset defaults applied, out_dir
+ * NULL for the default). MPI starts and ends inside. The job's exit code. */
+#include "bench/bench.h"
+int tsr_cli_bench_mpi(tsr__bench_config *c);
 /* MPI_Finalize; returns rc. */
 int tsr_cli_mpi_end(int rc);
+int tsr_cli_mpi_rank(void);
+int tsr_cli_mpi_size(void);
+int tsr_cli_mpi_local(void);         /* rank among the ranks of this host */
+int tsr_cli_mpi_node_has_root(void); /* 1 when rank 0 runs on this host */
+/* The largest v over all ranks (collective). */
+int tsr_cli_mpi_agree_max(int v);
+/* path's bytes (malloc'd) and length: 0 (len -1 when there is no such
+ * file), or -1 when it cannot be read. */
+int tsr_cli_mpi_read_file(const char *path, char **buf, int64_t *len);
+/* path written whole or not at all: temporary file, fsync, rename. 0 or -1. */
+int tsr_cli_mpi_write_atomic(const char *path, const char *buf, int64_t len);
+/* A length (negative: no bytes follow) then the bytes, in chunks. */
+void tsr_cli_mpi_send_bytes(const char *buf, int64_t len, int dest, int tag);
+/* What tsr_cli_mpi_send_bytes sent (NULL when the length is negative). */
+char *tsr_cli_mpi_recv_bytes(int src, int tag, int64_t *len);
+/* malloc, or MPI_Abort: out of memory mid-transfer leaves the peers waiting. */
+void *tsr_cli_mpi_xmalloc(size_t n);
 #endif
 
 #endif

@@ -19,6 +19,11 @@ static int opt_digest(const char *verb, const tsr_cli_opt *opt, const char *text
 static const char audit_usage[] =
     "usage: tessera audit [--json] [--current-artifacts] [--digest D] [--self-test] DIR\n"
     "\n"
+    "DIR with a combined.json (tessera-mpi bench): every rank directory is audited\n"
+    "as below, then the combination (each directory present with its recorded\n"
+    "SHA-256 and digest, every shape of the command measured once by the rank the\n"
+    "division deals it to, one device model, report.md regenerated and compared).\n"
+    "\n"
     "Re-derives a bench results directory from its raw data, without the bench's\n"
     "statistics, order or validation code, and rejects it on any discrepancy:\n"
     "schema and protocol parameters; every (round, shape, route) row exactly once;\n"
@@ -92,6 +97,73 @@ static void print_verdict(const tsr__audit_result *res, const char *dir, const t
     printf("PASS\n");
 }
 
+/* A combined directory of tessera-mpi bench: every rank directory's verdict,
+ * then the combination's findings, then one PASS or FAIL over all. */
+static int audit_combined(const char *dir, const tsr__audit_options *opt, int json) {
+  char msg[1200];
+  tsr__audit_combined cb;
+  if (tsr__audit_combined_check(dir, opt, tsr__bench_combined_render, &cb, msg, sizeof msg)) {
+    tsr__audit_combined_free(&cb);
+    return tsr_cli_usage_error("audit", "%s", msg);
+  }
+  tsr__audit_options ro = *opt;
+  ro.digest = NULL; /* --digest names the combination */
+  size_t total = cb.comb.total, counts[TSR__AR_COUNT];
+  for (int i = 0; i < TSR__AR_COUNT; i++) counts[i] = cb.comb.counts[i];
+  for (size_t r = 0; r < cb.nranks; r++) {
+    total += cb.ranks[r].total;
+    for (int i = 0; i < TSR__AR_COUNT; i++) counts[i] += cb.ranks[r].counts[i];
+  }
+  if (json) {
+    json_t *o = json_object(), *ranks = json_array(), *reasons = json_object();
+    json_object_set_new(o, "schema", json_string(TSR_AUDIT_SCHEMA));
+    json_object_set_new(o, "combined", json_true());
+    json_object_set_new(o, "verdict", json_string(total ? "fail" : "pass"));
+    json_object_set_new(o, "digest", json_string(cb.comb.digest));
+    json_object_set_new(o, "digest_verified", json_boolean(cb.comb.digest_verified));
+    json_object_set_new(o, "findings_total", json_integer((json_int_t)total));
+    for (int i = 0; i < TSR__AR_COUNT; i++)
+      if (counts[i]) json_object_set_new(reasons, tsr__audit_reason_name((tsr__audit_reason)i), json_integer((json_int_t)counts[i]));
+    json_object_set_new(o, "reasons", reasons);
+    for (size_t r = 0; r < cb.nranks; r++) {
+      json_t *x = cb.loaded[r] ? tsr__audit_result_json(&cb.ranks[r], cb.dirs[r]) : json_null();
+      json_array_append_new(ranks, x);
+    }
+    json_object_set_new(o, "ranks", ranks);
+    json_object_set_new(o, "combination", tsr__audit_result_json(&cb.comb, dir));
+    json_dumpf(o, stdout, JSON_INDENT(2));
+    printf("\n");
+    json_decref(o);
+  } else {
+    for (size_t r = 0; r < cb.nranks; r++)
+      if (cb.loaded[r]) {
+        print_verdict(&cb.ranks[r], cb.dirs[r], &ro);
+        printf("\n");
+      }
+    for (size_t i = 0; i < cb.comb.n; i++)
+      printf("REJECT %s: %s: %s\n", tsr__audit_reason_name(cb.comb.items[i].reason), cb.comb.items[i].where,
+             cb.comb.items[i].detail);
+    if (cb.comb.total > cb.comb.n) printf("(%zu more findings not shown)\n", cb.comb.total - cb.comb.n);
+    size_t audited = 0;
+    for (size_t r = 0; r < cb.nranks; r++) audited += (size_t)cb.loaded[r];
+    printf("combination %s: %zu ranks (%zu rank directories audited), %zu shapes of the command; "
+           "report.md %s; digest sha256:%s\n", dir, cb.nranks, audited, cb.shapes,
+           cb.report_compared ? "regenerated and compared whole" : "not compared", cb.comb.digest);
+    if (opt->digest)
+      printf("--digest sha256:%s: %s\n", opt->digest, cb.comb.digest_verified ? "verified" : "NOT verified");
+    for (int i = 0; i < cb.comb.nnotes; i++) printf("note: %s\n", cb.comb.notes[i]);
+    if (total) {
+      printf("FAIL: %zu findings:", total);
+      for (int i = 0; i < TSR__AR_COUNT; i++)
+        if (counts[i]) printf(" %s %zu", tsr__audit_reason_name((tsr__audit_reason)i), counts[i]);
+      printf("\n");
+    } else
+      printf("PASS\n");
+  }
+  tsr__audit_combined_free(&cb);
+  return total ? TSR_EXIT_FAIL : TSR_EXIT_OK;
+}
+
 int tsr_cli_audit(int argc, char **argv) {
   const char *verb = "audit", *dir = NULL;
   int json = 0, self_test = 0, have_digest = 0;
@@ -131,6 +203,12 @@ int tsr_cli_audit(int argc, char **argv) {
   if (prc != TSR_CLI_CONTINUE) return prc;
   if (have_digest) opt.digest = digest;
   if (!dir) return tsr_cli_usage_error(verb, "DIR: missing (a bench results directory; see --help)");
+  if (tsr__audit_is_combined(dir)) {
+    if (self_test)
+      return tsr_cli_usage_error(verb, "--self-test: %s is a combined directory (combined.json); run "
+                                       "the self-test on each of its rank directories", dir);
+    return audit_combined(dir, &opt, json);
+  }
   if (self_test) return audit_self_test(dir, &opt, json);
 
   char msg[1200];

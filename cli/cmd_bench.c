@@ -278,6 +278,14 @@ int tsr_cli_bench(int argc, char **argv) {
   if (bench_shapes(&a)) return TSR_EXIT_USAGE;
   int rc = check_shapes(c);
   if (rc) goto done;
+#ifdef TSR_WITH_MPI
+  /* every rank parsed the same line; the job deals the shapes out */
+  if (!c->torch_script) c->torch_script = tsr__torch_script_default();
+  c->argc = argc + 1;
+  c->argv = argv - 1;
+  rc = tsr_cli_bench_mpi(c);
+  goto done;
+#endif
   char defdir[128];
   if (!c->out_dir) {
     char ts[64];

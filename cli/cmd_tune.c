@@ -679,7 +679,7 @@ int tsr_cli_tune(int argc, char **argv) {
     tsr_cli_list_free(list, list ? nshapes : 0);
     return rc;
   }
-  if ((rc = tsr_cli_mpi_begin())) {
+  if ((rc = tsr_cli_mpi_begin("tune"))) {
     tsr_cli_list_free(list, list ? nshapes : 0);
     return rc;
   }

@@ -34,66 +34,9 @@
 #include "tune/tune.h"
 
 enum { TAG_REQ = 1, TAG_ITEM, TAG_FILE };
-#define CHUNK (1 << 28)
 #define TARGET_CAP 512
 
-static int g_rank, g_size, g_local, g_node_has_root;
-static MPI_Comm g_node = MPI_COMM_NULL;
-
-/* CUDA_VISIBLE_DEVICES for the local rank: the local rank's entry of an
- * existing list (modulo its length; a single entry, e.g. set per task by
- * Slurm, stays), else the local rank itself. Set before any CUDA call. */
-static void pick_gpu(void) {
-  const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-  char buf[64];
-  if (vis && *vis) {
-    int n = 1;
-    for (const char *c = vis; *c; c++) n += *c == ',';
-    if (n == 1) return;
-    const char *c = vis;
-    for (int i = 0; i < g_local % n; i++) c = strchr(c, ',') + 1;
-    size_t len = strcspn(c, ",");
-    if (len >= sizeof buf) return;
-    memcpy(buf, c, len);
-    buf[len] = '\0';
-  } else {
-    snprintf(buf, sizeof buf, "%d", g_local);
-  }
-  setenv("CUDA_VISIBLE_DEVICES", buf, 1);
-}
-
-int tsr_cli_mpi_begin(void) {
-  int provided = 0;
-  if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
-    return tsr_cli_usage_error("tune", "MPI_Init_thread failed");
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  /* the ranks of this host: the local rank picks the GPU */
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &g_node);
-  MPI_Comm_rank(g_node, &g_local);
-  int root_here = g_rank == 0;
-  MPI_Allreduce(&root_here, &g_node_has_root, 1, MPI_INT, MPI_MAX, g_node);
-  if (provided < MPI_THREAD_SERIALIZED && g_size > 1) {
-    tsr_cli_usage_error("tune", "the MPI library gives no thread support (MPI_THREAD_SERIALIZED "
-                                "needed by rank 0's dispatcher)");
-    MPI_Finalize();
-    return TSR_EXIT_USAGE;
-  }
-  pick_gpu();
-  return TSR_EXIT_OK;
-}
-
-int tsr_cli_mpi_end(int rc) {
-  if (g_node != MPI_COMM_NULL) MPI_Comm_free(&g_node);
-  MPI_Finalize();
-  return rc;
-}
-
-static int agree_max(int v) {
-  int m = v;
-  MPI_Allreduce(&v, &m, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return m;
-}
+#define CHUNK (1 << 28)
 
 /* PATH's rank file: "dir/tune.db" -> "dir/tune.rank3.db". */
 static void rank_path(const char *db, int rank, char *buf, size_t cap) {
@@ -125,7 +68,7 @@ static int take(queue *q) {
 static void *dispatch(void *arg) {
   queue *q = arg;
   int finished = 0;
-  while (finished < g_size - 1) {
+  while (finished < tsr_cli_mpi_size() - 1) {
     int flag = 0;
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, TAG_REQ, MPI_COMM_WORLD, &flag, &st);
@@ -143,7 +86,7 @@ static void *dispatch(void *arg) {
 }
 
 static int next_item(queue *q) {
-  if (g_rank == 0) return take(q);
+  if (tsr_cli_mpi_rank() == 0) return take(q);
   int req = 0, item = -1;
   MPI_Send(&req, 1, MPI_INT, 0, TAG_REQ, MPI_COMM_WORLD);
   MPI_Recv(&item, 1, MPI_INT, 0, TAG_ITEM, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -151,80 +94,12 @@ static int next_item(queue *q) {
 }
 
 /* ---- files ---------------------------------------------------------------- */
-static int read_file(const char *path, char **buf, int64_t *len) {
-  *buf = NULL;
-  *len = -1;
-  FILE *f = fopen(path, "rb");
-  if (!f) return errno == ENOENT ? 0 : -1;
-  struct stat sb;
-  if (fstat(fileno(f), &sb) || !(*buf = malloc((size_t)sb.st_size + 1)) ||
-      fread(*buf, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
-    fclose(f);
-    free(*buf);
-    *buf = NULL;
-    return -1;
-  }
-  fclose(f);
-  *len = sb.st_size;
-  return 0;
-}
-
-/* path written whole or not at all: temporary file, fsync, rename. */
-static int write_atomic(const char *path, const char *buf, int64_t len) {
-  char tmp[PATH_MAX + 48];
-  snprintf(tmp, sizeof tmp, "%s.rank%d.%ld.tmp", path, g_rank, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return -1;
-  int64_t off = 0;
-  while (off < len) {
-    ssize_t w = write(fd, buf + off, (size_t)(len - off));
-    if (w <= 0) break;
-    off += w;
-  }
-  int ok = off == len && fsync(fd) == 0;
-  ok = close(fd) == 0 && ok;
-  if (!ok || rename(tmp, path)) {
-    unlink(tmp);
-    return -1;
-  }
-  return 0;
-}
-
-static void send_bytes(const char *buf, int64_t len, int dest) {
-  MPI_Send(&len, 1, MPI_INT64_T, dest, TAG_FILE, MPI_COMM_WORLD);
-  for (int64_t off = 0; off < len; off += CHUNK) {
-    int n = (int)(len - off < CHUNK ? len - off : CHUNK);
-    MPI_Send(buf + off, n, MPI_BYTE, dest, TAG_FILE, MPI_COMM_WORLD);
-  }
-}
-
-/* Out of memory mid-transfer leaves the peers waiting: the job ends. */
-static void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p) {
-    tsr_cli_error("tune", "rank %d: out of memory for a database transfer", g_rank);
-    MPI_Abort(MPI_COMM_WORLD, TSR_EXIT_USAGE);
-  }
-  return p;
-}
-
-static char *recv_bytes(int src, int64_t *len) {
-  MPI_Recv(len, 1, MPI_INT64_T, src, TAG_FILE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  if (*len < 0) return NULL;
-  char *buf = xmalloc((size_t)*len);
-  for (int64_t off = 0; off < *len; off += CHUNK) {
-    int n = (int)(*len - off < CHUNK ? *len - off : CHUNK);
-    MPI_Recv(buf + off, n, MPI_BYTE, src, TAG_FILE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  }
-  return buf;
-}
-
 /* A database's file alone holds all of it (its WAL folded in), or -1. */
 static int settle(const char *path) {
   char msg[1400];
   if (access(path, F_OK)) return 0;
   if (tsr__tune_db_settle(path, msg, sizeof msg)) {
-    tsr_cli_error("tune", "rank %d: %s", g_rank, msg);
+    tsr_cli_error("tune", "rank %d: %s", tsr_cli_mpi_rank(), msg);
     return -1;
   }
   return 0;
@@ -234,13 +109,13 @@ static int settle(const char *path) {
 static int send_file(const char *path) {
   char *buf;
   int64_t len;
-  int bad = settle(path) || read_file(path, &buf, &len);
+  int bad = settle(path) || tsr_cli_mpi_read_file(path, &buf, &len);
   if (bad) {
-    tsr_cli_error("tune", "rank %d: cannot read %s: %s", g_rank, path, strerror(errno));
-    send_bytes(NULL, -2, 0);
+    tsr_cli_error("tune", "rank %d: cannot read %s: %s", tsr_cli_mpi_rank(), path, strerror(errno));
+    tsr_cli_mpi_send_bytes(NULL, -2, 0, TAG_FILE);
     return -1;
   }
-  send_bytes(buf, len, 0);
+  tsr_cli_mpi_send_bytes(buf, len, 0, TAG_FILE);
   free(buf);
   return 0;
 }
@@ -255,18 +130,18 @@ static int gather_and_merge(const char *db, const char *own) {
     tsr_cli_error("tune", "cannot create a folder beside %s: %s", db, strerror(errno));
     dir[0] = '\0';
   }
-  int cap = 2 * g_size + 2, n = 0;
+  int cap = 2 * tsr_cli_mpi_size() + 2, n = 0;
   char **in = calloc((size_t)cap, sizeof *in);
   if (settle(db) || settle(own)) rc = TSR_EXIT_USAGE;
   if (!access(db, F_OK)) in[n++] = strdup(db);
   if (!access(own, F_OK)) in[n++] = strdup(own);
-  for (int r = 1; r < g_size; r++) {
+  for (int r = 1; r < tsr_cli_mpi_size(); r++) {
     /* every rank sends its rank file; a host's first rank its --db too */
     int leader;
     MPI_Recv(&leader, 1, MPI_INT, r, TAG_FILE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     for (int f = 0; f < 1 + leader; f++) {
       int64_t len;
-      char *buf = recv_bytes(r, &len);
+      char *buf = tsr_cli_mpi_recv_bytes(r, TAG_FILE, &len);
       if (len == -2) {
         tsr_cli_error("tune", "rank %d's %s could not be received", r, f ? "database" : "rank file");
         rc = TSR_EXIT_USAGE;
@@ -274,7 +149,7 @@ static int gather_and_merge(const char *db, const char *own) {
       if (buf && dir[0]) {
         char path[PATH_MAX + 64];
         snprintf(path, sizeof path, "%s/rank%d.%s.db", dir, r, f ? "db" : "own");
-        if (write_atomic(path, buf, len)) {
+        if (tsr_cli_mpi_write_atomic(path, buf, len)) {
           tsr_cli_error("tune", "cannot write %s: %s", path, strerror(errno));
           rc = TSR_EXIT_USAGE;
         } else {
@@ -291,7 +166,7 @@ static int gather_and_merge(const char *db, const char *own) {
       tsr_cli_error("tune", "%s", msg);
       rc = TSR_EXIT_USAGE;
     } else {
-      printf("merged    %d database(s) of %d rank(s) into %s\n", n, g_size, db);
+      printf("merged    %d database(s) of %d rank(s) into %s\n", n, tsr_cli_mpi_size(), db);
     }
   }
   for (int i = 0; i < n; i++) {
@@ -311,14 +186,14 @@ static int gather_and_merge(const char *db, const char *own) {
 }
 
 int tsr_cli_tune_mpi(const tsr_cli_tune_queue *q, int rc) {
-  if ((rc = agree_max(rc))) return rc;
+  if ((rc = tsr_cli_mpi_agree_max(rc))) return rc;
   double t0 = MPI_Wtime();
   /* One device model per job: keys of different models never mix. */
-  char mine[TARGET_CAP] = "", *all = g_rank == 0 ? calloc((size_t)g_size, TARGET_CAP) : NULL;
+  char mine[TARGET_CAP] = "", *all = tsr_cli_mpi_rank() == 0 ? calloc((size_t)tsr_cli_mpi_size(), TARGET_CAP) : NULL;
   int bad = q->target(q->arg, mine, sizeof mine) != 0;
   MPI_Gather(mine, TARGET_CAP, MPI_CHAR, all, TARGET_CAP, MPI_CHAR, 0, MPI_COMM_WORLD);
-  if (g_rank == 0) {
-    for (int r = 1; r < g_size && !bad; r++)
+  if (tsr_cli_mpi_rank() == 0) {
+    for (int r = 1; r < tsr_cli_mpi_size() && !bad; r++)
       if (strcmp(all + (size_t)r * TARGET_CAP, all)) {
         tsr_cli_usage_error("tune",
                             "ranks run on different devices (rank 0: %s; rank %d: %s): one job "
@@ -328,21 +203,21 @@ int tsr_cli_tune_mpi(const tsr_cli_tune_queue *q, int rc) {
       }
     free(all);
   }
-  if ((rc = agree_max(bad ? TSR_EXIT_USAGE : 0))) return rc;
+  if ((rc = tsr_cli_mpi_agree_max(bad ? TSR_EXIT_USAGE : 0))) return rc;
 
   /* Resume: items with a finished run in any rank file or in rank 0's --db. */
   char own[PATH_MAX];
-  rank_path(q->db_path, g_rank, own, sizeof own);
+  rank_path(q->db_path, tsr_cli_mpi_rank(), own, sizeof own);
   int *done = calloc((size_t)q->nitems, sizeof *done), *any = calloc((size_t)q->nitems, sizeof *any);
   int err = 0;
   for (int i = 0; i < q->nitems && !err; i++) {
     int d = q->done(q->arg, i, own);
-    if (!d && g_rank == 0) d = q->done(q->arg, i, q->db_path);
+    if (!d && tsr_cli_mpi_rank() == 0) d = q->done(q->arg, i, q->db_path);
     if (d < 0) err = 1;
     done[i] = d > 0;
   }
   MPI_Allreduce(done, any, q->nitems, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if ((rc = agree_max(err ? TSR_EXIT_USAGE : 0))) {
+  if ((rc = tsr_cli_mpi_agree_max(err ? TSR_EXIT_USAGE : 0))) {
     free(done);
     free(any);
     return rc;
@@ -351,24 +226,24 @@ int tsr_cli_tune_mpi(const tsr_cli_tune_queue *q, int rc) {
   pthread_mutex_init(&qu.mu, NULL);
   for (int i = 0; i < q->nitems; i++)
     if (!any[i]) qu.pending[qu.n++] = i;
-  if (g_rank == 0) {
+  if (tsr_cli_mpi_rank() == 0) {
     printf("mpi       %d rank(s); %d work item(s), %d already finished (skipped); rank files "
            "beside %s\n\n",
-           g_size, q->nitems, q->nitems - qu.n, q->db_path);
+           tsr_cli_mpi_size(), q->nitems, q->nitems - qu.n, q->db_path);
     fflush(stdout);
   }
   free(done);
   free(any);
 
   pthread_t th;
-  int threaded = g_rank == 0 && g_size > 1;
+  int threaded = tsr_cli_mpi_rank() == 0 && tsr_cli_mpi_size() > 1;
   if (threaded && pthread_create(&th, NULL, dispatch, &qu)) {
     tsr_cli_error("tune", "rank 0: cannot start the dispatcher thread");
     MPI_Abort(MPI_COMM_WORLD, TSR_EXIT_USAGE);
   }
   int fail = 0;
   for (int i; (i = next_item(&qu)) >= 0;) {
-    int r = q->run(q->arg, i, own, g_rank, g_size);
+    int r = q->run(q->arg, i, own, tsr_cli_mpi_rank(), tsr_cli_mpi_size());
     fail = r > fail ? r : fail;
   }
   if (threaded) pthread_join(th, NULL);
@@ -377,50 +252,50 @@ int tsr_cli_tune_mpi(const tsr_cli_tune_queue *q, int rc) {
 
   /* Gather, merge on rank 0, broadcast. */
   int merge_rc = 0;
-  if (g_rank == 0) {
+  if (tsr_cli_mpi_rank() == 0) {
     merge_rc = gather_and_merge(q->db_path, own);
   } else {
-    int leader = g_local == 0 && !g_node_has_root && !access(q->db_path, F_OK);
+    int leader = tsr_cli_mpi_local() == 0 && !tsr_cli_mpi_node_has_root() && !access(q->db_path, F_OK);
     MPI_Send(&leader, 1, MPI_INT, 0, TAG_FILE, MPI_COMM_WORLD);
     if (send_file(own)) merge_rc = TSR_EXIT_USAGE;
     if (leader && send_file(q->db_path)) merge_rc = TSR_EXIT_USAGE;
   }
-  int mrc = agree_max(merge_rc);
+  int mrc = tsr_cli_mpi_agree_max(merge_rc);
   if (!mrc) {
     char *buf = NULL;
     int64_t len = -1;
-    if (g_rank == 0 && read_file(q->db_path, &buf, &len)) len = -1;
+    if (tsr_cli_mpi_rank() == 0 && tsr_cli_mpi_read_file(q->db_path, &buf, &len)) len = -1;
     MPI_Bcast(&len, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
     if (len >= 0) {
-      if (g_rank != 0) buf = xmalloc((size_t)len);
+      if (tsr_cli_mpi_rank() != 0) buf = tsr_cli_mpi_xmalloc((size_t)len);
       for (int64_t off = 0; off < len; off += CHUNK) {
         int n = (int)(len - off < CHUNK ? len - off : CHUNK);
         MPI_Bcast(buf + off, n, MPI_BYTE, 0, MPI_COMM_WORLD);
       }
       /* one writer per host that rank 0 is not on */
-      if (g_rank != 0 && g_local == 0 && !g_node_has_root) {
+      if (tsr_cli_mpi_rank() != 0 && tsr_cli_mpi_local() == 0 && !tsr_cli_mpi_node_has_root()) {
         char side[PATH_MAX + 16];
         struct stat sb;
         snprintf(side, sizeof side, "%s-wal", q->db_path);
         if (stat(side, &sb) == 0 && sb.st_size > 0) {
           tsr_cli_error("tune", "rank %d: %s is in use (%s); merged database not written there",
-                        g_rank, q->db_path, side);
+                        tsr_cli_mpi_rank(), q->db_path, side);
           merge_rc = TSR_EXIT_USAGE;
-        } else if (write_atomic(q->db_path, buf, len)) {
-          tsr_cli_error("tune", "rank %d: cannot write %s: %s", g_rank, q->db_path,
+        } else if (tsr_cli_mpi_write_atomic(q->db_path, buf, len)) {
+          tsr_cli_error("tune", "rank %d: cannot write %s: %s", tsr_cli_mpi_rank(), q->db_path,
                         strerror(errno));
           merge_rc = TSR_EXIT_USAGE;
         }
       }
-    } else if (g_rank == 0) {
+    } else if (tsr_cli_mpi_rank() == 0) {
       tsr_cli_error("tune", "cannot read the merged %s", q->db_path);
       merge_rc = TSR_EXIT_USAGE;
     }
     free(buf);
   }
-  rc = agree_max(fail > merge_rc ? fail : merge_rc);
-  if (g_rank == 0) {
-    printf("mpi       done in %.1f s on %d rank(s); exit %d\n", MPI_Wtime() - t0, g_size, rc);
+  rc = tsr_cli_mpi_agree_max(fail > merge_rc ? fail : merge_rc);
+  if (tsr_cli_mpi_rank() == 0) {
+    printf("mpi       done in %.1f s on %d rank(s); exit %d\n", MPI_Wtime() - t0, tsr_cli_mpi_size(), rc);
     fflush(stdout);
   }
   return rc;

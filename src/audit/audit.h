@@ -100,7 +100,15 @@
   X(ORACLE_LIST, "oracle_list", "the oracle precompute list differs from the protocol's shapes")  \
   X(SVG_MISMATCH, "svg_mismatch", "a chart differs from the one regenerated from results.json")  \
   X(CHAIN, "chain", "the hash chain over the rows is missing or broken")                         \
-  X(DIGEST, "digest", "the run's digest differs from the recomputation or from --digest")
+  X(DIGEST, "digest", "the run's digest differs from the recomputation or from --digest")        \
+  X(RANK_DIR, "rank_dir", "a rank directory that combined.json lists is missing or unusable")    \
+  X(RANK_RECORD, "rank_record",                                                                  \
+    "a rank's results differ from what combined.json records (hash, digest, shapes, command)")   \
+  X(SHAPE_COVERAGE, "shape_coverage",                                                            \
+    "a shape of the command is measured twice, lost, extra, or not where the division deals it") \
+  X(DEVICE_MIX, "device_mix", "ranks ran on different device models, or contradict their key")  \
+  X(COMBINED_REPORT, "combined_report",                                                          \
+    "the combined report.md differs from the one regenerated from the rank results")
 
 typedef enum {
 #define TSR__AR_ENUM(id, name, text) TSR__AR_##id,
@@ -236,6 +244,34 @@ int tsr__audit_chain_digest(const json_t *doc, char out[65]);
 
 void tsr__audit_check(const tsr__audit_input *in, const tsr__audit_options *opt,
                       tsr__audit_result *res);
+
+/* ---- a combined directory of `tessera-mpi bench` (combined.c) ----------- */
+#define TSR_AUDIT_MPI_SCHEMA "tessera-bench-mpi/1"
+/* 1 when DIR holds a combined.json (then DIR is audited as a combination). */
+int tsr__audit_is_combined(const char *dir);
+/* The shapes a recorded bench command line names (--shapes, or the preset's
+ * list), as a new array of labels; NULL when it names none. */
+json_t *tsr__audit_command_shapes(const json_t *command_line);
+/* Renders a combined directory's report.md from combined.json and the rank
+ * documents (NULL for a missing one); passed in by the caller, as render. */
+typedef int (*tsr__audit_render_combined_fn)(const json_t *combined, json_t *const *docs, size_t n,
+                                             char **md, char *msg, size_t cap);
+typedef struct {
+  size_t nranks;
+  char (*dirs)[4200];        /* DIR/rank<R> */
+  int *loaded;               /* the rank directory could be read as a results directory */
+  tsr__audit_result *ranks;  /* each rank directory's own audit */
+  tsr__audit_result comb;    /* the combination's findings */
+  size_t shapes;             /* shapes of the command */
+  int report_compared;       /* report.md regenerated and compared whole */
+} tsr__audit_combined;
+/* Audits every rank directory combined.json lists (tsr__audit_check) and
+ * the combination (docs/audit.md, "Combined directories"). 0, or -1 with
+ * one line in msg when combined.json itself is unusable (exit 2). */
+int tsr__audit_combined_check(const char *dir, const tsr__audit_options *opt,
+                              tsr__audit_render_combined_fn render, tsr__audit_combined *out,
+                              char *msg, size_t cap);
+void tsr__audit_combined_free(tsr__audit_combined *c);
 /* The verdict document (schema tessera-audit/1; new reference). */
 json_t *tsr__audit_result_json(const tsr__audit_result *r, const char *dir);
 

@@ -300,6 +300,34 @@ static void cl_check_files(tsr__audit_ctx *c, const cl_opts *o) {
   if (given && out) snprintf(c->out_dir, sizeof c->out_dir, "%s", out);
 }
 
+json_t *tsr__audit_command_shapes(const json_t *cl) {
+  size_t verb = 0;
+  for (size_t i = 0; i < json_array_size(cl) && i < 3 && !verb; i++) {
+    const char *t = json_string_value(json_array_get(cl, i));
+    if (t && !strcmp(t, "bench")) verb = i + 1;
+  }
+  if (!verb) return NULL;
+  cl_opts o;
+  cl_parse(cl, verb, &o);
+  int given, pgiven;
+  const char *shapes = cl_get(&o, "shapes", &given);
+  const char *preset = cl_get(&o, "preset", &pgiven);
+  json_t *out = json_array();
+  char buf[128];
+  if (given && shapes) {
+    for (int i = 0; i < split_count(shapes); i++)
+      if (!split_item(shapes, i, buf, sizeof buf)) json_array_append_new(out, json_string(buf));
+  } else if (pgiven && preset && (!strcmp(preset, "quick") || !strcmp(preset, "seed"))) {
+    int quick = !strcmp(preset, "quick");
+    for (int i = 0; i < (quick ? 4 : 14); i++)
+      json_array_append_new(out, json_string(quick ? preset_quick[i] : preset_seed[i]));
+  } else {
+    json_decref(out);
+    return NULL;
+  }
+  return out;
+}
+
 void tsr__audit_check_command_line(tsr__audit_ctx *c) {
   const json_t *cl = json_object_get(c->doc, "command_line");
   size_t verb = 0;

@@ -175,6 +175,7 @@ typedef struct {
   int torch_exec; /* 1: a fresh python3 per torch row; 0: fork from a zygote */
   int progress; /* progress line on stderr */
   double max_memory; /* host bytes one measurement may need; 0: 80% of physical memory */
+  int quiet_tables;  /* 1: the tables are not printed (a rank of an MPI job) */
   int argc;
   char **argv; /* full command line for the record */
 } tsr__bench_config;
@@ -186,6 +187,34 @@ typedef struct {
  * child (tsr__measure_host_bytes over the requested routes) exceeds
  * max_memory. */
 int tsr__bench_run(const tsr__bench_config *cfg);
+/* The up-front memory check of tsr__bench_run alone: 0, or 2 after one line. */
+int tsr__bench_preflight(const tsr__bench_config *cfg);
+/* The devices the requested routes of cfg run on, for the check that every
+ * rank of an MPI job runs the same model (docs/protocol.md, "Under MPI"):
+ * {tessera_version, gpu: {device, sm_count, compute_capability,
+ * cuda_driver_version, nvrtc_version} | null (no usable GPU), cpu:
+ * {cpu_model, ncpu_online}}; gpu only when a GPU route is requested, cpu
+ * only when a CPU route is. The GPU is probed in a child process. */
+json_t *tsr__bench_device_key(const tsr__bench_config *cfg);
+
+/* ---- the bench under MPI (combine.c; docs/protocol.md, "Under MPI") ---- */
+#define TSR_BENCH_MPI_SCHEMA "tessera-bench-mpi/1"
+/* SHA-256("tessera-bench-mpi/1 digest\n" || canon(combined without
+ * "digest")), hex; 0 on success. */
+int tsr__bench_combined_digest(const json_t *combined, char out[65]);
+/* report.md of a combined directory from combined.json and the ranks'
+ * results.json documents (docs[i] for per_rank[i]; NULL when missing):
+ * per shape of the command, the table of the rank that measured it. *md
+ * malloc'd; 0, or -1 with msg. */
+int tsr__bench_combined_render(const json_t *combined, json_t *const *docs, size_t n, char **md,
+                               char *msg, size_t cap);
+/* Completes combined (its per_rank[] name each rank's directory under dir)
+ * from each DIR/<rank dir>/results.json: the file's SHA-256, the run's
+ * digest, rows and failed rows; sets finished_utc and the digest; writes
+ * DIR/report.md and then DIR/combined.json atomically. digest receives the
+ * combined digest, *md (optional) report.md. 0, or -1 with msg. */
+int tsr__bench_combine(const char *dir, json_t *combined, char digest[65], char **md, char *msg,
+                       size_t cap);
 
 /* ---- report (report.c) -------------------------------------------------- */
 /* Tables computed from the raw document alone (schema

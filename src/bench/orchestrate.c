@@ -355,6 +355,55 @@ static int memory_check(const tsr__bench_config *cfg) {
   return rc;
 }
 
+int tsr__bench_preflight(const tsr__bench_config *cfg) { return memory_check(cfg); }
+
+/* The devices the requested routes run on (docs/protocol.md, "Under MPI"):
+ * the GPU as a probe child of tessera-gpu sees it (this process never
+ * touches CUDA), the CPU as /proc/cpuinfo names it. */
+json_t *tsr__bench_device_key(const tsr__bench_config *cfg) {
+  int want_gpu = 0, want_cpu = 0;
+  char *copy = cfg->routes ? strdup(cfg->routes) : NULL, *save_p = NULL;
+  if (cfg->routes) {
+    for (char *t = copy ? strtok_r(copy, ",", &save_p) : NULL; t; t = strtok_r(NULL, ",", &save_p)) {
+      const tsr__route *rt = tsr__route_find(t);
+      if (rt) *(rt->is_gpu ? &want_gpu : &want_cpu) = 1;
+    }
+  } else {
+    want_gpu = want_cpu = 1;
+  }
+  free(copy);
+  json_t *key = json_object();
+  json_object_set_new(key, "tessera_version", json_string(TSR_VERSION));
+  if (want_gpu) {
+    char **av = child_argv(cfg, "tessera-gpu", NULL, NULL, CHILD_PROBE, NULL);
+    child_out co;
+    run_child(av, cfg->timeout_s < 120 ? cfg->timeout_s : 120, "/dev/null", &co);
+    free_argv(av);
+    const json_t *v = json_object_get(co.result, "versions");
+    json_t *gpu = json_null();
+    if (json_is_true(json_object_get(co.result, "available")) && json_object_get(v, "device")) {
+      static const char *const keys[] = {"device", "sm_count", "compute_capability",
+                                         "cuda_driver_version", "nvrtc_version"};
+      gpu = json_object();
+      for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        json_t *x = json_object_get(v, keys[i]);
+        json_object_set(gpu, keys[i], x ? x : json_null());
+      }
+    }
+    json_object_set_new(key, "gpu", gpu);
+    json_decref(co.result);
+  }
+  if (want_cpu) {
+    json_t *host = tsr__host_json(), *cpu = json_object();
+    json_t *model = json_object_get(host, "cpu_model");
+    json_object_set(cpu, "cpu_model", model ? model : json_null());
+    json_object_set(cpu, "ncpu_online", json_object_get(host, "ncpu_online"));
+    json_object_set_new(key, "cpu", cpu);
+    json_decref(host);
+  }
+  return key;
+}
+
 /* --out: refused when it exists; created with its parents. 0, or 2 after one line. */
 static int make_out_dir(const char *dir) {
   struct stat sb;
@@ -698,7 +747,7 @@ static int print_report(run_state *s, const char *digest) {
     fprintf(stderr, "tessera bench: report: %s\n", msg);
     rc = 1;
   } else {
-    fputs(md, stdout);
+    if (!s->cfg->quiet_tables) fputs(md, stdout);
     printf("\nraw results: %s\nreport: %s/report.md\n", s->results_path, dir);
     /* to quote in a commit message or docs/perf.md; `tessera audit --digest` checks it */
     printf("digest: sha256:%s\n", digest);
