@@ -123,6 +123,11 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
         "static constexpr int WGS = %d, MW = %d, NC = %d; // warpgroups; per warpgroup: m64 slices, "
         "wgmma chunks of WN columns\n",
         g->wgs, g->mw, g->nc);
+    if (!g->chain)
+      put(s,
+          "static constexpr int PARTS = %d; // partial-sum buffers: 2 lets step s+1 run while step "
+          "s is promoted\n",
+          g->parts);
   } else if (g->tf32) {
     put(s, "static constexpr int MI = %d, NI = %d; // 16x8 MMA tiles per warp\n", g->mi, g->ni);
     put(s,
@@ -922,6 +927,12 @@ static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g) {
 /* Core-matrix offset, descriptor, tile loads and the in-place split. */
 static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
   put(s,
+      "// acc += part, IEEE adds; each part register is pinned after the wait_group before\n"
+      "__device__ __forceinline__ void tsr_wg_promote(float (&acc)[WN / 2], float (&part)[WN / 2]) {\n"
+      "#pragma unroll\n"
+      "  for (int r = 0; r < WN / 2; ++r) { tsr_wg_pin(part[r]); acc[r] += part[r]; }\n"
+      "}\n");
+  put(s,
       "// core-matrix layout (no swizzle): (row r, k c) of a k-major tile, in floats\n"
       "__device__ __forceinline__ int tsr_soff(int r, int c) {\n"
       "  return ((r >> 3) * (BK / 4) + (c >> 2)) * 32 + (r & 7) * 4 + (c & 3);\n"
@@ -1049,8 +1060,9 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
       "#pragma unroll\n      for (int r = 0; r < WN / 2; ++r) acc[i][j][r] = 0.0f;\n");
   if (step)
     put(s,
-        "  float part[WN / 2]; // one chunk's partial sum over one K block (acc=step)\n"
-        "#pragma unroll\n  for (int r = 0; r < WN / 2; ++r) part[r] = 0.0f;\n");
+        "  float part[PARTS][WN / 2]; // 8-deep K steps' partial sums (acc=step)\n"
+        "#pragma unroll\n  for (int q = 0; q < PARTS; ++q)\n"
+        "#pragma unroll\n    for (int r = 0; r < WN / 2; ++r) part[q][r] = 0.0f;\n");
   put(s,
       "  float *smem = tsr_dynamic_smem();\n"
       "  float *As = smem;                    // STAGES x (A big%s)\n"
@@ -1083,38 +1095,63 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
       "    }\n"
       "    const int cur = it %% STAGES;\n"
       "    const unsigned a0 = sa + 4u * (unsigned)(cur * A_STAGE + wg * WM * BK);\n"
-      "    const unsigned b0 = sb + 4u * (unsigned)(cur * B_STAGE);\n"
-      "#pragma unroll\n"
-      "    for (int c = 0; c < MW * NC; ++c) {\n"
-      "      const int i = c / NC, j = c %% NC;\n"
-      "      tsr_wg_fence();\n"
-      "#pragma unroll\n"
-      "      for (int kk = 0; kk < BK / 8; ++kk) {\n"
-      "        // 8-deep K step kk: two core matrices along k, 256 bytes further\n"
-      "        const unsigned ab = a0 + 4u * (unsigned)(i * 64 * BK) + 256u * kk;\n"
-      "        const unsigned bb = b0 + 4u * (unsigned)(j * WN * BK) + 256u * kk;\n",
+      "    const unsigned b0 = sb + 4u * (unsigned)(cur * B_STAGE);\n",
       g->x3 ? ", A small" : "", g->x3 ? ", B small" : "");
-  const char *d = step ? "part" : "acc[i][j]";
-  const char *first = step ? "kk > 0" : "1";
-  if (g->x3)
+  if (step) {
+    /* acc=step: every 8-deep K step's MMAs start from zero and the step's
+     * partial sum is promoted with an IEEE add, as in mma=tf32x3 (the tensor
+     * core truncates inside each MMA at the scale of its largest term, the
+     * accumulator included: a partial sum carried over several steps costs a
+     * truncation at its own, growing, scale per MMA; docs/accuracy.md). With
+     * PARTS = 2 the step s+1 is issued before step s is promoted. */
     put(s,
-        "        tsr_wgmma(%s, tsr_desc(ab + 4u * BM * BK), tsr_desc(bb), %s); // small x big\n"
-        "        tsr_wgmma(%s, tsr_desc(ab), tsr_desc(bb + 4u * BN * BK), 1);  // big x small\n"
-        "        tsr_wgmma(%s, tsr_desc(ab), tsr_desc(bb), 1);                 // big x big\n",
-        d, first, d, d);
-  else
-    put(s, "        tsr_wgmma(%s, tsr_desc(ab), tsr_desc(bb), %s); // tf32: big parts only\n", d, first);
-  put(s, "      }\n      tsr_wg_commit();\n");
-  if (step)
-    put(s,
-        "      if (c + 1 < MW * NC) { // promote now; the last chunk's waits for the split below\n"
-        "        tsr_wg_wait<0>();\n"
+        "    constexpr int KS = BK / 8, NS = MW * NC * KS; // 8-deep steps of this K block\n"
         "#pragma unroll\n"
-        "        for (int r = 0; r < WN / 2; ++r) { tsr_wg_pin(part[r]); acc[i][j][r] += part[r]; }\n"
-        "      }\n");
+        "    for (int s = 0; s < NS; ++s) {\n"
+        "      const int i = s / (NC * KS), j = (s / KS) %% NC, kk = s %% KS;\n"
+        "      // step kk: two core matrices along k, 256 bytes further\n"
+        "      const unsigned ab = a0 + 4u * (unsigned)(i * 64 * BK) + 256u * kk;\n"
+        "      const unsigned bb = b0 + 4u * (unsigned)(j * WN * BK) + 256u * kk;\n"
+        "      tsr_wg_fence();\n");
+    if (g->x3)
+      put(s,
+          "      tsr_wgmma(part[s %% PARTS], tsr_desc(ab + 4u * BM * BK), tsr_desc(bb), 0); // small x big, from 0\n"
+          "      tsr_wgmma(part[s %% PARTS], tsr_desc(ab), tsr_desc(bb + 4u * BN * BK), 1); // big x small\n"
+          "      tsr_wgmma(part[s %% PARTS], tsr_desc(ab), tsr_desc(bb), 1);                // big x big\n");
+    else
+      put(s, "      tsr_wgmma(part[s %% PARTS], tsr_desc(ab), tsr_desc(bb), 0); // tf32: big parts, from 0\n");
+    put(s,
+        "      tsr_wg_commit();\n"
+        "      if (PARTS == 2 && s > 0) { // step s-1 done (s may still run): promote it\n"
+        "        tsr_wg_wait<1>();\n"
+        "        tsr_wg_promote(acc[(s - 1) / (NC * KS)][((s - 1) / KS) %% NC], part[(s - 1) %% PARTS]);\n"
+        "      } else if (PARTS == 1 && s + 1 < NS) {\n"
+        "        tsr_wg_wait<0>();\n"
+        "        tsr_wg_promote(acc[i][j], part[0]);\n"
+        "      }\n"
+        "    }\n");
+  } else {
+    put(s,
+        "#pragma unroll\n"
+        "    for (int c = 0; c < MW * NC; ++c) {\n"
+        "      const int i = c / NC, j = c %% NC;\n"
+        "      tsr_wg_fence();\n"
+        "#pragma unroll\n"
+        "      for (int kk = 0; kk < BK / 8; ++kk) {\n"
+        "        // 8-deep K step kk: two core matrices along k, 256 bytes further\n"
+        "        const unsigned ab = a0 + 4u * (unsigned)(i * 64 * BK) + 256u * kk;\n"
+        "        const unsigned bb = b0 + 4u * (unsigned)(j * WN * BK) + 256u * kk;\n");
+    if (g->x3)
+      put(s,
+          "        tsr_wgmma(acc[i][j], tsr_desc(ab + 4u * BM * BK), tsr_desc(bb), 1); // small x big\n"
+          "        tsr_wgmma(acc[i][j], tsr_desc(ab), tsr_desc(bb + 4u * BN * BK), 1); // big x small\n"
+          "        tsr_wgmma(acc[i][j], tsr_desc(ab), tsr_desc(bb), 1);                // big x big\n");
+    else
+      put(s, "        tsr_wgmma(acc[i][j], tsr_desc(ab), tsr_desc(bb), 1); // tf32: big parts only\n");
+    put(s, "      }\n      tsr_wg_commit();\n    }\n");
+  }
   put(s,
-      "    }\n"
-      "    if (it + 1 < nk) { // split block it+1 while the last chunk multiplies\n"
+      "    if (it + 1 < nk) { // split block it+1 while the last step multiplies\n"
       "      tsr_cp_wait<STAGES - 2>();\n"
       "      __syncthreads();\n"
       "      const int nxt = (it + 1) %% STAGES;\n"
@@ -1123,12 +1160,7 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
       "    }\n"
       "    tsr_wg_wait<0>();\n");
   if (step)
-    put(s,
-        "#pragma unroll\n"
-        "    for (int r = 0; r < WN / 2; ++r) {\n"
-        "      tsr_wg_pin(part[r]);\n"
-        "      acc[MW - 1][NC - 1][r] += part[r];\n"
-        "    }\n");
+    put(s, "    tsr_wg_promote(acc[MW - 1][NC - 1], part[(NS - 1) %% PARTS]);\n");
   else
     put(s,
         "#pragma unroll\n    for (int i = 0; i < MW; ++i)\n"
