@@ -123,6 +123,11 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
         "static constexpr int WGS = %d, MW = %d, NC = %d; // warpgroups; per warpgroup: m64 slices, "
         "wgmma chunks of WN columns\n",
         g->wgs, g->mw, g->nc);
+    if (g->producer)
+      put(s,
+          "static constexpr int RAW = %d; // split=producer: raw K blocks (copies in flight + the one "
+          "being split)\n",
+          g->raw);
     if (!g->chain)
       put(s,
           "static constexpr int PARTS = %d; // partial-sum buffers: 2 lets step s+1 run while step "
@@ -911,7 +916,36 @@ static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g) {
       "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n"
       "}\n"
       "// pins an accumulator register: no read of it moves above the wait_group before\n"
-      "__device__ __forceinline__ void tsr_wg_pin(float &x) { asm volatile(\"\" : \"+f\"(x) :: \"memory\"); }\n"
+      "__device__ __forceinline__ void tsr_wg_pin(float &x) { asm volatile(\"\" : \"+f\"(x) :: \"memory\"); }\n");
+  if (g->producer) {
+    put(s,
+        "// mbarriers (PTX ISA \"Parallel Synchronization and Communication Instructions:\n"
+        "// mbarrier\"): arrive has release, try_wait acquire semantics at CTA scope\n"
+        "__device__ __forceinline__ void tsr_mbar_init(unsigned bar, unsigned count) {\n"
+        "  asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %%1;\\n\" :: \"r\"(bar), \"r\"(count) : \"memory\");\n"
+        "}\n"
+        "__device__ __forceinline__ void tsr_mbar_arrive(unsigned bar) {\n"
+        "  asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.shared::cta.b64 st, [%%0];\\n}\\n\" :: \"r\"(bar) : \"memory\");\n"
+        "}\n"
+        "// returns once the phase of parity `parity` has completed\n"
+        "__device__ __forceinline__ void tsr_mbar_wait(unsigned bar, unsigned parity) {\n"
+        "  asm volatile(\"{\\n.reg .pred done;\\nTSR_MBAR_WAIT:\\n\"\n"
+        "               \"mbarrier.try_wait.parity.shared::cta.b64 done, [%%0], %%1;\\n\"\n"
+        "               \"@!done bra TSR_MBAR_WAIT;\\n}\\n\" :: \"r\"(bar), \"r\"(parity) : \"memory\");\n"
+        "}\n"
+        "// the producer warpgroup's own barrier (named barrier 1; __syncthreads is 0)\n"
+        "__device__ __forceinline__ void tsr_producer_sync() { asm volatile(\"bar.sync 1, 128;\\n\" ::: \"memory\"); }\n");
+    if (g->wgs == 2)
+      put(s,
+          "// 384 threads start at 168 registers: the producer gives registers to the consumers\n"
+          "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 80;\\n\"); }\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 216;\\n\"); }\n");
+    else
+      put(s,
+          "__device__ __forceinline__ void tsr_producer_regs() {} // 256 threads: 255 registers each\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() {}\n");
+  }
+  put(s,
       "// d (%d registers) = A(64 x 8) * B(8 x %d) + (scale_d ? d : 0); A, B by descriptor\n"
       "__device__ __forceinline__ void tsr_wgmma(float (&d)[%d], unsigned long long da,\n"
       "                                          unsigned long long db, int scale_d) {\n"
@@ -953,12 +987,15 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
     put(s,
         "// %c tile (%s x BK, k-contiguous%s) -> core matrices: 8 consecutive threads\n"
         "// copy the 8 rows of one core matrix (128 contiguous bytes: no bank conflict)\n"
-        "__device__ __forceinline__ void tsr_load_%c(float *s, const float *__restrict__ g, int x0, int k0) {\n"
+        "// (LT loading threads, this one tid)\n"
+        "template <int LT>\n"
+        "__device__ __forceinline__ void tsr_load_%c(float *s, const float *__restrict__ g, int x0, int k0,\n"
+        "                                           int tid) {\n"
         "  constexpr int V = %d, CPR = BK / V, TOTAL = %s * CPR;\n"
         "#pragma unroll\n"
-        "  for (int it = 0; it < (TOTAL + NT - 1) / NT; ++it) {\n"
-        "    const int e = (int)threadIdx.x + it * NT;\n"
-        "    if (TOTAL %% NT != 0 && e >= TOTAL) break;\n"
+        "  for (int it = 0; it < (TOTAL + LT - 1) / LT; ++it) {\n"
+        "    const int e = tid + it * LT;\n"
+        "    if (TOTAL %% LT != 0 && e >= TOTAL) break;\n"
         "    const int r = (e / (8 * CPR)) * 8 + (e & 7), c = ((e >> 3) %% CPR) * V;\n",
         U, BMN, o->packed ? ", packed" : "", o->name, v, BMN);
     if (tx || tk) {
@@ -977,11 +1014,12 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
     put(s, "  }\n}\n\n");
   }
   put(s,
-      "// Split one landed stage in place, once per element: big = tf32(x) where x was%s.\n"
+      "// Split a landed tile of n floats (src; t itself when split in place), once per\n"
+      "// element, by lt threads (this one tid): big = tf32(x) at t%s.\n"
       "// A non-finite big part gets a zero small part (such outputs are recomputed by tsr_fix).\n"
-      "__device__ __forceinline__ void tsr_split_tile(float *t, int n) {\n"
-      "  for (int e = (int)threadIdx.x * 4; e < n; e += NT * 4) {\n"
-      "    const float4 x = *reinterpret_cast<const float4 *>(t + e);\n"
+      "__device__ __forceinline__ void tsr_split_tile(const float *src, float *t, int n, int tid, int lt) {\n"
+      "  for (int e = tid * 4; e < n; e += lt * 4) {\n"
+      "    const float4 x = *reinterpret_cast<const float4 *>(src + e);\n"
       "    const float xs[4] = {x.x, x.y, x.z, x.w};\n"
       "    unsigned hi[4], lo[4];\n"
       "#pragma unroll\n"
@@ -991,7 +1029,7 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
       "    }\n"
       "    uint4 h4; h4.x = hi[0]; h4.y = hi[1]; h4.z = hi[2]; h4.w = hi[3];\n"
       "    *reinterpret_cast<uint4 *>(t + e) = h4;\n",
-      g->x3 ? ", small = tf32(x - big) one tile further" : "");
+      g->x3 ? ", small = tf32(x - big) one tile further (t + n)" : "");
   if (g->x3)
     put(s,
         "    uint4 l4; l4.x = lo[0]; l4.y = lo[1]; l4.z = lo[2]; l4.w = lo[3];\n"
@@ -999,8 +1037,8 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
   put(s,
       "  }\n}\n"
       "__device__ __forceinline__ void tsr_split_stage(float *as, float *bs) {\n"
-      "  tsr_split_tile(as, BM * BK);\n"
-      "  tsr_split_tile(bs, BN * BK);\n"
+      "  tsr_split_tile(as, as, BM * BK, (int)threadIdx.x, NT);\n"
+      "  tsr_split_tile(bs, bs, BN * BK, (int)threadIdx.x, NT);\n"
       "}\n\n");
 }
 
@@ -1069,34 +1107,91 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
       "  float *Bs = smem + STAGES * A_STAGE; // STAGES x (B big%s)\n"
       "  const unsigned sa = tsr_smem_addr(As), sb = tsr_smem_addr(Bs);\n"
       "  const int wg = (int)threadIdx.x >> 7; // warpgroup: rows wg * WM .. + WM of the tile\n"
-      "  const int nk = kb_end - kb_begin;\n"
-      "#pragma unroll\n"
-      "  for (int st = 0; st < STAGES - 1; ++st) {\n"
-      "    if (st < nk) {\n"
-      "      tsr_load_a(As + st * A_STAGE, Ag, m0, (kb_begin + st) * BK);\n"
-      "      tsr_load_b(Bs + st * B_STAGE, Bg, n0, (kb_begin + st) * BK);\n"
-      "    }\n"
-      "    tsr_cp_commit();\n"
-      "  }\n"
-      "  tsr_cp_wait<STAGES - 2>(); // block 0 landed (this thread's copies)\n"
-      "  __syncthreads();           // ... everyone's\n"
-      "  tsr_split_stage(As, Bs);\n"
-      "  tsr_proxy_fence();\n"
-      "  __syncthreads();\n"
-      "  for (int it = 0; it < nk; ++it) {\n"
-      "    {\n"
-      "      const int nx = it + STAGES - 1;\n"
-      "      if (nx < nk) { // slot of block it-1: its wgmmas completed before the last barrier\n"
-      "        const int slot = nx %% STAGES;\n"
-      "        tsr_load_a(As + slot * A_STAGE, Ag, m0, (kb_begin + nx) * BK);\n"
-      "        tsr_load_b(Bs + slot * B_STAGE, Bg, n0, (kb_begin + nx) * BK);\n"
-      "      }\n"
-      "      tsr_cp_commit();\n"
-      "    }\n"
-      "    const int cur = it %% STAGES;\n"
-      "    const unsigned a0 = sa + 4u * (unsigned)(cur * A_STAGE + wg * WM * BK);\n"
-      "    const unsigned b0 = sb + 4u * (unsigned)(cur * B_STAGE);\n",
+      "  const int nk = kb_end - kb_begin;\n",
       g->x3 ? ", A small" : "", g->x3 ? ", B small" : "");
+  if (g->producer) {
+    /* split=producer (warp specialization): warpgroup WGS copies each K
+     * block into a raw buffer (cp.async, RAW blocks in flight), splits it
+     * into the TF32 planes of its stage and signals the stage's full
+     * mbarrier; the consumer warpgroups wait on it, multiply and signal the
+     * stage's empty mbarrier once their wgmmas have read it. No CTA-wide
+     * barrier after the role split. */
+    put(s,
+        "  float *Ar = smem + STAGES * (A_STAGE + B_STAGE); // RAW x A (unsplit copies)\n"
+        "  float *Br = Ar + RAW * BM * BK;                  // RAW x B\n"
+        "  // mbarriers: full[st] at bars + 8 st (the producer's 128 threads arrive),\n"
+        "  // empty[st] at bars + 8 (STAGES + st) (the consumers' 128 WGS threads arrive)\n"
+        "  const unsigned bars = tsr_smem_addr(Br + RAW * BN * BK);\n"
+        "  if (threadIdx.x == 0)\n"
+        "    for (int st = 0; st < STAGES; ++st) {\n"
+        "      tsr_mbar_init(bars + 8u * st, 128u);\n"
+        "      tsr_mbar_init(bars + 8u * (STAGES + st), 128u * WGS);\n"
+        "    }\n"
+        "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n"
+        "  if (wg == WGS) { // producer warpgroup\n"
+        "    tsr_producer_regs();\n"
+        "    const int pt = (int)threadIdx.x - 128 * WGS;\n"
+        "#pragma unroll\n"
+        "    for (int st = 0; st < RAW - 1; ++st) {\n"
+        "      if (st < nk) {\n"
+        "        tsr_load_a<128>(Ar + st * BM * BK, Ag, m0, (kb_begin + st) * BK, pt);\n"
+        "        tsr_load_b<128>(Br + st * BN * BK, Bg, n0, (kb_begin + st) * BK, pt);\n"
+        "      }\n"
+        "      tsr_cp_commit();\n"
+        "    }\n"
+        "    for (int it = 0; it < nk; ++it) {\n"
+        "      tsr_cp_wait<RAW - 2>(); // block it landed (this thread's copies)\n"
+        "      tsr_producer_sync();    // ... everyone's; and everyone split block it-1\n"
+        "      const int nx = it + RAW - 1;\n"
+        "      if (nx < nk) { // raw buffer of block it-1\n"
+        "        tsr_load_a<128>(Ar + (nx %% RAW) * BM * BK, Ag, m0, (kb_begin + nx) * BK, pt);\n"
+        "        tsr_load_b<128>(Br + (nx %% RAW) * BN * BK, Bg, n0, (kb_begin + nx) * BK, pt);\n"
+        "      }\n"
+        "      tsr_cp_commit();\n"
+        "      const int st = it %% STAGES, r = it %% RAW;\n"
+        "      tsr_mbar_wait(bars + 8u * (STAGES + st), ((it / STAGES) & 1) ^ 1); // stage free\n"
+        "      tsr_split_tile(Ar + r * BM * BK, As + st * A_STAGE, BM * BK, pt, 128);\n"
+        "      tsr_split_tile(Br + r * BN * BK, Bs + st * B_STAGE, BN * BK, pt, 128);\n"
+        "      tsr_proxy_fence(); // the planes -> the async proxy (wgmma)\n"
+        "      tsr_mbar_arrive(bars + 8u * st);\n"
+        "    }\n"
+        "    return;\n"
+        "  }\n"
+        "  tsr_consumer_regs();\n"
+        "  for (int it = 0; it < nk; ++it) {\n"
+        "    const int cur = it %% STAGES;\n"
+        "    tsr_mbar_wait(bars + 8u * cur, (it / STAGES) & 1); // block it's planes written\n"
+        "    const unsigned a0 = sa + 4u * (unsigned)(cur * A_STAGE + wg * WM * BK);\n"
+        "    const unsigned b0 = sb + 4u * (unsigned)(cur * B_STAGE);\n");
+  } else {
+    put(s,
+        "#pragma unroll\n"
+        "  for (int st = 0; st < STAGES - 1; ++st) {\n"
+        "    if (st < nk) {\n"
+        "      tsr_load_a<NT>(As + st * A_STAGE, Ag, m0, (kb_begin + st) * BK, (int)threadIdx.x);\n"
+        "      tsr_load_b<NT>(Bs + st * B_STAGE, Bg, n0, (kb_begin + st) * BK, (int)threadIdx.x);\n"
+        "    }\n"
+        "    tsr_cp_commit();\n"
+        "  }\n"
+        "  tsr_cp_wait<STAGES - 2>(); // block 0 landed (this thread's copies)\n"
+        "  __syncthreads();           // ... everyone's\n"
+        "  tsr_split_stage(As, Bs);\n"
+        "  tsr_proxy_fence();\n"
+        "  __syncthreads();\n"
+        "  for (int it = 0; it < nk; ++it) {\n"
+        "    {\n"
+        "      const int nx = it + STAGES - 1;\n"
+        "      if (nx < nk) { // slot of block it-1: its wgmmas completed before the last barrier\n"
+        "        const int slot = nx %% STAGES;\n"
+        "        tsr_load_a<NT>(As + slot * A_STAGE, Ag, m0, (kb_begin + nx) * BK, (int)threadIdx.x);\n"
+        "        tsr_load_b<NT>(Bs + slot * B_STAGE, Bg, n0, (kb_begin + nx) * BK, (int)threadIdx.x);\n"
+        "      }\n"
+        "      tsr_cp_commit();\n"
+        "    }\n"
+        "    const int cur = it %% STAGES;\n"
+        "    const unsigned a0 = sa + 4u * (unsigned)(cur * A_STAGE + wg * WM * BK);\n"
+        "    const unsigned b0 = sb + 4u * (unsigned)(cur * B_STAGE);\n");
+  }
   if (step) {
     /* acc=step: every 8-deep K step's MMAs start from zero and the step's
      * partial sum is promoted with an IEEE add, as in mma=tf32x3 (the tensor
@@ -1150,15 +1245,16 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
       put(s, "        tsr_wgmma(acc[i][j], tsr_desc(ab), tsr_desc(bb), 1); // tf32: big parts only\n");
     put(s, "      }\n      tsr_wg_commit();\n    }\n");
   }
-  put(s,
-      "    if (it + 1 < nk) { // split block it+1 while the last step multiplies\n"
-      "      tsr_cp_wait<STAGES - 2>();\n"
-      "      __syncthreads();\n"
-      "      const int nxt = (it + 1) %% STAGES;\n"
-      "      tsr_split_stage(As + nxt * A_STAGE, Bs + nxt * B_STAGE);\n"
-      "      tsr_proxy_fence();\n"
-      "    }\n"
-      "    tsr_wg_wait<0>();\n");
+  if (!g->producer)
+    put(s,
+        "    if (it + 1 < nk) { // split block it+1 while the last step multiplies\n"
+        "      tsr_cp_wait<STAGES - 2>();\n"
+        "      __syncthreads();\n"
+        "      const int nxt = (it + 1) %% STAGES;\n"
+        "      tsr_split_stage(As + nxt * A_STAGE, Bs + nxt * B_STAGE);\n"
+        "      tsr_proxy_fence();\n"
+        "    }\n");
+  put(s, "    tsr_wg_wait<0>();\n");
   if (step)
     put(s, "    tsr_wg_promote(acc[MW - 1][NC - 1], part[(NS - 1) %% PARTS]);\n");
   else
@@ -1166,9 +1262,14 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
         "#pragma unroll\n    for (int i = 0; i < MW; ++i)\n"
         "#pragma unroll\n      for (int j = 0; j < NC; ++j)\n"
         "#pragma unroll\n        for (int r = 0; r < WN / 2; ++r) tsr_wg_pin(acc[i][j][r]);\n");
-  put(s,
-      "    __syncthreads(); // block it+1's split visible; every wgmma of block it done\n"
-      "  }\n");
+  if (g->producer)
+    put(s,
+        "    tsr_mbar_arrive(bars + 8u * (STAGES + cur)); // every wgmma of block it done: stage free\n"
+        "  }\n");
+  else
+    put(s,
+        "    __syncthreads(); // block it+1's split visible; every wgmma of block it done\n"
+        "  }\n");
   /* Epilogue: the m64nNk8 D fragment (PTX ISA, wgmma "Register Fragments",
    * matrix D): warp q of the warpgroup owns rows 16q..16q+15; register
    * 4j + r of a lane holds (16q + g + 8 (r >> 1), 8j + 2t + (r & 1)),

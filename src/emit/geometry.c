@@ -181,8 +181,14 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   g->chain = pl->acc == TSR_ACC_CHAIN;
   if (pl->mma == TSR_MMA_FFMA && g->chain)
     return reject(msg, cap, "plan: acc=chain is unused by mma=ffma and must be step");
-  if (pl->split != TSR_SPLIT_INLINE && pl->split != TSR_SPLIT_PACK)
-    return reject(msg, cap, "plan: split=%d is not inline or pack", (int)pl->split);
+  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER)
+    return reject(msg, cap, "plan: split=%d is not inline, pack or producer", (int)pl->split);
+  g->producer = pl->split == TSR_SPLIT_PRODUCER;
+  if (g->producer && !g->wg)
+    return reject(msg, cap,
+                  "plan: split=producer is only supported by the wgmma families; mma=%s splits "
+                  "inline or in the pack prologue",
+                  mma_name(pl->mma));
   g->presplit = pl->split == TSR_SPLIT_PACK;
   if (pl->mma == TSR_MMA_FFMA && g->presplit)
     return reject(msg, cap, "plan: split=pack is unused by mma=ffma and must be inline");
@@ -278,7 +284,7 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
   g->nc = pl->bn / pl->wn;
   g->warps_m = g->wgs * 4;
   g->warps_n = 1;
-  g->nthreads = 128 * g->wgs;
+  g->nthreads = 128 * (g->wgs + g->producer);
   if ((uint32_t)g->nthreads > t->threads_block)
     return reject(msg, cap, "plan: %d threads per block (%d warpgroups of 128) exceed the limit %u",
                   g->nthreads, g->wgs, t->threads_block);
@@ -286,13 +292,25 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
    * second partial-sum buffer lets the next step run during a promotion,
    * where the estimate stays within 232 registers (ptxas measured up to +8
    * over the estimate on the stage-1 plans) */
-  g->parts = g->chain ? 0 : g->mw * pl->bn / 2 + pl->wn + 40 <= 232 ? 2 : 1;
-  g->reg_estimate = g->mw * pl->bn / 2 + g->parts * pl->wn / 2 + 40;
-  if ((int64_t)g->reg_estimate > (int64_t)t->regs_thread)
+  /* split=producer with two consumer warpgroups: 384 threads start at 168
+   * registers, so setmaxnreg moves registers to the consumers (producer 80,
+   * consumers 216: 2 x 128 x 216 + 128 x 80 = 65536; ptxas spilled the
+   * producer's copy and split loops at 64 and 40) */
+  unsigned rcap = g->producer && g->wgs == 2 ? 216u : t->regs_thread;
+  g->parts = g->chain ? 0 : g->mw * pl->bn / 2 + pl->wn + 40 <= (rcap < 232u ? (int)rcap : 232) ? 2 : 1;
+  /* ~40 for addresses, descriptors and the copies; a consumer beside a
+   * producer does no copies (measured: 256x128 wm=128 wn=128 compiles at
+   * 216 without spills; two partial-sum buffers did spill there) */
+  g->reg_estimate = g->mw * pl->bn / 2 + g->parts * pl->wn / 2 + (g->producer ? 24 : 40);
+  if ((int64_t)g->reg_estimate > (int64_t)rcap)
     return reject(msg, cap,
                   "plan: estimated %d registers per thread (accumulators %d x %d / 2 + partial "
-                  "sum %d / 2 + 40) exceed %u",
-                  g->reg_estimate, g->mw, pl->bn, g->parts * pl->wn, t->regs_thread);
+                  "sum %d / 2 + %d) exceed %u%s",
+                  g->reg_estimate, g->mw, pl->bn, g->parts * pl->wn, g->producer ? 24 : 40, rcap,
+                  rcap != t->regs_thread ? " (a consumer's share beside the producer warpgroup)" : "");
+  if (g->producer && pl->minblocks > 1)
+    return reject(msg, cap, "plan: minblocks=%d; split=producer runs one block per SM (minblocks 0 or 1)",
+                  pl->minblocks);
   return TSR_OK;
 }
 
@@ -392,13 +410,22 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   if ((s = check_vec(p, pl, &g->a, msg, cap)) != TSR_OK) return s;
   if ((s = check_vec(p, pl, &g->b, msg, cap)) != TSR_OK) return s;
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
+  if (g->producer) {
+    /* the producer's raw copies (3 K blocks in flight where they fit, else
+     * 2), then a full and an empty mbarrier per stage */
+    uint64_t raw1 = (uint64_t)(g->a.tile_floats + g->b.tile_floats) * 4;
+    g->raw = g->smem_bytes + 3 * raw1 + 16u * (uint64_t)pl->stages <= t->smem_block_optin ? 3 : 2;
+    g->smem_bytes += (uint64_t)g->raw * raw1 + 16u * (uint64_t)pl->stages;
+  }
   if (g->smem_bytes > t->smem_block_optin)
     return reject(msg, cap,
                   "plan: shared memory %.1f KiB (%llu bytes) exceeds the %.1f KiB limit "
                   "(bm=%d,bn=%d,bk=%d,stages=%d,pad=%d%s)",
                   g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
                   t->smem_block_optin / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad,
-                  g->presplit && g->x3 ? ",split=pack: big and small tiles per stage" : "");
+                  g->presplit && g->x3 ? ",split=pack: big and small tiles per stage"
+                  : g->producer       ? ",split=producer: TF32 planes per stage + raw blocks"
+                                      : "");
   return TSR_OK;
 }
 

@@ -673,7 +673,7 @@ static void test_split_contract(void **state) {
   bad.split = (tsr_split)5;
   char msg[256];
   assert_int_not_equal(tsr__emit_check(&big, &bad, SM90, msg, sizeof msg), TSR_OK);
-  assert_non_null(strstr(msg, "split=5 is not inline or pack"));
+  assert_non_null(strstr(msg, "split=5 is not inline, pack or producer"));
   /* the same plan inline fits: the doubling is what is rejected */
   tsr_plan fits = mkplan("mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0");
   assert_int_equal(tsr__emit_check(&big, &fits, SM90, msg, sizeof msg), TSR_OK);
@@ -1066,6 +1066,31 @@ static const emu_case emu_cases[] = {
      .prec = TSR_PREC_TF32},
     {"wgmma random NT", {128, 64, 200, 1, 'N', 'T', 0}, WG "bm=64,bn=64,bk=16,wm=64,wn=32,stages=3,vec=4", 0, 0, 0, 0, 1},
     {"wgmma random NN batch2 2 warpgroups", {100, 72, 90, 2, 'N', 'N', 0.5f}, WG "bm=128,bn=72,bk=8,wm=64,wn=24,stages=2,vec=1", 0, 0, 0, 0, 1},
+    /* split=producer: a producer warpgroup copies and splits, the consumer
+     * warpgroups multiply; full/empty mbarriers per stage */
+#define WP WG "split=producer,"
+    {"wgmma producer NT 2 consumers tails beta vec1", {130, 70, 45, 1, 'N', 'T', 0.5f},
+     WP "bm=128,bn=32,bk=16,wm=64,wn=32,stages=2,vec=1"},
+    {"wgmma producer NN (B packed) 1 consumer 3 chunks bk8 4-stage", {64, 96, 40, 1, 'N', 'N', 0},
+     WP "bm=64,bn=96,bk=8,wm=64,wn=32,stages=4,vec=4"},
+    {"wgmma producer TN (both packed) wm128 n40 splitk2", {150, 40, 64, 1, 'T', 'N', 0},
+     WP "bm=128,bn=40,bk=16,wm=128,wn=40,stages=2,vec=4,splitk=2"},
+    {"wgmma producer TT batch2 beta ld pad K=1 block", {70, 66, 13, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
+     WP "bm=128,bn=64,bk=16,wm=64,wn=64,stages=3,vec=1"},
+    {"wgmma producer 256x128 wm128 wn128 NN tails rect", {260, 130, 72, 1, 'N', 'N', 0},
+     WP "bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,vec=4,walk=rect:2x2"},
+    {"wgmma producer random NN 2 consumers wn64 parts", {100, 136, 200, 1, 'N', 'N', 0},
+     WP "bm=128,bn=128,bk=16,wm=64,wn=64,stages=3,vec=4", 0, 0, 0, 0, 1},
+    {"wgmma-tf32 producer NT tails", {70, 45, 37, 1, 'N', 'T', 0},
+     "mma=wgmma-tf32,tm=1,tn=1,pad=0,split=producer,bm=64,bn=64,bk=16,wm=64,wn=64,stages=2,vec=1",
+     .prec = TSR_PREC_TF32},
+    {"contract wgmma-tf32x3 producer RZ 96x80x129 wide", {96, 80, 129, 1, 'N', 'N', 0},
+     WP "vec=1,bm=128,bn=128,bk=16,wm=64,wn=128,stages=3", .random = 2, .contract = TSR_PREC_FP32X3,
+     .rz = 1, .seed = 3},
+    {"specials wgmma-tf32x3 producer TT splitk2 beta", {40, 36, 64, 1, 'T', 'T', 0.5f},
+     WP "bm=64,bn=64,wm=64,wn=64,stages=3,vec=4,splitk=2,bk=16", .random = 1,
+     .contract = TSR_PREC_FP32X3, .special = 1},
+#undef WP
 #define WC "tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=3,vec=4"
     {"contract wgmma-tf32x3 step RZ K=2048 bk16", {64, 64, 2048, 1, 'N', 'T', 0}, WC ",mma=wgmma-tf32x3,bk=16",
      .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
@@ -1479,8 +1504,13 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
+    int prod; /* a mutation of the split=producer kernel */
   } muts[] = {
       {"none", NULL, NULL},
+      {"none (split=producer)", NULL, NULL, 1},
+      {"producer: empty-stage wait parity flipped (deadlock)", "((it / STAGES) & 1) ^ 1);", "((it / STAGES) & 1));", 1},
+      {"producer: full-stage arrive dropped (deadlock)", "      tsr_mbar_arrive(bars + 8u * st);\n", "\n", 1},
+      {"producer: planes written to the raw index's stage", "As + st * A_STAGE, BM * BK", "As + r * A_STAGE, BM * BK", 1},
       {"stride byte offset halved", "SBO = BK * 32;", "SBO = BK * 16;"},
       {"leading byte offset 64", "LBO = 128,", "LBO = 64,"},
       {"no wgmma.fence", "      tsr_wg_fence();\n", "\n"},
@@ -1490,19 +1520,24 @@ static void test_emulated_wgmma_mutations(void **state) {
   size_t n = sizeof muts / sizeof muts[0];
   tsr_problem p = mkprob((prob_spec){.m = 128, .n = 72, .k = 48, .opb = 'T'});
   tsr_plan pl = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=16,wm=64,wn=24,stages=2,vec=4");
-  tsr__kernel_src k;
+  tsr__kernel_src k, kp;
   emit_ok(&p, &pl, &k);
+  tsr_plan pp = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=16,wm=64,wn=24,stages=2,vec=4,split=producer");
+  emit_ok(&p, &pp, &kp);
+  /* a deadlocked emulation fails after this many seconds instead of 120 */
+  setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
-  size_t idx[8];
+  size_t idx[16];
   for (size_t i = 0; i < n; i++) {
-    tsr__kernel_src m = k;
+    const tsr__kernel_src *base = muts[i].prod ? &kp : &k;
+    tsr__kernel_src m = *base;
     char *src = NULL;
     if (muts[i].from) {
-      const char *at = strstr(k.source, muts[i].from);
+      const char *at = strstr(base->source, muts[i].from);
       if (!at) fail_msg("mutation '%s': '%s' not in the source", muts[i].name, muts[i].from);
-      size_t pre = (size_t)(at - k.source), fl = strlen(muts[i].from), tl = strlen(muts[i].to);
-      src = malloc(k.len - fl + tl + 1);
-      memcpy(src, k.source, pre);
+      size_t pre = (size_t)(at - base->source), fl = strlen(muts[i].from), tl = strlen(muts[i].to);
+      src = malloc(base->len - fl + tl + 1);
+      memcpy(src, base->source, pre);
       memcpy(src + pre, muts[i].to, tl);
       strcpy(src + pre + tl, at + fl);
       m.source = src;
@@ -1536,7 +1571,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
     if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
-    int bad = emu_run(dir, i, &k, &p, 1, out) != 0;
+    int bad = emu_run(dir, i, muts[i].prod ? &kp : &k, &p, 1, out) != 0;
     const char *how = bad ? "aborted by the harness" : NULL;
     if (!bad) {
       tsr_receipt r;
@@ -1544,18 +1579,18 @@ static void test_emulated_wgmma_mutations(void **state) {
       bad = !r.passed;
       if (bad) how = "wrong outputs";
     }
-    if (i == 0 && bad) {
+    if (!muts[i].from && bad) {
       snprintf(path, sizeof path, "%s/run0.log", dir);
       char *log = read_text(path);
       fprintf(stderr, "[wgmma mutations] the unmutated kernel failed (%s):\n%.3000s\n", how,
               log ? log : "");
       free(log);
       failures++;
-    } else if (i > 0 && !bad) {
+    } else if (muts[i].from && !bad) {
       fprintf(stderr, "[wgmma mutation %s] passed; it must fail\n", muts[i].name);
       failures++;
     } else {
-      fprintf(stderr, "[wgmma mutation %s] %s\n", muts[i].name, i ? how : "passes");
+      fprintf(stderr, "[wgmma mutation %s] %s\n", muts[i].name, muts[i].from ? how : "passes");
     }
   }
   free(a);
@@ -1565,6 +1600,8 @@ static void test_emulated_wgmma_mutations(void **state) {
   free(ref);
   free(scale);
   tsr__kernel_src_free(&k);
+  tsr__kernel_src_free(&kp);
+  unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);
 }
