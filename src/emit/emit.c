@@ -123,7 +123,11 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
         "static constexpr int WGS = %d, MW = %d, NC = %d; // warpgroups; per warpgroup: m64 slices, "
         "wgmma chunks of WN columns\n",
         g->wgs, g->mw, g->nc);
-    if (g->producer)
+    if (g->preg)
+      put(s,
+          "static constexpr int NVA = (BM * BK / 4 + 127) / 128, NVB = (BN * BK / 4 + 127) / 128; // "
+          "split=producer-reg: float4s per producer thread\n");
+    else if (g->producer)
       put(s,
           "static constexpr int RAW = %d; // split=producer: raw K blocks (copies in flight + the one "
           "being split)\n",
@@ -1013,6 +1017,77 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
     }
     put(s, "  }\n}\n\n");
   }
+  for (int i = 0; g->preg && i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    char U = (char)(o->name - 32);
+    const char *EXT = o->name == 'a' ? "M" : "N", *BMN = o->name == 'a' ? "BM" : "BN";
+    int tx = o->tail, tk = o->tk;
+    /* one float4 = 4 consecutive k of one row: the cp.async mapping with V = 4 */
+    put(s,
+        "// split=producer-reg: the producer thread's float4s of %c's K block (zeros outside)\n"
+        "__device__ __forceinline__ void tsr_ldg_%c(float4 (&v)[NV%c], const float *__restrict__ g, int x0,\n"
+        "                                          int k0, int tid) {\n"
+        "  constexpr int CPR = BK / 4, TOTAL = %s * CPR;\n"
+        "#pragma unroll\n"
+        "  for (int it = 0; it < NV%c; ++it) {\n"
+        "    const int e = tid + it * 128;\n"
+        "    if (TOTAL %% 128 != 0 && e >= TOTAL) break;\n"
+        "    const int r = (e / (8 * CPR)) * 8 + (e & 7), c = ((e >> 3) %% CPR) * 4;\n",
+        U, o->name, U, BMN, U);
+    if (o->vec == 4 && !tx && !tk)
+      put(s,
+          "    v[it] = *reinterpret_cast<const float4 *>(g + (tsr_idx)(x0 + r) * LD%c + (k0 + c));\n",
+          U);
+    else {
+      put(s, "    float q[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n");
+      if (tx) put(s, "    if (x0 + r < %s) {\n", EXT);
+      else put(s, "    {\n");
+      put(s, "      const float *src = g + (tsr_idx)(x0 + r) * LD%c + (k0 + c);\n", U);
+      if (o->vec == 4 && tk)
+        put(s,
+            "      if (k0 + c + 3 < K) { const float4 f = *reinterpret_cast<const float4 *>(src);\n"
+            "        q[0] = f.x; q[1] = f.y; q[2] = f.z; q[3] = f.w; }\n"
+            "      else\n"
+            "#pragma unroll\n"
+            "        for (int u = 0; u < 4; ++u) if (k0 + c + u < K) q[u] = src[u];\n");
+      else if (o->vec == 4)
+        put(s,
+            "      const float4 f = *reinterpret_cast<const float4 *>(src);\n"
+            "      q[0] = f.x; q[1] = f.y; q[2] = f.z; q[3] = f.w;\n");
+      else
+        put(s,
+            "#pragma unroll\n"
+            "      for (int u = 0; u < 4; ++u) if (%s) q[u] = src[u];\n",
+            tk ? "k0 + c + u < K" : "true");
+      put(s, "    }\n    v[it] = make_float4(q[0], q[1], q[2], q[3]);\n");
+    }
+    put(s,
+        "  }\n}\n"
+        "// ... split into the TF32 planes of a stage (core-matrix layout)\n"
+        "__device__ __forceinline__ void tsr_sts_%c(float *t, const float4 (&v)[NV%c], int tid) {\n"
+        "  constexpr int CPR = BK / 4, TOTAL = %s * CPR;\n"
+        "#pragma unroll\n"
+        "  for (int it = 0; it < NV%c; ++it) {\n"
+        "    const int e = tid + it * 128;\n"
+        "    if (TOTAL %% 128 != 0 && e >= TOTAL) break;\n"
+        "    const int r = (e / (8 * CPR)) * 8 + (e & 7), c = ((e >> 3) %% CPR) * 4;\n"
+        "    const float xs[4] = {v[it].x, v[it].y, v[it].z, v[it].w};\n"
+        "    unsigned hi[4], lo[4];\n"
+        "#pragma unroll\n"
+        "    for (int q = 0; q < 4; ++q) {\n"
+        "      tsr_split(xs[q], hi[q], lo[q]);\n"
+        "      if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
+        "    }\n"
+        "    uint4 h4; h4.x = hi[0]; h4.y = hi[1]; h4.z = hi[2]; h4.w = hi[3];\n"
+        "    *reinterpret_cast<uint4 *>(t + tsr_soff(r, c)) = h4;\n",
+        o->name, U, BMN, U);
+    if (g->x3)
+      put(s,
+          "    uint4 l4; l4.x = lo[0]; l4.y = lo[1]; l4.z = lo[2]; l4.w = lo[3];\n"
+          "    *reinterpret_cast<uint4 *>(t + %s * BK + tsr_soff(r, c)) = l4;\n",
+          BMN);
+    put(s, "  }\n}\n\n");
+  }
   put(s,
       "// Split a landed tile of n floats (src; t itself when split in place), once per\n"
       "// element, by lt threads (this one tid): big = tf32(x) at t%s.\n"
@@ -1116,12 +1191,19 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
      * mbarrier; the consumer warpgroups wait on it, multiply and signal the
      * stage's empty mbarrier once their wgmmas have read it. No CTA-wide
      * barrier after the role split. */
+    if (g->preg)
+      put(s,
+          "  // mbarriers: full[st] at bars + 8 st (the producer's 128 threads arrive),\n"
+          "  // empty[st] at bars + 8 (STAGES + st) (the consumers' 128 WGS threads arrive)\n"
+          "  const unsigned bars = tsr_smem_addr(smem + STAGES * (A_STAGE + B_STAGE));\n");
+    else
+      put(s,
+          "  float *Ar = smem + STAGES * (A_STAGE + B_STAGE); // RAW x A (unsplit copies)\n"
+          "  float *Br = Ar + RAW * BM * BK;                  // RAW x B\n"
+          "  // mbarriers: full[st] at bars + 8 st (the producer's 128 threads arrive),\n"
+          "  // empty[st] at bars + 8 (STAGES + st) (the consumers' 128 WGS threads arrive)\n"
+          "  const unsigned bars = tsr_smem_addr(Br + RAW * BN * BK);\n");
     put(s,
-        "  float *Ar = smem + STAGES * (A_STAGE + B_STAGE); // RAW x A (unsplit copies)\n"
-        "  float *Br = Ar + RAW * BM * BK;                  // RAW x B\n"
-        "  // mbarriers: full[st] at bars + 8 st (the producer's 128 threads arrive),\n"
-        "  // empty[st] at bars + 8 (STAGES + st) (the consumers' 128 WGS threads arrive)\n"
-        "  const unsigned bars = tsr_smem_addr(Br + RAW * BN * BK);\n"
         "  if (threadIdx.x == 0)\n"
         "    for (int st = 0; st < STAGES; ++st) {\n"
         "      tsr_mbar_init(bars + 8u * st, 128u);\n"
@@ -1130,33 +1212,57 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
         "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n"
         "  if (wg == WGS) { // producer warpgroup\n"
         "    tsr_producer_regs();\n"
-        "    const int pt = (int)threadIdx.x - 128 * WGS;\n"
-        "#pragma unroll\n"
-        "    for (int st = 0; st < RAW - 1; ++st) {\n"
-        "      if (st < nk) {\n"
-        "        tsr_load_a<128>(Ar + st * BM * BK, Ag, m0, (kb_begin + st) * BK, pt);\n"
-        "        tsr_load_b<128>(Br + st * BN * BK, Bg, n0, (kb_begin + st) * BK, pt);\n"
-        "      }\n"
-        "      tsr_cp_commit();\n"
-        "    }\n"
-        "    for (int it = 0; it < nk; ++it) {\n"
-        "      tsr_cp_wait<RAW - 2>(); // block it landed (this thread's copies)\n"
-        "      tsr_producer_sync();    // ... everyone's; and everyone split block it-1\n"
-        "      const int nx = it + RAW - 1;\n"
-        "      if (nx < nk) { // raw buffer of block it-1\n"
-        "        tsr_load_a<128>(Ar + (nx %% RAW) * BM * BK, Ag, m0, (kb_begin + nx) * BK, pt);\n"
-        "        tsr_load_b<128>(Br + (nx %% RAW) * BN * BK, Bg, n0, (kb_begin + nx) * BK, pt);\n"
-        "      }\n"
-        "      tsr_cp_commit();\n"
-        "      const int st = it %% STAGES, r = it %% RAW;\n"
-        "      tsr_mbar_wait(bars + 8u * (STAGES + st), ((it / STAGES) & 1) ^ 1); // stage free\n"
-        "      tsr_split_tile(Ar + r * BM * BK, As + st * A_STAGE, BM * BK, pt, 128);\n"
-        "      tsr_split_tile(Br + r * BN * BK, Bs + st * B_STAGE, BN * BK, pt, 128);\n"
-        "      tsr_proxy_fence(); // the planes -> the async proxy (wgmma)\n"
-        "      tsr_mbar_arrive(bars + 8u * st);\n"
-        "    }\n"
-        "    return;\n"
-        "  }\n"
+        "    const int pt = (int)threadIdx.x - 128 * WGS;\n");
+    if (g->preg)
+      put(s,
+          "    // block it+1 is loaded into registers right after block it is stored; its\n"
+          "    // latency passes while the producer waits for the next free stage\n"
+          "    float4 va[NVA], vb[NVB];\n"
+          "    tsr_ldg_a(va, Ag, m0, kb_begin * BK, pt);\n"
+          "    tsr_ldg_b(vb, Bg, n0, kb_begin * BK, pt);\n"
+          "    for (int it = 0; it < nk; ++it) {\n"
+          "      const int st = it %% STAGES;\n"
+          "      tsr_mbar_wait(bars + 8u * (STAGES + st), ((it / STAGES) & 1) ^ 1); // stage free\n"
+          "      tsr_sts_a(As + st * A_STAGE, va, pt);\n"
+          "      tsr_sts_b(Bs + st * B_STAGE, vb, pt);\n"
+          "      tsr_proxy_fence(); // the planes -> the async proxy (wgmma)\n"
+          "      tsr_mbar_arrive(bars + 8u * st);\n"
+          "      if (it + 1 < nk) {\n"
+          "        tsr_ldg_a(va, Ag, m0, (kb_begin + it + 1) * BK, pt);\n"
+          "        tsr_ldg_b(vb, Bg, n0, (kb_begin + it + 1) * BK, pt);\n"
+          "      }\n"
+          "    }\n"
+          "    return;\n"
+          "  }\n");
+    else
+      put(s,
+          "#pragma unroll\n"
+          "    for (int st = 0; st < RAW - 1; ++st) {\n"
+          "      if (st < nk) {\n"
+          "        tsr_load_a<128>(Ar + st * BM * BK, Ag, m0, (kb_begin + st) * BK, pt);\n"
+          "        tsr_load_b<128>(Br + st * BN * BK, Bg, n0, (kb_begin + st) * BK, pt);\n"
+          "      }\n"
+          "      tsr_cp_commit();\n"
+          "    }\n"
+          "    for (int it = 0; it < nk; ++it) {\n"
+          "      tsr_cp_wait<RAW - 2>(); // block it landed (this thread's copies)\n"
+          "      tsr_producer_sync();    // ... everyone's; and everyone split block it-1\n"
+          "      const int nx = it + RAW - 1;\n"
+          "      if (nx < nk) { // raw buffer of block it-1\n"
+          "        tsr_load_a<128>(Ar + (nx %% RAW) * BM * BK, Ag, m0, (kb_begin + nx) * BK, pt);\n"
+          "        tsr_load_b<128>(Br + (nx %% RAW) * BN * BK, Bg, n0, (kb_begin + nx) * BK, pt);\n"
+          "      }\n"
+          "      tsr_cp_commit();\n"
+          "      const int st = it %% STAGES, r = it %% RAW;\n"
+          "      tsr_mbar_wait(bars + 8u * (STAGES + st), ((it / STAGES) & 1) ^ 1); // stage free\n"
+          "      tsr_split_tile(Ar + r * BM * BK, As + st * A_STAGE, BM * BK, pt, 128);\n"
+          "      tsr_split_tile(Br + r * BN * BK, Bs + st * B_STAGE, BN * BK, pt, 128);\n"
+          "      tsr_proxy_fence(); // the planes -> the async proxy (wgmma)\n"
+          "      tsr_mbar_arrive(bars + 8u * st);\n"
+          "    }\n"
+          "    return;\n"
+          "  }\n");
+    put(s,
         "  tsr_consumer_regs();\n"
         "  for (int it = 0; it < nk; ++it) {\n"
         "    const int cur = it %% STAGES;\n"

@@ -181,14 +181,16 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   g->chain = pl->acc == TSR_ACC_CHAIN;
   if (pl->mma == TSR_MMA_FFMA && g->chain)
     return reject(msg, cap, "plan: acc=chain is unused by mma=ffma and must be step");
-  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER)
-    return reject(msg, cap, "plan: split=%d is not inline, pack or producer", (int)pl->split);
-  g->producer = pl->split == TSR_SPLIT_PRODUCER;
+  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER_REG)
+    return reject(msg, cap, "plan: split=%d is not inline, pack, producer or producer-reg",
+                  (int)pl->split);
+  g->producer = pl->split == TSR_SPLIT_PRODUCER || pl->split == TSR_SPLIT_PRODUCER_REG;
+  g->preg = pl->split == TSR_SPLIT_PRODUCER_REG;
   if (g->producer && !g->wg)
     return reject(msg, cap,
-                  "plan: split=producer is only supported by the wgmma families; mma=%s splits "
+                  "plan: split=%s is only supported by the wgmma families; mma=%s splits "
                   "inline or in the pack prologue",
-                  mma_name(pl->mma));
+                  g->preg ? "producer-reg" : "producer", mma_name(pl->mma));
   g->presplit = pl->split == TSR_SPLIT_PACK;
   if (pl->mma == TSR_MMA_FFMA && g->presplit)
     return reject(msg, cap, "plan: split=pack is unused by mma=ffma and must be inline");
@@ -288,16 +290,18 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
   if ((uint32_t)g->nthreads > t->threads_block)
     return reject(msg, cap, "plan: %d threads per block (%d warpgroups of 128) exceed the limit %u",
                   g->nthreads, g->wgs, t->threads_block);
-  /* acc=step promotes every 8-deep K step (docs/accuracy.md "wgmma"): a
-   * second partial-sum buffer lets the next step run during a promotion,
-   * where the estimate stays within 232 registers (ptxas measured up to +8
-   * over the estimate on the stage-1 plans) */
   /* split=producer with two consumer warpgroups: 384 threads start at 168
    * registers, so setmaxnreg moves registers to the consumers (producer 80,
    * consumers 216: 2 x 128 x 216 + 128 x 80 = 65536; ptxas spilled the
    * producer's copy and split loops at 64 and 40) */
   unsigned rcap = g->producer && g->wgs == 2 ? 216u : t->regs_thread;
-  g->parts = g->chain ? 0 : g->mw * pl->bn / 2 + pl->wn + 40 <= (rcap < 232u ? (int)rcap : 232) ? 2 : 1;
+  /* acc=step promotes every 8-deep K step (docs/accuracy.md "wgmma"): a
+   * second partial-sum buffer lets the next step run during a promotion,
+   * for wn <= 64 (32 registers) where the estimate stays within 232 (ptxas:
+   * 128x128 wn=128 with two 64-register buffers spilled 32 bytes, TT vec=1) */
+  g->parts = g->chain ? 0
+             : pl->wn <= 64 && g->mw * pl->bn / 2 + pl->wn + 40 <= (rcap < 232u ? (int)rcap : 232) ? 2
+                                                                                                    : 1;
   /* ~40 for addresses, descriptors and the copies; a consumer beside a
    * producer does no copies (measured: 256x128 wm=128 wn=128 compiles at
    * 216 without spills; two partial-sum buffers did spill there) */
@@ -309,8 +313,20 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
                   g->reg_estimate, g->mw, pl->bn, g->parts * pl->wn, g->producer ? 24 : 40, rcap,
                   rcap != t->regs_thread ? " (a consumer's share beside the producer warpgroup)" : "");
   if (g->producer && pl->minblocks > 1)
-    return reject(msg, cap, "plan: minblocks=%d; split=producer runs one block per SM (minblocks 0 or 1)",
-                  pl->minblocks);
+    return reject(msg, cap, "plan: minblocks=%d; split=%s runs one block per SM (minblocks 0 or 1)",
+                  pl->minblocks, g->preg ? "producer-reg" : "producer");
+  /* producer-reg: a K block's float4s of A and B, 128 producer threads; the
+   * producer has 80 registers beside two consumers (ptxas: 24 floats
+   * compile without spills, 48 spill 60-84 bytes) */
+  if (g->preg) {
+    int per = ((pl->bm * pl->bk / 4 + 127) / 128 + (pl->bn * pl->bk / 4 + 127) / 128) * 4;
+    int lim = g->wgs == 2 ? 24 : 96;
+    if (per > lim)
+      return reject(msg, cap,
+                    "plan: split=producer-reg holds a K block in the producer's registers: "
+                    "(bm=%d + bn=%d) x bk=%d is %d floats per producer thread, more than %d",
+                    pl->bm, pl->bn, pl->bk, per, lim);
+  }
   return TSR_OK;
 }
 
@@ -410,7 +426,9 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   if ((s = check_vec(p, pl, &g->a, msg, cap)) != TSR_OK) return s;
   if ((s = check_vec(p, pl, &g->b, msg, cap)) != TSR_OK) return s;
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
-  if (g->producer) {
+  if (g->preg) {
+    g->smem_bytes += 16u * (uint64_t)pl->stages; /* full and empty mbarriers per stage */
+  } else if (g->producer) {
     /* the producer's raw copies (3 K blocks in flight where they fit, else
      * 2), then a full and an empty mbarrier per stage */
     uint64_t raw1 = (uint64_t)(g->a.tile_floats + g->b.tile_floats) * 4;
@@ -424,6 +442,7 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
                   g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
                   t->smem_block_optin / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad,
                   g->presplit && g->x3 ? ",split=pack: big and small tiles per stage"
+                  : g->preg           ? ",split=producer-reg: TF32 planes per stage"
                   : g->producer       ? ",split=producer: TF32 planes per stage + raw blocks"
                                       : "");
   return TSR_OK;

@@ -673,7 +673,7 @@ static void test_split_contract(void **state) {
   bad.split = (tsr_split)5;
   char msg[256];
   assert_int_not_equal(tsr__emit_check(&big, &bad, SM90, msg, sizeof msg), TSR_OK);
-  assert_non_null(strstr(msg, "split=5 is not inline, pack or producer"));
+  assert_non_null(strstr(msg, "split=5 is not inline, pack, producer or producer-reg"));
   /* the same plan inline fits: the doubling is what is rejected */
   tsr_plan fits = mkplan("mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0");
   assert_int_equal(tsr__emit_check(&big, &fits, SM90, msg, sizeof msg), TSR_OK);
@@ -1091,6 +1091,26 @@ static const emu_case emu_cases[] = {
      WP "bm=64,bn=64,wm=64,wn=64,stages=3,vec=4,splitk=2,bk=16", .random = 1,
      .contract = TSR_PREC_FP32X3, .special = 1},
 #undef WP
+    /* split=producer-reg: the producer's loads land in registers */
+#define WR2 WG "split=producer-reg,"
+    {"wgmma producer-reg NT 2 consumers tails beta vec1", {130, 70, 45, 1, 'N', 'T', 0.5f},
+     WR2 "bm=128,bn=32,bk=16,wm=64,wn=32,stages=2,vec=1"},
+    {"wgmma producer-reg NT vec4 K tail", {64, 72, 45, 1, 'N', 'T', 0, 3, 3}, WR2 "bm=64,bn=72,bk=16,wm=64,wn=24,stages=3,vec=4"},
+    {"wgmma producer-reg NN (B packed) 1 consumer 3 chunks bk8 4-stage", {64, 96, 40, 1, 'N', 'N', 0},
+     WR2 "bm=64,bn=96,bk=8,wm=64,wn=32,stages=4,vec=4"},
+    {"wgmma producer-reg TT batch2 beta ld pad splitk2", {70, 66, 37, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
+     WR2 "bm=128,bn=64,bk=8,wm=64,wn=64,stages=3,vec=1,splitk=2"},
+    {"wgmma producer-reg 256x128 wm128 wn128 bk8 NN tails rect", {260, 130, 72, 1, 'N', 'N', 0},
+     WR2 "bm=256,bn=128,bk=8,wm=128,wn=128,stages=4,vec=4,walk=rect:2x2"},
+    {"wgmma producer-reg random NT 128x256 wn128 bk8", {130, 260, 100, 1, 'N', 'T', 0.5f},
+     WR2 "bm=128,bn=256,bk=8,wm=64,wn=128,stages=4,vec=4", 0, 0, 0, 0, 1},
+    {"contract wgmma-tf32x3 producer-reg RZ 96x80x129 wide", {96, 80, 129, 1, 'N', 'N', 0},
+     WR2 "vec=1,bm=128,bn=128,bk=8,wm=64,wn=128,stages=4", .random = 2, .contract = TSR_PREC_FP32X3,
+     .rz = 1, .seed = 3},
+    {"specials wgmma-tf32x3 producer-reg NN", {40, 36, 52, 1, 'N', 'N', 0},
+     WR2 "bm=64,bn=64,wm=64,wn=64,stages=3,vec=4,bk=16", .random = 1, .contract = TSR_PREC_FP32X3,
+     .special = 1},
+#undef WR2
 #define WC "tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=3,vec=4"
     {"contract wgmma-tf32x3 step RZ K=2048 bk16", {64, 64, 2048, 1, 'N', 'T', 0}, WC ",mma=wgmma-tf32x3,bk=16",
      .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
@@ -1722,6 +1742,13 @@ static void test_nvcc(void **state) {
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=32,wm=64,wn=64,stages=2", 1},
       {{2049, 4097, 1025, 2, 'T', 'T', 0.5f}, WV "vec=1,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3", 1},
       {{1000, 1000, 1000, 1, 'N', 'T', 0}, WV "vec=4,bm=64,bn=96,bk=32,wm=64,wn=96,stages=4,splitk=3", 1},
+      /* stage 2: two partial-sum buffers; warp specialization (setmaxnreg) */
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=16,wm=128,wn=64,stages=4", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,split=producer", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=16,wm=64,wn=128,stages=3,split=producer", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,split=producer-reg", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8,split=producer-reg", 1},
+      {{2049, 4097, 1025, 1, 'T', 'T', 0.5f}, WV "vec=1,bm=64,bn=256,bk=16,wm=64,wn=64,stages=4,split=producer-reg", 1},
 #undef WV
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
