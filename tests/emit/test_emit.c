@@ -393,6 +393,19 @@ static void test_rejections(void **state) {
   wg_check(SM90, big, "b=view", "b=view is not supported");
   wg_check(SM90, big, "bm=256,wm=128,bn=256,wn=128", "estimated 360 registers per thread (accumulators 2 x 256 / 2 + partial sum 128 / 2 + 40) exceed 255");
   wg_check(SM90, big, "stages=4,bn=256,bk=64,wn=64", "exceeds the 227.0 KiB limit");
+  /* the producer warpgroup (split=producer, producer-reg) */
+  wg_check(SM90, big, "split=producer,bk=16", NULL);
+  wg_check(SM90, big, "split=producer-reg,bk=8,stages=6", NULL);
+  wg_check(SM90, big, "split=producer,bk=32",
+           "exceeds the 227.0 KiB limit (bm=128,bn=128,bk=32,stages=3,pad=0,split=producer: TF32 planes per stage + raw blocks)");
+  wg_check(SM90, big, "split=producer-reg,bk=16",
+           "split=producer-reg holds a K block in the producer's registers: (bm=128 + bn=128) x bk=16 is 32 floats per producer thread, more than 24");
+  wg_check(SM90, big, "split=producer,bk=16,bn=256,wn=256",
+           "estimated 280 registers per thread (accumulators 1 x 256 / 2 + partial sum 256 / 2 + 24) "
+           "exceed 216 (a consumer's share beside the producer warpgroup)");
+  wg_check(SM90, big, "split=producer,bk=16,minblocks=2", "minblocks=2; split=producer runs one block per SM");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,split=producer",
+                "split=producer is only supported by the wgmma families; mma=tf32x3 splits");
   expect_reject(big, "mma=wgmma-tf32,tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=2",
                 "mma=wgmma-tf32 is below the FP32 contract");
   {
