@@ -942,8 +942,9 @@ static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g) {
     if (g->wgs == 2)
       put(s,
           "// 384 threads start at 168 registers: the producer gives registers to the consumers\n"
-          "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 80;\\n\"); }\n"
-          "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 216;\\n\"); }\n");
+          "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
+          g->preg ? 96 : 80, g->preg ? 208 : 216);
     else
       put(s,
           "__device__ __forceinline__ void tsr_producer_regs() {} // 256 threads: 255 registers each\n"
@@ -1215,23 +1216,31 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
         "    const int pt = (int)threadIdx.x - 128 * WGS;\n");
     if (g->preg)
       put(s,
-          "    // block it+1 is loaded into registers right after block it is stored; its\n"
-          "    // latency passes while the producer waits for the next free stage\n"
-          "    float4 va[NVA], vb[NVB];\n"
-          "    tsr_ldg_a(va, Ag, m0, kb_begin * BK, pt);\n"
-          "    tsr_ldg_b(vb, Bg, n0, kb_begin * BK, pt);\n"
-          "    for (int it = 0; it < nk; ++it) {\n"
-          "      const int st = it %% STAGES;\n"
-          "      tsr_mbar_wait(bars + 8u * (STAGES + st), ((it / STAGES) & 1) ^ 1); // stage free\n"
-          "      tsr_sts_a(As + st * A_STAGE, va, pt);\n"
-          "      tsr_sts_b(Bs + st * B_STAGE, vb, pt);\n"
-          "      tsr_proxy_fence(); // the planes -> the async proxy (wgmma)\n"
-          "      tsr_mbar_arrive(bars + 8u * st);\n"
-          "      if (it + 1 < nk) {\n"
-          "        tsr_ldg_a(va, Ag, m0, (kb_begin + it + 1) * BK, pt);\n"
-          "        tsr_ldg_b(vb, Bg, n0, (kb_begin + it + 1) * BK, pt);\n"
+          "    // two K blocks in flight in registers (sets 0 and 1, even and odd blocks):\n"
+          "    // block it+2 is loaded right after block it is stored, so a load's latency\n"
+          "    // passes while the other set is stored and the producer waits for stages\n"
+          "    float4 va[2][NVA], vb[2][NVB];\n"
+          "#pragma unroll\n"
+          "    for (int q = 0; q < 2; ++q)\n"
+          "      if (q < nk) {\n"
+          "        tsr_ldg_a(va[q], Ag, m0, (kb_begin + q) * BK, pt);\n"
+          "        tsr_ldg_b(vb[q], Bg, n0, (kb_begin + q) * BK, pt);\n"
           "      }\n"
-          "    }\n"
+          "    for (int i2 = 0; i2 < nk; i2 += 2)\n"
+          "#pragma unroll\n"
+          "      for (int q = 0; q < 2; ++q) { // unrolled: the register sets stay static\n"
+          "        const int it = i2 + q, st = it %% STAGES;\n"
+          "        if (it >= nk) break;\n"
+          "        tsr_mbar_wait(bars + 8u * (STAGES + st), ((it / STAGES) & 1) ^ 1); // stage free\n"
+          "        tsr_sts_a(As + st * A_STAGE, va[q], pt);\n"
+          "        tsr_sts_b(Bs + st * B_STAGE, vb[q], pt);\n"
+          "        tsr_proxy_fence(); // the planes -> the async proxy (wgmma)\n"
+          "        tsr_mbar_arrive(bars + 8u * st);\n"
+          "        if (it + 2 < nk) {\n"
+          "          tsr_ldg_a(va[q], Ag, m0, (kb_begin + it + 2) * BK, pt);\n"
+          "          tsr_ldg_b(vb[q], Bg, n0, (kb_begin + it + 2) * BK, pt);\n"
+          "        }\n"
+          "      }\n"
           "    return;\n"
           "  }\n");
     else

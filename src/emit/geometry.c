@@ -293,8 +293,9 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
   /* split=producer with two consumer warpgroups: 384 threads start at 168
    * registers, so setmaxnreg moves registers to the consumers (producer 80,
    * consumers 216: 2 x 128 x 216 + 128 x 80 = 65536; ptxas spilled the
-   * producer's copy and split loops at 64 and 40) */
-  unsigned rcap = g->producer && g->wgs == 2 ? 216u : t->regs_thread;
+   * producer's copy and split loops at 64 and 40). producer-reg holds two K
+   * blocks in registers: producer 96, consumers 208. */
+  unsigned rcap = g->producer && g->wgs == 2 ? (g->preg ? 208u : 216u) : t->regs_thread;
   /* acc=step promotes every 8-deep K step (docs/accuracy.md "wgmma"): a
    * second partial-sum buffer lets the next step run during a promotion,
    * for wn <= 64 (32 registers) where the estimate stays within 232 (ptxas:
@@ -304,20 +305,20 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
                                                                                                     : 1;
   /* ~40 for addresses, descriptors and the copies; a consumer beside a
    * producer does no copies (measured: 256x128 wm=128 wn=128 compiles at
-   * 216 without spills; two partial-sum buffers did spill there) */
-  g->reg_estimate = g->mw * pl->bn / 2 + g->parts * pl->wn / 2 + (g->producer ? 24 : 40);
+   * 208 without spills; two partial-sum buffers did spill at 216) */
+  g->reg_estimate = g->mw * pl->bn / 2 + g->parts * pl->wn / 2 + (g->producer ? 16 : 40);
   if ((int64_t)g->reg_estimate > (int64_t)rcap)
     return reject(msg, cap,
                   "plan: estimated %d registers per thread (accumulators %d x %d / 2 + partial "
                   "sum %d / 2 + %d) exceed %u%s",
-                  g->reg_estimate, g->mw, pl->bn, g->parts * pl->wn, g->producer ? 24 : 40, rcap,
+                  g->reg_estimate, g->mw, pl->bn, g->parts * pl->wn, g->producer ? 16 : 40, rcap,
                   rcap != t->regs_thread ? " (a consumer's share beside the producer warpgroup)" : "");
   if (g->producer && pl->minblocks > 1)
     return reject(msg, cap, "plan: minblocks=%d; split=%s runs one block per SM (minblocks 0 or 1)",
                   pl->minblocks, g->preg ? "producer-reg" : "producer");
-  /* producer-reg: a K block's float4s of A and B, 128 producer threads; the
-   * producer has 80 registers beside two consumers (ptxas: 24 floats
-   * compile without spills, 48 spill 60-84 bytes) */
+  /* producer-reg: two K blocks' float4s of A and B in flight, 128 producer
+   * threads; the producer has 96 registers beside two consumers (ptxas: 2 x
+   * 24 floats compile without spills) */
   if (g->preg) {
     int per = ((pl->bm * pl->bk / 4 + 127) / 128 + (pl->bn * pl->bk / 4 + 127) / 128) * 4;
     int lim = g->wgs == 2 ? 24 : 96;

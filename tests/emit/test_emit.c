@@ -401,7 +401,7 @@ static void test_rejections(void **state) {
   wg_check(SM90, big, "split=producer-reg,bk=16",
            "split=producer-reg holds a K block in the producer's registers: (bm=128 + bn=128) x bk=16 is 32 floats per producer thread, more than 24");
   wg_check(SM90, big, "split=producer,bk=16,bn=256,wn=256",
-           "estimated 280 registers per thread (accumulators 1 x 256 / 2 + partial sum 256 / 2 + 24) "
+           "estimated 272 registers per thread (accumulators 1 x 256 / 2 + partial sum 256 / 2 + 16) "
            "exceed 216 (a consumer's share beside the producer warpgroup)");
   wg_check(SM90, big, "split=producer,bk=16,minblocks=2", "minblocks=2; split=producer runs one block per SM");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,split=producer",
@@ -1109,6 +1109,7 @@ static const emu_case emu_cases[] = {
     {"wgmma producer-reg NT 2 consumers tails beta vec1", {130, 70, 45, 1, 'N', 'T', 0.5f},
      WR2 "bm=128,bn=32,bk=16,wm=64,wn=32,stages=2,vec=1"},
     {"wgmma producer-reg NT vec4 K tail", {64, 72, 45, 1, 'N', 'T', 0, 3, 3}, WR2 "bm=64,bn=72,bk=16,wm=64,wn=24,stages=3,vec=4"},
+    {"wgmma producer-reg NT one K block", {64, 64, 5, 1, 'N', 'T', 0}, WR2 "bm=128,bn=64,bk=8,wm=64,wn=64,stages=2,vec=1"},
     {"wgmma producer-reg NN (B packed) 1 consumer 3 chunks bk8 4-stage", {64, 96, 40, 1, 'N', 'N', 0},
      WR2 "bm=64,bn=96,bk=8,wm=64,wn=32,stages=4,vec=4"},
     {"wgmma producer-reg TT batch2 beta ld pad splitk2", {70, 66, 37, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
@@ -1537,13 +1538,15 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
-    int prod; /* a mutation of the split=producer kernel */
+    int prod; /* a mutation of the split=producer (1) or split=producer-reg (2) kernel */
   } muts[] = {
       {"none", NULL, NULL},
       {"none (split=producer)", NULL, NULL, 1},
       {"producer: empty-stage wait parity flipped (deadlock)", "((it / STAGES) & 1) ^ 1);", "((it / STAGES) & 1));", 1},
       {"producer: full-stage arrive dropped (deadlock)", "      tsr_mbar_arrive(bars + 8u * st);\n", "\n", 1},
       {"producer: planes written to the raw index's stage", "As + st * A_STAGE, BM * BK", "As + r * A_STAGE, BM * BK", 1},
+      {"none (split=producer-reg)", NULL, NULL, 2},
+      {"producer-reg: register sets never reloaded", "if (it + 2 < nk) {", "if (it + 2 < 0) {", 2},
       {"stride byte offset halved", "SBO = BK * 32;", "SBO = BK * 16;"},
       {"leading byte offset 64", "LBO = 128,", "LBO = 64,"},
       {"no wgmma.fence", "      tsr_wg_fence();\n", "\n"},
@@ -1553,16 +1556,18 @@ static void test_emulated_wgmma_mutations(void **state) {
   size_t n = sizeof muts / sizeof muts[0];
   tsr_problem p = mkprob((prob_spec){.m = 128, .n = 72, .k = 48, .opb = 'T'});
   tsr_plan pl = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=16,wm=64,wn=24,stages=2,vec=4");
-  tsr__kernel_src k, kp;
+  tsr__kernel_src k, kp, kr;
   emit_ok(&p, &pl, &k);
   tsr_plan pp = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=16,wm=64,wn=24,stages=2,vec=4,split=producer");
   emit_ok(&p, &pp, &kp);
+  tsr_plan pr = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=8,wm=64,wn=24,stages=2,vec=4,split=producer-reg");
+  emit_ok(&p, &pr, &kr);
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
   size_t idx[16];
   for (size_t i = 0; i < n; i++) {
-    const tsr__kernel_src *base = muts[i].prod ? &kp : &k;
+    const tsr__kernel_src *base = muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k;
     tsr__kernel_src m = *base;
     char *src = NULL;
     if (muts[i].from) {
@@ -1604,7 +1609,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
     if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
-    int bad = emu_run(dir, i, muts[i].prod ? &kp : &k, &p, 1, out) != 0;
+    int bad = emu_run(dir, i, muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1, out) != 0;
     const char *how = bad ? "aborted by the harness" : NULL;
     if (!bad) {
       tsr_receipt r;
@@ -1634,6 +1639,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   free(scale);
   tsr__kernel_src_free(&k);
   tsr__kernel_src_free(&kp);
+  tsr__kernel_src_free(&kr);
   unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);
