@@ -941,10 +941,11 @@ static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g) {
         "__device__ __forceinline__ void tsr_producer_sync() { asm volatile(\"bar.sync 1, 128;\\n\" ::: \"memory\"); }\n");
     if (g->wgs == 2)
       put(s,
-          "// 384 threads start at 168 registers: the producer gives registers to the consumers\n"
+          "// 384 threads start at 168 registers (64512 per CTA): the producer gives 80 to\n"
+          "// each consumer thread (88 x 128 + 208 x 256 = 64512)\n"
           "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
           "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
-          g->preg ? 96 : 80, g->preg ? 208 : 216);
+          TSR__WG_PRODUCER_REGS, TSR__WG_CONSUMER_REGS);
     else
       put(s,
           "__device__ __forceinline__ void tsr_producer_regs() {} // 256 threads: 255 registers each\n"
@@ -1746,6 +1747,7 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
   out->block[1] = out->block[2] = 1;
   out->smem_bytes = (uint32_t)g.smem_bytes;
   out->workspace_bytes = g.workspace_bytes;
+  out->regs_exact = g.producer && g.wgs == 2 ? 168 : 0; /* 65536 / 384, rounded down to 8 */
   for (int i = 0; i < 2; i++) {
     const tsr__emit_operand *o = i ? &g.b : &g.a;
     if (!o->packed) continue;

@@ -291,11 +291,10 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
     return reject(msg, cap, "plan: %d threads per block (%d warpgroups of 128) exceed the limit %u",
                   g->nthreads, g->wgs, t->threads_block);
   /* split=producer with two consumer warpgroups: 384 threads start at 168
-   * registers, so setmaxnreg moves registers to the consumers (producer 80,
-   * consumers 216: 2 x 128 x 216 + 128 x 80 = 65536; ptxas spilled the
-   * producer's copy and split loops at 64 and 40). producer-reg holds two K
-   * blocks in registers: producer 96, consumers 208. */
-  unsigned rcap = g->producer && g->wgs == 2 ? (g->preg ? 208u : 216u) : t->regs_thread;
+   * registers, so setmaxnreg moves registers to the consumers (emit_internal.h:
+   * producer 88, consumers 208; ptxas spilled the producer's loops at 40 and
+   * 64) */
+  unsigned rcap = g->producer && g->wgs == 2 ? (unsigned)TSR__WG_CONSUMER_REGS : t->regs_thread;
   /* acc=step promotes every 8-deep K step (docs/accuracy.md "wgmma"): a
    * second partial-sum buffer lets the next step run during a promotion,
    * for wn <= 64 (32 registers) where the estimate stays within 232 (ptxas:
@@ -305,7 +304,7 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
                                                                                                     : 1;
   /* ~40 for addresses, descriptors and the copies; a consumer beside a
    * producer does no copies (measured: 256x128 wm=128 wn=128 compiles at
-   * 208 without spills; two partial-sum buffers did spill at 216) */
+   * 208 without spills; two 32-register partial-sum buffers did spill at 216) */
   g->reg_estimate = g->mw * pl->bn / 2 + g->parts * pl->wn / 2 + (g->producer ? 16 : 40);
   if ((int64_t)g->reg_estimate > (int64_t)rcap)
     return reject(msg, cap,
@@ -317,7 +316,7 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
     return reject(msg, cap, "plan: minblocks=%d; split=%s runs one block per SM (minblocks 0 or 1)",
                   pl->minblocks, g->preg ? "producer-reg" : "producer");
   /* producer-reg: two K blocks' float4s of A and B in flight, 128 producer
-   * threads; the producer has 96 registers beside two consumers (ptxas: 2 x
+   * threads; the producer has 88 registers beside two consumers (ptxas: 2 x
    * 24 floats compile without spills) */
   if (g->preg) {
     int per = ((pl->bm * pl->bk / 4 + 127) / 128 + (pl->bn * pl->bk / 4 + 127) / 128) * 4;

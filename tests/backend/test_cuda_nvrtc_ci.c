@@ -167,6 +167,13 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
       } else {
         fails += check_function(log, k.main_name, k.block[0], what);
         kernels++;
+        int regs = -1, st = -1, ss = -1, sl = -1;
+        if (k.regs_exact && (tsr__ptxas_parse(log, k.main_name, &regs, &st, &ss, &sl) != 0 ||
+                             regs != k.regs_exact)) {
+          printf("FAIL %s: %d registers; its setmaxnreg split needs exactly %d\n", what, regs,
+                 k.regs_exact);
+          fails++;
+        }
         if (log && strstr(log, "serialized")) {
           printf("FAIL %s: ptxas serialized the wgmmas\n", what);
           fails++;

@@ -402,7 +402,7 @@ static void test_rejections(void **state) {
            "split=producer-reg holds a K block in the producer's registers: (bm=128 + bn=128) x bk=16 is 32 floats per producer thread, more than 24");
   wg_check(SM90, big, "split=producer,bk=16,bn=256,wn=256",
            "estimated 272 registers per thread (accumulators 1 x 256 / 2 + partial sum 256 / 2 + 16) "
-           "exceed 216 (a consumer's share beside the producer warpgroup)");
+           "exceed 208 (a consumer's share beside the producer warpgroup)");
   wg_check(SM90, big, "split=producer,bk=16,minblocks=2", "minblocks=2; split=producer runs one block per SM");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,split=producer",
                 "split=producer is only supported by the wgmma families; mma=tf32x3 splits");
@@ -476,6 +476,26 @@ static void test_wgmma_contract(void **state) {
   assert_non_null(strstr(msg, "mma=wgmma is not ffma, tf32x3, tf32, wgmma-tf32x3 or wgmma-tf32"));
   tsr__kernel_src_free(&k);
   tsr__kernel_src_free(&k2);
+  /* split=producer with two consumers: 384 threads, and setmaxnreg only
+   * redistributes the CTA's 168 x 384 registers (more blocks forever) */
+  const char *const prods[] = {"split=producer,bk=16", "split=producer-reg,bk=8,stages=6"};
+  for (int i = 0; i < 2; i++) {
+    tsr_plan pp = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=256,bn=128,wm=128,wn=128,stages=3,vec=4");
+    assert_int_equal(tsr_plan_parse(prods[i], &pp, msg, sizeof msg), TSR_OK);
+    tsr_problem big = P(4096, 4096, 4096);
+    emit_ok(&big, &pp, &k3);
+    assert_int_equal(k3.block[0], 384);
+    const char *dec = strstr(k3.source, "setmaxnreg.dec.sync.aligned.u32 ");
+    const char *inc = strstr(k3.source, "setmaxnreg.inc.sync.aligned.u32 ");
+    assert_non_null(dec);
+    assert_non_null(inc);
+    int pr = atoi(dec + strlen("setmaxnreg.dec.sync.aligned.u32 "));
+    int cr = atoi(inc + strlen("setmaxnreg.inc.sync.aligned.u32 "));
+    assert_true(pr >= 24 && pr % 8 == 0 && cr <= 256 && cr % 8 == 0);
+    assert_true(128 * pr + 256 * cr <= 168 * 384);
+    assert_non_null(strstr(k3.source, "__launch_bounds__(NT)"));
+    tsr__kernel_src_free(&k3);
+  }
 }
 
 /* beta == 0 must never read C: the store path of a beta == 0 source has no
@@ -1820,6 +1840,13 @@ static void test_nvcc(void **state) {
       fprintf(stderr, "[%s] %d registers, spill stores %d, spill loads %d\n", jobs[i].label, regs,
               spill_st, spill_ld);
       if (jobs[i].is_default && (spill_st != 0 || spill_ld != 0)) failures++;
+      /* setmaxnreg redistributes the registers the kernel was compiled for:
+       * a producer kernel (384 threads) must get all 168 */
+      if (strstr(jobs[i].label, "split=producer") && !strstr(jobs[i].label, "bm=64,") &&
+          regs != 168) { /* two consumers (bm = 2 wm): 384 threads */
+        fprintf(stderr, "[%s] %d registers; setmaxnreg 88/208 needs 168\n", jobs[i].label, regs);
+        failures++;
+      }
       /* ptxas serializes wgmmas it cannot prove safe (an accumulator touched
        * while in flight): "Potential Performance Loss: wgmma.mma_async
        * instructions are serialized"; the clean variants must not */
