@@ -1747,7 +1747,8 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
   out->block[1] = out->block[2] = 1;
   out->smem_bytes = (uint32_t)g.smem_bytes;
   out->workspace_bytes = g.workspace_bytes;
-  out->regs_exact = g.producer && g.wgs == 2 ? 168 : 0; /* 65536 / 384, rounded down to 8 */
+  /* 384 threads: ptxas compiles for 65536 / 384 rounded down to 8 = 168 */
+  out->regs_exact = g.producer && g.wgs == 2 ? 168 : 0;
   for (int i = 0; i < 2; i++) {
     const tsr__emit_operand *o = i ? &g.b : &g.a;
     if (!o->packed) continue;

@@ -291,7 +291,7 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
     return reject(msg, cap, "plan: %d threads per block (%d warpgroups of 128) exceed the limit %u",
                   g->nthreads, g->wgs, t->threads_block);
   /* split=producer with two consumer warpgroups: 384 threads start at 168
-   * registers, so setmaxnreg moves registers to the consumers (emit_internal.h:
+   * registers, so setmaxnreg moves registers to the consumers (emit.h:
    * producer 88, consumers 208; ptxas spilled the producer's loops at 40 and
    * 64) */
   unsigned rcap = g->producer && g->wgs == 2 ? (unsigned)TSR__WG_CONSUMER_REGS : t->regs_thread;
@@ -323,8 +323,9 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
     int lim = g->wgs == 2 ? 24 : 96;
     if (per > lim)
       return reject(msg, cap,
-                    "plan: split=producer-reg holds a K block in the producer's registers: "
-                    "(bm=%d + bn=%d) x bk=%d is %d floats per producer thread, more than %d",
+                    "plan: split=producer-reg holds two K blocks in the producer's registers: "
+                    "(bm=%d + bn=%d) x bk=%d is %d floats per producer thread and block, more "
+                    "than %d",
                     pl->bm, pl->bn, pl->bk, per, lim);
   }
   return TSR_OK;
@@ -429,10 +430,14 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   if (g->preg) {
     g->smem_bytes += 16u * (uint64_t)pl->stages; /* full and empty mbarriers per stage */
   } else if (g->producer) {
-    /* the producer's raw copies (3 K blocks in flight where they fit, else
-     * 2), then a full and an empty mbarrier per stage */
+    /* the producer's raw copies (3 K blocks in flight where they fit sm_90's
+     * shared memory, else 2: the source must not depend on the target), then
+     * a full and an empty mbarrier per stage */
     uint64_t raw1 = (uint64_t)(g->a.tile_floats + g->b.tile_floats) * 4;
-    g->raw = g->smem_bytes + 3 * raw1 + 16u * (uint64_t)pl->stages <= t->smem_block_optin ? 3 : 2;
+    g->raw = g->smem_bytes + 3 * raw1 + 16u * (uint64_t)pl->stages <=
+                     tsr__target_sm90.smem_block_optin
+                 ? 3
+                 : 2;
     g->smem_bytes += (uint64_t)g->raw * raw1 + 16u * (uint64_t)pl->stages;
   }
   if (g->smem_bytes > t->smem_block_optin)

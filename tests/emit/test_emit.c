@@ -399,7 +399,7 @@ static void test_rejections(void **state) {
   wg_check(SM90, big, "split=producer,bk=32",
            "exceeds the 227.0 KiB limit (bm=128,bn=128,bk=32,stages=3,pad=0,split=producer: TF32 planes per stage + raw blocks)");
   wg_check(SM90, big, "split=producer-reg,bk=16",
-           "split=producer-reg holds a K block in the producer's registers: (bm=128 + bn=128) x bk=16 is 32 floats per producer thread, more than 24");
+           "split=producer-reg holds two K blocks in the producer's registers: (bm=128 + bn=128) x bk=16 is 32 floats per producer thread and block, more than 24");
   wg_check(SM90, big, "split=producer,bk=16,bn=256,wn=256",
            "estimated 272 registers per thread (accumulators 1 x 256 / 2 + partial sum 256 / 2 + 16) "
            "exceed 208 (a consumer's share beside the producer warpgroup)");
