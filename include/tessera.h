@@ -188,8 +188,18 @@ typedef enum { TSR_PACK_NONE = 0, TSR_PACK_A = 1, TSR_PACK_B = 2, TSR_PACK_AB = 
  * warp re-splits its fragments); PACK once, in the pack prologue, which then
  * stores the big (and, for tf32x3, small) parts of both operands in the
  * workspace (pack is then ab whatever the pack field says). Same products in
- * the same order: bit-identical results. FFMA: INLINE only. */
-typedef enum { TSR_SPLIT_INLINE = 0, TSR_SPLIT_PACK = 1 } tsr_split;
+ * the same order: bit-identical results. PRODUCER (wgmma families only): a
+ * producer warpgroup copies each K block and writes its TF32 planes while
+ * the consumer warpgroups multiply (warp specialization, docs/emit.md);
+ * PRODUCER_REG: the same with the K block loaded into the producer's
+ * registers (no raw copy in shared memory).
+ * FFMA: INLINE only. */
+typedef enum {
+  TSR_SPLIT_INLINE = 0,
+  TSR_SPLIT_PACK = 1,
+  TSR_SPLIT_PRODUCER = 2,    /* cp.async into raw buffers, split from there */
+  TSR_SPLIT_PRODUCER_REG = 3 /* loads into the producer's registers, split there */
+} tsr_split;
 
 /* One struct, the single source of truth. GPU meaning: block tile bm×bn,
  * K block bk, warp tile wm×wn, per-thread micro-tile tm×tn, shared-memory

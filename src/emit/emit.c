@@ -123,6 +123,20 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
         "static constexpr int WGS = %d, MW = %d, NC = %d; // warpgroups; per warpgroup: m64 slices, "
         "wgmma chunks of WN columns\n",
         g->wgs, g->mw, g->nc);
+    if (g->preg)
+      put(s,
+          "static constexpr int NVA = (BM * BK / 4 + 127) / 128, NVB = (BN * BK / 4 + 127) / 128; // "
+          "split=producer-reg: float4s per producer thread\n");
+    else if (g->producer)
+      put(s,
+          "static constexpr int RAW = %d; // split=producer: raw K blocks (copies in flight + the one "
+          "being split)\n",
+          g->raw);
+    if (!g->chain)
+      put(s,
+          "static constexpr int PARTS = %d; // partial-sum buffers: 2 lets step s+1 run while step "
+          "s is promoted\n",
+          g->parts);
   } else if (g->tf32) {
     put(s, "static constexpr int MI = %d, NI = %d; // 16x8 MMA tiles per warp\n", g->mi, g->ni);
     put(s,
@@ -906,7 +920,38 @@ static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g) {
       "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n"
       "}\n"
       "// pins an accumulator register: no read of it moves above the wait_group before\n"
-      "__device__ __forceinline__ void tsr_wg_pin(float &x) { asm volatile(\"\" : \"+f\"(x) :: \"memory\"); }\n"
+      "__device__ __forceinline__ void tsr_wg_pin(float &x) { asm volatile(\"\" : \"+f\"(x) :: \"memory\"); }\n");
+  if (g->producer) {
+    put(s,
+        "// mbarriers (PTX ISA \"Parallel Synchronization and Communication Instructions:\n"
+        "// mbarrier\"): arrive has release, try_wait acquire semantics at CTA scope\n"
+        "__device__ __forceinline__ void tsr_mbar_init(unsigned bar, unsigned count) {\n"
+        "  asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %%1;\\n\" :: \"r\"(bar), \"r\"(count) : \"memory\");\n"
+        "}\n"
+        "__device__ __forceinline__ void tsr_mbar_arrive(unsigned bar) {\n"
+        "  asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.shared::cta.b64 st, [%%0];\\n}\\n\" :: \"r\"(bar) : \"memory\");\n"
+        "}\n"
+        "// returns once the phase of parity `parity` has completed\n"
+        "__device__ __forceinline__ void tsr_mbar_wait(unsigned bar, unsigned parity) {\n"
+        "  asm volatile(\"{\\n.reg .pred done;\\nTSR_MBAR_WAIT:\\n\"\n"
+        "               \"mbarrier.try_wait.parity.shared::cta.b64 done, [%%0], %%1;\\n\"\n"
+        "               \"@!done bra TSR_MBAR_WAIT;\\n}\\n\" :: \"r\"(bar), \"r\"(parity) : \"memory\");\n"
+        "}\n"
+        "// the producer warpgroup's own barrier (named barrier 1; __syncthreads is 0)\n"
+        "__device__ __forceinline__ void tsr_producer_sync() { asm volatile(\"bar.sync 1, 128;\\n\" ::: \"memory\"); }\n");
+    if (g->wgs == 2)
+      put(s,
+          "// 384 threads start at 168 registers (64512 per CTA): the producer gives 80 to\n"
+          "// each consumer thread (88 x 128 + 208 x 256 = 64512)\n"
+          "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
+          TSR__WG_PRODUCER_REGS, TSR__WG_CONSUMER_REGS);
+    else
+      put(s,
+          "__device__ __forceinline__ void tsr_producer_regs() {} // 256 threads: 255 registers each\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() {}\n");
+  }
+  put(s,
       "// d (%d registers) = A(64 x 8) * B(8 x %d) + (scale_d ? d : 0); A, B by descriptor\n"
       "__device__ __forceinline__ void tsr_wgmma(float (&d)[%d], unsigned long long da,\n"
       "                                          unsigned long long db, int scale_d) {\n"
@@ -921,6 +966,12 @@ static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g) {
 
 /* Core-matrix offset, descriptor, tile loads and the in-place split. */
 static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
+  put(s,
+      "// acc += part, IEEE adds; each part register is pinned after the wait_group before\n"
+      "__device__ __forceinline__ void tsr_wg_promote(float (&acc)[WN / 2], float (&part)[WN / 2]) {\n"
+      "#pragma unroll\n"
+      "  for (int r = 0; r < WN / 2; ++r) { tsr_wg_pin(part[r]); acc[r] += part[r]; }\n"
+      "}\n");
   put(s,
       "// core-matrix layout (no swizzle): (row r, k c) of a k-major tile, in floats\n"
       "__device__ __forceinline__ int tsr_soff(int r, int c) {\n"
@@ -942,12 +993,15 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
     put(s,
         "// %c tile (%s x BK, k-contiguous%s) -> core matrices: 8 consecutive threads\n"
         "// copy the 8 rows of one core matrix (128 contiguous bytes: no bank conflict)\n"
-        "__device__ __forceinline__ void tsr_load_%c(float *s, const float *__restrict__ g, int x0, int k0) {\n"
+        "// (LT loading threads, this one tid)\n"
+        "template <int LT>\n"
+        "__device__ __forceinline__ void tsr_load_%c(float *s, const float *__restrict__ g, int x0, int k0,\n"
+        "                                           int tid) {\n"
         "  constexpr int V = %d, CPR = BK / V, TOTAL = %s * CPR;\n"
         "#pragma unroll\n"
-        "  for (int it = 0; it < (TOTAL + NT - 1) / NT; ++it) {\n"
-        "    const int e = (int)threadIdx.x + it * NT;\n"
-        "    if (TOTAL %% NT != 0 && e >= TOTAL) break;\n"
+        "  for (int it = 0; it < (TOTAL + LT - 1) / LT; ++it) {\n"
+        "    const int e = tid + it * LT;\n"
+        "    if (TOTAL %% LT != 0 && e >= TOTAL) break;\n"
         "    const int r = (e / (8 * CPR)) * 8 + (e & 7), c = ((e >> 3) %% CPR) * V;\n",
         U, BMN, o->packed ? ", packed" : "", o->name, v, BMN);
     if (tx || tk) {
@@ -965,12 +1019,84 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
     }
     put(s, "  }\n}\n\n");
   }
+  for (int i = 0; g->preg && i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    char U = (char)(o->name - 32);
+    const char *EXT = o->name == 'a' ? "M" : "N", *BMN = o->name == 'a' ? "BM" : "BN";
+    int tx = o->tail, tk = o->tk;
+    /* one float4 = 4 consecutive k of one row: the cp.async mapping with V = 4 */
+    put(s,
+        "// split=producer-reg: the producer thread's float4s of %c's K block (zeros outside)\n"
+        "__device__ __forceinline__ void tsr_ldg_%c(float4 (&v)[NV%c], const float *__restrict__ g, int x0,\n"
+        "                                          int k0, int tid) {\n"
+        "  constexpr int CPR = BK / 4, TOTAL = %s * CPR;\n"
+        "#pragma unroll\n"
+        "  for (int it = 0; it < NV%c; ++it) {\n"
+        "    const int e = tid + it * 128;\n"
+        "    if (TOTAL %% 128 != 0 && e >= TOTAL) break;\n"
+        "    const int r = (e / (8 * CPR)) * 8 + (e & 7), c = ((e >> 3) %% CPR) * 4;\n",
+        U, o->name, U, BMN, U);
+    if (o->vec == 4 && !tx && !tk)
+      put(s,
+          "    v[it] = *reinterpret_cast<const float4 *>(g + (tsr_idx)(x0 + r) * LD%c + (k0 + c));\n",
+          U);
+    else {
+      put(s, "    float q[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n");
+      if (tx) put(s, "    if (x0 + r < %s) {\n", EXT);
+      else put(s, "    {\n");
+      put(s, "      const float *src = g + (tsr_idx)(x0 + r) * LD%c + (k0 + c);\n", U);
+      if (o->vec == 4 && tk)
+        put(s,
+            "      if (k0 + c + 3 < K) { const float4 f = *reinterpret_cast<const float4 *>(src);\n"
+            "        q[0] = f.x; q[1] = f.y; q[2] = f.z; q[3] = f.w; }\n"
+            "      else\n"
+            "#pragma unroll\n"
+            "        for (int u = 0; u < 4; ++u) if (k0 + c + u < K) q[u] = src[u];\n");
+      else if (o->vec == 4)
+        put(s,
+            "      const float4 f = *reinterpret_cast<const float4 *>(src);\n"
+            "      q[0] = f.x; q[1] = f.y; q[2] = f.z; q[3] = f.w;\n");
+      else
+        put(s,
+            "#pragma unroll\n"
+            "      for (int u = 0; u < 4; ++u) if (%s) q[u] = src[u];\n",
+            tk ? "k0 + c + u < K" : "true");
+      put(s, "    }\n    v[it] = make_float4(q[0], q[1], q[2], q[3]);\n");
+    }
+    put(s,
+        "  }\n}\n"
+        "// ... split into the TF32 planes of a stage (core-matrix layout)\n"
+        "__device__ __forceinline__ void tsr_sts_%c(float *t, const float4 (&v)[NV%c], int tid) {\n"
+        "  constexpr int CPR = BK / 4, TOTAL = %s * CPR;\n"
+        "#pragma unroll\n"
+        "  for (int it = 0; it < NV%c; ++it) {\n"
+        "    const int e = tid + it * 128;\n"
+        "    if (TOTAL %% 128 != 0 && e >= TOTAL) break;\n"
+        "    const int r = (e / (8 * CPR)) * 8 + (e & 7), c = ((e >> 3) %% CPR) * 4;\n"
+        "    const float xs[4] = {v[it].x, v[it].y, v[it].z, v[it].w};\n"
+        "    unsigned hi[4], lo[4];\n"
+        "#pragma unroll\n"
+        "    for (int q = 0; q < 4; ++q) {\n"
+        "      tsr_split(xs[q], hi[q], lo[q]);\n"
+        "      if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
+        "    }\n"
+        "    uint4 h4; h4.x = hi[0]; h4.y = hi[1]; h4.z = hi[2]; h4.w = hi[3];\n"
+        "    *reinterpret_cast<uint4 *>(t + tsr_soff(r, c)) = h4;\n",
+        o->name, U, BMN, U);
+    if (g->x3)
+      put(s,
+          "    uint4 l4; l4.x = lo[0]; l4.y = lo[1]; l4.z = lo[2]; l4.w = lo[3];\n"
+          "    *reinterpret_cast<uint4 *>(t + %s * BK + tsr_soff(r, c)) = l4;\n",
+          BMN);
+    put(s, "  }\n}\n\n");
+  }
   put(s,
-      "// Split one landed stage in place, once per element: big = tf32(x) where x was%s.\n"
+      "// Split a landed tile of n floats (src; t itself when split in place), once per\n"
+      "// element, by lt threads (this one tid): big = tf32(x) at t%s.\n"
       "// A non-finite big part gets a zero small part (such outputs are recomputed by tsr_fix).\n"
-      "__device__ __forceinline__ void tsr_split_tile(float *t, int n) {\n"
-      "  for (int e = (int)threadIdx.x * 4; e < n; e += NT * 4) {\n"
-      "    const float4 x = *reinterpret_cast<const float4 *>(t + e);\n"
+      "__device__ __forceinline__ void tsr_split_tile(const float *src, float *t, int n, int tid, int lt) {\n"
+      "  for (int e = tid * 4; e < n; e += lt * 4) {\n"
+      "    const float4 x = *reinterpret_cast<const float4 *>(src + e);\n"
       "    const float xs[4] = {x.x, x.y, x.z, x.w};\n"
       "    unsigned hi[4], lo[4];\n"
       "#pragma unroll\n"
@@ -980,7 +1106,7 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
       "    }\n"
       "    uint4 h4; h4.x = hi[0]; h4.y = hi[1]; h4.z = hi[2]; h4.w = hi[3];\n"
       "    *reinterpret_cast<uint4 *>(t + e) = h4;\n",
-      g->x3 ? ", small = tf32(x - big) one tile further" : "");
+      g->x3 ? ", small = tf32(x - big) one tile further (t + n)" : "");
   if (g->x3)
     put(s,
         "    uint4 l4; l4.x = lo[0]; l4.y = lo[1]; l4.z = lo[2]; l4.w = lo[3];\n"
@@ -988,8 +1114,8 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
   put(s,
       "  }\n}\n"
       "__device__ __forceinline__ void tsr_split_stage(float *as, float *bs) {\n"
-      "  tsr_split_tile(as, BM * BK);\n"
-      "  tsr_split_tile(bs, BN * BK);\n"
+      "  tsr_split_tile(as, as, BM * BK, (int)threadIdx.x, NT);\n"
+      "  tsr_split_tile(bs, bs, BN * BK, (int)threadIdx.x, NT);\n"
       "}\n\n");
 }
 
@@ -1049,94 +1175,217 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
       "#pragma unroll\n      for (int r = 0; r < WN / 2; ++r) acc[i][j][r] = 0.0f;\n");
   if (step)
     put(s,
-        "  float part[WN / 2]; // one chunk's partial sum over one K block (acc=step)\n"
-        "#pragma unroll\n  for (int r = 0; r < WN / 2; ++r) part[r] = 0.0f;\n");
+        "  float part[PARTS][WN / 2]; // 8-deep K steps' partial sums (acc=step)\n"
+        "#pragma unroll\n  for (int q = 0; q < PARTS; ++q)\n"
+        "#pragma unroll\n    for (int r = 0; r < WN / 2; ++r) part[q][r] = 0.0f;\n");
   put(s,
       "  float *smem = tsr_dynamic_smem();\n"
       "  float *As = smem;                    // STAGES x (A big%s)\n"
       "  float *Bs = smem + STAGES * A_STAGE; // STAGES x (B big%s)\n"
       "  const unsigned sa = tsr_smem_addr(As), sb = tsr_smem_addr(Bs);\n"
       "  const int wg = (int)threadIdx.x >> 7; // warpgroup: rows wg * WM .. + WM of the tile\n"
-      "  const int nk = kb_end - kb_begin;\n"
-      "#pragma unroll\n"
-      "  for (int st = 0; st < STAGES - 1; ++st) {\n"
-      "    if (st < nk) {\n"
-      "      tsr_load_a(As + st * A_STAGE, Ag, m0, (kb_begin + st) * BK);\n"
-      "      tsr_load_b(Bs + st * B_STAGE, Bg, n0, (kb_begin + st) * BK);\n"
-      "    }\n"
-      "    tsr_cp_commit();\n"
-      "  }\n"
-      "  tsr_cp_wait<STAGES - 2>(); // block 0 landed (this thread's copies)\n"
-      "  __syncthreads();           // ... everyone's\n"
-      "  tsr_split_stage(As, Bs);\n"
-      "  tsr_proxy_fence();\n"
-      "  __syncthreads();\n"
-      "  for (int it = 0; it < nk; ++it) {\n"
-      "    {\n"
-      "      const int nx = it + STAGES - 1;\n"
-      "      if (nx < nk) { // slot of block it-1: its wgmmas completed before the last barrier\n"
-      "        const int slot = nx %% STAGES;\n"
-      "        tsr_load_a(As + slot * A_STAGE, Ag, m0, (kb_begin + nx) * BK);\n"
-      "        tsr_load_b(Bs + slot * B_STAGE, Bg, n0, (kb_begin + nx) * BK);\n"
-      "      }\n"
-      "      tsr_cp_commit();\n"
-      "    }\n"
-      "    const int cur = it %% STAGES;\n"
-      "    const unsigned a0 = sa + 4u * (unsigned)(cur * A_STAGE + wg * WM * BK);\n"
-      "    const unsigned b0 = sb + 4u * (unsigned)(cur * B_STAGE);\n"
-      "#pragma unroll\n"
-      "    for (int c = 0; c < MW * NC; ++c) {\n"
-      "      const int i = c / NC, j = c %% NC;\n"
-      "      tsr_wg_fence();\n"
-      "#pragma unroll\n"
-      "      for (int kk = 0; kk < BK / 8; ++kk) {\n"
-      "        // 8-deep K step kk: two core matrices along k, 256 bytes further\n"
-      "        const unsigned ab = a0 + 4u * (unsigned)(i * 64 * BK) + 256u * kk;\n"
-      "        const unsigned bb = b0 + 4u * (unsigned)(j * WN * BK) + 256u * kk;\n",
+      "  const int nk = kb_end - kb_begin;\n",
       g->x3 ? ", A small" : "", g->x3 ? ", B small" : "");
-  const char *d = step ? "part" : "acc[i][j]";
-  const char *first = step ? "kk > 0" : "1";
-  if (g->x3)
+  if (g->producer) {
+    /* split=producer (warp specialization): warpgroup WGS copies each K
+     * block into a raw buffer (cp.async, RAW blocks in flight), splits it
+     * into the TF32 planes of its stage and signals the stage's full
+     * mbarrier; the consumer warpgroups wait on it, multiply and signal the
+     * stage's empty mbarrier once their wgmmas have read it. No CTA-wide
+     * barrier after the role split. */
+    if (g->preg)
+      put(s,
+          "  // mbarriers: full[st] at bars + 8 st (the producer's 128 threads arrive),\n"
+          "  // empty[st] at bars + 8 (STAGES + st) (the consumers' 128 WGS threads arrive)\n"
+          "  const unsigned bars = tsr_smem_addr(smem + STAGES * (A_STAGE + B_STAGE));\n");
+    else
+      put(s,
+          "  float *Ar = smem + STAGES * (A_STAGE + B_STAGE); // RAW x A (unsplit copies)\n"
+          "  float *Br = Ar + RAW * BM * BK;                  // RAW x B\n"
+          "  // mbarriers: full[st] at bars + 8 st (the producer's 128 threads arrive),\n"
+          "  // empty[st] at bars + 8 (STAGES + st) (the consumers' 128 WGS threads arrive)\n"
+          "  const unsigned bars = tsr_smem_addr(Br + RAW * BN * BK);\n");
     put(s,
-        "        tsr_wgmma(%s, tsr_desc(ab + 4u * BM * BK), tsr_desc(bb), %s); // small x big\n"
-        "        tsr_wgmma(%s, tsr_desc(ab), tsr_desc(bb + 4u * BN * BK), 1);  // big x small\n"
-        "        tsr_wgmma(%s, tsr_desc(ab), tsr_desc(bb), 1);                 // big x big\n",
-        d, first, d, d);
-  else
-    put(s, "        tsr_wgmma(%s, tsr_desc(ab), tsr_desc(bb), %s); // tf32: big parts only\n", d, first);
-  put(s, "      }\n      tsr_wg_commit();\n");
-  if (step)
+        "  if (threadIdx.x == 0)\n"
+        "    for (int st = 0; st < STAGES; ++st) {\n"
+        "      tsr_mbar_init(bars + 8u * st, 128u);\n"
+        "      tsr_mbar_init(bars + 8u * (STAGES + st), 128u * WGS);\n"
+        "    }\n"
+        "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n"
+        "  if (wg == WGS) { // producer warpgroup\n"
+        "    tsr_producer_regs();\n"
+        "    const int pt = (int)threadIdx.x - 128 * WGS;\n");
+    if (g->preg)
+      put(s,
+          "    // two K blocks in flight in registers (sets 0 and 1, even and odd blocks):\n"
+          "    // block it+2 is loaded right after block it is stored, so a load's latency\n"
+          "    // passes while the other set is stored and the producer waits for stages\n"
+          "    float4 va[2][NVA], vb[2][NVB];\n"
+          "#pragma unroll\n"
+          "    for (int q = 0; q < 2; ++q)\n"
+          "      if (q < nk) {\n"
+          "        tsr_ldg_a(va[q], Ag, m0, (kb_begin + q) * BK, pt);\n"
+          "        tsr_ldg_b(vb[q], Bg, n0, (kb_begin + q) * BK, pt);\n"
+          "      }\n"
+          "    for (int i2 = 0; i2 < nk; i2 += 2)\n"
+          "#pragma unroll\n"
+          "      for (int q = 0; q < 2; ++q) { // unrolled: the register sets stay static\n"
+          "        const int it = i2 + q, st = it %% STAGES;\n"
+          "        if (it >= nk) break;\n"
+          "        tsr_mbar_wait(bars + 8u * (STAGES + st), ((it / STAGES) & 1) ^ 1); // stage free\n"
+          "        tsr_sts_a(As + st * A_STAGE, va[q], pt);\n"
+          "        tsr_sts_b(Bs + st * B_STAGE, vb[q], pt);\n"
+          "        tsr_proxy_fence(); // the planes -> the async proxy (wgmma)\n"
+          "        tsr_mbar_arrive(bars + 8u * st);\n"
+          "        if (it + 2 < nk) {\n"
+          "          tsr_ldg_a(va[q], Ag, m0, (kb_begin + it + 2) * BK, pt);\n"
+          "          tsr_ldg_b(vb[q], Bg, n0, (kb_begin + it + 2) * BK, pt);\n"
+          "        }\n"
+          "      }\n"
+          "    return;\n"
+          "  }\n");
+    else
+      put(s,
+          "#pragma unroll\n"
+          "    for (int st = 0; st < RAW - 1; ++st) {\n"
+          "      if (st < nk) {\n"
+          "        tsr_load_a<128>(Ar + st * BM * BK, Ag, m0, (kb_begin + st) * BK, pt);\n"
+          "        tsr_load_b<128>(Br + st * BN * BK, Bg, n0, (kb_begin + st) * BK, pt);\n"
+          "      }\n"
+          "      tsr_cp_commit();\n"
+          "    }\n"
+          "    for (int it = 0; it < nk; ++it) {\n"
+          "      tsr_cp_wait<RAW - 2>(); // block it landed (this thread's copies)\n"
+          "      tsr_producer_sync();    // ... everyone's; and everyone split block it-1\n"
+          "      const int nx = it + RAW - 1;\n"
+          "      if (nx < nk) { // raw buffer of block it-1\n"
+          "        tsr_load_a<128>(Ar + (nx %% RAW) * BM * BK, Ag, m0, (kb_begin + nx) * BK, pt);\n"
+          "        tsr_load_b<128>(Br + (nx %% RAW) * BN * BK, Bg, n0, (kb_begin + nx) * BK, pt);\n"
+          "      }\n"
+          "      tsr_cp_commit();\n"
+          "      const int st = it %% STAGES, r = it %% RAW;\n"
+          "      tsr_mbar_wait(bars + 8u * (STAGES + st), ((it / STAGES) & 1) ^ 1); // stage free\n"
+          "      tsr_split_tile(Ar + r * BM * BK, As + st * A_STAGE, BM * BK, pt, 128);\n"
+          "      tsr_split_tile(Br + r * BN * BK, Bs + st * B_STAGE, BN * BK, pt, 128);\n"
+          "      tsr_proxy_fence(); // the planes -> the async proxy (wgmma)\n"
+          "      tsr_mbar_arrive(bars + 8u * st);\n"
+          "    }\n"
+          "    return;\n"
+          "  }\n");
     put(s,
-        "      if (c + 1 < MW * NC) { // promote now; the last chunk's waits for the split below\n"
+        "  tsr_consumer_regs();\n"
+        "  for (int it = 0; it < nk; ++it) {\n"
+        "    const int cur = it %% STAGES;\n"
+        "    tsr_mbar_wait(bars + 8u * cur, (it / STAGES) & 1); // block it's planes written\n"
+        "    const unsigned a0 = sa + 4u * (unsigned)(cur * A_STAGE + wg * WM * BK);\n"
+        "    const unsigned b0 = sb + 4u * (unsigned)(cur * B_STAGE);\n");
+  } else {
+    put(s,
+        "#pragma unroll\n"
+        "  for (int st = 0; st < STAGES - 1; ++st) {\n"
+        "    if (st < nk) {\n"
+        "      tsr_load_a<NT>(As + st * A_STAGE, Ag, m0, (kb_begin + st) * BK, (int)threadIdx.x);\n"
+        "      tsr_load_b<NT>(Bs + st * B_STAGE, Bg, n0, (kb_begin + st) * BK, (int)threadIdx.x);\n"
+        "    }\n"
+        "    tsr_cp_commit();\n"
+        "  }\n"
+        "  tsr_cp_wait<STAGES - 2>(); // block 0 landed (this thread's copies)\n"
+        "  __syncthreads();           // ... everyone's\n"
+        "  tsr_split_stage(As, Bs);\n"
+        "  tsr_proxy_fence();\n"
+        "  __syncthreads();\n"
+        "  for (int it = 0; it < nk; ++it) {\n"
+        "    {\n"
+        "      const int nx = it + STAGES - 1;\n"
+        "      if (nx < nk) { // slot of block it-1: its wgmmas completed before the last barrier\n"
+        "        const int slot = nx %% STAGES;\n"
+        "        tsr_load_a<NT>(As + slot * A_STAGE, Ag, m0, (kb_begin + nx) * BK, (int)threadIdx.x);\n"
+        "        tsr_load_b<NT>(Bs + slot * B_STAGE, Bg, n0, (kb_begin + nx) * BK, (int)threadIdx.x);\n"
+        "      }\n"
+        "      tsr_cp_commit();\n"
+        "    }\n"
+        "    const int cur = it %% STAGES;\n"
+        "    const unsigned a0 = sa + 4u * (unsigned)(cur * A_STAGE + wg * WM * BK);\n"
+        "    const unsigned b0 = sb + 4u * (unsigned)(cur * B_STAGE);\n");
+  }
+  if (step) {
+    /* acc=step: every 8-deep K step's MMAs start from zero and the step's
+     * partial sum is promoted with an IEEE add, as in mma=tf32x3 (the tensor
+     * core truncates inside each MMA at the scale of its largest term, the
+     * accumulator included: a partial sum carried over several steps costs a
+     * truncation at its own, growing, scale per MMA; docs/accuracy.md). With
+     * PARTS = 2 the step s+1 is issued before step s is promoted. */
+    put(s,
+        "    constexpr int KS = BK / 8, NS = MW * NC * KS; // 8-deep steps of this K block\n"
+        "#pragma unroll\n"
+        "    for (int s = 0; s < NS; ++s) {\n"
+        "      const int i = s / (NC * KS), j = (s / KS) %% NC, kk = s %% KS;\n"
+        "      // step kk: two core matrices along k, 256 bytes further\n"
+        "      const unsigned ab = a0 + 4u * (unsigned)(i * 64 * BK) + 256u * kk;\n"
+        "      const unsigned bb = b0 + 4u * (unsigned)(j * WN * BK) + 256u * kk;\n"
+        "      tsr_wg_fence();\n");
+    if (g->x3)
+      put(s,
+          "      tsr_wgmma(part[s %% PARTS], tsr_desc(ab + 4u * BM * BK), tsr_desc(bb), 0); // small x big, from 0\n"
+          "      tsr_wgmma(part[s %% PARTS], tsr_desc(ab), tsr_desc(bb + 4u * BN * BK), 1); // big x small\n"
+          "      tsr_wgmma(part[s %% PARTS], tsr_desc(ab), tsr_desc(bb), 1);                // big x big\n");
+    else
+      put(s, "      tsr_wgmma(part[s %% PARTS], tsr_desc(ab), tsr_desc(bb), 0); // tf32: big parts, from 0\n");
+    put(s,
+        "      tsr_wg_commit();\n"
+        "      if (PARTS == 2 && s > 0) { // step s-1 done (s may still run): promote it\n"
+        "        tsr_wg_wait<1>();\n"
+        "        tsr_wg_promote(acc[(s - 1) / (NC * KS)][((s - 1) / KS) %% NC], part[(s - 1) %% PARTS]);\n"
+        "      } else if (PARTS == 1 && s + 1 < NS) {\n"
         "        tsr_wg_wait<0>();\n"
-        "#pragma unroll\n"
-        "        for (int r = 0; r < WN / 2; ++r) { tsr_wg_pin(part[r]); acc[i][j][r] += part[r]; }\n"
-        "      }\n");
-  put(s,
-      "    }\n"
-      "    if (it + 1 < nk) { // split block it+1 while the last chunk multiplies\n"
-      "      tsr_cp_wait<STAGES - 2>();\n"
-      "      __syncthreads();\n"
-      "      const int nxt = (it + 1) %% STAGES;\n"
-      "      tsr_split_stage(As + nxt * A_STAGE, Bs + nxt * B_STAGE);\n"
-      "      tsr_proxy_fence();\n"
-      "    }\n"
-      "    tsr_wg_wait<0>();\n");
-  if (step)
+        "        tsr_wg_promote(acc[i][j], part[0]);\n"
+        "      }\n"
+        "    }\n");
+  } else {
     put(s,
         "#pragma unroll\n"
-        "    for (int r = 0; r < WN / 2; ++r) {\n"
-        "      tsr_wg_pin(part[r]);\n"
-        "      acc[MW - 1][NC - 1][r] += part[r];\n"
+        "    for (int c = 0; c < MW * NC; ++c) {\n"
+        "      const int i = c / NC, j = c %% NC;\n"
+        "      tsr_wg_fence();\n"
+        "#pragma unroll\n"
+        "      for (int kk = 0; kk < BK / 8; ++kk) {\n"
+        "        // 8-deep K step kk: two core matrices along k, 256 bytes further\n"
+        "        const unsigned ab = a0 + 4u * (unsigned)(i * 64 * BK) + 256u * kk;\n"
+        "        const unsigned bb = b0 + 4u * (unsigned)(j * WN * BK) + 256u * kk;\n");
+    if (g->x3)
+      put(s,
+          "        tsr_wgmma(acc[i][j], tsr_desc(ab + 4u * BM * BK), tsr_desc(bb), 1); // small x big\n"
+          "        tsr_wgmma(acc[i][j], tsr_desc(ab), tsr_desc(bb + 4u * BN * BK), 1); // big x small\n"
+          "        tsr_wgmma(acc[i][j], tsr_desc(ab), tsr_desc(bb), 1);                // big x big\n");
+    else
+      put(s, "        tsr_wgmma(acc[i][j], tsr_desc(ab), tsr_desc(bb), 1); // tf32: big parts only\n");
+    put(s, "      }\n      tsr_wg_commit();\n    }\n");
+  }
+  if (!g->producer)
+    put(s,
+        "    if (it + 1 < nk) { // split block it+1 while the last step multiplies\n"
+        "      tsr_cp_wait<STAGES - 2>();\n"
+        "      __syncthreads();\n"
+        "      const int nxt = (it + 1) %% STAGES;\n"
+        "      tsr_split_stage(As + nxt * A_STAGE, Bs + nxt * B_STAGE);\n"
+        "      tsr_proxy_fence();\n"
         "    }\n");
+  put(s, "    tsr_wg_wait<0>();\n");
+  if (step)
+    put(s, "    tsr_wg_promote(acc[MW - 1][NC - 1], part[(NS - 1) %% PARTS]);\n");
   else
     put(s,
         "#pragma unroll\n    for (int i = 0; i < MW; ++i)\n"
         "#pragma unroll\n      for (int j = 0; j < NC; ++j)\n"
         "#pragma unroll\n        for (int r = 0; r < WN / 2; ++r) tsr_wg_pin(acc[i][j][r]);\n");
-  put(s,
-      "    __syncthreads(); // block it+1's split visible; every wgmma of block it done\n"
-      "  }\n");
+  if (g->producer)
+    put(s,
+        "    tsr_mbar_arrive(bars + 8u * (STAGES + cur)); // every wgmma of block it done: stage free\n"
+        "  }\n");
+  else
+    put(s,
+        "    __syncthreads(); // block it+1's split visible; every wgmma of block it done\n"
+        "  }\n");
   /* Epilogue: the m64nNk8 D fragment (PTX ISA, wgmma "Register Fragments",
    * matrix D): warp q of the warpgroup owns rows 16q..16q+15; register
    * 4j + r of a lane holds (16q + g + 8 (r >> 1), 8j + 2t + (r & 1)),
@@ -1498,6 +1747,8 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
   out->block[1] = out->block[2] = 1;
   out->smem_bytes = (uint32_t)g.smem_bytes;
   out->workspace_bytes = g.workspace_bytes;
+  /* 384 threads: ptxas compiles for 65536 / 384 rounded down to 8 = 168 */
+  out->regs_exact = g.producer && g.wgs == 2 ? 168 : 0;
   for (int i = 0; i < 2; i++) {
     const tsr__emit_operand *o = i ? &g.b : &g.a;
     if (!o->packed) continue;

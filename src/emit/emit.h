@@ -29,6 +29,16 @@
 #include "emit/target.h"
 #include "tessera.h"
 
+/* split=producer with two consumer warpgroups (384 threads): the kernel is
+ * compiled for 168 registers per thread, 64512 per CTA, and setmaxnreg can
+ * only redistribute those (an increase beyond what the producer released
+ * blocks forever): 128 x producer + 256 x consumer <= 64512. ptxas compiles
+ * the device script's producer plans without spills at 88 / 208. */
+#define TSR__WG_PRODUCER_REGS 88
+#define TSR__WG_CONSUMER_REGS 208
+_Static_assert(128 * TSR__WG_PRODUCER_REGS + 256 * TSR__WG_CONSUMER_REGS <= 168 * 384,
+               "setmaxnreg: the roles' registers exceed the CTA's allocation");
+
 typedef struct {
   char *source;        /* NUL-terminated CUDA C, malloc'd */
   size_t len;
@@ -45,6 +55,9 @@ typedef struct {
     uint32_t grid[3], block[3];
   } pre[2];
   uint64_t pack_off[2];     /* float offsets of packed A, B (split=pack: big parts) in W (0 = not packed) */
+  /* registers per thread the main kernel must be compiled with (0 = any):
+   * setmaxnreg redistributes exactly those, and asks for more would block */
+  int regs_exact;
 } tsr__kernel_src;
 
 /* Legality of the plan for the GPU target (no allocation, no compile):

@@ -64,6 +64,10 @@ typedef struct {
   /* wgmma: wgs warpgroups of 128 threads, each owning wm rows (mw slices of
    * 64) x bn columns (nc chunks of wn, one wgmma m64n<wn>k8 each) */
   int wgs, mw, nc;
+  int producer;       /* split=producer: wgs consumer warpgroups + one producer warpgroup */
+  int preg;           /* split=producer-reg: the producer loads each K block into registers */
+  int raw;            /* split=producer: raw (unsplit) K-block buffers of the producer's copies */
+  int parts;          /* wgmma acc=step: partial-sum buffers (2: the next step runs while one is promoted) */
   uint32_t h, w;      /* tile grid */
   int64_t nkb;        /* K blocks */
   int tail_m, tail_n, tail_k;

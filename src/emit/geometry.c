@@ -181,8 +181,16 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   g->chain = pl->acc == TSR_ACC_CHAIN;
   if (pl->mma == TSR_MMA_FFMA && g->chain)
     return reject(msg, cap, "plan: acc=chain is unused by mma=ffma and must be step");
-  if (pl->split != TSR_SPLIT_INLINE && pl->split != TSR_SPLIT_PACK)
-    return reject(msg, cap, "plan: split=%d is not inline or pack", (int)pl->split);
+  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER_REG)
+    return reject(msg, cap, "plan: split=%d is not inline, pack, producer or producer-reg",
+                  (int)pl->split);
+  g->producer = pl->split == TSR_SPLIT_PRODUCER || pl->split == TSR_SPLIT_PRODUCER_REG;
+  g->preg = pl->split == TSR_SPLIT_PRODUCER_REG;
+  if (g->producer && !g->wg)
+    return reject(msg, cap,
+                  "plan: split=%s is only supported by the wgmma families; mma=%s splits "
+                  "inline or in the pack prologue",
+                  g->preg ? "producer-reg" : "producer", mma_name(pl->mma));
   g->presplit = pl->split == TSR_SPLIT_PACK;
   if (pl->mma == TSR_MMA_FFMA && g->presplit)
     return reject(msg, cap, "plan: split=pack is unused by mma=ffma and must be inline");
@@ -264,15 +272,6 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
   if (pl->bk % 8)
     return reject(msg, cap, "plan: bk=%d is not a multiple of 8 (the tensor-core MMA K step)",
                   pl->bk);
-  /* acc=step promotes each chunk's partial sum once per K block (bk/8 K
-   * steps chained in the tensor core): the truncating-accumulation model
-   * meets the FP32 contract up to bk=64 (0.56x the strict error at K=2048,
-   * tests/emit); longer chains are untested */
-  if (g->x3 && !g->chain && pl->bk > 64)
-    return reject(msg, cap,
-                  "plan: bk=%d exceeds 64 for mma=%s with acc=step (a K block's MMAs chain in the "
-                  "tensor core before their promotion)",
-                  pl->bk, mma_name(pl->mma));
   if (pl->stages < 2)
     return reject(msg, cap,
                   "plan: stages=%d; mma=%s needs stages >= 2 (the next block is split while the "
@@ -287,16 +286,48 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
   g->nc = pl->bn / pl->wn;
   g->warps_m = g->wgs * 4;
   g->warps_n = 1;
-  g->nthreads = 128 * g->wgs;
+  g->nthreads = 128 * (g->wgs + g->producer);
   if ((uint32_t)g->nthreads > t->threads_block)
     return reject(msg, cap, "plan: %d threads per block (%d warpgroups of 128) exceed the limit %u",
                   g->nthreads, g->wgs, t->threads_block);
-  g->reg_estimate = g->mw * pl->bn / 2 + (g->chain ? 0 : pl->wn / 2) + 40;
-  if ((int64_t)g->reg_estimate > (int64_t)t->regs_thread)
+  /* split=producer with two consumer warpgroups: 384 threads start at 168
+   * registers, so setmaxnreg moves registers to the consumers (emit.h:
+   * producer 88, consumers 208; ptxas spilled the producer's loops at 40 and
+   * 64) */
+  unsigned rcap = g->producer && g->wgs == 2 ? (unsigned)TSR__WG_CONSUMER_REGS : t->regs_thread;
+  /* acc=step promotes every 8-deep K step (docs/accuracy.md "wgmma"): a
+   * second partial-sum buffer lets the next step run during a promotion,
+   * for wn <= 64 (32 registers) where the estimate stays within 232 (ptxas:
+   * 128x128 wn=128 with two 64-register buffers spilled 32 bytes, TT vec=1) */
+  g->parts = g->chain ? 0
+             : pl->wn <= 64 && g->mw * pl->bn / 2 + pl->wn + 40 <= (rcap < 232u ? (int)rcap : 232) ? 2
+                                                                                                    : 1;
+  /* ~40 for addresses, descriptors and the copies; a consumer beside a
+   * producer does no copies (measured: 256x128 wm=128 wn=128 compiles at
+   * 208 without spills; two 32-register partial-sum buffers did spill at 216) */
+  g->reg_estimate = g->mw * pl->bn / 2 + g->parts * pl->wn / 2 + (g->producer ? 16 : 40);
+  if ((int64_t)g->reg_estimate > (int64_t)rcap)
     return reject(msg, cap,
                   "plan: estimated %d registers per thread (accumulators %d x %d / 2 + partial "
-                  "sum %d / 2 + 40) exceed %u",
-                  g->reg_estimate, g->mw, pl->bn, g->chain ? 0 : pl->wn, t->regs_thread);
+                  "sum %d / 2 + %d) exceed %u%s",
+                  g->reg_estimate, g->mw, pl->bn, g->parts * pl->wn, g->producer ? 16 : 40, rcap,
+                  rcap != t->regs_thread ? " (a consumer's share beside the producer warpgroup)" : "");
+  if (g->producer && pl->minblocks > 1)
+    return reject(msg, cap, "plan: minblocks=%d; split=%s runs one block per SM (minblocks 0 or 1)",
+                  pl->minblocks, g->preg ? "producer-reg" : "producer");
+  /* producer-reg: two K blocks' float4s of A and B in flight, 128 producer
+   * threads; the producer has 88 registers beside two consumers (ptxas: 2 x
+   * 24 floats compile without spills) */
+  if (g->preg) {
+    int per = ((pl->bm * pl->bk / 4 + 127) / 128 + (pl->bn * pl->bk / 4 + 127) / 128) * 4;
+    int lim = g->wgs == 2 ? 24 : 96;
+    if (per > lim)
+      return reject(msg, cap,
+                    "plan: split=producer-reg holds two K blocks in the producer's registers: "
+                    "(bm=%d + bn=%d) x bk=%d is %d floats per producer thread and block, more "
+                    "than %d",
+                    pl->bm, pl->bn, pl->bk, per, lim);
+  }
   return TSR_OK;
 }
 
@@ -396,13 +427,29 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   if ((s = check_vec(p, pl, &g->a, msg, cap)) != TSR_OK) return s;
   if ((s = check_vec(p, pl, &g->b, msg, cap)) != TSR_OK) return s;
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
+  if (g->preg) {
+    g->smem_bytes += 16u * (uint64_t)pl->stages; /* full and empty mbarriers per stage */
+  } else if (g->producer) {
+    /* the producer's raw copies (3 K blocks in flight where they fit sm_90's
+     * shared memory, else 2: the source must not depend on the target), then
+     * a full and an empty mbarrier per stage */
+    uint64_t raw1 = (uint64_t)(g->a.tile_floats + g->b.tile_floats) * 4;
+    g->raw = g->smem_bytes + 3 * raw1 + 16u * (uint64_t)pl->stages <=
+                     tsr__target_sm90.smem_block_optin
+                 ? 3
+                 : 2;
+    g->smem_bytes += (uint64_t)g->raw * raw1 + 16u * (uint64_t)pl->stages;
+  }
   if (g->smem_bytes > t->smem_block_optin)
     return reject(msg, cap,
                   "plan: shared memory %.1f KiB (%llu bytes) exceeds the %.1f KiB limit "
                   "(bm=%d,bn=%d,bk=%d,stages=%d,pad=%d%s)",
                   g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
                   t->smem_block_optin / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad,
-                  g->presplit && g->x3 ? ",split=pack: big and small tiles per stage" : "");
+                  g->presplit && g->x3 ? ",split=pack: big and small tiles per stage"
+                  : g->preg           ? ",split=producer-reg: TF32 planes per stage"
+                  : g->producer       ? ",split=producer: TF32 planes per stage + raw blocks"
+                                      : "");
   return TSR_OK;
 }
 

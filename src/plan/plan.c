@@ -44,7 +44,7 @@ static const char *const isa_names[] = {"auto", "generic", "avx2", "avx512"};
 static const char *const mma_names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32"};
 static const char *const acc_names[] = {"step", "chain"};
 static const char *const pack_names[] = {"none", "a", "b", "ab"};
-static const char *const split_names[] = {"inline", "pack"};
+static const char *const split_names[] = {"inline", "pack", "producer", "producer-reg"};
 
 tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) {
   if (!text || !p) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: empty");
@@ -144,10 +144,11 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
       }
       case K_SPLIT: {
         int found = -1;
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 4; i++)
           if (strcmp(val, split_names[i]) == 0) found = i;
         if (found < 0)
-          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: split=%s is not inline or pack", val);
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
+                              "plan: split=%s is not inline, pack, producer or producer-reg", val);
         *(tsr_split *)field = (tsr_split)found;
         break;
       }
@@ -180,7 +181,7 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
                   mma_names[(unsigned)p->mma < 5 ? (unsigned)p->mma : 0],
                   acc_names[p->acc == TSR_ACC_CHAIN], p->minblocks,
                   pack_names[(unsigned)p->pack < 4 ? (unsigned)p->pack : 0],
-                  split_names[p->split == TSR_SPLIT_PACK]);
+                  split_names[(unsigned)p->split < 4 ? (unsigned)p->split : 0]);
 }
 
 int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {

@@ -269,6 +269,9 @@ static void test_cuda_wgmma_matrix(void **state) {
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=64,bn=96,bk=16,wm=64,wn=32,stages=4,minblocks=0,pack=none,split=inline,acc=step,splitk=1",
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=256,bn=128,bk=16,wm=128,wn=128,stages=4,minblocks=0,pack=none,split=inline,acc=step,splitk=2",
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=128,bn=256,bk=16,wm=64,wn=128,stages=4,minblocks=0,pack=none,split=inline,acc=step,splitk=1",
+      /* warp specialization: a producer warpgroup and 2 consumers (setmaxnreg) */
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,minblocks=0,pack=none,split=producer,acc=step,splitk=1",
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=128,bn=256,bk=8,wm=64,wn=128,stages=6,minblocks=0,pack=none,split=producer-reg,acc=step,splitk=2",
   };
   int fails = 0, runs = 0;
   for (size_t pi = 0; pi < sizeof plans / sizeof plans[0]; pi++)
@@ -521,6 +524,20 @@ static const family families[] = {
     {"cuda wgmma-tf32x3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "mma=wgmma-tf32x3,splitk=2," WGF, 0},
     {"cuda wgmma-tf32", TSR_BACKEND_CUDA, TSR_PREC_TF32, "mma=wgmma-tf32,splitk=1," WGF, 0},
 #undef WGF
+    /* stage 2 (scripts/device/wgmma-run's variants): two partial-sum
+     * buffers, the producer warpgroup with cp.async or register loads */
+#define WG2 "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,minblocks=0,pack=none,acc=step,splitk=1,"
+    {"cuda wgmma-tf32x3 256x128 wn64", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
+     WG2 "split=inline,bm=256,bn=128,bk=16,wm=128,wn=64,stages=4", 0},
+    {"cuda wgmma-tf32x3 producer 256x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
+     WG2 "split=producer,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3", 0},
+    {"cuda wgmma-tf32x3 producer 128x256", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
+     WG2 "split=producer,bm=128,bn=256,bk=16,wm=64,wn=128,stages=3", 0},
+    {"cuda wgmma-tf32x3 producer-reg 256x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
+     WG2 "split=producer-reg,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8", 0},
+    {"cuda wgmma-tf32x3 producer-reg 128x256", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
+     WG2 "split=producer-reg,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8", 0},
+#undef WG2
     {"cuda auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL, 0},
     {"cublas strict", TSR_BACKEND_CUBLAS, TSR_PREC_STRICT, NULL, 0},
     /* cuBLAS TF32 rounds FLT_MAX up to Inf (seen on the H200, 2026-11-30) */

@@ -132,9 +132,14 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=256,bk=16,wm=64,wn=128,stages=4,"
       "walk=rect:8x16,minblocks=0,pack=none,split=inline,acc=step,splitk=1",
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3,"
-      "walk=rect:8x16,minblocks=0,pack=none,split=inline,acc=step,splitk=2"};
+      "walk=rect:8x16,minblocks=0,pack=none,split=inline,acc=step,splitk=2",
+      /* the producer warpgroup: setmaxnreg and mbarriers through NVRTC */
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,"
+      "walk=rect:8x16,minblocks=0,pack=none,split=producer,acc=step,splitk=1",
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8,"
+      "walk=rect:8x16,minblocks=0,pack=none,split=producer-reg,acc=step,splitk=1"};
   int fails = 0, kernels = 0;
-  for (size_t i = 0; i < 2; i++)
+  for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
     for (int v = 0; v < 4; v++) {
       tsr_problem p;
       tsr_problem_init(&p, 1024, 1024, 1024);
@@ -162,6 +167,13 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
       } else {
         fails += check_function(log, k.main_name, k.block[0], what);
         kernels++;
+        int regs = -1, st = -1, ss = -1, sl = -1;
+        if (k.regs_exact && (tsr__ptxas_parse(log, k.main_name, &regs, &st, &ss, &sl) != 0 ||
+                             regs != k.regs_exact)) {
+          printf("FAIL %s: %d registers; its setmaxnreg split needs exactly %d\n", what, regs,
+                 k.regs_exact);
+          fails++;
+        }
         if (log && strstr(log, "serialized")) {
           printf("FAIL %s: ptxas serialized the wgmmas\n", what);
           fails++;

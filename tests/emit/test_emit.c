@@ -383,7 +383,8 @@ static void test_rejections(void **state) {
   wg_check(SM90, big, "bn=512,wn=256", "bn=512 exceeds 256");
   wg_check(SM90, big, "bn=96", "bn=96 is not a multiple of wn=128");
   wg_check(SM90, big, "bk=12", "bk=12 is not a multiple of 8");
-  wg_check(SM90, big, "bk=128", "bk=128 exceeds 64 for mma=wgmma-tf32x3 with acc=step");
+  /* acc=step promotes every 8-deep step: bk no longer lengthens a chain */
+  wg_check(SM90, big, "bk=128,stages=2,bm=64,bn=32,wn=32", NULL);
   wg_check(SM90, big, "bk=128,acc=chain,stages=2,bm=64,bn=32,wn=32", NULL);
   wg_check(SM90, big, "stages=1", "stages=1; mma=wgmma-tf32x3 needs stages >= 2");
   wg_check(SM90, big, "pad=4", "pad=4; mma=wgmma-tf32x3 uses the unpadded core-matrix layout");
@@ -392,6 +393,19 @@ static void test_rejections(void **state) {
   wg_check(SM90, big, "b=view", "b=view is not supported");
   wg_check(SM90, big, "bm=256,wm=128,bn=256,wn=128", "estimated 360 registers per thread (accumulators 2 x 256 / 2 + partial sum 128 / 2 + 40) exceed 255");
   wg_check(SM90, big, "stages=4,bn=256,bk=64,wn=64", "exceeds the 227.0 KiB limit");
+  /* the producer warpgroup (split=producer, producer-reg) */
+  wg_check(SM90, big, "split=producer,bk=16", NULL);
+  wg_check(SM90, big, "split=producer-reg,bk=8,stages=6", NULL);
+  wg_check(SM90, big, "split=producer,bk=32",
+           "exceeds the 227.0 KiB limit (bm=128,bn=128,bk=32,stages=3,pad=0,split=producer: TF32 planes per stage + raw blocks)");
+  wg_check(SM90, big, "split=producer-reg,bk=16",
+           "split=producer-reg holds two K blocks in the producer's registers: (bm=128 + bn=128) x bk=16 is 32 floats per producer thread and block, more than 24");
+  wg_check(SM90, big, "split=producer,bk=16,bn=256,wn=256",
+           "estimated 272 registers per thread (accumulators 1 x 256 / 2 + partial sum 256 / 2 + 16) "
+           "exceed 208 (a consumer's share beside the producer warpgroup)");
+  wg_check(SM90, big, "split=producer,bk=16,minblocks=2", "minblocks=2; split=producer runs one block per SM");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,split=producer",
+                "split=producer is only supported by the wgmma families; mma=tf32x3 splits");
   expect_reject(big, "mma=wgmma-tf32,tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=2",
                 "mma=wgmma-tf32 is below the FP32 contract");
   {
@@ -462,6 +476,26 @@ static void test_wgmma_contract(void **state) {
   assert_non_null(strstr(msg, "mma=wgmma is not ffma, tf32x3, tf32, wgmma-tf32x3 or wgmma-tf32"));
   tsr__kernel_src_free(&k);
   tsr__kernel_src_free(&k2);
+  /* split=producer with two consumers: 384 threads, and setmaxnreg only
+   * redistributes the CTA's 168 x 384 registers (more blocks forever) */
+  const char *const prods[] = {"split=producer,bk=16", "split=producer-reg,bk=8,stages=6"};
+  for (int i = 0; i < 2; i++) {
+    tsr_plan pp = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=256,bn=128,wm=128,wn=128,stages=3,vec=4");
+    assert_int_equal(tsr_plan_parse(prods[i], &pp, msg, sizeof msg), TSR_OK);
+    tsr_problem big = P(4096, 4096, 4096);
+    emit_ok(&big, &pp, &k3);
+    assert_int_equal(k3.block[0], 384);
+    const char *dec = strstr(k3.source, "setmaxnreg.dec.sync.aligned.u32 ");
+    const char *inc = strstr(k3.source, "setmaxnreg.inc.sync.aligned.u32 ");
+    assert_non_null(dec);
+    assert_non_null(inc);
+    int pr = atoi(dec + strlen("setmaxnreg.dec.sync.aligned.u32 "));
+    int cr = atoi(inc + strlen("setmaxnreg.inc.sync.aligned.u32 "));
+    assert_true(pr >= 24 && pr % 8 == 0 && cr <= 256 && cr % 8 == 0);
+    assert_true(128 * pr + 256 * cr <= 168 * 384);
+    assert_non_null(strstr(k3.source, "__launch_bounds__(NT)"));
+    tsr__kernel_src_free(&k3);
+  }
 }
 
 /* beta == 0 must never read C: the store path of a beta == 0 source has no
@@ -673,7 +707,7 @@ static void test_split_contract(void **state) {
   bad.split = (tsr_split)5;
   char msg[256];
   assert_int_not_equal(tsr__emit_check(&big, &bad, SM90, msg, sizeof msg), TSR_OK);
-  assert_non_null(strstr(msg, "split=5 is not inline or pack"));
+  assert_non_null(strstr(msg, "split=5 is not inline, pack, producer or producer-reg"));
   /* the same plan inline fits: the doubling is what is rejected */
   tsr_plan fits = mkplan("mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0");
   assert_int_equal(tsr__emit_check(&big, &fits, SM90, msg, sizeof msg), TSR_OK);
@@ -882,6 +916,7 @@ typedef struct {
    * inputs whose output classes must be IEEE's */
   tsr_precision prec, contract;
   int rz, breach, special;
+  unsigned seed; /* input seed; 0: 7 */
 } emu_case;
 
 static const emu_case emu_cases[] = {
@@ -1065,6 +1100,52 @@ static const emu_case emu_cases[] = {
      .prec = TSR_PREC_TF32},
     {"wgmma random NT", {128, 64, 200, 1, 'N', 'T', 0}, WG "bm=64,bn=64,bk=16,wm=64,wn=32,stages=3,vec=4", 0, 0, 0, 0, 1},
     {"wgmma random NN batch2 2 warpgroups", {100, 72, 90, 2, 'N', 'N', 0.5f}, WG "bm=128,bn=72,bk=8,wm=64,wn=24,stages=2,vec=1", 0, 0, 0, 0, 1},
+    /* split=producer: a producer warpgroup copies and splits, the consumer
+     * warpgroups multiply; full/empty mbarriers per stage */
+#define WP WG "split=producer,"
+    {"wgmma producer NT 2 consumers tails beta vec1", {130, 70, 45, 1, 'N', 'T', 0.5f},
+     WP "bm=128,bn=32,bk=16,wm=64,wn=32,stages=2,vec=1"},
+    {"wgmma producer NN (B packed) 1 consumer 3 chunks bk8 4-stage", {64, 96, 40, 1, 'N', 'N', 0},
+     WP "bm=64,bn=96,bk=8,wm=64,wn=32,stages=4,vec=4"},
+    {"wgmma producer TN (both packed) wm128 n40 splitk2", {150, 40, 64, 1, 'T', 'N', 0},
+     WP "bm=128,bn=40,bk=16,wm=128,wn=40,stages=2,vec=4,splitk=2"},
+    {"wgmma producer TT batch2 beta ld pad K=1 block", {70, 66, 13, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
+     WP "bm=128,bn=64,bk=16,wm=64,wn=64,stages=3,vec=1"},
+    {"wgmma producer 256x128 wm128 wn128 NN tails rect", {260, 130, 72, 1, 'N', 'N', 0},
+     WP "bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,vec=4,walk=rect:2x2"},
+    {"wgmma producer random NN 2 consumers wn64 parts", {100, 136, 200, 1, 'N', 'N', 0},
+     WP "bm=128,bn=128,bk=16,wm=64,wn=64,stages=3,vec=4", 0, 0, 0, 0, 1},
+    {"wgmma-tf32 producer NT tails", {70, 45, 37, 1, 'N', 'T', 0},
+     "mma=wgmma-tf32,tm=1,tn=1,pad=0,split=producer,bm=64,bn=64,bk=16,wm=64,wn=64,stages=2,vec=1",
+     .prec = TSR_PREC_TF32},
+    {"contract wgmma-tf32x3 producer RZ 96x80x129 wide", {96, 80, 129, 1, 'N', 'N', 0},
+     WP "vec=1,bm=128,bn=128,bk=16,wm=64,wn=128,stages=3", .random = 2, .contract = TSR_PREC_FP32X3,
+     .rz = 1, .seed = 3},
+    {"specials wgmma-tf32x3 producer TT splitk2 beta", {40, 36, 64, 1, 'T', 'T', 0.5f},
+     WP "bm=64,bn=64,wm=64,wn=64,stages=3,vec=4,splitk=2,bk=16", .random = 1,
+     .contract = TSR_PREC_FP32X3, .special = 1},
+#undef WP
+    /* split=producer-reg: the producer's loads land in registers */
+#define WR2 WG "split=producer-reg,"
+    {"wgmma producer-reg NT 2 consumers tails beta vec1", {130, 70, 45, 1, 'N', 'T', 0.5f},
+     WR2 "bm=128,bn=32,bk=16,wm=64,wn=32,stages=2,vec=1"},
+    {"wgmma producer-reg NT vec4 K tail", {64, 72, 45, 1, 'N', 'T', 0, 3, 3}, WR2 "bm=64,bn=72,bk=16,wm=64,wn=24,stages=3,vec=4"},
+    {"wgmma producer-reg NT one K block", {64, 64, 5, 1, 'N', 'T', 0}, WR2 "bm=128,bn=64,bk=8,wm=64,wn=64,stages=2,vec=1"},
+    {"wgmma producer-reg NN (B packed) 1 consumer 3 chunks bk8 4-stage", {64, 96, 40, 1, 'N', 'N', 0},
+     WR2 "bm=64,bn=96,bk=8,wm=64,wn=32,stages=4,vec=4"},
+    {"wgmma producer-reg TT batch2 beta ld pad splitk2", {70, 66, 37, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
+     WR2 "bm=128,bn=64,bk=8,wm=64,wn=64,stages=3,vec=1,splitk=2"},
+    {"wgmma producer-reg 256x128 wm128 wn128 bk8 NN tails rect", {260, 130, 72, 1, 'N', 'N', 0},
+     WR2 "bm=256,bn=128,bk=8,wm=128,wn=128,stages=4,vec=4,walk=rect:2x2"},
+    {"wgmma producer-reg random NT 128x256 wn128 bk8", {130, 260, 100, 1, 'N', 'T', 0.5f},
+     WR2 "bm=128,bn=256,bk=8,wm=64,wn=128,stages=4,vec=4", 0, 0, 0, 0, 1},
+    {"contract wgmma-tf32x3 producer-reg RZ 96x80x129 wide", {96, 80, 129, 1, 'N', 'N', 0},
+     WR2 "vec=1,bm=128,bn=128,bk=8,wm=64,wn=128,stages=4", .random = 2, .contract = TSR_PREC_FP32X3,
+     .rz = 1, .seed = 3},
+    {"specials wgmma-tf32x3 producer-reg NN", {40, 36, 52, 1, 'N', 'N', 0},
+     WR2 "bm=64,bn=64,wm=64,wn=64,stages=3,vec=4,bk=16", .random = 1, .contract = TSR_PREC_FP32X3,
+     .special = 1},
+#undef WR2
 #define WC "tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=3,vec=4"
     {"contract wgmma-tf32x3 step RZ K=2048 bk16", {64, 64, 2048, 1, 'N', 'T', 0}, WC ",mma=wgmma-tf32x3,bk=16",
      .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
@@ -1076,6 +1157,19 @@ static const emu_case emu_cases[] = {
      WC ",mma=wgmma-tf32x3,acc=chain,bk=16", .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1, .breach = 1},
     {"contract wgmma-tf32 chain RZ (tf32 bound)", {64, 64, 512, 1, 'N', 'T', 0}, WC ",mma=wgmma-tf32,acc=chain,bk=16",
      .random = 1, .prec = TSR_PREC_TF32, .contract = TSR_PREC_TF32, .rz = 1},
+    /* test_cuda_gpu's contract families at 96x80x129 (seed 3, its plan): the
+     * stage-1 kernel breached the wide family on the H200 (1.52e-7 > 1.21e-7) */
+#define WF "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3"
+    {"contract wgmma-tf32x3 RZ 96x80x129 wide (H200 breach)", {96, 80, 129, 1, 'N', 'N', 0}, WF,
+     .random = 2, .contract = TSR_PREC_FP32X3, .rz = 1, .seed = 3},
+    {"contract wgmma-tf32x3 RZ 96x80x129 random", {96, 80, 129, 1, 'N', 'N', 0}, WF,
+     .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1, .seed = 3},
+    {"contract wgmma-tf32x3 RZ 96x80x129 normal", {96, 80, 129, 1, 'N', 'N', 0}, WF,
+     .random = 3, .contract = TSR_PREC_FP32X3, .rz = 1, .seed = 3},
+    {"contract mma.sync tf32x3 RZ 96x80x129 wide", {96, 80, 129, 1, 'N', 'N', 0},
+     "mma=tf32x3,tm=1,tn=1,bm=128,bn=128,bk=32,wm=64,wn=32,stages=3,vec=1,pad=4",
+     .random = 2, .contract = TSR_PREC_FP32X3, .rz = 1, .seed = 3},
+#undef WF
     {"specials wgmma-tf32x3 NN", {40, 36, 52, 1, 'N', 'N', 0}, WC ",mma=wgmma-tf32x3,bk=16",
      .random = 1, .contract = TSR_PREC_FP32X3, .special = 1},
     {"specials wgmma-tf32x3 TT splitk2 beta", {40, 36, 64, 1, 'T', 'T', 0.5f}, WC ",mma=wgmma-tf32x3,splitk=2,bk=16",
@@ -1169,10 +1263,15 @@ static void test_emulated(void **state) {
     const tsr_problem *p = &probs[i];
     int64_t na = tsr_problem_elems_a(p), nb = tsr_problem_elems_b(p), nc = tsr_problem_elems_c(p);
     float *a = malloc((size_t)na * 4), *b = malloc((size_t)nb * 4), *c0 = malloc((size_t)nc * 4);
-    tsr_inputs kind = c->random == 2 ? TSR_INPUTS_WIDE : c->random ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC;
-    tsr_fill(p, TSR_TENSOR_A, kind, 7, a);
-    tsr_fill(p, TSR_TENSOR_B, kind, 7, b);
-    if (p->beta != 0.0f) tsr_fill(p, TSR_TENSOR_C, kind, 7, c0);
+    /* random: 1 uniform, 2 wide, 3 normal */
+    tsr_inputs kind = c->random == 3   ? TSR_INPUTS_NORMAL
+                      : c->random == 2 ? TSR_INPUTS_WIDE
+                      : c->random      ? TSR_INPUTS_RANDOM
+                                       : TSR_INPUTS_DYADIC;
+    unsigned seed = c->seed ? c->seed : 7;
+    tsr_fill(p, TSR_TENSOR_A, kind, seed, a);
+    tsr_fill(p, TSR_TENSOR_B, kind, seed, b);
+    if (p->beta != 0.0f) tsr_fill(p, TSR_TENSOR_C, kind, seed, c0);
     else tsr_poison(p, c0);
     if (c->special == 2) { /* test_cuda_gpu's split identity: Inf, NaN, FLT_MAX */
       a[0] = INFINITY;
@@ -1460,8 +1559,15 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
+    int prod; /* a mutation of the split=producer (1) or split=producer-reg (2) kernel */
   } muts[] = {
       {"none", NULL, NULL},
+      {"none (split=producer)", NULL, NULL, 1},
+      {"producer: empty-stage wait parity flipped (deadlock)", "((it / STAGES) & 1) ^ 1);", "((it / STAGES) & 1));", 1},
+      {"producer: full-stage arrive dropped (deadlock)", "      tsr_mbar_arrive(bars + 8u * st);\n", "\n", 1},
+      {"producer: planes written to the raw index's stage", "As + st * A_STAGE, BM * BK", "As + r * A_STAGE, BM * BK", 1},
+      {"none (split=producer-reg)", NULL, NULL, 2},
+      {"producer-reg: register sets never reloaded", "if (it + 2 < nk) {", "if (it + 2 < 0) {", 2},
       {"stride byte offset halved", "SBO = BK * 32;", "SBO = BK * 16;"},
       {"leading byte offset 64", "LBO = 128,", "LBO = 64,"},
       {"no wgmma.fence", "      tsr_wg_fence();\n", "\n"},
@@ -1471,19 +1577,26 @@ static void test_emulated_wgmma_mutations(void **state) {
   size_t n = sizeof muts / sizeof muts[0];
   tsr_problem p = mkprob((prob_spec){.m = 128, .n = 72, .k = 48, .opb = 'T'});
   tsr_plan pl = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=16,wm=64,wn=24,stages=2,vec=4");
-  tsr__kernel_src k;
+  tsr__kernel_src k, kp, kr;
   emit_ok(&p, &pl, &k);
+  tsr_plan pp = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=16,wm=64,wn=24,stages=2,vec=4,split=producer");
+  emit_ok(&p, &pp, &kp);
+  tsr_plan pr = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=8,wm=64,wn=24,stages=2,vec=4,split=producer-reg");
+  emit_ok(&p, &pr, &kr);
+  /* a deadlocked emulation fails after this many seconds instead of 120 */
+  setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
-  size_t idx[8];
+  size_t idx[16];
   for (size_t i = 0; i < n; i++) {
-    tsr__kernel_src m = k;
+    const tsr__kernel_src *base = muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k;
+    tsr__kernel_src m = *base;
     char *src = NULL;
     if (muts[i].from) {
-      const char *at = strstr(k.source, muts[i].from);
+      const char *at = strstr(base->source, muts[i].from);
       if (!at) fail_msg("mutation '%s': '%s' not in the source", muts[i].name, muts[i].from);
-      size_t pre = (size_t)(at - k.source), fl = strlen(muts[i].from), tl = strlen(muts[i].to);
-      src = malloc(k.len - fl + tl + 1);
-      memcpy(src, k.source, pre);
+      size_t pre = (size_t)(at - base->source), fl = strlen(muts[i].from), tl = strlen(muts[i].to);
+      src = malloc(base->len - fl + tl + 1);
+      memcpy(src, base->source, pre);
       memcpy(src + pre, muts[i].to, tl);
       strcpy(src + pre + tl, at + fl);
       m.source = src;
@@ -1517,7 +1630,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
     if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
-    int bad = emu_run(dir, i, &k, &p, 1, out) != 0;
+    int bad = emu_run(dir, i, muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1, out) != 0;
     const char *how = bad ? "aborted by the harness" : NULL;
     if (!bad) {
       tsr_receipt r;
@@ -1525,18 +1638,18 @@ static void test_emulated_wgmma_mutations(void **state) {
       bad = !r.passed;
       if (bad) how = "wrong outputs";
     }
-    if (i == 0 && bad) {
+    if (!muts[i].from && bad) {
       snprintf(path, sizeof path, "%s/run0.log", dir);
       char *log = read_text(path);
       fprintf(stderr, "[wgmma mutations] the unmutated kernel failed (%s):\n%.3000s\n", how,
               log ? log : "");
       free(log);
       failures++;
-    } else if (i > 0 && !bad) {
+    } else if (muts[i].from && !bad) {
       fprintf(stderr, "[wgmma mutation %s] passed; it must fail\n", muts[i].name);
       failures++;
     } else {
-      fprintf(stderr, "[wgmma mutation %s] %s\n", muts[i].name, i ? how : "passes");
+      fprintf(stderr, "[wgmma mutation %s] %s\n", muts[i].name, muts[i].from ? how : "passes");
     }
   }
   free(a);
@@ -1546,6 +1659,9 @@ static void test_emulated_wgmma_mutations(void **state) {
   free(ref);
   free(scale);
   tsr__kernel_src_free(&k);
+  tsr__kernel_src_free(&kp);
+  tsr__kernel_src_free(&kr);
+  unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);
 }
@@ -1666,6 +1782,13 @@ static void test_nvcc(void **state) {
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=32,wm=64,wn=64,stages=2", 1},
       {{2049, 4097, 1025, 2, 'T', 'T', 0.5f}, WV "vec=1,bm=128,bn=128,bk=32,wm=64,wn=128,stages=3", 1},
       {{1000, 1000, 1000, 1, 'N', 'T', 0}, WV "vec=4,bm=64,bn=96,bk=32,wm=64,wn=96,stages=4,splitk=3", 1},
+      /* stage 2: two partial-sum buffers; warp specialization (setmaxnreg) */
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=16,wm=128,wn=64,stages=4", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,split=producer", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=16,wm=64,wn=128,stages=3,split=producer", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,split=producer-reg", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8,split=producer-reg", 1},
+      {{2049, 4097, 1025, 1, 'T', 'T', 0.5f}, WV "vec=1,bm=64,bn=256,bk=16,wm=64,wn=64,stages=4,split=producer-reg", 1},
 #undef WV
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
@@ -1718,6 +1841,13 @@ static void test_nvcc(void **state) {
       fprintf(stderr, "[%s] %d registers, spill stores %d, spill loads %d\n", jobs[i].label, regs,
               spill_st, spill_ld);
       if (jobs[i].is_default && (spill_st != 0 || spill_ld != 0)) failures++;
+      /* setmaxnreg redistributes the registers the kernel was compiled for:
+       * a producer kernel (384 threads) must get all 168 */
+      if (strstr(jobs[i].label, "split=producer") && !strstr(jobs[i].label, "bm=64,") &&
+          regs != 168) { /* two consumers (bm = 2 wm): 384 threads */
+        fprintf(stderr, "[%s] %d registers; setmaxnreg 88/208 needs 168\n", jobs[i].label, regs);
+        failures++;
+      }
       /* ptxas serializes wgmmas it cannot prove safe (an accumulator touched
        * while in flight): "Potential Performance Loss: wgmma.mma_async
        * instructions are serialized"; the clean variants must not */

@@ -113,6 +113,11 @@ tsr_status tsr__cuda_prepare_ex(tsr_context *ctx, const tsr_problem *p, const ts
   st = tsr__gexec_create(ctx, TSR_BACKEND_CUDA, p, a, b, c0, (size_t)k.workspace_bytes, &e);
   if (!st) st = tsr__gexec_attach_kernel(e, &k, flags);
   if (!st) st = tsr__gexec_check_limits(e, local_limit());
+  if (!st && k.regs_exact && e->regs != k.regs_exact)
+    st = tsr__fail(ctx, TSR_ERR_REJECTED,
+                   "registers: the kernel was compiled for %d per thread; its setmaxnreg split "
+                   "(producer %d, consumers %d) needs exactly %d",
+                   e->regs, TSR__WG_PRODUCER_REGS, TSR__WG_CONSUMER_REGS, k.regs_exact);
   tsr__kernel_src_free(&k);
   if (st) {
     tsr__gexec_destroy(e);

@@ -65,6 +65,7 @@ static void emu_launch(int is_reduce, const unsigned grid[3], unsigned block, si
   pthread_attr_setstacksize(&attr, 1 << 20);
   pthread_barrier_init(&emu_cta_bar, nullptr, block + 1);
   pthread_barrier_init(&emu_block_bar, nullptr, block);
+  pthread_barrier_init(&emu_named_bar, nullptr, 128);
   for (unsigned wp = 0; wp < (block + 31) / 32; wp++)
     pthread_barrier_init(&emu_warp_bar[wp], nullptr, 32);
   for (unsigned t = 0; t < block; t++)
@@ -86,6 +87,7 @@ static void emu_launch(int is_reduce, const unsigned grid[3], unsigned block, si
   for (unsigned t = 0; t < block; t++) pthread_join(th[t], nullptr);
   pthread_barrier_destroy(&emu_cta_bar);
   pthread_barrier_destroy(&emu_block_bar);
+  pthread_barrier_destroy(&emu_named_bar);
   for (unsigned wp = 0; wp < (block + 31) / 32; wp++) pthread_barrier_destroy(&emu_warp_bar[wp]);
   pthread_attr_destroy(&attr);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <vector>
 
@@ -26,6 +27,7 @@
 #define __launch_bounds__(...)
 
 struct alignas(16) float4 { float x, y, z, w; };
+static inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 struct alignas(8) float2 { float x, y; };
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 struct alignas(8) uint2 { unsigned x, y; };
@@ -320,6 +322,69 @@ template <int PENDING> static inline void tsr_wg_wait() {
   emu_wg_fenced = 0;
 }
 static inline void tsr_proxy_fence() {}
+
+/* ---- mbarrier, named barrier, setmaxnreg (split=producer) ------------------
+ * An mbarrier is 8 bytes of shared memory: word 0 the arrivals still missing
+ * in the current phase, word 1 a tag, the expected count and the phase
+ * parity (bit 0). All operations hold one mutex, which also orders the
+ * threads' shared-memory accesses around them (arrive = release, wait =
+ * acquire). A wait that does not complete within EMU_MBAR_TIMEOUT seconds
+ * (a deadlock: a missing arrive, a wrong parity) fails the run. Init on an
+ * address used before the CTA's barrier, an arrive beyond the count and any
+ * use of an uninitialized (NaN-poisoned) barrier fail too. */
+#define EMU_MBAR_TAG 0xB0000000u
+#ifndef EMU_MBAR_TIMEOUT
+#define EMU_MBAR_TIMEOUT 120
+#endif
+static pthread_mutex_t emu_mbar_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t emu_mbar_cv = PTHREAD_COND_INITIALIZER;
+static unsigned *emu_mbar(unsigned bar) {
+  if (bar % 8 || (size_t)bar + 8 > emu_smem_bytes) emu_die("mbarrier address misaligned or outside shared memory");
+  return (unsigned *)((char *)emu_smem + bar);
+}
+static void tsr_mbar_init(unsigned bar, unsigned count) {
+  if (count == 0 || count >= (1u << 20)) emu_die("mbarrier count out of range");
+  pthread_mutex_lock(&emu_mbar_mu);
+  unsigned *w = emu_mbar(bar);
+  w[0] = count;
+  w[1] = EMU_MBAR_TAG | (count << 1);
+  pthread_mutex_unlock(&emu_mbar_mu);
+}
+static void emu_mbar_check(const unsigned *w) {
+  if ((w[1] & 0xF0000000u) != EMU_MBAR_TAG) emu_die("mbarrier used before mbarrier.init");
+}
+static void tsr_mbar_arrive(unsigned bar) {
+  pthread_mutex_lock(&emu_mbar_mu);
+  unsigned *w = emu_mbar(bar);
+  emu_mbar_check(w);
+  if (w[0] == 0) emu_die("mbarrier arrive with no arrival pending");
+  if (--w[0] == 0) { /* phase complete: flip the parity, re-arm */
+    w[1] ^= 1u;
+    w[0] = (w[1] & 0x0FFFFFFEu) >> 1;
+    pthread_cond_broadcast(&emu_mbar_cv);
+  }
+  pthread_mutex_unlock(&emu_mbar_mu);
+}
+/* try_wait.parity P succeeds once the phase of parity P has completed, i.e.
+ * while the current phase's parity differs from P */
+static void tsr_mbar_wait(unsigned bar, unsigned parity) {
+  static const char *env = getenv("TSR_EMU_MBAR_TIMEOUT"); /* seconds; tests of deadlocks */
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += env && atoi(env) > 0 ? atoi(env) : EMU_MBAR_TIMEOUT;
+  pthread_mutex_lock(&emu_mbar_mu);
+  unsigned *w = emu_mbar(bar);
+  emu_mbar_check(w);
+  while ((w[1] & 1u) == (parity & 1u))
+    if (pthread_cond_timedwait(&emu_mbar_cv, &emu_mbar_mu, &dl) != 0)
+      emu_die("mbarrier wait timed out (deadlock: a missing arrive or a wrong parity)");
+  pthread_mutex_unlock(&emu_mbar_mu);
+}
+/* bar.sync 1, 128: the producer warpgroup's 128 threads only */
+static pthread_barrier_t emu_named_bar;
+static void tsr_producer_sync() { pthread_barrier_wait(&emu_named_bar); }
+static inline void tsr_producer_regs() {}
+static inline void tsr_consumer_regs() {}
 static inline void tsr_wg_pin(float &) {}
 /* called by the driver when a thread leaves a kernel */
 static void emu_thread_end() {
