@@ -83,6 +83,10 @@ tsr_precision tsr__emit_plan_precision(const tsr_plan *pl);
 /* Default GPU plan table (checked in; src/emit/plans.c), for the problem's
  * precision mode (auto: the fastest mode meeting the FP32 contract). */
 void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out);
+/* The same table for a device of compute capability cc (major * 10 +
+ * minor): the wgmma families (sm_90a) only where cc is 90;
+ * tsr__emit_default_plan is this with 90. */
+void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out);
 /* The default table's class of the problem ("skinny-m", "skinny-n", "small",
  * "small-unaligned", "medium", "large"; static text): the tuner's lookup
  * lets an unseen shape inherit a tuned plan of its class. */

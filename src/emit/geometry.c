@@ -315,6 +315,20 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
   if (g->producer && pl->minblocks > 1)
     return reject(msg, cap, "plan: minblocks=%d; split=%s runs one block per SM (minblocks 0 or 1)",
                   pl->minblocks, g->preg ? "producer-reg" : "producer");
+  /* split=producer: the producer's copies per stage, (bm + bn) x bk / vec
+   * over its 128 threads, each with its own address. Beside two consumers it
+   * has 88 registers: ptxas spilled 1608 bytes at 48 copies (256x128x16,
+   * vec=1; the H200 run rejected it at 1240), 192 at 32, none at 12-24
+   * (vec=4, or smaller tiles) */
+  if (g->producer && !g->preg && g->wgs == 2) {
+    int copies = (pl->bm + pl->bn) * pl->bk / (128 * (pl->vec > 0 ? pl->vec : 1));
+    if (copies > 32)
+      return reject(msg, cap,
+                    "plan: split=producer copies (bm=%d + bn=%d) x bk=%d / vec=%d = %d values per "
+                    "producer thread and stage, more than 32 (its 88 registers spill): use vec=4 "
+                    "(pack=ab where rows are unaligned) or a smaller bk",
+                    pl->bm, pl->bn, pl->bk, pl->vec, copies);
+  }
   /* producer-reg: two K blocks' float4s of A and B in flight, 128 producer
    * threads; the producer has 88 registers beside two consumers (ptxas: 2 x
    * 24 floats compile without spills) */

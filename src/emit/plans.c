@@ -175,6 +175,10 @@ static plan_class classify(const tsr_problem *p) {
 const char *tsr__emit_plan_class(const tsr_problem *p) { return class_names[classify(p)]; }
 
 void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
+  tsr__emit_default_plan_cc(p, 90, out);
+}
+
+void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out) {
   tsr_plan pl;
   memset(&pl, 0, sizeof pl);
   pl.tm = pl.tn = 1;
@@ -264,7 +268,23 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
       /* op(A) = T stores A's tile as [k][m]: its scalar/permuted fragment
        * loads need more registers than ldmatrix, and with acc=step the 64x64
        * warp tile spills (8 bytes at 253 registers): 128x128 tiles there */
-      if (wide_tiles >= 462 && p->op_a == TSR_OP_N) {
+      if (cc == 90 && mode != TSR_PREC_TF32 && wide_tiles >= 462 && p->op_a == TSR_OP_N &&
+          p->op_b == TSR_OP_N && !unaligned && p->beta == 0.0f) {
+        /* sm_90a: wgmma with a producer warpgroup (docs/emit.md "wgmma
+         * stage 2"): 256x128 tiles of two consumer warpgroups, bk=16 x 3
+         * stages, B packed k-major by the backend. Measured on the H200
+         * against cuBLAS pedantic (scripts/device/wgmma-run, run 15): 0.860x
+         * its time at 4096^3, 0.854x at 8192^3, 0.848x at 4096x4096x11008,
+         * against 1.02-1.03x for the mma.sync plan below; contract met on
+         * random, normal and wide inputs. Other op pairs: not yet measured;
+         * beta != 0: its epilogue spills 16 bytes beside two consumers
+         * (ptxas), so the mma.sync plan keeps that case. */
+        pl.mma = TSR_MMA_WGMMA_TF32X3;
+        pl.bm = 256, pl.bn = 128, pl.bk = 16;
+        pl.wm = 128, pl.wn = 128;
+        pl.stages = 3;
+        pl.split = TSR_SPLIT_PRODUCER;
+      } else if (wide_tiles >= 462 && p->op_a == TSR_OP_N) {
         /* at least 3.5 waves of 128x256 tiles: 64x64 warp tiles (2/3 of the
          * split work per MMA of 64x32). bk=8 x 4 stages (48 KiB): with
          * acc=step, bk=16 spills 48 bytes at 255 registers (ptxas keeps the

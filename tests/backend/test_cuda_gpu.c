@@ -270,7 +270,9 @@ static void test_cuda_wgmma_matrix(void **state) {
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=256,bn=128,bk=16,wm=128,wn=128,stages=4,minblocks=0,pack=none,split=inline,acc=step,splitk=2",
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=128,bn=256,bk=16,wm=64,wn=128,stages=4,minblocks=0,pack=none,split=inline,acc=step,splitk=1",
       /* warp specialization: a producer warpgroup and 2 consumers (setmaxnreg) */
-      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,minblocks=0,pack=none,split=producer,acc=step,splitk=1",
+      /* split=producer at vec=1 copies 48 values per producer thread: rejected
+       * (its registers spill); packed operands read with vec=4 */
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,minblocks=0,pack=ab,split=producer,acc=step,splitk=1",
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=128,bn=256,bk=8,wm=64,wn=128,stages=6,minblocks=0,pack=none,split=producer-reg,acc=step,splitk=2",
   };
   int fails = 0, runs = 0;
@@ -530,9 +532,9 @@ static const family families[] = {
     {"cuda wgmma-tf32x3 256x128 wn64", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
      WG2 "split=inline,bm=256,bn=128,bk=16,wm=128,wn=64,stages=4", 0},
     {"cuda wgmma-tf32x3 producer 256x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
-     WG2 "split=producer,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3", 0},
+     WG2 "split=producer,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,vec=4,pack=ab", 0},
     {"cuda wgmma-tf32x3 producer 128x256", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
-     WG2 "split=producer,bm=128,bn=256,bk=16,wm=64,wn=128,stages=3", 0},
+     WG2 "split=producer,bm=128,bn=256,bk=16,wm=64,wn=128,stages=3,vec=4,pack=ab", 0},
     {"cuda wgmma-tf32x3 producer-reg 256x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
      WG2 "split=producer-reg,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8", 0},
     {"cuda wgmma-tf32x3 producer-reg 128x256", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,

@@ -123,7 +123,11 @@ static int block_calls(const char *src, const char *needle) {
 static void test_deterministic(void **state) {
   tsr_problem p = P(4096, 4096, 4096);
   tsr_plan pl;
-  tsr__emit_default_plan(&p, &pl);
+  /* the table without its sm_90a families (cc 80): the mma.sync plan, whose
+   * block and workspace the checks below spell out; the wgmma default's
+   * determinism is checked with the other wgmma cases */
+  tsr__emit_default_plan_cc(&p, 80, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_TF32X3);
   tsr__kernel_src a, b, c;
   emit_ok(&p, &pl, &a);
   emit_ok(&p, &pl, &b);
@@ -404,6 +408,10 @@ static void test_rejections(void **state) {
            "estimated 272 registers per thread (accumulators 1 x 256 / 2 + partial sum 256 / 2 + 16) "
            "exceed 208 (a consumer's share beside the producer warpgroup)");
   wg_check(SM90, big, "split=producer,bk=16,minblocks=2", "minblocks=2; split=producer runs one block per SM");
+  wg_check(SM90, big, "split=producer,bk=16,bm=256,wm=128,vec=1",
+           "split=producer copies (bm=256 + bn=128) x bk=16 / vec=1 = 48 values per producer "
+           "thread and stage, more than 32");
+  wg_check(SM90, big, "split=producer,bk=16,bm=256,wm=128,vec=4", NULL);
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,split=producer",
                 "split=producer is only supported by the wgmma families; mma=tf32x3 splits");
   expect_reject(big, "mma=wgmma-tf32,tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=2",
@@ -585,6 +593,32 @@ static void test_default_table(void **state) {
   assert_int_equal(pl.bn, 16);
   assert_int_equal(pl.splitk, 16); /* 17 wanted; 16 divides the 1024 K blocks */
   assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
+  /* sm_90a: the 4096^3 NN default is the wgmma producer plan (cc 90 only),
+   * byte-identical source run to run; other devices keep mma.sync */
+  q = P(4096, 4096, 4096);
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
+  assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+  {
+    tsr__kernel_src k1, k2;
+    emit_ok(&q, &pl, &k1);
+    emit_ok(&q, &pl, &k2);
+    assert_string_equal(k1.sha256, k2.sha256);
+    assert_memory_equal(k1.source, k2.source, k1.len);
+    tsr__kernel_src_free(&k1);
+    tsr__kernel_src_free(&k2);
+  }
+  tsr__emit_default_plan_cc(&q, 80, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_TF32X3);
+  q.beta = 0.5f; /* its epilogue spills beside two consumers: mma.sync */
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_TF32X3);
+  q.beta = 0.0f;
+  q.op_b = TSR_OP_T; /* not yet measured with wgmma: mma.sync */
+  assert_int_equal(tsr_problem_check(&q, msg, sizeof msg), TSR_OK);
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_TF32X3);
+  q = P(4096, 16, 16384);
   /* an explicit tensor-core mode keeps its family */
   q.precision = TSR_PREC_FP32X3;
   tsr__emit_default_plan(&q, &pl);
@@ -1745,7 +1779,9 @@ static void test_nvcc(void **state) {
     snprintf(jobs[nj].label, sizeof jobs[nj].label, "default %lldx%lldx%lld",
              (long long)p.m, (long long)p.n, (long long)p.k);
     snprintf(path, sizeof path, "%s/k%d.arch", dir, nj);
-    write_file(path, "sm_90", 5);
+    /* the wgmma default (4096^3 and up) needs the architecture-specific target */
+    const char *darch = strstr(k.source, "\n// tsr:arch-specific\n") ? "sm_90a" : "sm_90";
+    write_file(path, darch, strlen(darch));
     jobs[nj++].is_default = 1;
     tsr__kernel_src_free(&k);
   }

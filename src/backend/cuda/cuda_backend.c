@@ -20,7 +20,8 @@ static tsr_status cuda_available(tsr_context *ctx) {
 }
 
 static void cuda_default_plan(const tsr_problem *p, tsr_plan *out) {
-  tsr__emit_default_plan(p, out);
+  unsigned cc = tsr__gpu_seen_cc();
+  tsr__emit_default_plan_cc(p, cc ? cc : 90, out); /* before any device: the sm_90 table */
 }
 
 static tsr_status cuda_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,

@@ -62,6 +62,10 @@ tsr_status tsr__cu_fail(tsr_context *ctx, const tsr__cu_api *cu, tsr__cu_result 
  * is usable (so that `tessera plan` works without a GPU; the context
  * message is left clear in that case). */
 void tsr__gpu_target_get(tsr_context *ctx, tsr__gpu_target *out);
+/* The compute capability (major * 10 + minor) of the device this process
+ * opened last, 0 before any: the default plan table keeps its sm_90a-only
+ * families off other devices. */
+unsigned tsr__gpu_seen_cc(void);
 
 /* ---- NVRTC + module caches ---------------------------------------------- */
 enum {
