@@ -281,6 +281,11 @@ TSR_API tsr_status tsr_backend_describe(tsr_context *ctx, tsr_backend_kind b, ts
 /* The backend's built-in plan for a problem: the default table only, never
  * the tuning database (the tuner's incumbent). b must not be AUTO. */
 TSR_API void tsr_plan_builtin(tsr_backend_kind b, const tsr_problem *p, tsr_plan *out);
+/* The built-in default planner's class of the problem on backend b (static
+ * text: "skinny-m", "skinny-n", "small", "small-unaligned", "medium",
+ * "large"), or NULL where the backend has no classes: what the tuning
+ * database's class lookup matches (docs/tune.md "Lookup"). */
+TSR_API const char *tsr_plan_class(tsr_backend_kind b, const tsr_problem *p);
 
 /* The source text backend b compiles for plan on p (the generated CUDA C of
  * the cuda backend, the fixed kernel of hand): malloc'd, NUL-terminated,

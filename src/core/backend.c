@@ -55,6 +55,11 @@ int tsr__plan_micro_tiles(tsr_backend_kind b, tsr_isa isa, int view, int (*tiles
   return be && be->micro_tiles ? be->micro_tiles(isa, view, tiles, cap) : 0;
 }
 
+const char *tsr_plan_class(tsr_backend_kind b, const tsr_problem *p) {
+  const tsr__backend *be = tsr__backend_get(b);
+  return be && be->plan_class && p ? be->plan_class(p) : NULL;
+}
+
 char *tsr_plan_source(tsr_backend_kind b, const tsr_problem *p, const tsr_plan *plan) {
   const tsr__backend *be = tsr__backend_get(b);
   if (!be || !be->source || !p || !plan) return NULL;

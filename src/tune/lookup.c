@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/backend.h"
 #include "core/context.h"
 #include "tune/tune.h"
 
@@ -117,6 +116,9 @@ static int plan_fits(void *arg, const tsr_plan *plan) {
   return tsr_plan_realize(c->ctx, c->b, c->p, plan, &info) == TSR_OK;
 }
 
+/* The class lookup's classifier (only the cuda backend has planner classes). */
+static const char *cuda_class(const tsr_problem *p) { return tsr_plan_class(TSR_BACKEND_CUDA, p); }
+
 tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                            tsr_plan *out, char *source, size_t cap) {
   char dummy[8];
@@ -131,7 +133,7 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
     return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
   /* a GPU's table depends on the device (tsr__gpu_seen_cc): open it first;
    * unavailable, the sm_90 table stands (and prepare reports why) */
-  if (tsr__backend_get(b)->is_gpu && tsr_backend_available(ctx, b) != TSR_OK) tsr__clear(ctx);
+  if (b != TSR_BACKEND_CPU && tsr_backend_available(ctx, b) != TSR_OK) tsr__clear(ctx);
   tsr_plan_builtin(b, p, out);
   snprintf(source, cap, "default");
   if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA) return TSR_OK; /* fixed routes */
@@ -177,8 +179,8 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
       }
       tsr_problem q2 = *p;
       check_arg ca = {ctx, b, &q2};
-      int r = tsr__tune_db_lookup(db, &t, p, tsr__backend_get(b)->plan_class, plan_fits, &ca, out,
-                                  src, sizeof src, msg, sizeof msg);
+      int r = tsr__tune_db_lookup(db, &t, p, b == TSR_BACKEND_CUDA ? cuda_class : NULL, plan_fits,
+                                  &ca, out, src, sizeof src, msg, sizeof msg);
       if (r < 0) broken = 1;
       found = r == 1;
     } else {
