@@ -254,9 +254,9 @@ static int cannot_write(int rc) {
   return rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM;
 }
 
-/* "file:" URI of a path with `immutable=1`: percent-encoded except for
- * unreserved characters and '/'. 0, or -1 when it does not fit. */
-static int immutable_uri(const char *path, char *buf, size_t cap) {
+/* "file:PATH?QUERY" with PATH percent-encoded except for unreserved
+ * characters and '/' (an SQLite URI). 0, or -1 when it does not fit. */
+int tsr__tune_db_uri(const char *path, const char *query, char *buf, size_t cap) {
   static const char hex[] = "0123456789ABCDEF";
   size_t n = (size_t)snprintf(buf, cap, "file:");
   for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
@@ -270,7 +270,7 @@ static int immutable_uri(const char *path, char *buf, size_t cap) {
       buf[n++] = hex[*p & 15];
     }
   }
-  int w = snprintf(buf + n, cap - n, "?immutable=1");
+  int w = snprintf(buf + n, cap - n, "?%s", query);
   return w > 0 && (size_t)w < cap - n ? 0 : -1;
 }
 
@@ -293,7 +293,7 @@ static tsr_status open_immutable(tsr__tune_db *db, int *v, int *ntab, char *msg,
                           "that only a writer can merge); the file was left untouched",
                           path, side);
   }
-  if (immutable_uri(path, uri, sizeof uri))
+  if (tsr__tune_db_uri(path, "immutable=1", uri, sizeof uri))
     return tsr__failbuf(msg, cap, TSR_ERR_DB, "tuning database %s: path too long", path);
   int rc = sqlite3_open_v2(uri, &db->h,
                            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, NULL);

@@ -48,26 +48,6 @@ static tsr_status fail_sql(sqlite3 *h, char *msg, size_t cap, const char *out, c
                       h ? sqlite3_errmsg(h) : "out of memory");
 }
 
-/* "file:PATH?mode=ro" with PATH percent-encoded (unreserved characters and
- * '/' as they are). */
-static int ro_uri(const char *path, char *buf, size_t cap) {
-  static const char hex[] = "0123456789ABCDEF";
-  size_t n = (size_t)snprintf(buf, cap, "file:");
-  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-    int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                (*p >= '0' && *p <= '9') || strchr("/-._~", *p);
-    if (n + 4 >= cap) return -1;
-    if (plain) buf[n++] = (char)*p;
-    else {
-      buf[n++] = '%';
-      buf[n++] = hex[*p >> 4];
-      buf[n++] = hex[*p & 15];
-    }
-  }
-  int w = snprintf(buf + n, cap - n, "?mode=ro");
-  return w > 0 && (size_t)w < cap - n ? 0 : -1;
-}
-
 static int schema_version(sqlite3 *h, const char *schema, int *v) {
   char sql[64];
   snprintf(sql, sizeof sql, "PRAGMA %s.user_version", schema);
@@ -84,7 +64,7 @@ static int schema_version(sqlite3 *h, const char *schema, int *v) {
 static tsr_status load_input(sqlite3 *h, int i, const char *path, const char *out, char *msg,
                              size_t cap) {
   char uri[PATH_MAX * 3 + 32];
-  if (ro_uri(path, uri, sizeof uri))
+  if (tsr__tune_db_uri(path, "mode=ro", uri, sizeof uri))
     return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "tune --merge: %s: path too long", path);
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2(h, "ATTACH ?1 AS src", -1, &s, NULL))

@@ -53,6 +53,10 @@ void tsr__tune_db_close(tsr__tune_db *db); /* NULL is a no-op */
 /* The raw sqlite3 handle (tests, --show). */
 void *tsr__tune_db_handle(tsr__tune_db *db);
 
+/* "file:PATH?QUERY": PATH as an SQLite URI (percent-encoded), e.g. query
+ * "mode=ro" or "immutable=1". 0, or -1 when it does not fit in cap. */
+int tsr__tune_db_uri(const char *path, const char *query, char *buf, size_t cap);
+
 /* Lookup of a plan for (target, problem): exact signature, else the nearest
  * accepted winner within one octave on every axis, else (plan_class given)
  * the nearest accepted winner of the same planner class at any distance
