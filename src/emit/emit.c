@@ -1119,19 +1119,13 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
       "}\n\n");
 }
 
-/* The main kernel of the wgmma families. Per K block `it` (slot it % S):
- *  (B) refill: block it+S-1 -> slot (it-1) % S, whose wgmmas every thread
- *      completed before the previous iteration's last barrier;
- *  (C) per chunk (m64 slice x wn columns): wgmma.fence, the K steps' MMAs
- *      (x3: small x big, big x small, big x big; the first from a zero
- *      accumulator, scale-d = 0), commit; acc=step: wait and promote the
- *      chunk's partial sum into the FP32 accumulators (all chunks but the last);
- *  (D) while the last chunk runs: wait for block it+1's copies, barrier,
- *      split it in place, proxy fence; then wait for the wgmmas, promote the
- *      last chunk, barrier (the split is visible, slot it is free). */
-static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+/* The main kernel's entry, common to every family: signature and launch
+ * bounds (minblocks >= 1: registers capped for that many blocks per SM),
+ * the walk's tile, the batch item's operand bases (packed: the prologue's
+ * copies in W, described by `packed`), and the split-K slice's K-block
+ * range and output (the partials in W, or C). */
+static void emit_entry(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, const char *packed) {
   const tsr_plan *pl = &g->plan;
-  int split = pl->splitk > 1, step = !g->chain;
   char bounds[48];
   if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
   else snprintf(bounds, sizeof bounds, "NT");
@@ -1144,7 +1138,7 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
       "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n",
       bounds);
   const char *abase = g->a.packed ? "W + WOFF_A" : "A", *bbase = g->b.packed ? "W + WOFF_B" : "B";
-  if (g->a.packed || g->b.packed) put(s, "  // packed operands: the prologue's k-contiguous copies in W\n");
+  if (g->a.packed || g->b.packed) put(s, "  // packed operands: the prologue's %s in W\n", packed);
   if (p->batch > 1)
     put(s,
         "  const int bz = (int)blockIdx.z; // batch item\n"
@@ -1157,7 +1151,7 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
         "  const float *__restrict__ Ag = %s;\n"
         "  const float *__restrict__ Bg = %s;\n",
         abase, bbase);
-  if (split)
+  if (pl->splitk > 1)
     put(s,
         "  // split-K slice blockIdx.y owns K blocks [kb_begin, kb_end) (even split, never empty)\n"
         "  const int slice = (int)blockIdx.y;\n"
@@ -1168,6 +1162,21 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
     put(s,
         "  const int kb_begin = 0, kb_end = NKB;\n"
         "  float *out = C + (tsr_idx)bz * SC;\n");
+}
+
+/* The main kernel of the wgmma families. Per K block `it` (slot it % S):
+ *  (B) refill: block it+S-1 -> slot (it-1) % S, whose wgmmas every thread
+ *      completed before the previous iteration's last barrier;
+ *  (C) per chunk (m64 slice x wn columns): wgmma.fence, the K steps' MMAs
+ *      (x3: small x big, big x small, big x big; the first from a zero
+ *      accumulator, scale-d = 0), commit; acc=step: wait and promote the
+ *      chunk's partial sum into the FP32 accumulators (all chunks but the last);
+ *  (D) while the last chunk runs: wait for block it+1's copies, barrier,
+ *      split it in place, proxy fence; then wait for the wgmmas, promote the
+ *      last chunk, barrier (the split is visible, slot it is free). */
+static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  int step = !g->chain;
+  emit_entry(s, p, g, "k-contiguous copies");
   put(s,
       "  float acc[MW][NC][WN / 2]; // per warpgroup: MW m64 slices x NC chunks of WN columns\n"
       "#pragma unroll\n  for (int i = 0; i < MW; ++i)\n"
@@ -1424,42 +1433,7 @@ static void put_stage_loads(sb_t *s, const tsr__emit_geo *g, const char *indent,
 static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   const tsr_plan *pl = &g->plan;
   int any_staged = g->a.staged || g->b.staged;
-  int split = pl->splitk > 1;
-  char bounds[48]; /* minblocks >= 1: registers capped for that many blocks per SM */
-  if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
-  else snprintf(bounds, sizeof bounds, "NT");
-  put(s,
-      "extern \"C\" __global__ void __launch_bounds__(%s)\n"
-      "tsr_gemm_main(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
-      "              float *__restrict__ W, float alpha, float beta) {\n"
-      "  unsigned tile_row, tile_col;\n"
-      "  tsr_walk(blockIdx.x, tile_row, tile_col);\n"
-      "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n",
-      bounds);
-  const char *abase = g->a.packed ? "W + WOFF_A" : "A", *bbase = g->b.packed ? "W + WOFF_B" : "B";
-  if (g->a.packed || g->b.packed)
-    put(s, "  // packed operands: the prologue's zero-padded copies in W\n");
-  if (p->batch > 1) {
-    put(s, "  const int bz = (int)blockIdx.z; // batch item\n");
-    put(s, "  const float *__restrict__ Ag = %s + (tsr_idx)bz * SA;\n", abase);
-    put(s, "  const float *__restrict__ Bg = %s + (tsr_idx)bz * SB;\n", bbase);
-  } else {
-    put(s, "  const int bz = 0;\n");
-    put(s, "  const float *__restrict__ Ag = %s;\n", abase);
-    put(s, "  const float *__restrict__ Bg = %s;\n", bbase);
-  }
-  if (split) {
-    put(s,
-        "  // split-K slice blockIdx.y owns K blocks [kb_begin, kb_end) (even split, never empty)\n"
-        "  const int slice = (int)blockIdx.y;\n"
-        "  const int kb_begin = (int)(((long long)slice * NKB) / SPLITK);\n"
-        "  const int kb_end = (int)(((long long)(slice + 1) * NKB) / SPLITK);\n"
-        "  float *out = W + (tsr_idx)(bz * SPLITK + slice) * M * N;\n");
-  } else {
-    put(s,
-        "  const int kb_begin = 0, kb_end = NKB;\n"
-        "  float *out = C + (tsr_idx)bz * SC;\n");
-  }
+  emit_entry(s, p, g, "zero-padded copies");
   if (g->tf32) {
     put(s,
         "  float acc[MI][NI][4];\n"
