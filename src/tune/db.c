@@ -254,6 +254,18 @@ static int cannot_write(int rc) {
   return rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM;
 }
 
+/* A non-empty PATH-wal or PATH-journal (changes only a writer can merge):
+ * 1 with its name in side, else 0. */
+int tsr__tune_db_busy_side(const char *path, char *side, size_t cap) {
+  static const char *const sides[] = {"-wal", "-journal"};
+  struct stat sb;
+  for (int i = 0; i < 2; i++) {
+    snprintf(side, cap, "%s%s", path, sides[i]);
+    if (stat(side, &sb) == 0 && sb.st_size > 0) return 1;
+  }
+  return 0;
+}
+
 /* "file:PATH?QUERY" with PATH percent-encoded except for unreserved
  * characters and '/' (an SQLite URI). 0, or -1 when it does not fit. */
 int tsr__tune_db_uri(const char *path, const char *query, char *buf, size_t cap) {
@@ -283,16 +295,11 @@ int tsr__tune_db_uri(const char *path, const char *query, char *buf, size_t cap)
 static tsr_status open_immutable(tsr__tune_db *db, int *v, int *ntab, char *msg, size_t cap) {
   const char *path = db->path;
   char side[1100], uri[3200];
-  struct stat sb;
-  static const char *const sides[] = {"-wal", "-journal"};
-  for (int i = 0; i < 2; i++) {
-    snprintf(side, sizeof side, "%s%s", path, sides[i]);
-    if (stat(side, &sb) == 0 && sb.st_size > 0)
-      return tsr__failbuf(msg, cap, TSR_ERR_DB,
-                          "tuning database %s: unreadable (read-only here, and %s holds changes "
-                          "that only a writer can merge); the file was left untouched",
-                          path, side);
-  }
+  if (tsr__tune_db_busy_side(path, side, sizeof side))
+    return tsr__failbuf(msg, cap, TSR_ERR_DB,
+                        "tuning database %s: unreadable (read-only here, and %s holds changes "
+                        "that only a writer can merge); the file was left untouched",
+                        path, side);
   if (tsr__tune_db_uri(path, "immutable=1", uri, sizeof uri))
     return tsr__failbuf(msg, cap, TSR_ERR_DB, "tuning database %s: path too long", path);
   int rc = sqlite3_open_v2(uri, &db->h,

@@ -188,16 +188,12 @@ tsr_status tsr__tune_db_merge(const char *out, const char *const *in, int nin, c
   st0 = out_is_input ? tsr__tune_db_settle(out, msg, cap) : TSR_OK;
   if (st0) return st0;
   /* SQLite would apply a journal left beside out to the new file */
-  static const char *const sides[] = {"-wal", "-journal"};
-  for (int i = 0; i < 2; i++) {
-    char side[PATH_MAX + 16];
-    snprintf(side, sizeof side, "%s%s", out, sides[i]);
-    if (stat(side, &sb) == 0 && sb.st_size > 0)
-      return tsr__failbuf(msg, cap, TSR_ERR_INVALID,
-                          "tune --merge: %s exists (a writer is using %s, or crashed); not "
-                          "replacing it",
-                          side, out);
-  }
+  char side[PATH_MAX + 16];
+  if (tsr__tune_db_busy_side(out, side, sizeof side))
+    return tsr__failbuf(msg, cap, TSR_ERR_INVALID,
+                        "tune --merge: %s exists (a writer is using %s, or crashed); not "
+                        "replacing it",
+                        side, out);
   char dir[PATH_MAX], tmp[PATH_MAX + 32];
   snprintf(dir, sizeof dir, "%s", out);
   char *slash = strrchr(dir, '/');

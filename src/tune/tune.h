@@ -56,6 +56,8 @@ void *tsr__tune_db_handle(tsr__tune_db *db);
 /* "file:PATH?QUERY": PATH as an SQLite URI (percent-encoded), e.g. query
  * "mode=ro" or "immutable=1". 0, or -1 when it does not fit in cap. */
 int tsr__tune_db_uri(const char *path, const char *query, char *buf, size_t cap);
+/* A non-empty PATH-wal or PATH-journal: 1 with its name in side, else 0. */
+int tsr__tune_db_busy_side(const char *path, char *side, size_t cap);
 
 /* Lookup of a plan for (target, problem): exact signature, else the nearest
  * accepted winner within one octave on every axis, else (plan_class given)
