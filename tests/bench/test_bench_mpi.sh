@@ -11,18 +11,14 @@
 # Usage: bash test_bench_mpi.sh BUILD_DIR SOURCE_DIR
 set -u
 BUILD=$1
+SRC=$2
 T=$BUILD/tessera
-TM=$BUILD/tessera-mpi
-[ -x "$TM" ] || { echo "skipped: this build has no tessera-mpi (no C MPI found at configure time, or TSR_MPI=OFF as in sanitizer builds)"; exit 77; }
-command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
-command -v python3 >/dev/null || { echo "skipped: no python3"; exit 77; }
+# shellcheck source=../mpi_env.sh
+. "$SRC/tests/mpi_env.sh"
 tmp=$(mktemp -d /tmp/tsr_bench_mpi.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CACHE_HOME=$tmp/cache
 export TESSERA_TUNE_DB=off
-# as in test_tune_mpi.sh: root, oversubscription, no binding
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPIRUN=(mpirun -np 2 --oversubscribe --bind-to none)
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 js() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(($2))" "$1"; }

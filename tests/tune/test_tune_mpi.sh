@@ -11,10 +11,8 @@ set -u
 BUILD=$1
 SRC=$2
 T=$BUILD/tessera
-TM=$BUILD/tessera-mpi
-[ -x "$TM" ] || { echo "skipped: this build has no tessera-mpi (no C MPI found at configure time, or TSR_MPI=OFF as in sanitizer builds)"; exit 77; }
-command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
-command -v python3 >/dev/null || { echo "skipped: no python3"; exit 77; }
+# shellcheck source=../mpi_env.sh
+. "$SRC/tests/mpi_env.sh"
 tmp=$(mktemp -d /tmp/tsr_tune_mpi.XXXXXX)
 mpid=
 cleanup() {
@@ -24,11 +22,6 @@ cleanup() {
 trap cleanup EXIT
 export XDG_CACHE_HOME=$tmp/cache
 export TESSERA_TUNE_DB=off
-# OpenMPI refuses root without these (CI runs as root); two ranks on a
-# small machine need oversubscription; no binding, so a rank's threads are
-# not pinned to one core.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPIRUN=(mpirun -np 2 --oversubscribe --bind-to none)
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 q() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"; }
