@@ -17,40 +17,17 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "test_tmpdir.h"
 #include "tune/tune.h"
 
-static char tmpdir[256];
-
 static int setup(void **state) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/tsr_tune_db_XXXXXX");
-  if (!mkdtemp(tmpdir)) return -1;
+  if (test_tmpdir_make("/tmp/tsr_tune_db")) return -1;
   unsetenv("TSR_TUNE_TEST_CORRUPT_PLAN");
   tsr__tune_lookup_reset();
   return 0;
 }
 
-static int teardown(void **state) {
-  char cmd[400];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_in(char *buf, size_t cap, const char *name) {
-  snprintf(buf, cap, "%s/%s", tmpdir, name);
-}
-
-static unsigned char *read_all(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)len + 1);
-  assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
-  fclose(f);
-  *n = (size_t)len;
-  return b;
-}
+static int teardown(void **state) { return test_tmpdir_remove(); }
 
 static void assert_unchanged(const char *path, const unsigned char *before, size_t n) {
   size_t m;

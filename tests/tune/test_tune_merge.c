@@ -17,37 +17,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test_tmpdir.h"
 #include "tune/tune.h"
 
-static char tmpdir[256];
-
 static int setup(void **state) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/tsr_tune_merge_XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
+  if (test_tmpdir_make("/tmp/tsr_tune_merge")) return -1;
+  return 0;
 }
 
-static int teardown(void **state) {
-  char cmd[400];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_in(char *buf, size_t cap, const char *name) {
-  snprintf(buf, cap, "%s/%s", tmpdir, name);
-}
-
-static unsigned char *read_all(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)len + 1);
-  assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
-  fclose(f);
-  *n = (size_t)len;
-  return b;
-}
+static int teardown(void **state) { return test_tmpdir_remove(); }
 
 static int same_bytes(const char *a, const char *b) {
   size_t na, nb;
