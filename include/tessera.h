@@ -198,7 +198,8 @@ typedef enum {
   TSR_SPLIT_INLINE = 0,
   TSR_SPLIT_PACK = 1,
   TSR_SPLIT_PRODUCER = 2,    /* cp.async into raw buffers, split from there */
-  TSR_SPLIT_PRODUCER_REG = 3 /* loads into the producer's registers, split there */
+  TSR_SPLIT_PRODUCER_REG = 3, /* loads into the producer's registers, split there */
+  TSR_SPLIT_PRODUCER_PACK = 4 /* the pack prologue splits; the producer copies the TF32 planes */
 } tsr_split;
 
 /* One struct, the single source of truth. GPU meaning: block tile bm×bn,

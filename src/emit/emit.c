@@ -127,7 +127,7 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
       put(s,
           "static constexpr int NVA = (BM * BK / 4 + 127) / 128, NVB = (BN * BK / 4 + 127) / 128; // "
           "split=producer-reg: float4s per producer thread\n");
-    else if (g->producer)
+    else if (g->producer && !g->ppack)
       put(s,
           "static constexpr int RAW = %d; // split=producer: raw K blocks (copies in flight + the one "
           "being split)\n",
@@ -1202,7 +1202,7 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
      * mbarrier; the consumer warpgroups wait on it, multiply and signal the
      * stage's empty mbarrier once their wgmmas have read it. No CTA-wide
      * barrier after the role split. */
-    if (g->preg)
+    if (g->preg || g->ppack)
       put(s,
           "  // mbarriers: full[st] at bars + 8 st (the producer's 128 threads arrive),\n"
           "  // empty[st] at bars + 8 (STAGES + st) (the consumers' 128 WGS threads arrive)\n"
@@ -1253,7 +1253,46 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
           "      }\n"
           "    return;\n"
           "  }\n");
-    else
+    else if (g->ppack) {
+      /* the pack prologue wrote the TF32 planes: the producer only copies
+       * them into the stage, STAGES - 1 blocks in flight, and each thread
+       * arrives on full once its own copies of the block landed */
+      put(s, "    // split=producer-pack: the prologue's TF32 planes, %s\n",
+          g->x3 ? "big at Ag, small at Ag + (WOFF_AS - WOFF_A)" : "big parts only (tf32)");
+      if (g->x3)
+        put(s, "    const float *Ags = Ag + (WOFF_AS - WOFF_A), *Bgs = Bg + (WOFF_BS - WOFF_B);\n");
+      const char *copy_x3 =
+          "          tsr_load_a<128>(As + %s * A_STAGE + BM * BK, Ags, m0, (kb_begin + %s) * BK, pt);\n"
+          "          tsr_load_b<128>(Bs + %s * B_STAGE + BN * BK, Bgs, n0, (kb_begin + %s) * BK, pt);\n";
+      put(s,
+          "#pragma unroll\n"
+          "    for (int st = 0; st < STAGES - 1; ++st) {\n"
+          "      if (st < nk) {\n"
+          "          tsr_load_a<128>(As + st * A_STAGE, Ag, m0, (kb_begin + st) * BK, pt);\n"
+          "          tsr_load_b<128>(Bs + st * B_STAGE, Bg, n0, (kb_begin + st) * BK, pt);\n");
+      if (g->x3) put(s, copy_x3, "st", "st", "st", "st");
+      put(s,
+          "      }\n"
+          "      tsr_cp_commit();\n"
+          "    }\n"
+          "    for (int it = 0; it < nk; ++it) {\n"
+          "      tsr_cp_wait<STAGES - 2>(); // block it landed (this thread's copies)\n"
+          "      tsr_proxy_fence();          // the planes -> the async proxy (wgmma)\n"
+          "      tsr_mbar_arrive(bars + 8u * (it %% STAGES));\n"
+          "      const int nx = it + STAGES - 1;\n"
+          "      if (nx < nk) { // into the stage of block it-1, once the consumers free it\n"
+          "        const int sx = nx %% STAGES;\n"
+          "        tsr_mbar_wait(bars + 8u * (STAGES + sx), ((nx / STAGES) & 1) ^ 1);\n"
+          "          tsr_load_a<128>(As + sx * A_STAGE, Ag, m0, (kb_begin + nx) * BK, pt);\n"
+          "          tsr_load_b<128>(Bs + sx * B_STAGE, Bg, n0, (kb_begin + nx) * BK, pt);\n");
+      if (g->x3) put(s, copy_x3, "sx", "nx", "sx", "nx");
+      put(s,
+          "      }\n"
+          "      tsr_cp_commit();\n"
+          "    }\n"
+          "    return;\n"
+          "  }\n");
+    } else
       put(s,
           "#pragma unroll\n"
           "    for (int st = 0; st < RAW - 1; ++st) {\n"

@@ -181,23 +181,29 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   g->chain = pl->acc == TSR_ACC_CHAIN;
   if (pl->mma == TSR_MMA_FFMA && g->chain)
     return reject(msg, cap, "plan: acc=chain is unused by mma=ffma and must be step");
-  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER_REG)
-    return reject(msg, cap, "plan: split=%d is not inline, pack, producer or producer-reg",
+  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER_PACK)
+    return reject(msg, cap,
+                  "plan: split=%d is not inline, pack, producer, producer-reg or producer-pack",
                   (int)pl->split);
-  g->producer = pl->split == TSR_SPLIT_PRODUCER || pl->split == TSR_SPLIT_PRODUCER_REG;
+  g->producer = pl->split == TSR_SPLIT_PRODUCER || pl->split == TSR_SPLIT_PRODUCER_REG ||
+                pl->split == TSR_SPLIT_PRODUCER_PACK;
   g->preg = pl->split == TSR_SPLIT_PRODUCER_REG;
+  g->ppack = pl->split == TSR_SPLIT_PRODUCER_PACK;
   if (g->producer && !g->wg)
     return reject(msg, cap,
                   "plan: split=%s is only supported by the wgmma families; mma=%s splits "
                   "inline or in the pack prologue",
-                  g->preg ? "producer-reg" : "producer", mma_name(pl->mma));
-  g->presplit = pl->split == TSR_SPLIT_PACK;
+                  g->preg ? "producer-reg" : g->ppack ? "producer-pack" : "producer",
+                  mma_name(pl->mma));
+  /* split=producer-pack: the pack prologue stores the TF32 planes (as
+   * split=pack does for mma.sync) and the producer only copies them */
+  g->presplit = pl->split == TSR_SPLIT_PACK || g->ppack;
   if (pl->mma == TSR_MMA_FFMA && g->presplit)
     return reject(msg, cap, "plan: split=pack is unused by mma=ffma and must be inline");
-  if (g->wg && g->presplit)
+  if (g->wg && pl->split == TSR_SPLIT_PACK)
     return reject(msg, cap,
                   "plan: split=pack is not supported by mma=%s (it splits in shared memory); use "
-                  "split=inline",
+                  "split=inline, or split=producer-pack for the prologue's planes",
                   mma_name(pl->mma));
   /* The precision mode is part of the problem (docs/accuracy.md): a plan
    * runs exactly one mode, and auto admits only modes meeting the FP32
@@ -314,20 +320,22 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
                   rcap != t->regs_thread ? " (a consumer's share beside the producer warpgroup)" : "");
   if (g->producer && pl->minblocks > 1)
     return reject(msg, cap, "plan: minblocks=%d; split=%s runs one block per SM (minblocks 0 or 1)",
-                  pl->minblocks, g->preg ? "producer-reg" : "producer");
+                  pl->minblocks, g->preg ? "producer-reg" : g->ppack ? "producer-pack" : "producer");
   /* split=producer: the producer's copies per stage, (bm + bn) x bk / vec
    * over its 128 threads, each with its own address. Beside two consumers it
    * has 88 registers: ptxas spilled 1608 bytes at 48 copies (256x128x16,
    * vec=1; the H200 run rejected it at 1240), 192 at 32, none at 12-24
    * (vec=4, or smaller tiles) */
   if (g->producer && !g->preg && g->wgs == 2) {
-    int copies = (pl->bm + pl->bn) * pl->bk / (128 * (pl->vec > 0 ? pl->vec : 1));
+    /* producer-pack copies two planes (big, small) of each operand */
+    int copies = (g->ppack ? 2 : 1) * (pl->bm + pl->bn) * pl->bk / (128 * (pl->vec > 0 ? pl->vec : 1));
     if (copies > 32)
       return reject(msg, cap,
-                    "plan: split=producer copies (bm=%d + bn=%d) x bk=%d / vec=%d = %d values per "
+                    "plan: split=%s copies %s(bm=%d + bn=%d) x bk=%d / vec=%d = %d values per "
                     "producer thread and stage, more than 32 (its 88 registers spill): use vec=4 "
                     "(pack=ab where rows are unaligned) or a smaller bk",
-                    pl->bm, pl->bn, pl->bk, pl->vec, copies);
+                    g->ppack ? "producer-pack" : "producer", g->ppack ? "2 planes x " : "", pl->bm,
+                    pl->bn, pl->bk, pl->vec, copies);
   }
   /* producer-reg: two K blocks' float4s of A and B in flight, 128 producer
    * threads; the producer has 88 registers beside two consumers (ptxas: 2 x
@@ -441,7 +449,7 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   if ((s = check_vec(p, pl, &g->a, msg, cap)) != TSR_OK) return s;
   if ((s = check_vec(p, pl, &g->b, msg, cap)) != TSR_OK) return s;
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
-  if (g->preg) {
+  if (g->preg || g->ppack) {
     g->smem_bytes += 16u * (uint64_t)pl->stages; /* full and empty mbarriers per stage */
   } else if (g->producer) {
     /* the producer's raw copies (3 K blocks in flight where they fit sm_90's
@@ -460,7 +468,8 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
                   "(bm=%d,bn=%d,bk=%d,stages=%d,pad=%d%s)",
                   g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
                   t->smem_block_optin / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad,
-                  g->presplit && g->x3 ? ",split=pack: big and small tiles per stage"
+                  g->ppack            ? ",split=producer-pack: TF32 planes per stage"
+                  : g->presplit && g->x3 ? ",split=pack: big and small tiles per stage"
                   : g->preg           ? ",split=producer-reg: TF32 planes per stage"
                   : g->producer       ? ",split=producer: TF32 planes per stage + raw blocks"
                                       : "");

@@ -44,7 +44,8 @@ static const char *const isa_names[] = {"auto", "generic", "avx2", "avx512"};
 static const char *const mma_names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32"};
 static const char *const acc_names[] = {"step", "chain"};
 static const char *const pack_names[] = {"none", "a", "b", "ab"};
-static const char *const split_names[] = {"inline", "pack", "producer", "producer-reg"};
+static const char *const split_names[] = {"inline", "pack", "producer", "producer-reg",
+                                           "producer-pack"};
 
 tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) {
   if (!text || !p) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: empty");
@@ -144,11 +145,13 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
       }
       case K_SPLIT: {
         int found = -1;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < (int)(sizeof split_names / sizeof *split_names); i++)
           if (strcmp(val, split_names[i]) == 0) found = i;
         if (found < 0)
           return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
-                              "plan: split=%s is not inline, pack, producer or producer-reg", val);
+                              "plan: split=%s is not inline, pack, producer, producer-reg or "
+                              "producer-pack",
+                              val);
         *(tsr_split *)field = (tsr_split)found;
         break;
       }
@@ -181,7 +184,7 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
                   mma_names[(unsigned)p->mma < 5 ? (unsigned)p->mma : 0],
                   acc_names[p->acc == TSR_ACC_CHAIN], p->minblocks,
                   pack_names[(unsigned)p->pack < 4 ? (unsigned)p->pack : 0],
-                  split_names[(unsigned)p->split < 4 ? (unsigned)p->split : 0]);
+                  split_names[(unsigned)p->split < sizeof split_names / sizeof *split_names ? (unsigned)p->split : 0]);
 }
 
 int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {

@@ -741,7 +741,7 @@ static void test_split_contract(void **state) {
   bad.split = (tsr_split)5;
   char msg[256];
   assert_int_not_equal(tsr__emit_check(&big, &bad, SM90, msg, sizeof msg), TSR_OK);
-  assert_non_null(strstr(msg, "split=5 is not inline, pack, producer or producer-reg"));
+  assert_non_null(strstr(msg, "split=5 is not inline, pack, producer, producer-reg or producer-pack"));
   /* the same plan inline fits: the doubling is what is rejected */
   tsr_plan fits = mkplan("mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0");
   assert_int_equal(tsr__emit_check(&big, &fits, SM90, msg, sizeof msg), TSR_OK);
@@ -1180,6 +1180,26 @@ static const emu_case emu_cases[] = {
      WR2 "bm=64,bn=64,wm=64,wn=64,stages=3,vec=4,bk=16", .random = 1, .contract = TSR_PREC_FP32X3,
      .special = 1},
 #undef WR2
+    /* split=producer-pack: the pack prologue splits, the producer copies the planes */
+#define WPP WG "split=producer-pack,"
+    {"wgmma producer-pack NT 2 consumers tails beta", {130, 70, 45, 1, 'N', 'T', 0.5f},
+     WPP "bm=128,bn=32,bk=16,wm=64,wn=32,stages=2,vec=4"},
+    {"wgmma producer-pack TT batch2 beta ld pad splitk2", {70, 66, 37, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
+     WPP "bm=128,bn=64,bk=8,wm=64,wn=64,stages=3,vec=4,splitk=2"},
+    {"wgmma producer-pack 256x128 wm128 wn128 bk8 NN tails rect", {260, 130, 72, 1, 'N', 'N', 0},
+     WPP "bm=256,bn=128,bk=8,wm=128,wn=128,stages=6,vec=4,walk=rect:2x2"},
+    {"wgmma producer-pack random NN one K block", {100, 72, 7, 1, 'N', 'N', 0},
+     WPP "bm=128,bn=72,bk=8,wm=64,wn=24,stages=4,vec=4", 0, 0, 0, 0, 1},
+    {"wgmma-tf32 producer-pack NT tails", {70, 45, 37, 1, 'N', 'T', 0},
+     "mma=wgmma-tf32,tm=1,tn=1,pad=0,split=producer-pack,bm=64,bn=64,bk=16,wm=64,wn=64,stages=2,vec=4",
+     .prec = TSR_PREC_TF32},
+    {"contract wgmma-tf32x3 producer-pack RZ 96x80x129 wide", {96, 80, 129, 1, 'N', 'N', 0},
+     WPP "vec=4,bm=128,bn=128,bk=8,wm=64,wn=128,stages=4", .random = 2, .contract = TSR_PREC_FP32X3,
+     .rz = 1, .seed = 3},
+    {"specials wgmma-tf32x3 producer-pack TN", {40, 36, 52, 1, 'T', 'N', 0},
+     WPP "bm=64,bn=64,wm=64,wn=64,stages=3,vec=4,bk=16", .random = 1, .contract = TSR_PREC_FP32X3,
+     .special = 1},
+#undef WPP
 #define WC "tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=3,vec=4"
     {"contract wgmma-tf32x3 step RZ K=2048 bk16", {64, 64, 2048, 1, 'N', 'T', 0}, WC ",mma=wgmma-tf32x3,bk=16",
      .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
@@ -1593,7 +1613,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
-    int prod; /* a mutation of the split=producer (1) or split=producer-reg (2) kernel */
+    int prod; /* a mutation of the split=producer (1), producer-reg (2) or producer-pack (3) kernel */
   } muts[] = {
       {"none", NULL, NULL},
       {"none (split=producer)", NULL, NULL, 1},
@@ -1601,6 +1621,11 @@ static void test_emulated_wgmma_mutations(void **state) {
       {"producer: full-stage arrive dropped (deadlock)", "      tsr_mbar_arrive(bars + 8u * st);\n", "\n", 1},
       {"producer: planes written to the raw index's stage", "As + st * A_STAGE, BM * BK", "As + r * A_STAGE, BM * BK", 1},
       {"none (split=producer-reg)", NULL, NULL, 2},
+      {"none (split=producer-pack)", NULL, NULL, 3},
+      {"producer-pack: A's big planes of block it copied for block it+STAGES-1",
+       "tsr_load_a<128>(As + sx * A_STAGE, Ag, m0, (kb_begin + nx) * BK, pt);",
+       "tsr_load_a<128>(As + sx * A_STAGE, Ag, m0, (kb_begin + it) * BK, pt);", 3},
+      {"producer-pack: full arrive dropped (deadlock)", "      tsr_mbar_arrive(bars + 8u * (it % STAGES));\n", "\n", 3},
       {"producer-reg: register sets never reloaded", "if (it + 2 < nk) {", "if (it + 2 < 0) {", 2},
       {"stride byte offset halved", "SBO = BK * 32;", "SBO = BK * 16;"},
       {"leading byte offset 64", "LBO = 128,", "LBO = 64,"},
@@ -1617,12 +1642,15 @@ static void test_emulated_wgmma_mutations(void **state) {
   emit_ok(&p, &pp, &kp);
   tsr_plan pr = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=8,wm=64,wn=24,stages=2,vec=4,split=producer-reg");
   emit_ok(&p, &pr, &kr);
+  tsr_plan ppk = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=8,wm=64,wn=24,stages=3,vec=4,split=producer-pack");
+  tsr__kernel_src kpp;
+  emit_ok(&p, &ppk, &kpp);
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
   size_t idx[16];
   for (size_t i = 0; i < n; i++) {
-    const tsr__kernel_src *base = muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k;
+    const tsr__kernel_src *base = muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k;
     tsr__kernel_src m = *base;
     char *src = NULL;
     if (muts[i].from) {
@@ -1664,7 +1692,8 @@ static void test_emulated_wgmma_mutations(void **state) {
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
     if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
-    int bad = emu_run(dir, i, muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1, out) != 0;
+    int bad = emu_run(dir, i, muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1,
+                      out) != 0;
     const char *how = bad ? "aborted by the harness" : NULL;
     if (!bad) {
       tsr_receipt r;
@@ -1825,6 +1854,8 @@ static void test_nvcc(void **state) {
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,split=producer-reg", 1},
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8,split=producer-reg", 1},
       {{2049, 4097, 1025, 1, 'T', 'T', 0.5f}, WV "vec=1,bm=64,bn=256,bk=16,wm=64,wn=64,stages=4,split=producer-reg", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,split=producer-pack", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8,split=producer-pack", 1},
 #undef WV
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
