@@ -412,6 +412,10 @@ static void test_rejections(void **state) {
            "split=producer copies (bm=256 + bn=128) x bk=16 / vec=1 = 48 values per producer "
            "thread and stage, more than 32");
   wg_check(SM90, big, "split=producer,bk=16,bm=256,wm=128,vec=4", NULL);
+  wg_check(SM90, big, "split=producer-pack,bk=8,bm=256,wm=128,vec=4,stages=8", NULL);
+  wg_check(SM90, big, "split=producer-pack,bk=16,bm=256,wm=128,vec=4,stages=4",
+           "split=producer-pack copies 2 planes x (bm=256 + bn=128) x bk=16 / vec=4 = 24 values per "
+           "producer thread and stage, more than 16");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,split=producer",
                 "split=producer is only supported by the wgmma families; mma=tf32x3 splits");
   expect_reject(big, "mma=wgmma-tf32,tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=2",
