@@ -97,6 +97,11 @@ static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
   double inner = ri / (ri + 1.5);
   if (pl->mma == TSR_MMA_TF32X3) inner *= 2.0; /* three TF32 MMAs vs FFMA: a guess, measured after */
   if (pl->mma == TSR_MMA_TF32) inner *= 0.7;   /* one TF32 MMA: a guess */
+  /* wgmma (tm = tn = 1, inner 0.25 before): the producer kernels ran 3xTF32
+   * at 58-62 effective TFLOP/s at 4096^3 (H200 runs 15-17): 0.9 of the FFMA
+   * peak; wgmma-tf32 not yet measured: a guess at twice cuBLAS SGEMM */
+  if (pl->mma == TSR_MMA_WGMMA_TF32X3) inner *= 3.6;
+  if (pl->mma == TSR_MMA_WGMMA_TF32) inner *= 8.0;
   /* split=pack: no split in the loop (SASS at 4096^3 tf32x3: 329 instead of
    * 569 instructions per 96 MMAs; not yet measured: a mild 1.1x on the
    * inner rate, which still puts pack variants ahead of inline ones of equal
@@ -104,9 +109,9 @@ static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
    * that reads A and B once and writes their parts (two tensors each for
    * tf32x3) plus two launches */
   double t_pack = 0;
-  if (pl->split == TSR_SPLIT_PACK) {
+  if (pl->split == TSR_SPLIT_PACK || pl->split == TSR_SPLIT_PRODUCER_PACK) {
     inner *= 1.1;
-    double parts = pl->mma == TSR_MMA_TF32X3 ? 2.0 : 1.0;
+    double parts = pl->mma == TSR_MMA_TF32X3 || pl->mma == TSR_MMA_WGMMA_TF32X3 ? 2.0 : 1.0;
     double ops = (double)p->batch * ((double)p->m * p->k + (double)p->k * p->n);
     t_pack = 4.0 * ops * (1.0 + parts) / bw + 4e-6;
   }
@@ -300,6 +305,52 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
   return 0;
 }
 
+/* wgmma (sm_90a; the planner refuses these elsewhere): the geometries and
+ * split modes measured on the H200 (docs/emit.md "wgmma", notebook runs
+ * 14-17), each with its own K block and stages, rather than the product of
+ * every key: most products exceed the registers or shared memory. */
+static int gen_cuda_wgmma(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
+  static const struct { int bm, bn, wm, wn; } geo[] = {
+      {256, 128, 128, 128}, {128, 256, 64, 128}, {128, 128, 64, 128}, {128, 128, 64, 64}, {128, 64, 64, 64}};
+  static const struct { tsr_split split; int bk, stages; } modes[] = {
+      {TSR_SPLIT_INLINE, 16, 4},        {TSR_SPLIT_PRODUCER, 16, 3},      {TSR_SPLIT_PRODUCER_REG, 8, 8},
+      {TSR_SPLIT_PRODUCER_PACK, 8, 8}, {TSR_SPLIT_PRODUCER_PACK, 8, 6}};
+  static const int splits[] = {1, 2, 4};
+  const tsr_walk walks[] = {{TSR_WALK_RECT, 8, 16}, {TSR_WALK_LINEAR, 1, 1}};
+  for (int x3 = 1; x3 >= 0; x3--) {
+    if (!family_ok(p, x3 ? 1 : 2)) continue;
+    for (size_t gi = 0; gi < sizeof geo / sizeof geo[0]; gi++)
+      for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++)
+        for (int w = 0; w < 2; w++)
+          for (int ki = 0; ki < 3; ki++)
+            for (int pk = 0; pk < 2; pk++) { /* pack=ab: 16-byte rows where the user's are not */
+              int sk = splits[ki];
+              if (sk > 1 && p->k < 256 * sk) continue;
+              if (pk && modes[mi].split == TSR_SPLIT_PRODUCER_PACK) continue; /* packs anyway */
+              tsr_plan pl = *base;
+              pl.bm = geo[gi].bm;
+              pl.bn = geo[gi].bn;
+              pl.wm = geo[gi].wm;
+              pl.wn = geo[gi].wn;
+              pl.tm = pl.tn = 1;
+              pl.bk = modes[mi].bk;
+              pl.stages = modes[mi].stages;
+              pl.split = modes[mi].split;
+              pl.vec = 4;
+              pl.pad = 0;
+              pl.a = pl.b = TSR_IN_STAGED;
+              pl.walk = walks[w];
+              pl.splitk = sk;
+              pl.mma = x3 ? TSR_MMA_WGMMA_TF32X3 : TSR_MMA_WGMMA_TF32;
+              pl.acc = TSR_ACC_STEP;
+              pl.minblocks = 0;
+              pl.pack = pk || pl.split == TSR_SPLIT_PRODUCER_PACK ? TSR_PACK_AB : TSR_PACK_NONE;
+              if (push(pv, &pl)) return -1;
+            }
+  }
+  return 0;
+}
+
 typedef struct {
   tsr_plan plan, realized;
   double prior;
@@ -344,6 +395,7 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   for (int i = 0; !rc && i < nextra; i++) rc = push(&pv, &extra[i]);
   size_t nfixed = pv.n;
   if (!rc) rc = b == TSR_BACKEND_CPU ? gen_cpu(p, &def, &pv) : gen_cuda(p, &def, &pv);
+  if (!rc && b == TSR_BACKEND_CUDA) rc = gen_cuda_wgmma(p, &def, &pv);
   legal_t *legal = rc ? NULL : malloc((pv.n ? pv.n : 1) * sizeof *legal);
   tsr__tune_cand *rej = rc ? NULL : calloc(TSR__TUNE_KEEP_REJECTED, sizeof *rej);
   roles = rc ? NULL : calloc(pv.n ? pv.n : 1, sizeof *roles);

@@ -263,6 +263,34 @@ static void test_refusals(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* The CUDA space (planned without a GPU, against sm_90's limits) holds the
+ * wgmma families for a large fp32x3 problem, and no wgmma-tf32 plan there
+ * (that family is below the fp32x3 contract). */
+static void test_cuda_space_has_wgmma(void **state) {
+  (void)state;
+  tsr_context *ctx = NULL;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr_problem p;
+  tsr_problem_init(&p, 4096, 4096, 4096);
+  p.precision = TSR_PREC_FP32X3;
+  tsr__tune_space_t sp;
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  int legal_modes[5] = {0}, tf32 = 0;
+  for (size_t i = 0; i < sp.n; i++) {
+    const tsr__tune_cand *c = &sp.cands[i];
+    if (c->plan.mma == TSR_MMA_WGMMA_TF32) tf32++;
+    if (c->plan.mma == TSR_MMA_WGMMA_TF32X3 && c->realized[0] && (unsigned)c->plan.split < 5)
+      legal_modes[c->plan.split]++;
+  }
+  assert_int_equal(tf32, 0);
+  assert_true(legal_modes[TSR_SPLIT_INLINE] > 0);
+  assert_true(legal_modes[TSR_SPLIT_PRODUCER] > 0);
+  assert_true(legal_modes[TSR_SPLIT_PRODUCER_REG] > 0);
+  assert_true(legal_modes[TSR_SPLIT_PRODUCER_PACK] > 0);
+  free(sp.cands);
+  tsr_context_destroy(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_max_candidates, setup, teardown),
@@ -270,6 +298,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_corrupted_fastest_never_wins, setup, teardown),
       cmocka_unit_test_setup_teardown(test_inaccurate_fastest_never_wins, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+      cmocka_unit_test(test_cuda_space_has_wgmma),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
