@@ -1600,7 +1600,8 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
 static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *o) {
   char U = (char)(o->name - 32);
   const char *EXT = o->name == 'a' ? "M" : "N";
-  int transpose = o->kmajor != o->src_kmajor;
+  int transpose = o->kmajor != o->src_kmajor, q = o->pre_q;
+  TSR_ASSERT(q == 4 || (q == 8 && transpose && g->presplit));
   put(s,
       "// Pack prologue: %c (op %s, %s) -> W + WOFF_%c as PR%c x LD%c floats per batch item\n"
       "// (%s), zero-padded to whole tiles along %s and k.\n",
@@ -1615,19 +1616,19 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
       "extern \"C\" __global__ void __launch_bounds__(256)\n"
       "tsr_gemm_pack_%c(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
       "                float *__restrict__ W, float alpha, float beta) {\n"
-      "  constexpr long long CH = LD%c / 4; // 16-byte chunks per packed row\n"
+      "  constexpr long long CH = LD%c / %d; // %d-byte chunks per packed row\n"
       "  const long long t = (long long)blockIdx.x * 256 + (long long)threadIdx.x;\n"
       "  if (t >= PR%c * CH) return;\n",
-      o->name, U, U);
-  if (transpose) put(s, "  const long long r = t %% PR%c, c = (t / PR%c) * 4; // down a column\n", U, U);
+      o->name, U, q, 4 * q, U);
+  if (transpose) put(s, "  const long long r = t %% PR%c, c = (t / PR%c) * %d; // down a column\n", U, U, q);
   else put(s, "  const long long r = t / CH, c = (t %% CH) * 4; // along a row\n");
   put(s,
       "  const float *__restrict__ src = %c + (tsr_idx)blockIdx.y * SRC_S%c;\n"
       "  float *dst = W + WOFF_%c + (tsr_idx)blockIdx.y * S%c + (tsr_idx)(r * LD%c + c);\n"
-      "  float v[4];\n"
+      "  float v[%d];\n"
       "#pragma unroll\n"
-      "  for (int q = 0; q < 4; ++q) {\n",
-      U, U, U, U, U);
+      "  for (int q = 0; q < %d; ++q) {\n",
+      U, U, U, U, U, q, q);
   if (o->kmajor) put(s, "    const long long x = r, k = c + q;\n");
   else put(s, "    const long long k = r, x = c + q;\n");
   if (o->src_kmajor)
@@ -1645,6 +1646,28 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
   /* split=pack: the TF32 parts, as the inline split makes them (tsr_split);
    * a non-finite big part gets a zero small part (x - big would be NaN or
    * -big; such outputs are recomputed by tsr_fix either way) */
+  if (q == 8) {
+    /* 32 bytes of one packed row per plane: two 16-byte stores, one sector */
+    put(s,
+        "  }\n"
+        "  unsigned hi[8], lo[8];\n"
+        "#pragma unroll\n"
+        "  for (int q = 0; q < 8; ++q) {\n"
+        "    tsr_split(v[q], hi[q], lo[q]);\n"
+        "    if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
+        "  }\n"
+        "#pragma unroll\n"
+        "  for (int h = 0; h < 2; ++h) {\n"
+        "    uint4 h4; h4.x = hi[4 * h]; h4.y = hi[4 * h + 1]; h4.z = hi[4 * h + 2]; h4.w = hi[4 * h + 3];\n"
+        "    *reinterpret_cast<uint4 *>(dst + 4 * h) = h4; // big parts\n");
+    if (o->poff_small)
+      put(s,
+          "    uint4 l4; l4.x = lo[4 * h]; l4.y = lo[4 * h + 1]; l4.z = lo[4 * h + 2]; l4.w = lo[4 * h + 3];\n"
+          "    *reinterpret_cast<uint4 *>(dst + (WOFF_%cS - WOFF_%c) + 4 * h) = l4; // small parts\n",
+          U, U);
+    put(s, "  }\n}\n\n");
+    return;
+  }
   put(s,
       "  }\n"
       "  unsigned hi[4], lo[4];\n"

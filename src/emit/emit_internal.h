@@ -35,6 +35,7 @@ typedef struct {
    * (poff), at W + poff_small; 0 otherwise */
   int64_t poff_small;
   uint64_t pre_blocks;
+  int pre_q;        /* values of one packed row per prologue thread: 4, or 8 (wgmma planes, transposed) */
   /* tf32x3 fragment loads (docs/emit.md "Fragment loads"):
    *  ldsm: 1 = ldmatrix .b16 x4/x2 on 8x4-float blocks of an [x][k] layout;
    *  fv:   [k][x] layouts: width (4, 2, 1) of the LDS that fetches one
