@@ -154,9 +154,9 @@ void tsr__torch_zygote_stop(tsr__torch_zygote *z);
 /* ---- the orchestrator (orchestrate.c) ---------------------------------- */
 typedef struct {
   const char *routes;  /* comma list, NULL: every route of the table */
-  char **shapes;       /* labels "MxNxK" */
+  char **shapes;       /* tokens "[B*]MxNxK[:XY]" (measure/zoo.h), the rows' labels */
   int nshapes;
-  int batch, trans_a, trans_b;
+  int batch, trans_a, trans_b; /* defaults of tokens without their own batch / ops */
   float alpha, beta;
   tsr_inputs inputs;
   uint64_t seed;
@@ -179,6 +179,12 @@ typedef struct {
   int argc;
   char **argv; /* full command line for the record */
 } tsr__bench_config;
+
+/* Shape i of cfg as the problem it measures: the token's extents, its
+ * batch and ops or else cfg's --batch/--trans-a/--trans-b, cfg's alpha and
+ * beta. 0, or nonzero with msg (not naming the token). */
+int tsr__bench_shape_problem(const tsr__bench_config *cfg, int i, tsr_problem *p, char *msg,
+                             size_t cap);
 
 /* Runs the whole protocol; returns a CLI exit code (0 all rows valid,
  * 1 some row failed/crashed/timed out, 2 refused or nothing to run). First
