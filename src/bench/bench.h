@@ -13,6 +13,7 @@
 
 #include "measure/measure.h"
 #include "measure/stats.h" /* the balanced orders and statistics the protocol uses */
+#include "measure/zoo.h"
 #include "tessera.h"
 
 #define TSR_BENCH_SCHEMA "tessera-bench/3"
@@ -235,5 +236,28 @@ int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char
  * byte what tsr__bench_report writes. 0 on success. The audit regenerates a
  * directory's derived files through this (passed in by the CLI). */
 int tsr__bench_render(const json_t *doc, double threshold, json_t **files, char *msg, size_t cap);
+
+/* ---- standings by zoo class (zoo_summary.c; docs/zoo.md) --------------- */
+typedef struct {
+  const tsr__zoo_shape *z; /* the zoo entry (NULL: not in the zoo) */
+  char label[64];          /* the canonical token: extents, batch and ops */
+  double ratio, lo, hi;    /* ref / peer time: median of same-round ratios [min, max] */
+  double err_ref, err_peer; /* median relative Frobenius errors (NaN: none) */
+  int met, checked;        /* accuracy rounds met / checked, reference route */
+} tsr__zoo_row;
+/* Appends to *rows one row per shape of doc with a paired ref / peer ratio
+ * (at least one paired round) in metric of tables (tsr__bench_tables of doc), each shape found in the
+ * zoo zs[0..nz) by its extents, batch and ops (the shape's own, else the
+ * protocol's). Returns how many it appended, or -1 with msg (no such
+ * metric, out of memory). */
+int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *metric,
+                        const char *ref, const char *peer, const tsr__zoo_shape *zs, int nz,
+                        tsr__zoo_row **rows, int *nrows, char *msg, size_t cap);
+/* Markdown: a heading, per class (then the shapes of no class) the shapes,
+ * the geometric mean of the ratios, the worst shape with its ratio [min,
+ * max], the reference's accuracy rounds met and its largest error relative
+ * to the peer's; then one line per shape. malloc'd, NULL when out of memory. */
+char *tsr__bench_zoo_summary_md(const tsr__zoo_row *r, int n, const char *ref, const char *peer,
+                                const char *metric);
 
 #endif

@@ -647,6 +647,54 @@ static void render_summary(sbuf *t, const json_t *doc, const json_t *tables) {
   sb_printf(t, "\n");
 }
 
+/* The standings by zoo class (docs/zoo.md) of a run over zoo shapes: a
+ * zoo preset, or every shape in the zoo (seed 1). One section per pair of
+ * tessera's route and its peer that has paired ratios, the same text as
+ * `tessera zoo --summarize DIR` prints. Nothing for other runs. */
+static void render_zoo_classes(sbuf *t, const json_t *doc, const json_t *tables) {
+  const json_t *proto = json_object_get(doc, "protocol");
+  const char *preset = jstr(proto, "preset");
+  int nz = tsr__zoo(1, 0, NULL, 0);
+  tsr__zoo_shape *zs = calloc((size_t)nz, sizeof *zs);
+  if (!zs) {
+    t->oom = 1;
+    return;
+  }
+  tsr__zoo(1, 0, zs, nz);
+  int zoo_run = !strcmp(preset, "zoo") || !strcmp(preset, "zoo-quick");
+  if (!zoo_run) {
+    const json_t *shapes = json_object_get(proto, "shapes");
+    size_t in = 0;
+    for (size_t i = 0; i < json_array_size(shapes); i++) {
+      const json_t *sh = json_array_get(shapes, i);
+      const json_t *kind = json_object_get(sh, "op_a") ? sh : proto;
+      json_int_t b = json_integer_value(json_object_get(json_object_get(sh, "batch") ? sh : proto, "batch"));
+      in += tsr__zoo_find(zs, nz, json_integer_value(json_object_get(sh, "m")),
+                          json_integer_value(json_object_get(sh, "n")),
+                          json_integer_value(json_object_get(sh, "k")), b < 1 ? 1 : b,
+                          !strcmp(jstr(kind, "op_a"), "T") ? TSR_OP_T : TSR_OP_N,
+                          !strcmp(jstr(kind, "op_b"), "T") ? TSR_OP_T : TSR_OP_N) != NULL;
+    }
+    zoo_run = in && in == json_array_size(shapes);
+  }
+  static const char *const pairs[][3] = {{"tessera-gpu", "cublas", "gpu_batch"},
+                                         {"tessera-cpu", "openblas", "wall_batch"}};
+  for (size_t p = 0; zoo_run && p < sizeof pairs / sizeof *pairs; p++) {
+    tsr__zoo_row *rows = NULL;
+    int n = 0;
+    char msg[256];
+    if (tsr__bench_zoo_rows(doc, tables, pairs[p][2], pairs[p][0], pairs[p][1], zs, nz, &rows, &n,
+                            msg, sizeof msg) > 0) {
+      char *md = tsr__bench_zoo_summary_md(rows, n, pairs[p][0], pairs[p][1], pairs[p][2]);
+      if (md) sb_printf(t, "%s\n", md);
+      else t->oom = 1;
+      free(md);
+    }
+    free(rows);
+  }
+  free(zs);
+}
+
 /* report.md's head: the run, its protocol, routes, order, executable and digest. */
 /* A CPU peer's library build as its first measured row recorded it, and any
  * environment variable that pinned it below its best kernels. */
@@ -782,6 +830,7 @@ static int render(const json_t *doc, double threshold, json_t **files_out, char 
   sbuf t = {0}, r = {0};
   render_summary(&t, doc, tables);
   render_tables(&t, tables, threshold);
+  render_zoo_classes(&t, doc, tables);
   render_header(&r, doc, threshold, proto_threshold);
   sb_printf(&r, "%s", t.s ? t.s : "");
   json_t *files = json_object();
