@@ -242,7 +242,7 @@ static void zoo_init(zoo_state *z, const tsr__audit_ctx *c) {
   z->seen_shape = calloc((size_t)TSR__AUDIT_METRICS * c->S + 1, 1);
   if (!z->zs || !z->cls || !z->canon || !z->seen_class || !z->seen_shape) return;
   tsr__zoo(1, 0, z->zs, z->nz);
-  int in = 0;
+  int in = 0, classes = 0, first = -1;
   for (int s = 0; s < c->S; s++) {
     const tsr__audit_shape *sh = &c->shapes[s];
     tsr_op oa = sh->op_a == 'T' ? TSR_OP_T : TSR_OP_N, ob = sh->op_b == 'T' ? TSR_OP_T : TSR_OP_N;
@@ -251,10 +251,12 @@ static void zoo_init(zoo_state *z, const tsr__audit_ctx *c) {
     for (int k = 0; e && tsr__zoo_classes[k]; k++)
       if (!strcmp(tsr__zoo_classes[k], e->cls)) z->cls[s] = k;
     in += e != NULL;
+    if (e && first < 0) first = z->cls[s], classes = 1;
+    else if (e && z->cls[s] != first) classes = 2;
     tsr__shape_token_format(sh->m, sh->n, sh->k, sh->batch, oa, ob, z->canon[s], sizeof z->canon[s]);
   }
   const char *preset = tsr__audit_str(c->proto, "preset");
-  z->zoo_run = (preset && (!strcmp(preset, "zoo") || !strcmp(preset, "zoo-quick"))) || (in && in == c->S);
+  z->zoo_run = (preset && (!strcmp(preset, "zoo") || !strcmp(preset, "zoo-quick"))) || (in && in == c->S && classes > 1);
 }
 
 static void zoo_free(zoo_state *z) {
@@ -362,7 +364,8 @@ static void zoo_line(const rstate *st, zoo_state *z, char **cell, int n) {
   }
 }
 
-/* A run over zoo shapes shows, for tessera's route against its peer where
+/* A run over zoo shapes (a zoo preset, or zoo shapes of more than one
+ * class) shows, for tessera's route against its peer where
  * both ran, every class and every shape with a paired round. */
 static void zoo_all_shown(const rstate *st, const zoo_state *z) {
   tsr__audit_ctx *c = st->c;

@@ -648,7 +648,8 @@ static void render_summary(sbuf *t, const json_t *doc, const json_t *tables) {
 }
 
 /* The standings by zoo class (docs/zoo.md) of a run over zoo shapes: a
- * zoo preset, or every shape in the zoo (seed 1). One section per pair of
+ * zoo preset, or every shape in the zoo (seed 1) and of more than one
+ * class. One section per pair of
  * tessera's route and its peer that has paired ratios, the same text as
  * `tessera zoo --summarize DIR` prints. Nothing for other runs. */
 static void render_zoo_classes(sbuf *t, const json_t *doc, const json_t *tables) {
@@ -665,17 +666,24 @@ static void render_zoo_classes(sbuf *t, const json_t *doc, const json_t *tables)
   if (!zoo_run) {
     const json_t *shapes = json_object_get(proto, "shapes");
     size_t in = 0;
+    const char *cls0 = NULL;
+    int classes = 0;
     for (size_t i = 0; i < json_array_size(shapes); i++) {
       const json_t *sh = json_array_get(shapes, i);
       const json_t *kind = json_object_get(sh, "op_a") ? sh : proto;
       json_int_t b = json_integer_value(json_object_get(json_object_get(sh, "batch") ? sh : proto, "batch"));
-      in += tsr__zoo_find(zs, nz, json_integer_value(json_object_get(sh, "m")),
-                          json_integer_value(json_object_get(sh, "n")),
-                          json_integer_value(json_object_get(sh, "k")), b < 1 ? 1 : b,
-                          !strcmp(jstr(kind, "op_a"), "T") ? TSR_OP_T : TSR_OP_N,
-                          !strcmp(jstr(kind, "op_b"), "T") ? TSR_OP_T : TSR_OP_N) != NULL;
+      const tsr__zoo_shape *e =
+          tsr__zoo_find(zs, nz, json_integer_value(json_object_get(sh, "m")),
+                        json_integer_value(json_object_get(sh, "n")),
+                        json_integer_value(json_object_get(sh, "k")), b < 1 ? 1 : b,
+                        !strcmp(jstr(kind, "op_a"), "T") ? TSR_OP_T : TSR_OP_N,
+                        !strcmp(jstr(kind, "op_b"), "T") ? TSR_OP_T : TSR_OP_N);
+      in += e != NULL;
+      if (e && !cls0) cls0 = e->cls, classes = 1;
+      else if (e && strcmp(e->cls, cls0)) classes = 2;
     }
-    zoo_run = in && in == json_array_size(shapes);
+    /* one class (a few squares, one decode shape) has no standings to speak of */
+    zoo_run = in && in == json_array_size(shapes) && classes > 1;
   }
   static const char *const pairs[][3] = {{"tessera-gpu", "cublas", "gpu_batch"},
                                          {"tessera-cpu", "openblas", "wall_batch"}};
