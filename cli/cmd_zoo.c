@@ -20,28 +20,16 @@ static int keep(const tsr__zoo_shape *z, const char *cls, int held) {
   return held == 0 || (held == 1) == (z->held_back != 0);
 }
 
-/* One `tessera bench` line per (op(A), op(B), batch) group: the bench runs
- * one problem kind per invocation. */
+/* The `tessera bench` line that runs the listed shapes in one run: each
+ * label is a bench shape token with its own batch and ops (docs/protocol.md). */
 static void print_bench(const tsr__zoo_shape *zs, int n, const char *cls, int held, int quick) {
-  int *done = calloc((size_t)n, sizeof *done);
+  int first = 1;
   for (int i = 0; i < n; i++) {
-    if (done[i] || !keep(&zs[i], cls, held)) continue;
-    printf("tessera bench --shapes ");
-    for (int j = i, first = 1; j < n; j++) {
-      if (done[j] || !keep(&zs[j], cls, held) || zs[j].op_a != zs[i].op_a ||
-          zs[j].op_b != zs[i].op_b || zs[j].batch != zs[i].batch)
-        continue;
-      done[j] = 1;
-      printf("%s%lldx%lldx%lld", first ? "" : ",", (long long)zs[j].m, (long long)zs[j].n,
-             (long long)zs[j].k);
-      first = 0;
-    }
-    if (zs[i].op_a == TSR_OP_T) printf(" --trans-a");
-    if (zs[i].op_b == TSR_OP_T) printf(" --trans-b");
-    if (zs[i].batch > 1) printf(" --batch %lld", (long long)zs[i].batch);
-    printf("   # %s\n", quick ? "zoo-quick" : "zoo");
+    if (!keep(&zs[i], cls, held)) continue;
+    printf("%s%s", first ? "tessera bench --shapes " : ",", zs[i].label);
+    first = 0;
   }
-  free(done);
+  if (!first) printf("   # %s\n", quick ? "zoo-quick" : "zoo");
 }
 
 /* ---- --summarize: per-class standings of bench runs over the zoo -------- */
@@ -123,7 +111,8 @@ int tsr_cli_zoo(int argc, char **argv) {
                          "all (default), only the held-back quarter, or without it"),
       TSR_CLI_OPT_CHOICE("--format", &format, formats, "F",
                          "table (default), json, or bench (the tessera bench command\n"
-                         "lines that run it, one per transpose/batch group)"),
+                         "line that runs the listed shapes in one run; all of the zoo\n"
+                         "is also tessera bench --preset zoo or zoo-quick)"),
   };
   const tsr_cli_spec spec = {
       .verb = "zoo",

@@ -755,6 +755,21 @@ static void render_header(sbuf *r, const json_t *doc, double threshold, double p
             tsr__json_to_double(json_object_get(proto, "beta")),
             tsr__json_to_double(json_object_get(proto, "atol")),
             tsr__json_to_double(json_object_get(proto, "rtol")));
+  /* shapes with a problem kind of their own ("[B*]MxNxK[:XY]") */
+  const json_t *shapes = json_object_get(proto, "shapes");
+  size_t own = 0;
+  for (size_t i = 0; i < json_array_size(shapes); i++) {
+    const json_t *sh = json_array_get(shapes, i);
+    if ((json_object_get(sh, "batch") &&
+         json_integer_value(json_object_get(sh, "batch")) != json_integer_value(json_object_get(proto, "batch"))) ||
+        (json_object_get(sh, "op_a") && strcmp(jstr(sh, "op_a"), jstr(proto, "op_a"))) ||
+        (json_object_get(sh, "op_b") && strcmp(jstr(sh, "op_b"), jstr(proto, "op_b"))))
+      own++;
+  }
+  if (own)
+    sb_printf(r, "- %zu of %zu shapes have a batch or ops of their own (B* and :XY in their labels; "
+                 "docs/protocol.md); the protocol's batch and ops are the others'\n",
+              own, json_array_size(shapes));
   if (threshold != proto_threshold)
     sb_printf(r, "- **unstable threshold %g is not the protocol's (%g)**: these files were regenerated "
                  "with `tessera report --unstable-threshold`; the run's own report uses the "
