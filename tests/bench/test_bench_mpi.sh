@@ -23,7 +23,9 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 js() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(($2))" "$1"; }
 
-shapes=32x32x32,48x40x24,64x32x16,24x24x56
+# two shapes with a batch and ops of their own ([B*]MxNxK[:XY]): they must
+# survive the division into the ranks' own command lines
+shapes=32x32x32,3*48x40x24:NT,64x32x16:TN,24x24x56
 opts=(--routes tessera-cpu,openblas --shapes "$shapes" --rounds 4 --samples 3 --sample-ms 2 --warmup-ms 5
       --threads 1 --no-progress)
 D=$tmp/run
@@ -43,7 +45,11 @@ done
 want=$(python3 - "$shapes" <<'PY'
 import sys
 s = sys.argv[1].split(",")
-w = [eval(x.replace("x", "*")) for x in s]
+def weight(t):  # m*n*k*batch, the token's own batch (else 1)
+    b, _, dims = t.rpartition("*")
+    m, n, k = (int(x) for x in dims.split(":")[0].split("x"))
+    return m * n * k * (int(b) if b else 1)
+w = [weight(x) for x in s]
 order = sorted(range(len(s)), key=lambda i: (-w[i], i))
 own = {s[i]: j % 2 for j, i in enumerate(order)}
 print(";".join(",".join(x for x in s if own[x] == r) for r in (0, 1)))
@@ -62,7 +68,12 @@ grep -q "^combination .*2 rank directories audited), 4 shapes of the command; re
 dg=$(sed -n "s/^digest: sha256://p" "$tmp/mpi.out" | tail -1) # the combined digest, after the ranks'
 $T audit --digest "$dg" "$D" >/dev/null 2>&1 || fail "--digest of the printed combined digest not verified"
 # the report names rank, host and every shape's figures with their accuracy column
-for s in ${shapes//,/ }; do grep -q "^## $s — rank [01] on " "$D/report.md" || fail "report.md has no section for $s"; done
+for s in ${shapes//,/ }; do grep -qF "## $s — rank " "$D/report.md" || fail "report.md has no section for $s"; done
+# each rank's rows carry their shape's own batch and ops
+for r in 0 1; do
+  bad=$(js "$D/rank$r/results.json" '[(x["shape"], x["batch"], x["op_a"] + x["op_b"], x["result"]["problem"]["batch"], x["result"]["problem"]["op_a"] + x["result"]["problem"]["op_b"]) for x in d["rows"] if (x["batch"], x["op_a"] + x["op_b"]) != {"3*48x40x24:NT": (3, "NT"), "64x32x16:TN": (1, "TN")}.get(x["shape"], (1, "NN")) or (x["batch"], x["op_a"], x["op_b"]) != (x["result"]["problem"]["batch"], x["result"]["problem"]["op_a"], x["result"]["problem"]["op_b"])]')
+  [ "$bad" = "[]" ] || fail "rank $r rows with the wrong batch or ops: $bad"
+done
 grep -q "| tessera-cpu | [0-9.]* .*| strict | [0-9.e-]* | 4/4 |" "$D/report.md" || fail "report.md rows lack accuracy columns"
 
 # ---- tampering: each fails the combined audit, naming what broke ---------------
