@@ -125,8 +125,8 @@ int tsr__shape_token_parse(const char *text, tsr__shape_token *out, char *msg, s
     return -1;
   }
   size_t len = colon ? (size_t)(colon - s) : strlen(s);
-  if (len >= sizeof dims) {
-    if (msg && cap) snprintf(msg, cap, "extents too long (expected [B*]MxNxK[:XY])");
+  if (!len || len >= sizeof dims) {
+    if (msg && cap) snprintf(msg, cap, "extents %s (expected [B*]MxNxK[:XY])", len ? "too long" : "missing");
     return -1;
   }
   memcpy(dims, s, len);
