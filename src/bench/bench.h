@@ -245,6 +245,10 @@ typedef struct {
   double err_ref, err_peer; /* median relative Frobenius errors (NaN: none) */
   int met, checked;        /* accuracy rounds met / checked, reference route */
 } tsr__zoo_row;
+/* How many of doc's shapes are in the zoo zs[0..nz) (extents, batch and
+ * ops: the shape's own, else the protocol's); their classes' bits (1 << the
+ * index in tsr__zoo_classes) are or'ed into *classes. */
+int tsr__bench_zoo_shapes(const json_t *doc, const tsr__zoo_shape *zs, int nz, unsigned *classes);
 /* Appends to *rows one row per shape of doc with a paired ref / peer ratio
  * (at least one paired round) in metric of tables (tsr__bench_tables of doc), each shape found in the
  * zoo zs[0..nz) by its extents, batch and ops (the shape's own, else the

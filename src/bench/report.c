@@ -664,26 +664,10 @@ static void render_zoo_classes(sbuf *t, const json_t *doc, const json_t *tables)
   tsr__zoo(1, 0, zs, nz);
   int zoo_run = !strcmp(preset, "zoo") || !strcmp(preset, "zoo-quick");
   if (!zoo_run) {
-    const json_t *shapes = json_object_get(proto, "shapes");
-    size_t in = 0;
-    const char *cls0 = NULL;
-    int classes = 0;
-    for (size_t i = 0; i < json_array_size(shapes); i++) {
-      const json_t *sh = json_array_get(shapes, i);
-      const json_t *kind = json_object_get(sh, "op_a") ? sh : proto;
-      json_int_t b = json_integer_value(json_object_get(json_object_get(sh, "batch") ? sh : proto, "batch"));
-      const tsr__zoo_shape *e =
-          tsr__zoo_find(zs, nz, json_integer_value(json_object_get(sh, "m")),
-                        json_integer_value(json_object_get(sh, "n")),
-                        json_integer_value(json_object_get(sh, "k")), b < 1 ? 1 : b,
-                        !strcmp(jstr(kind, "op_a"), "T") ? TSR_OP_T : TSR_OP_N,
-                        !strcmp(jstr(kind, "op_b"), "T") ? TSR_OP_T : TSR_OP_N);
-      in += e != NULL;
-      if (e && !cls0) cls0 = e->cls, classes = 1;
-      else if (e && strcmp(e->cls, cls0)) classes = 2;
-    }
+    unsigned classes = 0;
+    size_t in = (size_t)tsr__bench_zoo_shapes(doc, zs, nz, &classes);
     /* one class (a few squares, one decode shape) has no standings to speak of */
-    zoo_run = in && in == json_array_size(shapes) && classes > 1;
+    zoo_run = in && in == json_array_size(json_object_get(proto, "shapes")) && (classes & (classes - 1));
   }
   static const char *const pairs[][3] = {{"tessera-gpu", "cublas", "gpu_batch"},
                                          {"tessera-cpu", "openblas", "wall_batch"}};

@@ -22,6 +22,35 @@ static const json_t *find_cell(const json_t *cells, const char *route, const cha
   return NULL;
 }
 
+/* The problem of protocol.shapes[i]: its own batch and ops, else the run's. */
+static const tsr__zoo_shape *find_shape(const json_t *proto, const json_t *sh,
+                                        const tsr__zoo_shape *zs, int nz, tsr_op *opa, tsr_op *opb,
+                                        json_int_t *batch) {
+  const json_t *kind = json_object_get(sh, "op_a") ? sh : proto;
+  *opa = *js(kind, "op_a") == 'T' ? TSR_OP_T : TSR_OP_N;
+  *opb = *js(kind, "op_b") == 'T' ? TSR_OP_T : TSR_OP_N;
+  *batch = json_integer_value(json_object_get(json_object_get(sh, "batch") ? sh : proto, "batch"));
+  if (*batch < 1) *batch = 1;
+  return tsr__zoo_find(zs, nz, json_integer_value(json_object_get(sh, "m")),
+                       json_integer_value(json_object_get(sh, "n")),
+                       json_integer_value(json_object_get(sh, "k")), *batch, *opa, *opb);
+}
+
+int tsr__bench_zoo_shapes(const json_t *doc, const tsr__zoo_shape *zs, int nz, unsigned *classes) {
+  const json_t *proto = json_object_get(doc, "protocol"), *shapes = json_object_get(proto, "shapes");
+  int in = 0;
+  for (size_t i = 0; i < json_array_size(shapes); i++) {
+    tsr_op oa, ob;
+    json_int_t b;
+    const tsr__zoo_shape *e = find_shape(proto, json_array_get(shapes, i), zs, nz, &oa, &ob, &b);
+    if (!e) continue;
+    in++;
+    for (int c = 0; tsr__zoo_classes[c]; c++)
+      if (!strcmp(tsr__zoo_classes[c], e->cls)) *classes |= 1u << c;
+  }
+  return in;
+}
+
 int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *metric,
                         const char *ref, const char *peer, const tsr__zoo_shape *zs, int nz,
                         tsr__zoo_row **rows, int *nrows, char *msg, size_t cap) {
@@ -58,14 +87,11 @@ int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *met
     tsr__zoo_row *z = &nr[(*nrows)++];
     memset(z, 0, sizeof *z);
     /* the shape's own problem kind (since shapes carry one), else the run's */
-    const json_t *kind = json_object_get(sh, "op_a") ? sh : proto;
-    const char *oa = js(kind, "op_a"), *ob = js(kind, "op_b");
-    json_int_t batch = json_integer_value(json_object_get(json_object_get(sh, "batch") ? sh : proto, "batch"));
-    if (batch < 1) batch = 1;
-    tsr_op opa = *oa == 'T' ? TSR_OP_T : TSR_OP_N, opb = *ob == 'T' ? TSR_OP_T : TSR_OP_N;
+    tsr_op opa, opb;
+    json_int_t batch;
+    z->z = find_shape(proto, sh, zs, nz, &opa, &opb, &batch);
     int64_t m = json_integer_value(json_object_get(sh, "m")), n = json_integer_value(json_object_get(sh, "n")),
             k = json_integer_value(json_object_get(sh, "k"));
-    z->z = tsr__zoo_find(zs, nz, m, n, k, batch, opa, opb);
     /* the zoo's label: extents, batch and ops whatever the run's token said */
     tsr__shape_token_format(m, n, k, batch, opa, opb, z->label, sizeof z->label);
     z->ratio = tsr__json_to_double(json_object_get(r, "median"));
