@@ -7,7 +7,9 @@
 # results.json, a deleted rank directory, a shape moved between the rank
 # lists and an edited report.md each fail the combined audit naming what
 # broke; an existing --out and too many ranks are refused with exit 2 and
-# nothing written. Skips (77) without tessera-mpi.
+# nothing written; shapes with their own batch and ops keep them on their
+# rank, and a job over zoo shapes ends its combined report with the
+# standings by zoo class. Skips (77) without tessera-mpi.
 # Usage: bash test_bench_mpi.sh BUILD_DIR SOURCE_DIR
 set -u
 BUILD=$1
@@ -108,6 +110,26 @@ json.dump(d, open(p, "w"), indent=2)
 PY
 audit_fails "$tmp/lost" "REJECT shape_coverage"
 grep -q "REJECT digest: combined.json" "$tmp/x.out" || fail "an edited combined.json keeps its digest"
+
+# ---- a job over zoo shapes: the combined report's standings by zoo class ------------
+# the same class table as `tessera zoo --summarize` over the rank directories; the
+# combination audit regenerates report.md and compares it whole
+Z=$tmp/zoo
+timeout 120 "${MPIRUN[@]}" "$TM" bench --routes tessera-cpu,openblas --rounds 2 --samples 1 --sample-ms 1 \
+  --warmup-ms 0 --threads 1 --no-progress --oracle-cache none \
+  --shapes '1x4096x4096:NT,32x32x16384,256*64x64x64,64x64x8192' --out "$Z" >"$tmp/z.out" 2>&1 ||
+  fail "mpirun bench over zoo shapes: $(tail -5 "$tmp/z.out")"
+$T audit "$Z" >"$tmp/za.out" 2>&1 || fail "combined audit of the zoo job: $(grep -E 'REJECT|FAIL' "$tmp/za.out" | head -5)"
+$T zoo --summarize "$Z/rank0" "$Z/rank1" >"$tmp/zs.out" 2>&1 || fail "zoo --summarize of the ranks: $(cat "$tmp/zs.out")"
+python3 - "$Z/report.md" "$tmp/zs.out" <<'PY' || fail "combined class section differs from zoo --summarize"
+import sys
+def classes(text):
+    i = text.index("## tessera-cpu time / openblas time (wall_batch), by zoo class\n")
+    return text[i:].split("\n\n")[1]  # the class table
+rep, summ = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+assert classes(rep) == classes(summ), (classes(rep), classes(summ))
+assert "| long-k | 2 |" in classes(rep) and "| batched | 1 |" in classes(rep), classes(rep)
+PY
 
 # ---- refusals: exit 2, nothing written ------------------------------------------------
 timeout 60 "${MPIRUN[@]}" "$TM" bench "${opts[@]}" --out "$D" >"$tmp/e.out" 2>&1
