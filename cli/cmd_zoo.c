@@ -1,6 +1,5 @@
 /* tessera zoo: the shape zoo (docs/zoo.md) as a table, JSON, or the
  * `tessera bench` command lines that run it. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -109,7 +109,8 @@ int tsr__shape_token_parse(const char *text, tsr__shape_token *out, char *msg, s
     long long b = 0;
     const char *p = text;
     for (; p < star && *p >= '0' && *p <= '9' && b <= 65535; p++) b = b * 10 + (*p - '0');
-    if (p != star || p == text || b < 1 || b > 65535) {
+    /* written as the bench writes it back (the label): no leading zero */
+    if (p != star || p == text || b < 1 || b > 65535 || *text == '0') {
       if (msg && cap)
         snprintf(msg, cap, "batch '%.*s' is not an integer in [1, 65535] (expected [B*]MxNxK[:XY])",
                  (int)(star - text < 32 ? star - text : 32), text);

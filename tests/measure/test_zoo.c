@@ -145,6 +145,7 @@ static void test_shape_tokens(void **state) {
   } bad[] = {
       {"", "empty"},
       {"0*8x8x8", "batch '0'"},
+      {"02*8x8x8", "batch '02'"},
       {"65536*8x8x8", "batch '65536'"},
       {"-2*8x8x8", "batch '-2'"},
       {"*8x8x8", "batch ''"},
