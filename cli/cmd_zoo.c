@@ -1,5 +1,5 @@
 /* tessera zoo: the shape zoo (docs/zoo.md) as a table, JSON, or the
- * `tessera bench` command lines that run it. */
+ * `tessera bench` command line that runs it in one run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
