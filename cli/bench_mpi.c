@@ -29,6 +29,7 @@
 #include <mpi.h>
 
 #include "cli.h"
+#include "measure/zoo.h"
 #include "core/hash.h"
 #include "sys/file.h"
 
@@ -37,7 +38,8 @@ enum { TAG_DIR = 11 };
 #define V "bench"
 
 static const char division_text[] =
-    "static, before any row: shapes in decreasing m*n*k (ties: command order) dealt round-robin "
+    "static, before any row: shapes in decreasing m*n*k*batch (a shape's own batch, else 1; ties: "
+    "command order) dealt round-robin "
     "to ranks 0, 1, ..., R-1; each rank runs its shapes in the command's order";
 
 /* owner[i]: the rank that measures shape i (division_text). */
@@ -45,9 +47,10 @@ static void deal(const tsr__bench_config *c, int ranks, int *owner) {
   int S = c->nshapes, *ix = malloc((size_t)S * sizeof *ix);
   double *w = malloc((size_t)S * sizeof *w);
   for (int i = 0; i < S; i++) {
-    int64_t m = 0, n = 0, k = 0;
-    tsr_shape_parse(c->shapes[i], &m, &n, &k, NULL, 0);
-    w[i] = (double)m * (double)n * (double)k;
+    tsr__shape_token t;
+    if (tsr__shape_token_parse(c->shapes[i], &t, NULL, 0)) t.m = t.n = t.k = 0;
+    /* a token's own batch counts; the --batch of the others is common to all */
+    w[i] = (double)t.m * (double)t.n * (double)t.k * (double)t.batch;
     ix[i] = i;
   }
   for (int i = 1; i < S; i++) /* stable insertion sort, heaviest first */

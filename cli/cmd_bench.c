@@ -12,6 +12,7 @@
 
 #include "bench/bench.h"
 #include "cli.h"
+#include "measure/zoo.h"
 
 static const char *const preset_seed[] = {
     "128x128x61",   "512x512x512",    "1024x1024x1024", "1024x1024x1537", "2049x4097x1025",
@@ -20,7 +21,8 @@ static const char *const preset_seed[] = {
 static const char *const preset_quick[] = {"128x128x61", "256x256x256", "513x257x129",
                                            "1024x1024x1024"};
 
-static const char *const preset_names[] = {"seed", "quick", NULL};
+static const char *const preset_names[] = {"seed", "quick", "zoo", "zoo-quick", NULL};
+enum { PRESET_SEED = 0, PRESET_QUICK, PRESET_ZOO, PRESET_ZOO_QUICK };
 static const char *const torch_process_names[] = {"fork", "exec", NULL};
 
 /* --routes: 1..TSR_BENCH_MAX_ROUTES known routes, none empty or named twice. */
@@ -69,7 +71,7 @@ static int opt_oracle_cache(const char *verb, const tsr_cli_opt *o, const char *
 }
 
 static const char bench_usage[] =
-    "usage: tessera bench (--preset seed|quick | --shapes MxNxK,...) [options]\n"
+    "usage: tessera bench (--preset seed|quick|zoo|zoo-quick | --shapes SHAPE,...) [options]\n"
     "\n"
     "Runs the measurement protocol (docs/protocol.md): every (round, shape, route)\n"
     "in its own process with a timeout; 2R rounds for R routes, rotated and\n"
@@ -97,7 +99,7 @@ static const char bench_footer[] =
 typedef struct {
   tsr__bench_config c;
   const char *shapes;
-  int preset, torch_process, no_progress, set_samples, set_sample_ms, set_warmup;
+  int preset, torch_process, no_progress, set_samples, set_sample_ms, set_warmup, set_batch;
   long long samples, sample_ms, warmup_ms, rounds, timeout, seed, threads, batch;
   double unstable;
 } bench_args;
@@ -133,9 +135,15 @@ static int bench_parse(bench_args *a, int argc, char **argv) {
       TSR_CLI_OPT_CHOICE("--preset", &a->preset, preset_names, "P",
                          "seed: the 14 seed shapes (128x128x61 ... 8192^3);\n"
                          "quick: 128x128x61, 256^3, 513x257x129, 1024^3 with\n"
-                         "--samples 3 --sample-ms 10 --warmup-ms 50"),
+                         "--samples 3 --sample-ms 10 --warmup-ms 50;\n"
+                         "zoo: the 71 shapes of the shape zoo (tessera zoo, seed 1,\n"
+                         "held-back part included), each with its own ops and batch;\n"
+                         "zoo-quick: its 16-shape subset (tessera zoo --quick)"),
       TSR_CLI_OPT_CUSTOM("--shapes", opt_shapes, &a->shapes, "a,b,c",
-                         "explicit MxNxK shapes (instead of a preset)"),
+                         "explicit shapes (instead of a preset), each [B*]MxNxK[:XY]:\n"
+                         "B* its batch, :XY its op(A) op(B) (N or T each), e.g.\n"
+                         "1024x1024x1024,96*512x512x64:NT,8x4096x4096:NT; a shape\n"
+                         "without them takes --batch, --trans-a, --trans-b"),
       {.name = "--samples", .kind = TSR_CLI_INT, .dest = TSR_CLI_PTR_(long long, &a->samples), .lo = 1,
        .hi = 100000, .metavar = "N", .seen = &a->set_samples,
        .help = "samples per metric per row (default 5)"},
@@ -167,9 +175,11 @@ static int bench_parse(bench_args *a, int argc, char **argv) {
                        "relative tolerance of dyadic inputs (default 0: exact)"),
       TSR_CLI_OPT_INT("--threads", &a->threads, 1, 1024, "N",
                       "CPU threads for tessera-cpu and openblas (default: online CPUs)"),
-      TSR_CLI_OPT_INT("--batch", &a->batch, 1, 65535, "B", "independent batch items (default 1)"),
-      TSR_CLI_OPT_FLAG("--trans-a", &c->trans_a, "op(A) = A^T"),
-      TSR_CLI_OPT_FLAG("--trans-b", &c->trans_b, "op(B) = B^T"),
+      {.name = "--batch", .kind = TSR_CLI_INT, .dest = TSR_CLI_PTR_(long long, &a->batch), .lo = 1,
+       .hi = 65535, .metavar = "B", .seen = &a->set_batch,
+       .help = "independent batch items of shapes without their own B* (default 1)"},
+      TSR_CLI_OPT_FLAG("--trans-a", &c->trans_a, "op(A) = A^T for shapes without their own :XY"),
+      TSR_CLI_OPT_FLAG("--trans-b", &c->trans_b, "op(B) = B^T for shapes without their own :XY"),
       TSR_CLI_OPT_FLOAT("--alpha", &c->alpha, -TSR_CLI_FLT_MAX, TSR_CLI_FLT_MAX, "A", "scalar (default 1)"),
       TSR_CLI_OPT_FLOAT("--beta", &c->beta, -TSR_CLI_FLT_MAX, TSR_CLI_FLT_MAX, "B", "scalar (default 0)"),
       TSR_CLI_OPT_REAL("--unstable-threshold", &a->unstable, 0, HUGE_VAL, "X",
@@ -208,8 +218,27 @@ static int bench_parse(bench_args *a, int argc, char **argv) {
  * --shapes into the config. 0, or an exit code after one usage line. */
 static int bench_shapes(bench_args *a) {
   tsr__bench_config *c = &a->c;
-  if (a->preset >= 0) {
-    int quick = a->preset == 1;
+  if (a->preset == PRESET_ZOO || a->preset == PRESET_ZOO_QUICK) {
+    /* the zoo (seed 1, held-back part included; docs/zoo.md): every token
+     * carries its own batch and ops, so the global ones do not apply */
+    if (a->set_batch || c->trans_a || c->trans_b)
+      return tsr_cli_usage_error("bench", "--preset %s: its shapes carry their own batch and ops; "
+                                 "--batch, --trans-a and --trans-b do not apply",
+                                 preset_names[a->preset]);
+    int quick = a->preset == PRESET_ZOO_QUICK;
+    c->preset = preset_names[a->preset];
+    int n = tsr__zoo(1, quick, NULL, 0);
+    tsr__zoo_shape *zs = calloc((size_t)n, sizeof *zs);
+    c->shapes = calloc((size_t)n, sizeof *c->shapes);
+    if (!zs || !c->shapes) {
+      free(zs);
+      return tsr_cli_usage_error("bench", "out of memory");
+    }
+    tsr__zoo(1, quick, zs, n);
+    for (int i = 0; i < n; i++) c->shapes[c->nshapes++] = strdup(zs[i].label);
+    free(zs);
+  } else if (a->preset >= 0) {
+    int quick = a->preset == PRESET_QUICK;
     c->preset = preset_names[a->preset];
     const char *const *list = quick ? preset_quick : preset_seed;
     c->nshapes = quick ? 4 : 14;
@@ -231,23 +260,27 @@ static int bench_shapes(bench_args *a) {
  * twice. TSR_EXIT_OK, or TSR_EXIT_USAGE after one usage line. */
 static int check_shapes(const tsr__bench_config *c) {
   const char *V = "bench";
-  for (int i = 0; i < c->nshapes; i++) {
-    int64_t m, n, k;
+  tsr_problem *ps = calloc((size_t)c->nshapes + 1, sizeof *ps);
+  if (!ps) return tsr_cli_usage_error(V, "out of memory");
+  int rc = TSR_EXIT_OK;
+  for (int i = 0; i < c->nshapes && !rc; i++) {
     char msg[256];
-    if (tsr_shape_parse(c->shapes[i], &m, &n, &k, msg, sizeof msg))
-      return tsr_cli_usage_error(V, "--shapes: '%s': %s", c->shapes[i], msg);
-    tsr_problem p;
-    tsr_problem_init(&p, m, n, k);
-    p.batch = c->batch;
-    p.op_a = c->trans_a ? TSR_OP_T : TSR_OP_N;
-    p.op_b = c->trans_b ? TSR_OP_T : TSR_OP_N;
-    if (tsr_problem_check(&p, msg, sizeof msg))
-      return tsr_cli_usage_error(V, "--shapes: '%s': %s", c->shapes[i], msg);
-    for (int j = 0; j < i; j++)
-      if (!strcmp(c->shapes[i], c->shapes[j]))
-        return tsr_cli_usage_error(V, "--shapes: '%s' is named twice", c->shapes[i]);
+    if (tsr__bench_shape_problem(c, i, &ps[i], msg, sizeof msg)) {
+      rc = tsr_cli_usage_error(V, "--shapes: '%s': %s", c->shapes[i], msg);
+      break;
+    }
+    /* the same problem twice, whether or not spelled alike ("64x64x64"
+     * under --trans-a is "64x64x64:TN") */
+    for (int j = 0; j < i && !rc; j++)
+      if (ps[i].m == ps[j].m && ps[i].n == ps[j].n && ps[i].k == ps[j].k &&
+          ps[i].batch == ps[j].batch && ps[i].op_a == ps[j].op_a && ps[i].op_b == ps[j].op_b)
+        rc = !strcmp(c->shapes[i], c->shapes[j])
+                 ? tsr_cli_usage_error(V, "--shapes: '%s' is named twice", c->shapes[i])
+                 : tsr_cli_usage_error(V, "--shapes: '%s' is the problem of '%s'", c->shapes[i],
+                                       c->shapes[j]);
   }
-  return TSR_EXIT_OK;
+  free(ps);
+  return rc;
 }
 
 int tsr_cli_bench(int argc, char **argv) {
@@ -274,7 +307,7 @@ int tsr_cli_bench(int argc, char **argv) {
                                tsr_inputs_name(c->inputs));
   if (a.shapes && a.preset >= 0) return tsr_cli_usage_error(V, "--shapes: give either --shapes or --preset, not both");
   if (!a.shapes && a.preset < 0)
-    return tsr_cli_usage_error(V, "no shapes: give --preset seed|quick or --shapes MxNxK,...");
+    return tsr_cli_usage_error(V, "no shapes: give --preset seed|quick|zoo|zoo-quick or --shapes MxNxK,...");
   if (bench_shapes(&a)) return TSR_EXIT_USAGE;
   int rc = check_shapes(c);
   if (rc) goto done;
@@ -336,7 +369,9 @@ int tsr_cli_bench_run(int argc, char **argv) {
       TSR_CLI_OPT_STRING("--route", &route, "ROUTE", "the route to measure"),
       TSR_CLI_OPT_FLAG("--oracle-only", &oracle_only,
                        "compute (or verify) the cached oracles of the shape only"),
-      TSR_CLI_OPT_STRING("--shape", &shape, "MxNxK", "the problem's extents"),
+      TSR_CLI_OPT_STRING("--shape", &shape, "[B*]MxNxK[:XY]",
+                         "the problem's extents (a bench shape token; its batch and ops,\n"
+                         "when it has them, must match --batch/--trans-a/--trans-b)"),
       TSR_CLI_OPT_INT("--batch", &batch, 1, 65535, "B", "independent batch items (default 1)"),
       TSR_CLI_OPT_FLAG("--trans-a", &ta, "op(A) = A^T"),
       TSR_CLI_OPT_FLAG("--trans-b", &tb, "op(B) = B^T"),
@@ -398,12 +433,16 @@ int tsr_cli_bench_run(int argc, char **argv) {
       return tsr_cli_usage_error(V, "--shape and --route (or --oracle-only) are required");
     rp.route = route ? tsr__route_find(route) : NULL;
     if (route && !rp.route) return tsr_cli_usage_error(V, "--route: '%s' is not a route", route);
-    int64_t m, n, k;
+    tsr__shape_token t;
     char msg[256];
-    if (tsr_shape_parse(shape, &m, &n, &k, msg, sizeof msg))
+    if (tsr__shape_token_parse(shape, &t, msg, sizeof msg))
       return tsr_cli_usage_error(V, "--shape: '%s': %s", shape, msg);
+    /* the token's own batch and ops must be what the flags say */
+    if ((t.has_batch && t.batch != batch) ||
+        (t.has_ops && (t.op_a != (ta ? TSR_OP_T : TSR_OP_N) || t.op_b != (tb ? TSR_OP_T : TSR_OP_N))))
+      return tsr_cli_usage_error(V, "--shape: '%s' disagrees with --batch/--trans-a/--trans-b", shape);
     float alpha = rp.problem.alpha, beta = rp.problem.beta;
-    tsr_problem_init(&rp.problem, m, n, k);
+    tsr_problem_init(&rp.problem, t.m, t.n, t.k);
     rp.problem.batch = batch;
     rp.problem.op_a = ta ? TSR_OP_T : TSR_OP_N;
     rp.problem.op_b = tb ? TSR_OP_T : TSR_OP_N;

@@ -1,6 +1,5 @@
 /* tessera zoo: the shape zoo (docs/zoo.md) as a table, JSON, or the
- * `tessera bench` command lines that run it. */
-#include <math.h>
+ * `tessera bench` command line that runs it in one run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,65 +19,26 @@ static int keep(const tsr__zoo_shape *z, const char *cls, int held) {
   return held == 0 || (held == 1) == (z->held_back != 0);
 }
 
-/* One `tessera bench` line per (op(A), op(B), batch) group: the bench runs
- * one problem kind per invocation. */
+/* The `tessera bench` line that runs the listed shapes in one run: each
+ * label is a bench shape token with its own batch and ops (docs/protocol.md). */
 static void print_bench(const tsr__zoo_shape *zs, int n, const char *cls, int held, int quick) {
-  int *done = calloc((size_t)n, sizeof *done);
+  int first = 1;
   for (int i = 0; i < n; i++) {
-    if (done[i] || !keep(&zs[i], cls, held)) continue;
-    printf("tessera bench --shapes ");
-    for (int j = i, first = 1; j < n; j++) {
-      if (done[j] || !keep(&zs[j], cls, held) || zs[j].op_a != zs[i].op_a ||
-          zs[j].op_b != zs[i].op_b || zs[j].batch != zs[i].batch)
-        continue;
-      done[j] = 1;
-      printf("%s%lldx%lldx%lld", first ? "" : ",", (long long)zs[j].m, (long long)zs[j].n,
-             (long long)zs[j].k);
-      first = 0;
-    }
-    if (zs[i].op_a == TSR_OP_T) printf(" --trans-a");
-    if (zs[i].op_b == TSR_OP_T) printf(" --trans-b");
-    if (zs[i].batch > 1) printf(" --batch %lld", (long long)zs[i].batch);
-    printf("   # %s\n", quick ? "zoo-quick" : "zoo");
+    if (!keep(&zs[i], cls, held)) continue;
+    printf("%s%s", first ? "tessera bench --shapes " : ",", zs[i].label);
+    first = 0;
   }
-  free(done);
+  if (!first) printf("   # %s\n", quick ? "zoo-quick" : "zoo");
 }
 
 /* ---- --summarize: per-class standings of bench runs over the zoo -------- */
 #define MAX_DIRS 64
 
-typedef struct {
-  const tsr__zoo_shape *z; /* the zoo entry (NULL: not in the zoo) */
-  char label[64];          /* the run's shape label, ops and batch */
-  double ratio, lo, hi;    /* reference / peer time: median of same-round ratios [min, max] */
-  double err_ref, err_peer;
-  int met, checked;        /* accuracy rounds met / checked, reference route */
-} zoo_row;
-
-static const tsr__zoo_shape *zoo_find(const tsr__zoo_shape *zs, int n, int64_t m, int64_t nn,
-                                      int64_t k, int64_t batch, tsr_op oa, tsr_op ob) {
-  for (int i = 0; i < n; i++)
-    if (zs[i].m == m && zs[i].n == nn && zs[i].k == k && zs[i].batch == batch &&
-        zs[i].op_a == oa && zs[i].op_b == ob)
-      return &zs[i];
-  return NULL;
-}
-
-static const json_t *find_cell(const json_t *cells, const char *route, const char *shape) {
-  for (size_t i = 0; i < json_array_size(cells); i++) {
-    const json_t *c = json_array_get(cells, i);
-    if (!strcmp(json_string_value(json_object_get(c, "route")) ?: "", route) &&
-        !strcmp(json_string_value(json_object_get(c, "shape")) ?: "", shape))
-      return c;
-  }
-  return NULL;
-}
-
 /* The rows of one run: its tables recomputed from results.json (never the
  * derived tables.json), the metric's paired ratios of ref against peer, the
  * accuracy receipts of both. 0, or 2 after a message naming the directory. */
 static int summarize_dir(const char *dir, const char *metric, const char *ref, const char *peer,
-                         const tsr__zoo_shape *zs, int nz, zoo_row **rows, int *nrows) {
+                         const tsr__zoo_shape *zs, int nz, tsr__zoo_row **rows, int *nrows) {
   char msg[1200];
   json_t *doc = NULL;
   if (tsr__audit_load_results(dir, &doc, msg, sizeof msg))
@@ -88,100 +48,15 @@ static int summarize_dir(const char *dir, const char *metric, const char *ref, c
     json_decref(doc);
     return tsr_cli_usage_error("zoo", "--summarize: '%s': %s", dir, msg);
   }
-  const json_t *proto = json_object_get(doc, "protocol");
-  const char *oa = json_string_value(json_object_get(proto, "op_a")) ?: "N";
-  const char *ob = json_string_value(json_object_get(proto, "op_b")) ?: "N";
-  int64_t batch = json_integer_value(json_object_get(proto, "batch"));
-  const json_t *mt = NULL, *metrics = json_object_get(tables, "metrics");
-  for (size_t i = 0; i < json_array_size(metrics); i++)
-    if (!strcmp(json_string_value(json_object_get(json_array_get(metrics, i), "metric")) ?: "", metric))
-      mt = json_array_get(metrics, i);
-  int rc = 0, found = 0;
-  if (!mt) rc = tsr_cli_usage_error("zoo", "--summarize: '%s' has no metric %s", dir, metric);
-  const json_t *ratios = json_object_get(mt, "ratios");
-  const json_t *acc = json_object_get(json_object_get(tables, "accuracy"), "cells");
-  const json_t *shapes = json_object_get(proto, "shapes");
-  for (size_t i = 0; !rc && i < json_array_size(shapes); i++) {
-    const json_t *sh = json_array_get(shapes, i);
-    const char *label = json_string_value(json_object_get(sh, "label")) ?: "";
-    const json_t *r = NULL;
-    for (size_t j = 0; j < json_array_size(ratios); j++) {
-      const json_t *x = json_array_get(ratios, j);
-      if (!strcmp(json_string_value(json_object_get(x, "reference")) ?: "", ref) &&
-          !strcmp(json_string_value(json_object_get(x, "peer")) ?: "", peer) &&
-          !strcmp(json_string_value(json_object_get(x, "shape")) ?: "", label))
-        r = x;
-    }
-    if (!r) continue;
-    zoo_row *nr = realloc(*rows, (size_t)(*nrows + 1) * sizeof **rows);
-    if (!nr) {
-      rc = tsr_cli_usage_error("zoo", "out of memory");
-      break;
-    }
-    *rows = nr;
-    zoo_row *z = &nr[(*nrows)++];
-    memset(z, 0, sizeof *z);
-    z->z = zoo_find(zs, nz, json_integer_value(json_object_get(sh, "m")),
-                    json_integer_value(json_object_get(sh, "n")),
-                    json_integer_value(json_object_get(sh, "k")), batch ? batch : 1,
-                    *oa == 'T' ? TSR_OP_T : TSR_OP_N, *ob == 'T' ? TSR_OP_T : TSR_OP_N);
-    int ops = *oa == 'T' || *ob == 'T';
-    if (z->z) snprintf(z->label, sizeof z->label, "%s", z->z->label);
-    else if (batch > 1) snprintf(z->label, sizeof z->label, "%lld*%s%s%s%s", (long long)batch, label,
-                                 ops ? ":" : "", ops ? oa : "", ops ? ob : "");
-    else snprintf(z->label, sizeof z->label, "%s%s%s%s", label, ops ? ":" : "", ops ? oa : "",
-                  ops ? ob : "");
-    z->ratio = tsr__json_to_double(json_object_get(r, "median"));
-    z->lo = tsr__json_to_double(json_object_get(r, "min"));
-    z->hi = tsr__json_to_double(json_object_get(r, "max"));
-    const json_t *cr = find_cell(acc, ref, label), *cp = find_cell(acc, peer, label);
-    z->err_ref = cr ? tsr__json_to_double(json_object_get(cr, "rel_fro_median")) : NAN;
-    z->err_peer = cp ? tsr__json_to_double(json_object_get(cp, "rel_fro_median")) : NAN;
-    z->met = cr ? (int)json_integer_value(json_object_get(cr, "rounds_met")) : 0;
-    z->checked = cr ? (int)json_integer_value(json_object_get(cr, "rounds_checked")) : 0;
-    found++;
-  }
-  if (!rc && !found)
+  int rc = 0, found = tsr__bench_zoo_rows(doc, tables, metric, ref, peer, zs, nz, rows, nrows, msg,
+                                          sizeof msg);
+  if (found < 0) rc = tsr_cli_usage_error("zoo", "--summarize: '%s' %s", dir, msg);
+  else if (!found)
     rc = tsr_cli_usage_error("zoo", "--summarize: '%s' has no paired %s / %s ratios in %s", dir,
                              ref, peer, metric);
   json_decref(tables);
   json_decref(doc);
   return rc;
-}
-
-/* Per class: the geometric mean of the paired ratios, the worst shape, and
- * the accuracy beside them (the reference route's rounds meeting its
- * contract, its worst error relative to the peer's on the same inputs). */
-static void print_summary(const zoo_row *r, int n, const char *ref, const char *peer,
-                          const char *metric) {
-  printf("## %s time / %s time (%s), by zoo class\n\n", ref, peer, metric);
-  printf("| class | shapes | geomean | worst shape | worst ratio [min, max] | contract met | "
-         "max err %s / err %s |\n|---|---:|---:|---|---|---:|---:|\n", ref, peer);
-  for (int c = 0;; c++) { /* every class, then the shapes of no class (cls NULL) */
-    const char *cls = tsr__zoo_classes[c];
-    double lsum = 0, eworst = 0;
-    int cnt = 0, met = 0, checked = 0;
-    const zoo_row *w = NULL;
-    for (int i = 0; i < n; i++) {
-      if (!(cls ? r[i].z && !strcmp(r[i].z->cls, cls) : !r[i].z)) continue;
-      cnt++;
-      lsum += log(r[i].ratio);
-      met += r[i].met, checked += r[i].checked;
-      if (!w || r[i].ratio > w->ratio) w = &r[i];
-      double e = r[i].err_ref / r[i].err_peer;
-      if (isfinite(e) && e > eworst) eworst = e;
-    }
-    if (cnt)
-      printf("| %s | %d | %.3f | %s | %.3f [%.3f, %.3f] | %d/%d | %.3g |\n",
-             cls ? cls : "(not in the zoo)", cnt, exp(lsum / cnt), w->label, w->ratio, w->lo,
-             w->hi, met, checked, eworst);
-    if (!cls) break;
-  }
-  printf("\n| class | shape | %s / %s [min, max] | err %s | err %s |\n|---|---|---|---:|---:|\n",
-         ref, peer, ref, peer);
-  for (int i = 0; i < n; i++)
-    printf("| %s | %s | %.3f [%.3f, %.3f] | %.3g | %.3g |\n", r[i].z ? r[i].z->cls : "-",
-           r[i].label, r[i].ratio, r[i].lo, r[i].hi, r[i].err_ref, r[i].err_peer);
 }
 
 static int summarize(const char **dirs, int ndirs, const char *metric, const char *ref,
@@ -190,11 +65,16 @@ static int summarize(const char **dirs, int ndirs, const char *metric, const cha
   tsr__zoo_shape *zs = calloc((size_t)nz, sizeof *zs);
   if (!zs) return tsr_cli_usage_error("zoo", "out of memory");
   tsr__zoo(seed, 0, zs, nz);
-  zoo_row *rows = NULL;
+  tsr__zoo_row *rows = NULL;
   int nrows = 0, rc = 0;
   for (int d = 0; !rc && d < ndirs; d++)
     rc = summarize_dir(dirs[d], metric, ref, peer, zs, nz, &rows, &nrows);
-  if (!rc) print_summary(rows, nrows, ref, peer, metric);
+  if (!rc) {
+    char *md = tsr__bench_zoo_summary_md(rows, nrows, ref, peer, metric);
+    if (md) fputs(md, stdout);
+    else rc = tsr_cli_usage_error("zoo", "out of memory");
+    free(md);
+  }
   free(rows);
   free(zs);
   return rc ? rc : TSR_EXIT_OK;
@@ -230,7 +110,8 @@ int tsr_cli_zoo(int argc, char **argv) {
                          "all (default), only the held-back quarter, or without it"),
       TSR_CLI_OPT_CHOICE("--format", &format, formats, "F",
                          "table (default), json, or bench (the tessera bench command\n"
-                         "lines that run it, one per transpose/batch group)"),
+                         "line that runs the listed shapes in one run; all of the zoo\n"
+                         "is also tessera bench --preset zoo or zoo-quick)"),
   };
   const tsr_cli_spec spec = {
       .verb = "zoo",

@@ -12,6 +12,8 @@ int tsr__audit_metric_is_gpu(int m);
 typedef struct {
   const char *label;
   int64_t m, n, k;
+  int64_t batch;    /* the shape's own (protocol.shapes[i]) or the protocol's */
+  char op_a, op_b;  /* 'N' or 'T', likewise */
 } tsr__audit_shape;
 
 typedef struct {

@@ -11,6 +11,7 @@
 
 #include "audit/audit_internal.h"
 #include "core/hash.h"
+#include "measure/zoo.h"
 #include "tessera.h"
 #include "sys/file.h"
 
@@ -364,10 +365,45 @@ static int check_protocol_shapes(tsr__audit_ctx *c) {
     sh->m = m;
     sh->n = n;
     sh->k = k;
-    char label[96];
-    snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
-    if (strcmp(label, sh->label))
-      FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' is not %s", sh->label, label);
+    /* The shape's problem kind: its own fields (written since shapes carry
+     * their own batch and ops), else the protocol's. */
+    const char *pa = S_(c->proto, "op_a"), *pb = S_(c->proto, "op_b");
+    const char *oa = json_object_get(s, "op_a") ? S_(s, "op_a") : pa;
+    const char *ob = json_object_get(s, "op_b") ? S_(s, "op_b") : pb;
+    json_int_t b = c->batch;
+    if (json_object_get(s, "batch") && (!tsr__audit_int(s, "batch", &b) || b < 1 || b > INT32_MAX)) {
+      FAIL(res, TSR__AR_PROTOCOL, where, "batch must be a positive integer");
+      b = c->batch;
+    }
+    if (!oa || !ob || strlen(oa) != 1 || strlen(ob) != 1 || !strchr("NT", *oa) || !strchr("NT", *ob)) {
+      FAIL(res, TSR__AR_PROTOCOL, where, "op_a and op_b must be N or T");
+      oa = ob = "N";
+    }
+    sh->batch = b;
+    sh->op_a = *oa;
+    sh->op_b = *ob;
+    /* The label is the bench's token (docs/protocol.md, "Shapes"), written
+     * as the bench writes it; what it gives for itself must be the entry's,
+     * what it leaves open the protocol's. */
+    tsr__shape_token t;
+    char label[96], msg[160];
+    if (tsr__shape_token_parse(sh->label, &t, msg, sizeof msg)) {
+      FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' is not a shape token: %s", sh->label, msg);
+    } else {
+      char bb[32] = "", oo[8] = "";
+      if (t.has_batch) snprintf(bb, sizeof bb, "%lld*", (long long)t.batch);
+      if (t.has_ops) snprintf(oo, sizeof oo, ":%c%c", t.op_a == TSR_OP_T ? 'T' : 'N', t.op_b == TSR_OP_T ? 'T' : 'N');
+      snprintf(label, sizeof label, "%s%lldx%lldx%lld%s", bb, (long long)m, (long long)n, (long long)k, oo);
+      char wa = t.has_ops ? (t.op_a == TSR_OP_T ? 'T' : 'N') : pa ? *pa : '?';
+      char wb = t.has_ops ? (t.op_b == TSR_OP_T ? 'T' : 'N') : pb ? *pb : '?';
+      json_int_t wbatch = t.has_batch ? t.batch : c->batch;
+      if (strcmp(label, sh->label))
+        FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' is not %s", sh->label, label);
+      else if (wbatch != sh->batch || wa != sh->op_a || wb != sh->op_b)
+        FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' gives batch %lld ops %c%c, the entry records "
+             "batch %lld ops %c%c", sh->label, (long long)wbatch, wa, wb, (long long)sh->batch,
+             sh->op_a, sh->op_b);
+    }
     if (first) {
       FAIL(res, TSR__AR_PROTOCOL, where, "label '%.64s' repeats shapes[%lld]", sh->label,
            (long long)json_integer_value(first));
@@ -720,6 +756,18 @@ static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si
   else res->rows_failed++;
   const json_t *result = json_object_get(row, "result"), *ex = json_object_get(row, "exit");
   if (!json_is_object(ex)) FAIL(res, TSR__AR_SCHEMA, where, "exit record missing");
+  {
+    /* the row's own problem kind, where it records one: its shape's */
+    const tsr__audit_shape *sh = &c->shapes[si];
+    json_int_t rb = 0;
+    char ra[2] = {sh->op_a, 0}, rbo[2] = {sh->op_b, 0};
+    if ((json_object_get(row, "batch") && (!tsr__audit_int(row, "batch", &rb) || rb != sh->batch)) ||
+        (json_object_get(row, "op_a") && !tsr__audit_is(row, "op_a", ra)) ||
+        (json_object_get(row, "op_b") && !tsr__audit_is(row, "op_b", rbo)))
+      FAIL(res, TSR__AR_PROBLEM, where, "row records batch %lld ops %.2s%.2s, its shape %.64s is batch "
+           "%lld ops %c%c", (long long)rb, S_(row, "op_a") ? S_(row, "op_a") : "?",
+           S_(row, "op_b") ? S_(row, "op_b") : "?", sh->label, (long long)sh->batch, sh->op_a, sh->op_b);
+  }
   tsr__audit_check_row_evidence(c, row, where, si, ri);
   if (ok_row) {
     json_int_t code = -1;
@@ -752,16 +800,17 @@ static void check_row(tsr__audit_ctx *c, const json_t *row, size_t index, int si
   tsr__audit_int(prob, "n", &n);
   tsr__audit_int(prob, "k", &k);
   tsr__audit_int(prob, "batch", &b);
-  int64_t want = sh->m * sh->n * c->batch;
-  if (m != sh->m || n != sh->n || b != c->batch)
+  int64_t want = sh->m * sh->n * sh->batch;
+  if (m != sh->m || n != sh->n || b != sh->batch)
     FAIL(res, TSR__AR_ELEMENT_COUNT, where, "problem M×N×batch %lld×%lld×%lld, the shape gives %lld×%lld×%lld",
-         (long long)m, (long long)n, (long long)b, (long long)sh->m, (long long)sh->n, (long long)c->batch);
+         (long long)m, (long long)n, (long long)b, (long long)sh->m, (long long)sh->n, (long long)sh->batch);
   if (k != sh->k) FAIL(res, TSR__AR_PROBLEM, where, "problem K %lld, the shape has %lld", (long long)k, (long long)sh->k);
   static const char *const same[] = {"op_a", "op_b"};
   for (int i = 0; i < 2; i++) {
-    const char *x = S_(prob, same[i]), *y = S_(c->proto, same[i]);
-    if (!x || !y || strcmp(x, y))
-      FAIL(res, TSR__AR_PROBLEM, where, "problem.%s '%.4s', protocol '%.4s'", same[i], x ? x : "?", y ? y : "?");
+    const char *x = S_(prob, same[i]);
+    char y[2] = {i ? sh->op_b : sh->op_a, 0};
+    if (!x || strcmp(x, y))
+      FAIL(res, TSR__AR_PROBLEM, where, "problem.%s '%.4s', the shape's '%s'", same[i], x ? x : "?", y);
   }
   static const char *const reals[] = {"alpha", "beta"};
   for (int i = 0; i < 2; i++) {
@@ -1181,7 +1230,7 @@ static void regenerate_sources(tsr__audit_ctx *c) {
       if (!is_hex64(want)) continue; /* already reported */
       tsr_problem p;
       tsr_problem_init(&p, c->shapes[s].m, c->shapes[s].n, c->shapes[s].k);
-      p.batch = c->batch;
+      p.batch = c->shapes[s].batch;
       p.op_a = tsr__audit_is(prob, "op_a", "T") ? TSR_OP_T : TSR_OP_N;
       p.op_b = tsr__audit_is(prob, "op_b", "T") ? TSR_OP_T : TSR_OP_N;
       double al = 1, be = 0;

@@ -17,6 +17,7 @@
 
 #include "audit/audit_internal.h"
 #include "core/hash.h"
+#include "measure/zoo.h"
 #include "sys/file.h"
 
 #define FAIL tsr__audit_fail
@@ -62,17 +63,18 @@ static int combined_digest(const json_t *doc, char out[65]) {
   return rc;
 }
 
-/* The division (docs/protocol.md, "Under MPI"): shapes in decreasing m·n·k,
+/* The division (docs/protocol.md, "Under MPI"): shapes in decreasing
+ * m·n·k·batch (the token's own batch, else 1),
  * ties in command order, dealt round-robin. owner[i] for shape i. */
 static void deal(const json_t *shapes, int ranks, int *owner) {
   size_t S = json_array_size(shapes);
   int *ix = malloc((S ? S : 1) * sizeof *ix);
   double *w = malloc((S ? S : 1) * sizeof *w);
   for (size_t i = 0; i < S; i++) {
-    long long m = 0, n = 0, k = 0;
+    tsr__shape_token t;
     const char *l = json_string_value(json_array_get(shapes, i));
-    if (!l || sscanf(l, "%lldx%lldx%lld", &m, &n, &k) != 3) m = n = k = 0;
-    w[i] = (double)m * (double)n * (double)k;
+    if (!l || tsr__shape_token_parse(l, &t, NULL, 0)) t.m = t.n = t.k = 0;
+    w[i] = (double)t.m * (double)t.n * (double)t.k * (double)t.batch;
     ix[i] = (int)i;
   }
   for (size_t i = 1; i < S; i++)

@@ -16,6 +16,7 @@
 
 #include "audit/audit_internal.h"
 #include "core/hash.h"
+#include "measure/zoo.h"
 
 #define FAIL tsr__audit_fail
 #define S_(o, k) tsr__audit_str(o, k)
@@ -28,6 +29,28 @@ static const char *const preset_seed[] = {
     "256x1024x128", "1024x128x256",   "127x193x61",     "513x257x129"};
 static const char *const preset_quick[] = {"128x128x61", "256x256x256", "513x257x129",
                                            "1024x1024x1024"};
+/* A preset's shapes as labels (a new array), NULL when it is not a preset:
+ * the zoo presets restated from the zoo's definition (measure/zoo.h, seed
+ * 1, every entry). */
+static json_t *preset_shapes(const char *preset) {
+  int quick = !strcmp(preset, "quick"), zquick = !strcmp(preset, "zoo-quick");
+  json_t *out = json_array();
+  if (quick || !strcmp(preset, "seed")) {
+    for (int i = 0; i < (quick ? 4 : 14); i++)
+      json_array_append_new(out, json_string(quick ? preset_quick[i] : preset_seed[i]));
+  } else if (zquick || !strcmp(preset, "zoo")) {
+    int n = tsr__zoo(1, zquick, NULL, 0);
+    tsr__zoo_shape *zs = calloc((size_t)n, sizeof *zs);
+    if (zs) tsr__zoo(1, zquick, zs, n);
+    for (int i = 0; zs && i < n; i++) json_array_append_new(out, json_string(zs[i].label));
+    free(zs);
+  } else {
+    json_decref(out);
+    out = NULL;
+  }
+  return out;
+}
+
 /* The base order of the routes run when --routes is not given. */
 static const char *const default_routes[] = {"tessera-gpu", "hand",        "cublas",
                                              "torch",       "tessera-cpu", "openblas"};
@@ -173,21 +196,24 @@ static void cl_check_shapes(tsr__audit_ctx *c, const cl_opts *o, int *quick) {
          json_is_string(ppre) ? json_string_value(ppre) : "?");
   }
   int nwant = 0;
-  const char *const *plist = NULL;
+  json_t *plist = NULL;
   if (have_shapes && shapes) nwant = split_count(shapes);
-  else if (given && preset && (*quick || !strcmp(preset, "seed"))) {
-    plist = *quick ? preset_quick : preset_seed;
-    nwant = *quick ? 4 : 14;
+  else if (given && preset && (plist = preset_shapes(preset))) {
+    nwant = (int)json_array_size(plist);
   } else if (given && preset) {
-    FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "--preset '%.20s' is not seed or quick", preset);
+    FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "--preset '%.20s' is not seed, quick, zoo or zoo-quick", preset);
   } else {
     FAIL(res, TSR__AR_COMMAND_LINE, "command_line", "names no shapes (--shapes or --preset)");
   }
-  if (!nwant) return;
+  if (!nwant) {
+    json_decref(plist);
+    return;
+  }
   char buf[128], dropped[256] = "";
   int same = nwant == c->S, ndropped = 0;
   for (int i = 0; i < nwant; i++) {
-    const char *w = plist ? plist[i] : (split_item(shapes, i, buf, sizeof buf) ? "" : buf);
+    const char *w = plist ? json_string_value(json_array_get(plist, (size_t)i))
+                          : (split_item(shapes, i, buf, sizeof buf) ? "" : buf);
     if (i < c->S && strcmp(c->shapes[i].label, w)) same = 0;
     if (tsr__audit_shape_index(c, w) < 0) {
       size_t l = strlen(dropped);
@@ -195,6 +221,7 @@ static void cl_check_shapes(tsr__audit_ctx *c, const cl_opts *o, int *quick) {
       ndropped++;
     }
   }
+  json_decref(plist);
   if (ndropped)
     FAIL(res, TSR__AR_COMMAND_LINE, "protocol.shapes", "the command line names %d shapes, the "
          "protocol has %d: %s missing (a dropped shape)", nwant, c->S, dropped);
@@ -312,15 +339,14 @@ json_t *tsr__audit_command_shapes(const json_t *cl) {
   int given, pgiven;
   const char *shapes = cl_get(&o, "shapes", &given);
   const char *preset = cl_get(&o, "preset", &pgiven);
-  json_t *out = json_array();
+  json_t *out = json_array(), *p = NULL;
   char buf[128];
   if (given && shapes) {
     for (int i = 0; i < split_count(shapes); i++)
       if (!split_item(shapes, i, buf, sizeof buf)) json_array_append_new(out, json_string(buf));
-  } else if (pgiven && preset && (!strcmp(preset, "quick") || !strcmp(preset, "seed"))) {
-    int quick = !strcmp(preset, "quick");
-    for (int i = 0; i < (quick ? 4 : 14); i++)
-      json_array_append_new(out, json_string(quick ? preset_quick[i] : preset_seed[i]));
+  } else if (pgiven && preset && (p = preset_shapes(preset))) {
+    json_array_extend(out, p);
+    json_decref(p);
   } else {
     json_decref(out);
     return NULL;
@@ -364,6 +390,8 @@ static void check_argv(tsr__audit_ctx *c, const json_t *row, const char *where, 
   }
   cl_opts o;
   cl_parse(argv, 2, &o);
+  int six = tsr__audit_shape_index(c, shape);
+  const tsr__audit_shape *sh = &c->shapes[six >= 0 ? six : 0]; /* the row's (indexed by label) */
   static const char *const known[] = {"route", "shape", "batch", "trans-a", "trans-b", "alpha",
                                       "beta", "inputs", "precision", "accuracy", "seed", "samples",
                                       "sample-ms", "warmup-ms", "threads", "atol", "rtol",
@@ -391,7 +419,8 @@ static void check_argv(tsr__audit_ctx *c, const json_t *row, const char *where, 
     else snprintf(buf_, sizeof buf_, "?");                                                       \
     eq[n].opt = o_, eq[n++].want = buf_;                                                         \
   } while (0)
-  INTOPT("batch", "batch", b_batch);
+  snprintf(b_batch, sizeof b_batch, "%lld", (long long)sh->batch); /* the shape's */
+  eq[n].opt = "batch", eq[n++].want = b_batch;
   INTOPT("seed", "seed", b_seed);
   INTOPT("samples", "samples", b_samples);
   INTOPT("sample-ms", "sample_ms", b_sms);
@@ -447,8 +476,9 @@ static void check_argv(tsr__audit_ctx *c, const json_t *row, const char *where, 
   int ta, tb;
   cl_get(&o, "trans-a", &ta);
   cl_get(&o, "trans-b", &tb);
-  if (ta != tsr__audit_is(c->proto, "op_a", "T") || tb != tsr__audit_is(c->proto, "op_b", "T"))
-    FAIL(res, TSR__AR_ROW_ARGV, where, "argv --trans-a/--trans-b disagree with the protocol's op_a/op_b");
+  if (ta != (sh->op_a == 'T') || tb != (sh->op_b == 'T'))
+    FAIL(res, TSR__AR_ROW_ARGV, where, "argv --trans-a/--trans-b disagree with the shape's op_a/op_b (%c%c)",
+         sh->op_a, sh->op_b);
 }
 
 /* logs/NNNN-rRR-SHAPE-ROUTE.log of a row. */
@@ -567,10 +597,9 @@ static void oracle_key(const tsr__audit_ctx *c, const tsr__audit_shape *sh, cons
   double al = NAN, be = NAN;
   num(c->proto, "alpha", &al);
   num(c->proto, "beta", &be);
-  const char *oa = S_(c->proto, "op_a"), *ob = S_(c->proto, "op_b");
   snprintf(buf, cap, "gen=%d m=%lld n=%lld k=%lld batch=%lld ops=%c%c alpha=%a beta=%a inputs=%s seed=%" PRIu64,
-           c->v2 ? 2 : 1, (long long)sh->m, (long long)sh->n, (long long)sh->k, (long long)c->batch,
-           oa && *oa == 'T' ? 'T' : 'N', ob && *ob == 'T' ? 'T' : 'N', (double)(float)al,
+           c->v2 ? 2 : 1, (long long)sh->m, (long long)sh->n, (long long)sh->k, (long long)sh->batch,
+           sh->op_a == 'T' ? 'T' : 'N', sh->op_b == 'T' ? 'T' : 'N', (double)(float)al,
            (double)(float)be, inputs ? inputs : "?", (uint64_t)seed);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "audit/audit_internal.h"
+#include "measure/zoo.h"
 
 #define FAIL tsr__audit_fail
 #define REPORT(c, where, ...) FAIL((c)->res, TSR__AR_REPORT_MISMATCH, where, __VA_ARGS__)
@@ -141,7 +142,13 @@ static void check_unstable_line(rstate *st, int m, const char *line) {
   tsr__audit_ctx *c = st->c;
   /* "- ROUTE, SHAPE: per-round p50 spread X% (max/min − 1)" */
   char route[64], shape[96], pct[64];
-  if (sscanf(line, "- %63[^,], %95[^:]: per-round p50 spread %63[^%]%%", route, shape, pct) != 3) return;
+  /* the shape ends at ": per-round" (a shape token may hold a ':' itself) */
+  const char *tail = strstr(line, ": per-round p50 spread ");
+  if (!tail || sscanf(line, "- %63[^,], ", route) != 1 || sscanf(tail, ": per-round p50 spread %63[^%]%%", pct) != 1)
+    return;
+  const char *sh0 = line + 2 + strlen(route) + 2;
+  if (sh0 > tail || (size_t)(tail - sh0) >= sizeof shape) return;
+  snprintf(shape, sizeof shape, "%.*s", (int)(tail - sh0), sh0);
   int x = route_of(c, route), s = shape_of(c, shape);
   char where[200];
   snprintf(where, sizeof where, "report.md %s unstable line (%.64s, %.40s)", tsr__audit_metric_names[m],
@@ -202,14 +209,200 @@ static int check_accuracy_row(tsr__audit_ctx *c, int s, int r, const char *err_t
   return 1;
 }
 
+/* ---- the standings by zoo class (docs/zoo.md), recomputed ------------------
+ * Each shape's class from the zoo's own definition (seed 1), its ratio from
+ * the rows' samples, the geometric mean and the worst shape of each class
+ * from those: the renderer's section is not trusted. */
+#define ZOO_SLOTS 16 /* classes, then "(not in the zoo)" */
+typedef struct {
+  tsr__zoo_shape *zs;
+  int nz, zoo_run;
+  int *cls;          /* [s]: class index, ZOO_NONE when not in the zoo */
+  char (*canon)[64]; /* [s]: the canonical token of the shape's problem */
+  int m, ref, peer, table; /* the section being read: -1 when none */
+  char sections[TSR__AUDIT_METRICS];
+  char *seen_class, *seen_shape; /* [m*ZOO_SLOTS + class], [m*S + s] */
+} zoo_state;
+
+static int zoo_nclasses(void) {
+  int n = 0;
+  while (tsr__zoo_classes[n]) n++;
+  return n;
+}
+#define ZOO_NONE zoo_nclasses()
+
+static void zoo_init(zoo_state *z, const tsr__audit_ctx *c) {
+  memset(z, 0, sizeof *z);
+  z->m = z->ref = z->peer = -1;
+  z->nz = tsr__zoo(1, 0, NULL, 0);
+  z->zs = calloc((size_t)z->nz, sizeof *z->zs);
+  z->cls = calloc((size_t)c->S + 1, sizeof *z->cls);
+  z->canon = calloc((size_t)c->S + 1, sizeof *z->canon);
+  z->seen_class = calloc((size_t)TSR__AUDIT_METRICS * ZOO_SLOTS, 1);
+  z->seen_shape = calloc((size_t)TSR__AUDIT_METRICS * c->S + 1, 1);
+  if (!z->zs || !z->cls || !z->canon || !z->seen_class || !z->seen_shape) return;
+  tsr__zoo(1, 0, z->zs, z->nz);
+  int in = 0, classes = 0, first = -1;
+  for (int s = 0; s < c->S; s++) {
+    const tsr__audit_shape *sh = &c->shapes[s];
+    tsr_op oa = sh->op_a == 'T' ? TSR_OP_T : TSR_OP_N, ob = sh->op_b == 'T' ? TSR_OP_T : TSR_OP_N;
+    const tsr__zoo_shape *e = tsr__zoo_find(z->zs, z->nz, sh->m, sh->n, sh->k, sh->batch, oa, ob);
+    z->cls[s] = ZOO_NONE;
+    for (int k = 0; e && tsr__zoo_classes[k]; k++)
+      if (!strcmp(tsr__zoo_classes[k], e->cls)) z->cls[s] = k;
+    in += e != NULL;
+    if (e && first < 0) first = z->cls[s], classes = 1;
+    else if (e && z->cls[s] != first) classes = 2;
+    tsr__shape_token_format(sh->m, sh->n, sh->k, sh->batch, oa, ob, z->canon[s], sizeof z->canon[s]);
+  }
+  const char *preset = tsr__audit_str(c->proto, "preset");
+  z->zoo_run = (preset && (!strcmp(preset, "zoo") || !strcmp(preset, "zoo-quick"))) || (in && in == c->S && classes > 1);
+}
+
+static void zoo_free(zoo_state *z) {
+  free(z->zs);
+  free(z->cls);
+  free(z->canon);
+  free(z->seen_class);
+  free(z->seen_shape);
+}
+
+static void zoo_pair(const rstate *st, int m, int s, int ref, int y, tsr__audit_pair *pr) {
+  double *q = malloc((size_t)st->rounds * sizeof *q);
+  memset(pr, 0, sizeof *pr);
+  if (q) tsr__audit_pairs(p50s(st, m, s, ref), p50s(st, m, s, y), (size_t)st->rounds, q, pr);
+  free(q);
+}
+
+/* "## REF time / PEER time (METRIC), by zoo class" */
+static int zoo_heading(const rstate *st, zoo_state *z, const char *line) {
+  char a[64], b[64], met[32];
+  if (!strstr(line, "), by zoo class")) return 0;
+  z->m = z->ref = z->peer = -1;
+  z->table = 0;
+  if (sscanf(line, "## %63s time / %63s time (%31[^)]), by zoo class", a, b, met) != 3) {
+    REPORT(st->c, "report.md zoo classes", "heading '%.80s' is not 'REF time / PEER time (METRIC), by zoo class'", line);
+    return 1;
+  }
+  for (int m = 0; m < TSR__AUDIT_METRICS; m++)
+    if (!strcmp(tsr__audit_metric_names[m], met)) z->m = m;
+  z->ref = route_of(st->c, a);
+  z->peer = route_of(st->c, b);
+  if (z->m < 0 || z->ref < 0 || z->peer < 0) {
+    REPORT(st->c, "report.md zoo classes", "names %s / %s in %s: not measured routes and a metric", a, b, met);
+    z->m = -1;
+  } else if (z->sections[z->m]++) {
+    REPORT(st->c, "report.md zoo classes", "a second section for %s", met);
+  }
+  return 1;
+}
+
+/* One line of the class table or of the shape table. */
+static void zoo_line(const rstate *st, zoo_state *z, char **cell, int n) {
+  tsr__audit_ctx *c = st->c;
+  if (z->m < 0) return;
+  if (!strcmp(cell[0], "class")) {
+    z->table = n > 1 && !strcmp(cell[1], "shapes") ? 1 : 2;
+    return;
+  }
+  int want = -1, nk = zoo_nclasses();
+  for (int k = 0; k < nk; k++)
+    if (!strcmp(cell[0], tsr__zoo_classes[k])) want = k;
+  if (!strcmp(cell[0], z->table == 1 ? "(not in the zoo)" : "-")) want = nk;
+  char where[200];
+  if (z->table == 1 && n >= 7) {
+    snprintf(where, sizeof where, "report.md zoo classes (%s, %.40s)", tsr__audit_metric_names[z->m], cell[0]);
+    if (want < 0) {
+      REPORT(c, where, "is not a zoo class");
+      return;
+    }
+    if (z->seen_class[z->m * ZOO_SLOTS + want]++) REPORT(c, where, "appears more than once");
+    int cnt = 0, worst = -1;
+    double lsum = 0;
+    tsr__audit_pair wp = {0};
+    for (int s = 0; s < c->S; s++) {
+      if (z->cls[s] != want) continue;
+      tsr__audit_pair pr;
+      zoo_pair(st, z->m, s, z->ref, z->peer, &pr);
+      if (!pr.count) continue;
+      cnt++;
+      lsum += log(pr.median);
+      if (worst < 0 || pr.median > wp.median) worst = s, wp = pr;
+    }
+    char a[64], b[64], d[64];
+    c->res->report_numbers += 5;
+    if (!cnt) REPORT(c, where, "shown, but no shape of it has a paired round");
+    else if (atoi(cell[1]) != cnt || !tsr__audit_printed_equal(cell[2], "%.3f", exp(lsum / cnt)))
+      REPORT(c, where, "%s shapes, geomean %s; recomputed %d, %.3f", cell[1], cell[2], cnt, exp(lsum / cnt));
+    else if (strcmp(cell[3], z->canon[worst]))
+      REPORT(c, where, "worst shape %.64s, recomputed %s", cell[3], z->canon[worst]);
+    else if (sscanf(cell[4], "%63s [%63[^,], %63[^]]]", a, b, d) != 3 ||
+             !tsr__audit_printed_equal(a, "%.3f", wp.median) || !tsr__audit_printed_equal(b, "%.3f", wp.min) ||
+             !tsr__audit_printed_equal(d, "%.3f", wp.max))
+      REPORT(c, where, "worst ratio %.40s, recomputed %.3f [%.3f, %.3f]", cell[4], wp.median, wp.min, wp.max);
+  } else if (z->table == 2 && n >= 5) {
+    int s = -1;
+    for (int i = 0; i < c->S && s < 0; i++)
+      if (!strcmp(z->canon[i], cell[1])) s = i;
+    snprintf(where, sizeof where, "report.md zoo shapes (%s, %.64s)", tsr__audit_metric_names[z->m], cell[1]);
+    if (s < 0) {
+      REPORT(c, where, "is not a shape of the run");
+      return;
+    }
+    if (z->seen_shape[(size_t)z->m * c->S + s]++) REPORT(c, where, "appears more than once");
+    if (want != z->cls[s])
+      REPORT(c, where, "class %.30s, the zoo's is %s", cell[0], z->cls[s] < nk ? tsr__zoo_classes[z->cls[s]] : "-");
+    tsr__audit_pair pr;
+    zoo_pair(st, z->m, s, z->ref, z->peer, &pr);
+    char a[64], b[64], d[64];
+    c->res->report_numbers += 3;
+    if (!pr.count || sscanf(cell[2], "%63s [%63[^,], %63[^]]]", a, b, d) != 3 ||
+        !tsr__audit_printed_equal(a, "%.3f", pr.median) || !tsr__audit_printed_equal(b, "%.3f", pr.min) ||
+        !tsr__audit_printed_equal(d, "%.3f", pr.max))
+      REPORT(c, where, "ratio %.40s, recomputed %.3f [%.3f, %.3f] (%zu paired rounds)", cell[2], pr.median,
+             pr.min, pr.max, pr.count);
+  }
+}
+
+/* A run over zoo shapes (a zoo preset, or zoo shapes of more than one
+ * class) shows, for tessera's route against its peer where
+ * both ran, every class and every shape with a paired round. */
+static void zoo_all_shown(const rstate *st, const zoo_state *z) {
+  tsr__audit_ctx *c = st->c;
+  static const char *const pairs[][3] = {{"tessera-gpu", "cublas", "gpu_batch"},
+                                         {"tessera-cpu", "openblas", "wall_batch"}};
+  for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
+    int ref = route_of(c, pairs[p][0]), peer = route_of(c, pairs[p][1]), m = -1;
+    for (int i = 0; i < TSR__AUDIT_METRICS; i++)
+      if (!strcmp(tsr__audit_metric_names[i], pairs[p][2])) m = i;
+    if (ref < 0 || peer < 0 || m < 0) continue;
+    int any = 0;
+    for (int s = 0; s < c->S; s++) {
+      tsr__audit_pair pr;
+      zoo_pair(st, m, s, ref, peer, &pr);
+      if (!pr.count) continue;
+      any = 1;
+      char where[200];
+      snprintf(where, sizeof where, "report.md zoo classes (%s, %.64s)", pairs[p][2], z->canon[s]);
+      if (z->zoo_run && z->sections[m] && !z->seen_shape[(size_t)m * c->S + s]) REPORT(c, where, "shape not shown");
+      if (z->zoo_run && z->sections[m] && !z->seen_class[m * ZOO_SLOTS + z->cls[s]]) REPORT(c, where, "its class is not shown");
+    }
+    if (z->zoo_run && any && !z->sections[m])
+      REPORT(c, "report.md", "a run over zoo shapes, but no %s / %s section by zoo class", pairs[p][0], pairs[p][1]);
+    if (!z->zoo_run && z->sections[m])
+      REPORT(c, "report.md", "a section by zoo class, but the run is not over zoo shapes");
+  }
+}
+
 /* The scan of report.md's lines: where it is and what it has seen. */
 typedef struct {
   rstate st;
+  zoo_state zoo;
   size_t nrows, nfailed;
   json_int_t *failed_seen; /* seqs of the FAILED ROWS table */
   size_t nfailed_seen;
   char *seen_acc; /* [s*R + r]: accuracy rows shown */
-  int summary, section; /* section: -1 none, -2 failed rows, -3 accuracy, else metric */
+  int summary, section; /* section: -1 none, -2 failed rows, -3 accuracy, -4 zoo classes, else metric */
   int table;            /* 0 none, 1 cells, 2 ratios */
   int cols[TSR_AUDIT_MAX_ROUTES * 2 + 2], ncols, ref;
 } rscan;
@@ -281,6 +474,10 @@ static void scan_line(rscan *sc, char *line) {
   if (!strncmp(line, "## ", 3)) {
     sc->table = 0;
     sc->section = -1;
+    if (zoo_heading(&sc->st, &sc->zoo, line)) {
+      sc->section = -4;
+      return;
+    }
     if (!strncmp(line + 3, "FAILED ROWS", 11)) sc->section = -2;
     if (!strncmp(line + 3, "Accuracy (", 10)) sc->section = -3;
     for (int m = 0; m < TSR__AUDIT_METRICS; m++)
@@ -311,6 +508,10 @@ static void scan_line(rscan *sc, char *line) {
     if (s < 0 || r < 0) REPORT(c, "report.md accuracy", "row for unknown (%.64s, %.40s)", cell[0], cell[1]);
     else if (sc->seen_acc[(size_t)s * c->R + r]++) REPORT(c, "report.md accuracy", "(%.64s, %.40s) shown twice", cell[0], cell[1]);
     else check_accuracy_row(c, s, r, cell[3], cell[6]);
+    return;
+  }
+  if (sc->section == -4) {
+    zoo_line(&sc->st, &sc->zoo, cell, n);
     return;
   }
   if (sc->section < 0) return;
@@ -410,6 +611,8 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
   sc.seen_acc = calloc((size_t)c->S * c->R + 1, 1);
   sc.section = -1;
   sc.ref = -1;
+  zoo_init(&sc.zoo, c);
+  if (!sc.zoo.zs || !sc.zoo.cls || !sc.zoo.canon || !sc.zoo.seen_class || !sc.zoo.seen_shape) goto out;
   if (!st->seen_cell || !st->seen_ratio || !st->seen_unstable || !st->seen_metric || !text || !sc.failed_seen)
     goto out;
   char *save = NULL;
@@ -417,6 +620,7 @@ void tsr__audit_check_report(tsr__audit_ctx *c) {
   if (!sc.summary) REPORT(c, "report.md summary line", "missing ('N rows, F failed; order ...')");
   check_accuracy_shown(c, sc.seen_acc);
   check_all_shown(st);
+  zoo_all_shown(st, &sc.zoo);
   check_failed_listed(c, sc.failed_seen, sc.nfailed_seen);
 out:
   free(st->seen_cell);
@@ -426,4 +630,5 @@ out:
   free(text);
   free(sc.failed_seen);
   free(sc.seen_acc);
+  zoo_free(&sc.zoo);
 }

@@ -13,6 +13,7 @@
 
 #include "measure/measure.h"
 #include "measure/stats.h" /* the balanced orders and statistics the protocol uses */
+#include "measure/zoo.h"
 #include "tessera.h"
 
 #define TSR_BENCH_SCHEMA "tessera-bench/3"
@@ -154,9 +155,9 @@ void tsr__torch_zygote_stop(tsr__torch_zygote *z);
 /* ---- the orchestrator (orchestrate.c) ---------------------------------- */
 typedef struct {
   const char *routes;  /* comma list, NULL: every route of the table */
-  char **shapes;       /* labels "MxNxK" */
+  char **shapes;       /* tokens "[B*]MxNxK[:XY]" (measure/zoo.h), the rows' labels */
   int nshapes;
-  int batch, trans_a, trans_b;
+  int batch, trans_a, trans_b; /* defaults of tokens without their own batch / ops */
   float alpha, beta;
   tsr_inputs inputs;
   uint64_t seed;
@@ -179,6 +180,12 @@ typedef struct {
   int argc;
   char **argv; /* full command line for the record */
 } tsr__bench_config;
+
+/* Shape i of cfg as the problem it measures: the token's extents, its
+ * batch and ops or else cfg's --batch/--trans-a/--trans-b, cfg's alpha and
+ * beta. 0, or nonzero with msg (not naming the token). */
+int tsr__bench_shape_problem(const tsr__bench_config *cfg, int i, tsr_problem *p, char *msg,
+                             size_t cap);
 
 /* Runs the whole protocol; returns a CLI exit code (0 all rows valid,
  * 1 some row failed/crashed/timed out, 2 refused or nothing to run). First
@@ -229,5 +236,32 @@ int tsr__bench_report(const json_t *doc, const char *dir, double threshold, char
  * byte what tsr__bench_report writes. 0 on success. The audit regenerates a
  * directory's derived files through this (passed in by the CLI). */
 int tsr__bench_render(const json_t *doc, double threshold, json_t **files, char *msg, size_t cap);
+
+/* ---- standings by zoo class (zoo_summary.c; docs/zoo.md) --------------- */
+typedef struct {
+  const tsr__zoo_shape *z; /* the zoo entry (NULL: not in the zoo) */
+  char label[64];          /* the canonical token: extents, batch and ops */
+  double ratio, lo, hi;    /* ref / peer time: median of same-round ratios [min, max] */
+  double err_ref, err_peer; /* median relative Frobenius errors (NaN: none) */
+  int met, checked;        /* accuracy rounds met / checked, reference route */
+} tsr__zoo_row;
+/* How many of doc's shapes are in the zoo zs[0..nz) (extents, batch and
+ * ops: the shape's own, else the protocol's); their classes' bits (1 << the
+ * index in tsr__zoo_classes) are or'ed into *classes. */
+int tsr__bench_zoo_shapes(const json_t *doc, const tsr__zoo_shape *zs, int nz, unsigned *classes);
+/* Appends to *rows one row per shape of doc with a paired ref / peer ratio
+ * (at least one paired round) in metric of tables (tsr__bench_tables of doc), each shape found in the
+ * zoo zs[0..nz) by its extents, batch and ops (the shape's own, else the
+ * protocol's). Returns how many it appended, or -1 with msg (no such
+ * metric, out of memory). */
+int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *metric,
+                        const char *ref, const char *peer, const tsr__zoo_shape *zs, int nz,
+                        tsr__zoo_row **rows, int *nrows, char *msg, size_t cap);
+/* Markdown: a heading, per class (then the shapes of no class) the shapes,
+ * the geometric mean of the ratios, the worst shape with its ratio [min,
+ * max], the reference's accuracy rounds met and its largest error relative
+ * to the peer's; then one line per shape. malloc'd, NULL when out of memory. */
+char *tsr__bench_zoo_summary_md(const tsr__zoo_row *r, int n, const char *ref, const char *peer,
+                                const char *metric);
 
 #endif

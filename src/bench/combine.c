@@ -148,6 +148,61 @@ static void render_shape(FILE *f, const json_t *tables, const json_t *doc, const
   fprintf(f, "\n");
 }
 
+/* The job's standings by zoo class (docs/zoo.md), over every rank's rows
+ * in zoo order, when the job ran over zoo shapes: a zoo preset, or shapes
+ * all in the zoo and of more than one class (as the one-process report). */
+static long zoo_index(const tsr__zoo_row *r, const tsr__zoo_shape *zs) {
+  return r->z ? (long)(r->z - zs) : 1L << 30; /* not in the zoo: last */
+}
+static void render_zoo_classes(FILE *f, const json_t *combined, json_t *const *docs, json_t **tables,
+                               size_t n) {
+  int nz = tsr__zoo(1, 0, NULL, 0);
+  tsr__zoo_shape *zs = calloc((size_t)nz, sizeof *zs);
+  if (!zs) return;
+  tsr__zoo(1, 0, zs, nz);
+  const json_t *cl = json_object_get(combined, "command_line");
+  int zoo_run = 0;
+  for (size_t i = 0; i + 1 < json_array_size(cl); i++) {
+    const char *a = json_string_value(json_array_get(cl, i)), *b = json_string_value(json_array_get(cl, i + 1));
+    if (a && b && !strcmp(a, "--preset") && (!strcmp(b, "zoo") || !strcmp(b, "zoo-quick"))) zoo_run = 1;
+    if (a && (!strcmp(a, "--preset=zoo") || !strcmp(a, "--preset=zoo-quick"))) zoo_run = 1;
+  }
+  if (!zoo_run) {
+    unsigned classes = 0;
+    size_t in = 0, all = 0;
+    for (size_t r = 0; r < n; r++) {
+      if (!docs[r]) continue;
+      in += (size_t)tsr__bench_zoo_shapes(docs[r], zs, nz, &classes);
+      all += json_array_size(json_object_get(json_object_get(docs[r], "protocol"), "shapes"));
+    }
+    zoo_run = in && in == all && (classes & (classes - 1));
+  }
+  static const char *const pairs[][3] = {{"tessera-gpu", "cublas", "gpu_batch"},
+                                         {"tessera-cpu", "openblas", "wall_batch"}};
+  for (size_t p = 0; zoo_run && p < sizeof pairs / sizeof *pairs; p++) {
+    tsr__zoo_row *rows = NULL;
+    int nr = 0;
+    char msg[256];
+    for (size_t r = 0; r < n; r++)
+      if (docs[r] && tables[r])
+        tsr__bench_zoo_rows(docs[r], tables[r], pairs[p][2], pairs[p][0], pairs[p][1], zs, nz,
+                            &rows, &nr, msg, sizeof msg);
+    if (nr) {
+      for (int i = 1; i < nr; i++) /* stable insertion sort into zoo order */
+        for (int j = i; j > 0 && zoo_index(&rows[j], zs) < zoo_index(&rows[j - 1], zs); j--) {
+          tsr__zoo_row t = rows[j];
+          rows[j] = rows[j - 1];
+          rows[j - 1] = t;
+        }
+      char *md = tsr__bench_zoo_summary_md(rows, nr, pairs[p][0], pairs[p][1], pairs[p][2]);
+      if (md) fprintf(f, "%s\n", md);
+      free(md);
+    }
+    free(rows);
+  }
+  free(zs);
+}
+
 int tsr__bench_combined_render(const json_t *combined, json_t *const *docs, size_t n, char **md,
                                char *msg, size_t cap) {
   *md = NULL;
@@ -222,6 +277,7 @@ int tsr__bench_combined_render(const json_t *combined, json_t *const *docs, size
             jstr(pr, "host"), jstr(pr, "dir"));
     render_shape(f, tables[r], docs[r], label);
   }
+  render_zoo_classes(f, combined, docs, tables, n);
   int bad = fclose(f) != 0 || !buf;
   for (size_t i = 0; i < n; i++) json_decref(tables[i]);
   free(tables);

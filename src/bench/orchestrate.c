@@ -19,6 +19,7 @@
 #include "sys/clock.h"
 #include "sys/spawn.h"
 #include "core/hash.h"
+#include "measure/zoo.h"
 
 
 typedef struct {
@@ -161,7 +162,23 @@ static void save(run_state *s) {
 
 enum { CHILD_MEASURE = 0, CHILD_PROBE = 1, CHILD_ORACLE = 2 };
 
-static char **child_argv(const tsr__bench_config *cfg, const char *route, const char *shape,
+int tsr__bench_shape_problem(const tsr__bench_config *cfg, int i, tsr_problem *p, char *msg,
+                             size_t cap) {
+  tsr__shape_token t;
+  if (tsr__shape_token_parse(cfg->shapes[i], &t, msg, cap)) return -1;
+  tsr_problem_init(p, t.m, t.n, t.k);
+  p->batch = t.has_batch ? t.batch : cfg->batch;
+  p->op_a = t.has_ops ? t.op_a : cfg->trans_a ? TSR_OP_T : TSR_OP_N;
+  p->op_b = t.has_ops ? t.op_b : cfg->trans_b ? TSR_OP_T : TSR_OP_N;
+  p->alpha = cfg->alpha;
+  p->beta = cfg->beta;
+  return tsr_problem_check(p, msg, cap) ? -1 : 0;
+}
+
+/* The child's command line; shape is the index of the shape in cfg (-1 for
+ * a probe): its token, and its resolved batch and ops, which the child's
+ * own parse of the token agrees with. */
+static char **child_argv(const tsr__bench_config *cfg, const char *route, int si,
                          const char *work_dir, int mode, const char *zygote) {
   int probe = mode == CHILD_PROBE;
   char **v = calloc(64, sizeof *v);
@@ -178,12 +195,15 @@ static char **child_argv(const tsr__bench_config *cfg, const char *route, const 
       v[i++] = strdup("--route");
       v[i++] = strdup(route);
     }
+    tsr_problem p;
+    tsr_problem_init(&p, 1, 1, 1);
+    tsr__bench_shape_problem(cfg, si, &p, NULL, 0); /* checked before any child */
     v[i++] = strdup("--shape");
-    v[i++] = strdup(shape);
+    v[i++] = strdup(cfg->shapes[si]);
     v[i++] = strdup("--batch");
-    v[i++] = fmt("%d", cfg->batch);
-    if (cfg->trans_a) v[i++] = strdup("--trans-a");
-    if (cfg->trans_b) v[i++] = strdup("--trans-b");
+    v[i++] = fmt("%lld", (long long)p.batch);
+    if (p.op_a == TSR_OP_T) v[i++] = strdup("--trans-a");
+    if (p.op_b == TSR_OP_T) v[i++] = strdup("--trans-b");
     v[i++] = strdup("--alpha");
     v[i++] = fmt("%.9g", (double)cfg->alpha);
     v[i++] = strdup("--beta");
@@ -323,15 +343,8 @@ static int memory_check(const tsr__bench_config *cfg) {
   }
   int rc = 0;
   for (int s = 0; s < cfg->nshapes && !rc; s++) {
-    int64_t m = 0, n = 0, k = 0;
-    if (tsr_shape_parse(cfg->shapes[s], &m, &n, &k, NULL, 0)) continue; /* checked by the CLI */
     tsr_problem p;
-    tsr_problem_init(&p, m, n, k);
-    p.batch = cfg->batch;
-    p.op_a = cfg->trans_a ? TSR_OP_T : TSR_OP_N;
-    p.op_b = cfg->trans_b ? TSR_OP_T : TSR_OP_N;
-    p.alpha = cfg->alpha;
-    p.beta = cfg->beta;
+    if (tsr__bench_shape_problem(cfg, s, &p, NULL, 0)) continue; /* checked by the CLI */
     double need = 0.0;
     for (int r = 0; r < nreq; r++) {
       tsr_backend_kind b = req[r]->is_gpu ? TSR_BACKEND_CUDA : TSR_BACKEND_CPU;
@@ -347,7 +360,7 @@ static int memory_check(const tsr__bench_config *cfg) {
     }
     char msg[256];
     if (tsr__host_memory_check(need, cfg->max_memory, msg, sizeof msg)) {
-      fprintf(stderr, "tessera bench: %s batch %d: %s\n", cfg->shapes[s], cfg->batch, msg);
+      fprintf(stderr, "tessera bench: %s batch %lld: %s\n", cfg->shapes[s], (long long)p.batch, msg);
       rc = 2;
     }
   }
@@ -375,7 +388,7 @@ json_t *tsr__bench_device_key(const tsr__bench_config *cfg) {
   json_t *key = json_object();
   json_object_set_new(key, "tessera_version", json_string(TSR_VERSION));
   if (want_gpu) {
-    char **av = child_argv(cfg, "tessera-gpu", NULL, NULL, CHILD_PROBE, NULL);
+    char **av = child_argv(cfg, "tessera-gpu", -1, NULL, CHILD_PROBE, NULL);
     child_out co;
     run_child(av, cfg->timeout_s < 120 ? cfg->timeout_s : 120, "/dev/null", &co);
     free_argv(av);
@@ -446,13 +459,18 @@ static json_t *protocol_json(const tsr__bench_config *cfg) {
   json_object_set_new(proto, "oracle_cache", cfg->oracle_cache ? json_string(cfg->oracle_cache) : json_null());
   json_t *shapes = json_array();
   for (int i = 0; i < cfg->nshapes; i++) {
-    int64_t m = 0, n = 0, k = 0;
-    tsr_shape_parse(cfg->shapes[i], &m, &n, &k, NULL, 0);
+    tsr_problem p;
+    tsr_problem_init(&p, 0, 0, 0);
+    tsr__bench_shape_problem(cfg, i, &p, NULL, 0);
     json_t *o = json_object();
     json_object_set_new(o, "label", json_string(cfg->shapes[i]));
-    json_object_set_new(o, "m", json_integer(m));
-    json_object_set_new(o, "n", json_integer(n));
-    json_object_set_new(o, "k", json_integer(k));
+    json_object_set_new(o, "m", json_integer(p.m));
+    json_object_set_new(o, "n", json_integer(p.n));
+    json_object_set_new(o, "k", json_integer(p.k));
+    /* each shape's own problem kind: its token's, or the defaults above */
+    json_object_set_new(o, "batch", json_integer(p.batch));
+    json_object_set_new(o, "op_a", json_string(p.op_a == TSR_OP_T ? "T" : "N"));
+    json_object_set_new(o, "op_b", json_string(p.op_b == TSR_OP_T ? "T" : "N"));
     json_array_append_new(shapes, o);
   }
   json_object_set_new(proto, "shapes", shapes);
@@ -498,7 +516,7 @@ static void doc_header(run_state *s) {
 /* One route's record from its probe child's result. Returns 1 when it is available. */
 static int probe_route(run_state *s, const tsr__route *rt, json_t *jroutes) {
   const tsr__bench_config *cfg = s->cfg;
-  char **av = child_argv(cfg, rt->name, NULL, s->work, CHILD_PROBE, NULL);
+  char **av = child_argv(cfg, rt->name, -1, s->work, CHILD_PROBE, NULL);
   char log[4400];
   snprintf(log, sizeof log, "%s/probe-%s.log", s->logs, rt->name);
   child_out co;
@@ -603,7 +621,7 @@ static void precompute_oracles(run_state *s) {
   if (!cfg->oracle_cache) return;
   for (int j = 0; j < s->S; j++) {
     if (cfg->progress) fprintf(stderr, "\r\033[Koracle %s ...", cfg->shapes[j]);
-    char **av = child_argv(cfg, NULL, cfg->shapes[j], s->work, CHILD_ORACLE, NULL);
+    char **av = child_argv(cfg, NULL, j, s->work, CHILD_ORACLE, NULL);
     char log[4400];
     snprintf(log, sizeof log, "%s/oracle-%s.log", s->logs, cfg->shapes[j]);
     child_out co;
@@ -665,7 +683,7 @@ static void measure_row(run_state *s, int r, int j, int p) {
   char log[4400], rel[256];
   snprintf(rel, sizeof rel, "logs/%04d-r%02d-%s-%s.log", seqno, r, shape, route);
   snprintf(log, sizeof log, "%s/%s", cfg->out_dir, rel);
-  char **av = child_argv(cfg, route, shape, s->work, CHILD_MEASURE, s->zsock);
+  char **av = child_argv(cfg, route, si, s->work, CHILD_MEASURE, s->zsock);
   child_out co;
   run_child(av, cfg->timeout_s, log, &co);
   char detail[1024];
@@ -675,6 +693,15 @@ static void measure_row(run_state *s, int r, int j, int p) {
   json_object_set_new(row, "round", json_integer(r));
   json_object_set_new(row, "shape", json_string(shape));
   json_object_set_new(row, "route", json_string(route));
+  {
+    /* the row's own problem kind (the shape's), also when the child gave no result */
+    tsr_problem pb;
+    tsr_problem_init(&pb, 1, 1, 1);
+    tsr__bench_shape_problem(cfg, si, &pb, NULL, 0);
+    json_object_set_new(row, "batch", json_integer(pb.batch));
+    json_object_set_new(row, "op_a", json_string(pb.op_a == TSR_OP_T ? "T" : "N"));
+    json_object_set_new(row, "op_b", json_string(pb.op_b == TSR_OP_T ? "T" : "N"));
+  }
   json_object_set_new(row, "position", json_integer(p));
   json_object_set_new(row, "shape_position", json_integer(j));
   json_object_set_new(row, "status", json_string(st));

@@ -647,6 +647,46 @@ static void render_summary(sbuf *t, const json_t *doc, const json_t *tables) {
   sb_printf(t, "\n");
 }
 
+/* The standings by zoo class (docs/zoo.md) of a run over zoo shapes: a
+ * zoo preset, or every shape in the zoo (seed 1) and of more than one
+ * class. One section per pair of
+ * tessera's route and its peer that has paired ratios, the same text as
+ * `tessera zoo --summarize DIR` prints. Nothing for other runs. */
+static void render_zoo_classes(sbuf *t, const json_t *doc, const json_t *tables) {
+  const json_t *proto = json_object_get(doc, "protocol");
+  const char *preset = jstr(proto, "preset");
+  int nz = tsr__zoo(1, 0, NULL, 0);
+  tsr__zoo_shape *zs = calloc((size_t)nz, sizeof *zs);
+  if (!zs) {
+    t->oom = 1;
+    return;
+  }
+  tsr__zoo(1, 0, zs, nz);
+  int zoo_run = !strcmp(preset, "zoo") || !strcmp(preset, "zoo-quick");
+  if (!zoo_run) {
+    unsigned classes = 0;
+    size_t in = (size_t)tsr__bench_zoo_shapes(doc, zs, nz, &classes);
+    /* one class (a few squares, one decode shape) has no standings to speak of */
+    zoo_run = in && in == json_array_size(json_object_get(proto, "shapes")) && (classes & (classes - 1));
+  }
+  static const char *const pairs[][3] = {{"tessera-gpu", "cublas", "gpu_batch"},
+                                         {"tessera-cpu", "openblas", "wall_batch"}};
+  for (size_t p = 0; zoo_run && p < sizeof pairs / sizeof *pairs; p++) {
+    tsr__zoo_row *rows = NULL;
+    int n = 0;
+    char msg[256];
+    if (tsr__bench_zoo_rows(doc, tables, pairs[p][2], pairs[p][0], pairs[p][1], zs, nz, &rows, &n,
+                            msg, sizeof msg) > 0) {
+      char *md = tsr__bench_zoo_summary_md(rows, n, pairs[p][0], pairs[p][1], pairs[p][2]);
+      if (md) sb_printf(t, "%s\n", md);
+      else t->oom = 1;
+      free(md);
+    }
+    free(rows);
+  }
+  free(zs);
+}
+
 /* report.md's head: the run, its protocol, routes, order, executable and digest. */
 /* A CPU peer's library build as its first measured row recorded it, and any
  * environment variable that pinned it below its best kernels. */
@@ -699,6 +739,21 @@ static void render_header(sbuf *r, const json_t *doc, double threshold, double p
             tsr__json_to_double(json_object_get(proto, "beta")),
             tsr__json_to_double(json_object_get(proto, "atol")),
             tsr__json_to_double(json_object_get(proto, "rtol")));
+  /* shapes with a problem kind of their own ("[B*]MxNxK[:XY]") */
+  const json_t *shapes = json_object_get(proto, "shapes");
+  size_t own = 0;
+  for (size_t i = 0; i < json_array_size(shapes); i++) {
+    const json_t *sh = json_array_get(shapes, i);
+    if ((json_object_get(sh, "batch") &&
+         json_integer_value(json_object_get(sh, "batch")) != json_integer_value(json_object_get(proto, "batch"))) ||
+        (json_object_get(sh, "op_a") && strcmp(jstr(sh, "op_a"), jstr(proto, "op_a"))) ||
+        (json_object_get(sh, "op_b") && strcmp(jstr(sh, "op_b"), jstr(proto, "op_b"))))
+      own++;
+  }
+  if (own)
+    sb_printf(r, "- %zu of %zu shapes have a batch or ops of their own (B* and :XY in their labels; "
+                 "docs/protocol.md); the protocol's batch and ops are the others'\n",
+              own, json_array_size(shapes));
   if (threshold != proto_threshold)
     sb_printf(r, "- **unstable threshold %g is not the protocol's (%g)**: these files were regenerated "
                  "with `tessera report --unstable-threshold`; the run's own report uses the "
@@ -782,6 +837,7 @@ static int render(const json_t *doc, double threshold, json_t **files_out, char 
   sbuf t = {0}, r = {0};
   render_summary(&t, doc, tables);
   render_tables(&t, tables, threshold);
+  render_zoo_classes(&t, doc, tables);
   render_header(&r, doc, threshold, proto_threshold);
   sb_printf(&r, "%s", t.s ? t.s : "");
   json_t *files = json_object();

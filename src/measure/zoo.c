@@ -85,13 +85,83 @@ static int64_t extent(uint64_t *s, int aligned) {
   return x > 16384 ? 16384 : x;
 }
 
-static void fill_label(tsr__zoo_shape *z) {
+void tsr__shape_token_format(int64_t m, int64_t n, int64_t k, int64_t batch, tsr_op op_a,
+                             tsr_op op_b, char *buf, size_t cap) {
   char b[24] = "", o[8] = "";
-  if (z->batch > 1) snprintf(b, sizeof b, "%lld*", (long long)z->batch);
-  if (z->op_a == TSR_OP_T || z->op_b == TSR_OP_T)
-    snprintf(o, sizeof o, ":%c%c", z->op_a == TSR_OP_T ? 'T' : 'N', z->op_b == TSR_OP_T ? 'T' : 'N');
-  snprintf(z->label, sizeof z->label, "%s%lldx%lldx%lld%s", b, (long long)z->m, (long long)z->n,
-           (long long)z->k, o);
+  if (batch > 1) snprintf(b, sizeof b, "%lld*", (long long)batch);
+  if (op_a == TSR_OP_T || op_b == TSR_OP_T)
+    snprintf(o, sizeof o, ":%c%c", op_a == TSR_OP_T ? 'T' : 'N', op_b == TSR_OP_T ? 'T' : 'N');
+  snprintf(buf, cap, "%s%lldx%lldx%lld%s", b, (long long)m, (long long)n, (long long)k, o);
+}
+
+int tsr__shape_token_parse(const char *text, tsr__shape_token *out, char *msg, size_t cap) {
+  memset(out, 0, sizeof *out);
+  out->batch = 1;
+  out->op_a = out->op_b = TSR_OP_N;
+  if (!text || !*text) {
+    if (msg && cap) snprintf(msg, cap, "empty, expected [B*]MxNxK[:XY]");
+    return -1;
+  }
+  char dims[128];
+  const char *s = text, *star = strchr(text, '*'), *colon = strchr(text, ':');
+  if (star && (!colon || star < colon)) {
+    /* the batch: digits only, 1..65535 (the bench's --batch range) */
+    long long b = 0;
+    const char *p = text;
+    for (; p < star && *p >= '0' && *p <= '9' && b <= 65535; p++) b = b * 10 + (*p - '0');
+    /* written as the bench writes it back (the label): no leading zero */
+    if (p != star || p == text || b < 1 || b > 65535 || *text == '0') {
+      if (msg && cap)
+        snprintf(msg, cap, "batch '%.*s' is not an integer in [1, 65535] (expected [B*]MxNxK[:XY])",
+                 (int)(star - text < 32 ? star - text : 32), text);
+      return -1;
+    }
+    out->batch = b;
+    out->has_batch = 1;
+    s = star + 1;
+  }
+  /* one batch at the front, ops at the end, nothing else */
+  if (strchr(s, '*') || (colon && colon < s) || (colon && strchr(colon + 1, ':'))) {
+    if (msg && cap) snprintf(msg, cap, "expected [B*]MxNxK[:XY], e.g. 96*512x512x64:NT");
+    return -1;
+  }
+  size_t len = colon ? (size_t)(colon - s) : strlen(s);
+  if (!len || len >= sizeof dims) {
+    if (msg && cap) snprintf(msg, cap, "extents %s (expected [B*]MxNxK[:XY])", len ? "too long" : "missing");
+    return -1;
+  }
+  memcpy(dims, s, len);
+  dims[len] = '\0';
+  char m2[256];
+  if (tsr_shape_parse(dims, &out->m, &out->n, &out->k, m2, sizeof m2)) {
+    if (msg && cap) snprintf(msg, cap, "%s", m2);
+    return -1;
+  }
+  if (colon) {
+    const char *o = colon + 1;
+    if (strlen(o) != 2 || (o[0] != 'N' && o[0] != 'T') || (o[1] != 'N' && o[1] != 'T')) {
+      if (msg && cap)
+        snprintf(msg, cap, "ops ':%.8s' are not two of N and T (op(A) op(B), e.g. :NT)", o);
+      return -1;
+    }
+    out->op_a = o[0] == 'T' ? TSR_OP_T : TSR_OP_N;
+    out->op_b = o[1] == 'T' ? TSR_OP_T : TSR_OP_N;
+    out->has_ops = 1;
+  }
+  return 0;
+}
+
+static void fill_label(tsr__zoo_shape *z) {
+  tsr__shape_token_format(z->m, z->n, z->k, z->batch, z->op_a, z->op_b, z->label, sizeof z->label);
+}
+
+const tsr__zoo_shape *tsr__zoo_find(const tsr__zoo_shape *zs, int n, int64_t m, int64_t nn,
+                                    int64_t k, int64_t batch, tsr_op op_a, tsr_op op_b) {
+  for (int i = 0; i < n; i++)
+    if (zs[i].m == m && zs[i].n == nn && zs[i].k == k && zs[i].batch == batch &&
+        zs[i].op_a == op_a && zs[i].op_b == op_b)
+      return &zs[i];
+  return NULL;
 }
 
 /* Held back: a quarter of the shapes, chosen by the seed and the label. */

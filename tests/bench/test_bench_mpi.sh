@@ -7,7 +7,9 @@
 # results.json, a deleted rank directory, a shape moved between the rank
 # lists and an edited report.md each fail the combined audit naming what
 # broke; an existing --out and too many ranks are refused with exit 2 and
-# nothing written. Skips (77) without tessera-mpi.
+# nothing written; shapes with their own batch and ops keep them on their
+# rank, and a job over zoo shapes ends its combined report with the
+# standings by zoo class. Skips (77) without tessera-mpi.
 # Usage: bash test_bench_mpi.sh BUILD_DIR SOURCE_DIR
 set -u
 BUILD=$1
@@ -23,7 +25,9 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 js() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(($2))" "$1"; }
 
-shapes=32x32x32,48x40x24,64x32x16,24x24x56
+# two shapes with a batch and ops of their own ([B*]MxNxK[:XY]): they must
+# survive the division into the ranks' own command lines
+shapes=32x32x32,3*48x40x24:NT,64x32x16:TN,24x24x56
 opts=(--routes tessera-cpu,openblas --shapes "$shapes" --rounds 4 --samples 3 --sample-ms 2 --warmup-ms 5
       --threads 1 --no-progress)
 D=$tmp/run
@@ -43,7 +47,11 @@ done
 want=$(python3 - "$shapes" <<'PY'
 import sys
 s = sys.argv[1].split(",")
-w = [eval(x.replace("x", "*")) for x in s]
+def weight(t):  # m*n*k*batch, the token's own batch (else 1)
+    b, _, dims = t.rpartition("*")
+    m, n, k = (int(x) for x in dims.split(":")[0].split("x"))
+    return m * n * k * (int(b) if b else 1)
+w = [weight(x) for x in s]
 order = sorted(range(len(s)), key=lambda i: (-w[i], i))
 own = {s[i]: j % 2 for j, i in enumerate(order)}
 print(";".join(",".join(x for x in s if own[x] == r) for r in (0, 1)))
@@ -62,7 +70,12 @@ grep -q "^combination .*2 rank directories audited), 4 shapes of the command; re
 dg=$(sed -n "s/^digest: sha256://p" "$tmp/mpi.out" | tail -1) # the combined digest, after the ranks'
 $T audit --digest "$dg" "$D" >/dev/null 2>&1 || fail "--digest of the printed combined digest not verified"
 # the report names rank, host and every shape's figures with their accuracy column
-for s in ${shapes//,/ }; do grep -q "^## $s — rank [01] on " "$D/report.md" || fail "report.md has no section for $s"; done
+for s in ${shapes//,/ }; do grep -qF "## $s — rank " "$D/report.md" || fail "report.md has no section for $s"; done
+# each rank's rows carry their shape's own batch and ops
+for r in 0 1; do
+  bad=$(js "$D/rank$r/results.json" '[(x["shape"], x["batch"], x["op_a"] + x["op_b"], x["result"]["problem"]["batch"], x["result"]["problem"]["op_a"] + x["result"]["problem"]["op_b"]) for x in d["rows"] if (x["batch"], x["op_a"] + x["op_b"]) != {"3*48x40x24:NT": (3, "NT"), "64x32x16:TN": (1, "TN")}.get(x["shape"], (1, "NN")) or (x["batch"], x["op_a"], x["op_b"]) != (x["result"]["problem"]["batch"], x["result"]["problem"]["op_a"], x["result"]["problem"]["op_b"])]')
+  [ "$bad" = "[]" ] || fail "rank $r rows with the wrong batch or ops: $bad"
+done
 grep -q "| tessera-cpu | [0-9.]* .*| strict | [0-9.e-]* | 4/4 |" "$D/report.md" || fail "report.md rows lack accuracy columns"
 
 # ---- tampering: each fails the combined audit, naming what broke ---------------
@@ -97,6 +110,26 @@ json.dump(d, open(p, "w"), indent=2)
 PY
 audit_fails "$tmp/lost" "REJECT shape_coverage"
 grep -q "REJECT digest: combined.json" "$tmp/x.out" || fail "an edited combined.json keeps its digest"
+
+# ---- a job over zoo shapes: the combined report's standings by zoo class ------------
+# the same class table as `tessera zoo --summarize` over the rank directories; the
+# combination audit regenerates report.md and compares it whole
+Z=$tmp/zoo
+timeout 120 "${MPIRUN[@]}" "$TM" bench --routes tessera-cpu,openblas --rounds 2 --samples 1 --sample-ms 1 \
+  --warmup-ms 0 --threads 1 --no-progress --oracle-cache none \
+  --shapes '1x4096x4096:NT,32x32x16384,256*64x64x64,64x64x8192' --out "$Z" >"$tmp/z.out" 2>&1 ||
+  fail "mpirun bench over zoo shapes: $(tail -5 "$tmp/z.out")"
+$T audit "$Z" >"$tmp/za.out" 2>&1 || fail "combined audit of the zoo job: $(grep -E 'REJECT|FAIL' "$tmp/za.out" | head -5)"
+$T zoo --summarize "$Z/rank0" "$Z/rank1" >"$tmp/zs.out" 2>&1 || fail "zoo --summarize of the ranks: $(cat "$tmp/zs.out")"
+python3 - "$Z/report.md" "$tmp/zs.out" <<'PY' || fail "combined class section differs from zoo --summarize"
+import sys
+def classes(text):
+    i = text.index("## tessera-cpu time / openblas time (wall_batch), by zoo class\n")
+    return text[i:].split("\n\n")[1]  # the class table
+rep, summ = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+assert classes(rep) == classes(summ), (classes(rep), classes(summ))
+assert "| long-k | 2 |" in classes(rep) and "| batched | 1 |" in classes(rep), classes(rep)
+PY
 
 # ---- refusals: exit 2, nothing written ------------------------------------------------
 timeout 60 "${MPIRUN[@]}" "$TM" bench "${opts[@]}" --out "$D" >"$tmp/e.out" 2>&1

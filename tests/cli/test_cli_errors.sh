@@ -117,7 +117,27 @@ done
 expect_usage "--batch: '1048576' is not an integer in 1..65535" bench --shapes 8x8x8 --batch 1048576
 expect_usage "--batch: '65536' is not an integer in 1..65535" bench-run --route tessera-cpu --shape 8x8x8 --batch 65536
 # choices and families
-expect_usage "--preset: 'nope' is not seed or quick" bench --preset nope
+expect_usage "--preset: 'nope' is not seed, quick, zoo or zoo-quick" bench --preset nope
+# shape tokens [B*]MxNxK[:XY]: a bad one is named, exit 2, before any work
+expect_usage_fast "--shapes: '8x8x8:NX': ops ':NX' are not two of N and T" bench --shapes 8x8x8,8x8x8:NX
+expect_usage_fast "--shapes: '0*8x8x8': batch '0' is not an integer in [1, 65535]" bench --shapes 0*8x8x8
+expect_usage_fast "--shapes: '65536*8x8x8': batch '65536'" bench --shapes 65536*8x8x8
+expect_usage_fast "--shapes: 'x*8x8x8': batch 'x'" bench --shapes x*8x8x8
+expect_usage_fast "--shapes: '2*8x8x8*3': expected [B*]MxNxK[:XY]" bench --shapes 2*8x8x8*3
+expect_usage_fast "--shapes: '8x8x8:NT:TN': expected [B*]MxNxK[:XY]" bench --shapes 8x8x8:NT:TN
+expect_usage_fast "--shapes: '8x8x8:': ops ':' are not two of N and T" bench --shapes 8x8x8:
+expect_usage_fast "--shapes: '2*8x8': shape: '8x8' has 2 extents" bench --shapes 2*8x8
+expect_usage_fast "--shapes: '8x8x8:TN' is the problem of '8x8x8'" bench --shapes 8x8x8,8x8x8:TN --trans-a
+expect_usage_fast "--shapes: '1*8x8x8:NN' is the problem of '8x8x8'" bench --shapes 8x8x8,1*8x8x8:NN
+expect_usage_fast "--shapes: '2*8x8x8' is named twice" bench --shapes 2*8x8x8,2*8x8x8
+expect_usage_fast "--preset zoo: its shapes carry their own batch and ops" bench --preset zoo --trans-a
+expect_usage_fast "--preset zoo-quick: its shapes carry their own batch and ops" bench --preset zoo-quick --batch 1
+expect_usage "--shape: '2*8x8x8:NT' disagrees with --batch/--trans-a/--trans-b" bench-run --route tessera-cpu --shape 2*8x8x8:NT --batch 2
+expect_usage "--shape: '8x8x8:Q'" bench-run --route tessera-cpu --shape 8x8x8:Q
+# the memory refusal takes each shape's own batch
+expect_usage_fast "tessera bench: 65535*4096x4096x4096 batch 65535: needs about" \
+  bench --shapes 8x8x8,65535*4096x4096x4096 --routes tessera-cpu --out "$W/b4"
+[ ! -e "$W/b4" ] && ok || bad "a refused bench created its --out"
 expect_usage "--preset: 'nope' is not seed" tune --preset nope
 expect_usage "--torch-process: 'spawn' is not fork or exec" bench --shapes 8x8x8 --torch-process spawn
 expect_usage "--accuracy: 'dyadic' is not random, normal, wide or off" gemm --shape 8x8x8 --accuracy dyadic
@@ -267,7 +287,15 @@ done
 expect_usage "--class: 'nope'" zoo --class nope
 expect_usage "--format" zoo --format csv
 expect_usage "--seed" zoo --seed -1
-"$T" zoo --quick --format bench >"$W/zoo.txt" && [ "$(wc -l <"$W/zoo.txt")" -ge 3 ] && ok || bad "zoo --format bench"
+"$T" zoo --quick --format bench >"$W/zoo.txt" && [ "$(wc -l <"$W/zoo.txt")" -eq 1 ] && ok || bad "zoo --format bench"
+# its one line names the preset's shapes, in the preset's order
+[ "$(sed 's/^tessera bench --shapes \([^ ]*\).*/\1/' "$W/zoo.txt")" = \
+  "$("$T" zoo --quick --format json | python3 -c 'import json,sys; print(",".join(s["label"] for s in json.load(sys.stdin)["shapes"]))')" ] \
+  && ok || bad "zoo --format bench is not the zoo-quick list"
+# the zoo presets pass the parser and are refused only for memory
+for p in zoo zoo-quick; do
+  expect_usage_fast "(--max-memory)" bench --preset $p --routes tessera-cpu --max-memory 0.000001 --out "$W/bz-$p"
+done
 while read -r line; do
   args=${line%%#*}
   # the line's options with a refusing memory limit: bench must get past its

@@ -1,0 +1,149 @@
+/* Standings by zoo class (docs/zoo.md): a run's paired time ratios of a
+ * route against a peer, grouped by the zoo class of each shape, with the
+ * accuracy beside them. The report's class section and `tessera zoo
+ * --summarize` both come from here. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+
+static const char *js(const json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? s : "";
+}
+
+static const json_t *find_cell(const json_t *cells, const char *route, const char *shape) {
+  for (size_t i = 0; i < json_array_size(cells); i++) {
+    const json_t *c = json_array_get(cells, i);
+    if (!strcmp(js(c, "route"), route) && !strcmp(js(c, "shape"), shape)) return c;
+  }
+  return NULL;
+}
+
+/* The problem of protocol.shapes[i]: its own batch and ops, else the run's. */
+static const tsr__zoo_shape *find_shape(const json_t *proto, const json_t *sh,
+                                        const tsr__zoo_shape *zs, int nz, tsr_op *opa, tsr_op *opb,
+                                        json_int_t *batch) {
+  const json_t *kind = json_object_get(sh, "op_a") ? sh : proto;
+  *opa = *js(kind, "op_a") == 'T' ? TSR_OP_T : TSR_OP_N;
+  *opb = *js(kind, "op_b") == 'T' ? TSR_OP_T : TSR_OP_N;
+  *batch = json_integer_value(json_object_get(json_object_get(sh, "batch") ? sh : proto, "batch"));
+  if (*batch < 1) *batch = 1;
+  return tsr__zoo_find(zs, nz, json_integer_value(json_object_get(sh, "m")),
+                       json_integer_value(json_object_get(sh, "n")),
+                       json_integer_value(json_object_get(sh, "k")), *batch, *opa, *opb);
+}
+
+int tsr__bench_zoo_shapes(const json_t *doc, const tsr__zoo_shape *zs, int nz, unsigned *classes) {
+  const json_t *proto = json_object_get(doc, "protocol"), *shapes = json_object_get(proto, "shapes");
+  int in = 0;
+  for (size_t i = 0; i < json_array_size(shapes); i++) {
+    tsr_op oa, ob;
+    json_int_t b;
+    const tsr__zoo_shape *e = find_shape(proto, json_array_get(shapes, i), zs, nz, &oa, &ob, &b);
+    if (!e) continue;
+    in++;
+    for (int c = 0; tsr__zoo_classes[c]; c++)
+      if (!strcmp(tsr__zoo_classes[c], e->cls)) *classes |= 1u << c;
+  }
+  return in;
+}
+
+int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *metric,
+                        const char *ref, const char *peer, const tsr__zoo_shape *zs, int nz,
+                        tsr__zoo_row **rows, int *nrows, char *msg, size_t cap) {
+  const json_t *proto = json_object_get(doc, "protocol");
+  const json_t *mt = NULL, *metrics = json_object_get(tables, "metrics");
+  for (size_t i = 0; i < json_array_size(metrics); i++)
+    if (!strcmp(js(json_array_get(metrics, i), "metric"), metric)) mt = json_array_get(metrics, i);
+  if (!mt) {
+    snprintf(msg, cap, "has no metric %s", metric);
+    return -1;
+  }
+  const json_t *ratios = json_object_get(mt, "ratios");
+  const json_t *acc = json_object_get(json_object_get(tables, "accuracy"), "cells");
+  const json_t *shapes = json_object_get(proto, "shapes");
+  int found = 0;
+  for (size_t i = 0; i < json_array_size(shapes); i++) {
+    const json_t *sh = json_array_get(shapes, i);
+    const char *label = js(sh, "label");
+    const json_t *r = NULL;
+    for (size_t j = 0; j < json_array_size(ratios); j++) {
+      const json_t *x = json_array_get(ratios, j);
+      if (!strcmp(js(x, "reference"), ref) && !strcmp(js(x, "peer"), peer) && !strcmp(js(x, "shape"), label))
+        r = x;
+    }
+    /* a shape without a paired round (every round of one side failed) has
+     * no ratio to stand on: left out of the standings */
+    if (!r || !isfinite(tsr__json_to_double(json_object_get(r, "median")))) continue;
+    tsr__zoo_row *nr = realloc(*rows, (size_t)(*nrows + 1) * sizeof **rows);
+    if (!nr) {
+      snprintf(msg, cap, "out of memory");
+      return -1;
+    }
+    *rows = nr;
+    tsr__zoo_row *z = &nr[(*nrows)++];
+    memset(z, 0, sizeof *z);
+    /* the shape's own problem kind (since shapes carry one), else the run's */
+    tsr_op opa, opb;
+    json_int_t batch;
+    z->z = find_shape(proto, sh, zs, nz, &opa, &opb, &batch);
+    int64_t m = json_integer_value(json_object_get(sh, "m")), n = json_integer_value(json_object_get(sh, "n")),
+            k = json_integer_value(json_object_get(sh, "k"));
+    /* the zoo's label: extents, batch and ops whatever the run's token said */
+    tsr__shape_token_format(m, n, k, batch, opa, opb, z->label, sizeof z->label);
+    z->ratio = tsr__json_to_double(json_object_get(r, "median"));
+    z->lo = tsr__json_to_double(json_object_get(r, "min"));
+    z->hi = tsr__json_to_double(json_object_get(r, "max"));
+    const json_t *cr = find_cell(acc, ref, label), *cp = find_cell(acc, peer, label);
+    z->err_ref = cr ? tsr__json_to_double(json_object_get(cr, "rel_fro_median")) : NAN;
+    z->err_peer = cp ? tsr__json_to_double(json_object_get(cp, "rel_fro_median")) : NAN;
+    z->met = cr ? (int)json_integer_value(json_object_get(cr, "rounds_met")) : 0;
+    z->checked = cr ? (int)json_integer_value(json_object_get(cr, "rounds_checked")) : 0;
+    found++;
+  }
+  return found;
+}
+
+char *tsr__bench_zoo_summary_md(const tsr__zoo_row *r, int n, const char *ref, const char *peer,
+                                const char *metric) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  fprintf(f, "## %s time / %s time (%s), by zoo class\n\n", ref, peer, metric);
+  fprintf(f, "| class | shapes | geomean | worst shape | worst ratio [min, max] | contract met | "
+             "max err %s / err %s |\n|---|---:|---:|---|---|---:|---:|\n", ref, peer);
+  for (int c = 0;; c++) { /* every class, then the shapes of no class (cls NULL) */
+    const char *cls = tsr__zoo_classes[c];
+    double lsum = 0, eworst = 0;
+    int cnt = 0, met = 0, checked = 0;
+    const tsr__zoo_row *w = NULL;
+    for (int i = 0; i < n; i++) {
+      if (!(cls ? r[i].z && !strcmp(r[i].z->cls, cls) : !r[i].z)) continue;
+      cnt++;
+      lsum += log(r[i].ratio);
+      met += r[i].met, checked += r[i].checked;
+      if (!w || r[i].ratio > w->ratio) w = &r[i];
+      double e = r[i].err_ref / r[i].err_peer;
+      if (isfinite(e) && e > eworst) eworst = e;
+    }
+    if (cnt)
+      fprintf(f, "| %s | %d | %.3f | %s | %.3f [%.3f, %.3f] | %d/%d | %.3g |\n",
+              cls ? cls : "(not in the zoo)", cnt, exp(lsum / cnt), w->label, w->ratio, w->lo, w->hi,
+              met, checked, eworst);
+    if (!cls) break;
+  }
+  fprintf(f, "\n| class | shape | %s / %s [min, max] | err %s | err %s |\n|---|---|---|---:|---:|\n",
+          ref, peer, ref, peer);
+  for (int i = 0; i < n; i++)
+    fprintf(f, "| %s | %s | %.3f [%.3f, %.3f] | %.3g | %.3g |\n", r[i].z ? r[i].z->cls : "-",
+            r[i].label, r[i].ratio, r[i].lo, r[i].hi, r[i].err_ref, r[i].err_peer);
+  if (fclose(f)) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
