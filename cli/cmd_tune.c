@@ -315,7 +315,7 @@ static int check_shapes(tsr_context *ctx, const tune_args *a, char *const *shape
     if (rc) return rc;
     if (a->o.plan) {
       /* --plan is over the built-in default (not the database's plan). */
-      tsr_plan_builtin(*bk, &probs[s], &extra[s]);
+      tsr_plan_builtin(ctx, *bk, &probs[s], &extra[s]);
       char m2[256];
       tsr_plan_parse(a->o.plan, &extra[s], m2, sizeof m2);
     }

@@ -1250,7 +1250,7 @@ static void regenerate_sources(tsr__audit_ctx *c) {
       tsr_backend_kind bk = TSR_BACKEND_AUTO;
       int known = tsr_backend_parse(f->backend, &bk, msg, sizeof msg) == TSR_OK && bk != TSR_BACKEND_AUTO;
       tsr_plan plan;
-      if (known) tsr_plan_builtin(bk, &p, &plan);
+      if (known) tsr_plan_builtin(NULL, bk, &p, &plan); /* every key comes from plan_text */
       char *src = NULL;
       if (!known || !plan_text || tsr_plan_parse(plan_text, &plan, msg, sizeof msg) ||
           !(src = tsr_plan_source(bk, &p, &plan))) {

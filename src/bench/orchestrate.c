@@ -352,7 +352,7 @@ static int memory_check(const tsr__bench_config *cfg) {
       tsr_plan_info info;
       const tsr_plan_info *ip = NULL;
       if (req[r]->kind == TSR_ROUTE_BACKEND && b == TSR_BACKEND_CPU) {
-        tsr_plan_builtin(b, &p, &plan);
+        tsr_plan_builtin(ctx, b, &p, &plan);
         plan.threads = cfg->threads;
         if (tsr_plan_realize(ctx, b, &p, &plan, &info) == TSR_OK) ip = &info;
       }

@@ -69,10 +69,10 @@ char *tsr_plan_source(tsr_backend_kind b, const tsr_problem *p, const tsr_plan *
   return be->source(&q, plan);
 }
 
-void tsr_plan_builtin(tsr_backend_kind b, const tsr_problem *p, tsr_plan *out) {
+void tsr_plan_builtin(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p, tsr_plan *out) {
   const tsr__backend *be = tsr__backend_get(b);
   TSR_ASSERT(be != NULL);
-  be->default_plan(p, out);
+  be->default_plan(ctx, p, out);
 }
 
 tsr_status tsr__precision_require(tsr_context *ctx, const char *backend, const tsr_problem *p,

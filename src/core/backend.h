@@ -6,7 +6,7 @@
 #include "tessera.h"
 
 /* The vtable's version: bump when a slot changes meaning. */
-#define TSR__BACKEND_API 2
+#define TSR__BACKEND_API 3
 
 /* What a backend tells about the machine it runs on (the optional describe
  * slot; public as tsr_device_info): the tuning database's target key,
@@ -23,8 +23,10 @@ typedef struct tsr__backend {
   /* TSR_OK when usable here (library loaded, device present); otherwise a
    * status with the reason in the context message. */
   tsr_status (*available)(tsr_context *ctx);
-  /* Built-in default plan for the problem (no database lookup). */
-  void (*default_plan)(const tsr_problem *p, tsr_plan *out);
+  /* Built-in default plan for the problem (no database lookup). ctx may be
+   * NULL; a GPU backend's table follows the device ctx has opened (sm_90's
+   * before any, or without ctx). */
+  void (*default_plan)(tsr_context *ctx, const tsr_problem *p, tsr_plan *out);
   /* Legality and resources before any allocation; fills info. */
   tsr_status (*realize)(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
                         tsr_plan_info *info);

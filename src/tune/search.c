@@ -337,7 +337,10 @@ tsr_status tsr__tune_check(tsr_context *ctx, const tsr__tune_config *cfg) {
    * incumbent's realized plan stands for the candidates' packing buffers. */
   tsr_plan plan;
   tsr_plan_info info;
-  tsr_plan_builtin(b, &p, &plan);
+  /* the GPU's default table follows its device: open it (a missing one is
+   * reported where the tune needs it) */
+  if (b == TSR_BACKEND_CUDA && tsr_backend_available(ctx, b) != TSR_OK) tsr__clear(ctx);
+  tsr_plan_builtin(ctx, b, &p, &plan);
   const tsr_plan_info *ip = tsr_plan_realize(ctx, b, &p, &plan, &info) == TSR_OK ? &info : NULL;
   int nw = cfg->accuracy >= 0 ? 2 : 1;
   double need = tsr__measure_host_bytes(&p, b, ip, nw, nw);
@@ -385,7 +388,7 @@ static tsr_status tune_space(tsr_context *ctx, const tsr__tune_config *cfg, tsr_
   }
   if (db) {
     tsr_plan prev;
-    tsr_plan_builtin(b, p, &prev);
+    tsr_plan_builtin(ctx, b, p, &prev);
     char src[128], m2[256];
     if (tsr__tune_db_lookup(db, target, p, NULL, NULL, NULL, &prev, src, sizeof src, m2, sizeof m2) ==
             1 &&

@@ -388,7 +388,7 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
     return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "tune: backend %s has no tunable plans",
                      tsr_backend_name(b));
   tsr_plan def;
-  tsr_plan_builtin(b, p, &def); /* the built-in incumbent, never the database */
+  tsr_plan_builtin(ctx, b, p, &def); /* the built-in incumbent, never the database */
   plan_vec pv = {0};
   tsr__cand_role *roles = NULL;
   int rc = push(&pv, &def);

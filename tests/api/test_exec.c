@@ -75,7 +75,7 @@ static void test_run_and_time(void **state) {
   const tsr_plan_info *info = tsr_exec_info(e);
   assert_int_equal(info->precision, TSR_PREC_STRICT);
   tsr_plan def;
-  tsr_plan_builtin(TSR_BACKEND_CPU, &f.p, &def);
+  tsr_plan_builtin(NULL, TSR_BACKEND_CPU, &f.p, &def);
   assert_true(def.bm > 0 && def.bn > 0 && def.bk > 0);
   /* timing: positive total; beta != 0 accumulates during it, yet the next
    * run starts again from C0 */
@@ -103,7 +103,7 @@ static void test_bad_input(void **state) {
   assert_non_null(strstr(tsr_context_message(ctx), "C0"));
   /* a plan the backend rejects names the field */
   tsr_plan pl;
-  tsr_plan_builtin(TSR_BACKEND_CPU, &f.p, &pl);
+  tsr_plan_builtin(NULL, TSR_BACKEND_CPU, &f.p, &pl);
   pl.splitk = 2;
   assert_int_equal(tsr_exec_create(ctx, TSR_BACKEND_CPU, &f.p, &pl, f.a, f.b, f.c0, &e),
                    TSR_ERR_REJECTED);
@@ -139,7 +139,16 @@ static void test_plan_source(void **state) {
   tsr_problem p;
   tsr_problem_init(&p, 300, 200, 100);
   tsr_plan plan;
-  tsr_plan_builtin(TSR_BACKEND_CUDA, &p, &plan);
+  tsr_plan_builtin(NULL, TSR_BACKEND_CUDA, &p, &plan);
+  {
+    /* without a context (or before a device is open) the GPU table is
+     * sm_90's: a large aligned NN problem gets the wgmma producer plan */
+    tsr_problem big;
+    tsr_problem_init(&big, 4096, 4096, 4096);
+    tsr_plan bp;
+    tsr_plan_builtin(NULL, TSR_BACKEND_CUDA, &big, &bp);
+    assert_int_equal(bp.mma, TSR_MMA_WGMMA_TF32X3);
+  }
   char *s1 = tsr_plan_source(TSR_BACKEND_CUDA, &p, &plan), *s2 = tsr_plan_source(TSR_BACKEND_CUDA, &p, &plan);
   assert_non_null(s1);
   assert_non_null(s2);

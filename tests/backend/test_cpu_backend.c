@@ -544,7 +544,7 @@ static void test_vtable_exec(void **state) {
   tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_DYADIC, 1, c0);
   assert_int_equal(tsr_oracle_cpu(&p, a, b, c0, ref, NULL, NULL), TSR_OK);
   tsr_plan pl;
-  be->default_plan(&p, &pl);
+  be->default_plan(g_ctx, &p, &pl);
   tsr_plan_info info;
   assert_int_equal(be->realize(g_ctx, &p, &pl, &info), TSR_OK);
   void *ex = NULL;

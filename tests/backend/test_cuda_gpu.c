@@ -115,7 +115,7 @@ static int run_case(tsr_backend_kind kind, const tsr_problem *p, const tsr_plan 
   const tsr__backend *be = tsr__backend_get(kind);
   tsr_plan plan;
   if (plan_in) plan = *plan_in;
-  else be->default_plan(p, &plan);
+  else be->default_plan(ctx, p, &plan);
   char what[1024];
   describe(what, sizeof what, kind, p, &plan, in);
   tsr_plan_info info;
@@ -224,7 +224,7 @@ static void test_cuda_variants(void **state) {
         tsr_problem p;
         make_problem(&p, &vs[s], (tsr_op)(ops & 1), (tsr_op)(ops >> 1), s & 1);
         tsr_plan plan;
-        tsr__backend_cuda.default_plan(&p, &plan);
+        tsr__backend_cuda.default_plan(ctx, &p, &plan);
         char msg[256];
         assert_int_equal(tsr_plan_parse(variants[v], &plan, msg, sizeof msg), TSR_OK);
         bufs x = {0};
@@ -285,7 +285,7 @@ static void test_cuda_wgmma_matrix(void **state) {
             tsr_problem p;
             make_problem(&p, &shapes[sI], (tsr_op)(ops & 1), (tsr_op)(ops >> 1), bm);
             tsr_plan plan;
-            tsr__backend_cuda.default_plan(&p, &plan);
+            tsr__backend_cuda.default_plan(ctx, &p, &plan);
             char msg[256];
             assert_int_equal(tsr_plan_parse(plans[pi], &plan, msg, sizeof msg), TSR_OK);
             bufs x = {0};
@@ -316,7 +316,7 @@ static void test_cuda_splitk_deterministic(void **state) {
     const shape s = {513, 257, 1029, 1};
     make_problem(&p, &s, TSR_OP_N, TSR_OP_N, 0);
     tsr_plan plan;
-    tsr__backend_cuda.default_plan(&p, &plan);
+    tsr__backend_cuda.default_plan(ctx, &p, &plan);
     plan.splitk = ks[i];
     tsr_plan_info info;
     if (tsr__backend_cuda.realize(ctx, &p, &plan, &info) != TSR_OK) {
@@ -414,7 +414,7 @@ static void test_out_of_memory(void **state) {
     char msg[256];
     assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
     tsr_plan plan;
-    be->default_plan(&p, &plan);
+    be->default_plan(ctx, &p, &plan);
     tsr_plan_info info;
     tsr_status st = be->realize(ctx, &p, &plan, &info);
     if (st == TSR_OK) {
@@ -453,7 +453,7 @@ static void test_exec_info_and_timing(void **state) {
     bufs x = {0};
     make_bufs(&p, TSR_INPUTS_DYADIC, &x);
     tsr_plan plan;
-    be->default_plan(&p, &plan);
+    be->default_plan(ctx, &p, &plan);
     tsr_plan_info info;
     assert_int_equal(be->realize(ctx, &p, &plan, &info), TSR_OK);
     void *ex = NULL;

@@ -38,7 +38,7 @@ static void test_realize_lp64(void **state) {
   char msg[256];
   assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
   tsr_plan plan;
-  tsr__openblas_default_plan(&p, &plan);
+  tsr__openblas_default_plan(NULL, &p, &plan);
   assert_int_equal(plan.threads, 0);
   tsr_plan_info info;
   assert_int_equal(tsr__openblas_realize(ctx, &p, &plan, &info), TSR_ERR_OVERFLOW);
@@ -68,7 +68,7 @@ static void test_exec(void **state) {
   assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg),
                    TSR_OK);
   tsr_plan plan;
-  tsr__openblas_default_plan(&p, &plan);
+  tsr__openblas_default_plan(NULL, &p, &plan);
   plan.threads = 1;
   tsr_exec *e = NULL;
   assert_int_equal(

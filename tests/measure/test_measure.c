@@ -315,7 +315,7 @@ static void test_validated_call_and_samples(void **state) {
   char msg[256];
   assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg), TSR_OK);
   tsr_plan plan;
-  tsr_plan_builtin(TSR_BACKEND_CPU, &w->p, &plan);
+  tsr_plan_builtin(ctx, TSR_BACKEND_CPU, &w->p, &plan);
   tsr_exec *e = NULL;
   assert_int_equal(tsr__exec_create(ctx, TSR_BACKEND_CPU, &w->p, &plan, w->a, w->b, w->c0, 0, &e),
                    TSR_OK);
@@ -378,7 +378,11 @@ typedef struct {
 static tsr_status rec_available(tsr_context *ctx) {
   return rec.available_fails ? tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "rec: switched off") : TSR_OK;
 }
-static void rec_default_plan(const tsr_problem *p, tsr_plan *out) { memset(out, 0, sizeof *out); }
+static void rec_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out) {
+  (void)ctx;
+  (void)p;
+  memset(out, 0, sizeof *out);
+}
 static tsr_status rec_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
                               tsr_plan_info *info) {
   memset(info, 0, sizeof *info);
@@ -470,7 +474,7 @@ static void test_peer_steps(void **state) {
   char msg[256];
   assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg), TSR_OK);
   tsr_plan plan;
-  rec_default_plan(&p, &plan);
+  rec_default_plan(NULL, &p, &plan);
   memset(&rec, 0, sizeof rec);
   tsr_exec *e = NULL;
   assert_int_equal(tsr__exec_create_vt(ctx, &rec_vt, &w->p, &plan, w->a, w->b, w->c0, 0, &e),

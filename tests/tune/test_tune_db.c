@@ -150,7 +150,7 @@ static void lookup(const char *dbpath, int64_t m, int64_t n, int64_t k, int tran
 static void default_of(int64_t m, int64_t n, int64_t k, tsr_plan *out) {
   tsr_problem p;
   tsr_problem_init(&p, m, n, k);
-  tsr__backend_get(TSR_BACKEND_CPU)->default_plan(&p, out);
+  tsr__backend_get(TSR_BACKEND_CPU)->default_plan(NULL, &p, out);
 }
 
 static void test_garbage_file(void **state) {
@@ -353,7 +353,7 @@ static void test_lookup_class(void **state) {
     tsr_problem_init(&p, q[i].m, q[i].n, q[i].k);
     assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
     tsr_plan got, want;
-    tsr__backend_get(TSR_BACKEND_CUDA)->default_plan(&p, &got);
+    tsr__backend_get(TSR_BACKEND_CUDA)->default_plan(NULL, &p, &got);
     want = got;
     snprintf(src, sizeof src, "none");
     int r = tsr__tune_db_lookup(db, &t, &p, cls, NULL, NULL, &got, src, sizeof src, msg, sizeof msg);
@@ -371,7 +371,7 @@ static void test_lookup_class(void **state) {
   tsr_problem_init(&p, 2, 16384, 3000);
   assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
   tsr_plan got;
-  tsr__backend_get(TSR_BACKEND_CUDA)->default_plan(&p, &got);
+  tsr__backend_get(TSR_BACKEND_CUDA)->default_plan(NULL, &p, &got);
   assert_int_equal(tsr__tune_db_lookup(db, &t, &p, NULL, NULL, NULL, &got, src, sizeof src, msg,
                                        sizeof msg),
                    0);

@@ -156,7 +156,8 @@ static int64_t split_grid(int64_t m, int64_t n, int64_t batch, int64_t nt, int t
   return tasks;
 }
 
-static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
+static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out) {
+  (void)ctx;
   tsr_isa isa = best_isa();
   int tm = isa == TSR_ISA_AVX512 ? 12 : isa == TSR_ISA_AVX2 ? 6 : 4;
   int tn = isa == TSR_ISA_AVX512 ? 32 : isa == TSR_ISA_AVX2 ? 16 : 8;

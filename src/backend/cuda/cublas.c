@@ -18,7 +18,8 @@
 #include "core/context.h"
 #include "core/inputs.h"
 
-static void cublas_default_plan(const tsr_problem *p, tsr_plan *out) {
+static void cublas_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out) {
+  (void)ctx;
   *out = (tsr_plan){.bm = 1, .bn = 1, .bk = 1, .wm = 1, .wn = 1, .tm = 1, .tn = 1, .stages = 1,
                     .vec = 1, .a = TSR_IN_STAGED, .b = TSR_IN_STAGED, .pad = 0,
                     .walk = {TSR_WALK_LINEAR, 1, 1}, .splitk = 1, .threads = 0,
@@ -72,7 +73,7 @@ static tsr_status cublas_realize(tsr_context *ctx, const tsr_problem *p, const t
   info->plan = *plan;
   info->regs = info->local_bytes = -1;
   tsr_plan def;
-  cublas_default_plan(p, &def);
+  cublas_default_plan(ctx, p, &def);
   tsr_status st = tsr__plan_require_default(ctx, "cublas", plan, &def);
   if (st) return st;
   /* strict: CUBLAS_PEDANTIC_MATH; tf32: CUBLAS_TF32_TENSOR_OP_MATH (cuBLAS has

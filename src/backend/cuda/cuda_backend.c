@@ -19,8 +19,8 @@ static tsr_status cuda_available(tsr_context *ctx) {
   return TSR_OK;
 }
 
-static void cuda_default_plan(const tsr_problem *p, tsr_plan *out) {
-  unsigned cc = tsr__gpu_seen_cc();
+static void cuda_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out) {
+  unsigned cc = tsr__gpu_opened_cc(ctx, TSR_BACKEND_CUDA);
   tsr__emit_default_plan_cc(p, cc ? cc : 90, out); /* before any device: the sm_90 table */
 }
 

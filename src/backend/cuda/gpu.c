@@ -7,9 +7,10 @@
 #include "backend/cuda/gpu.h"
 #include "core/context.h"
 
-static unsigned seen_cc; /* tsr__gpu_seen_cc */
-
-unsigned tsr__gpu_seen_cc(void) { return __atomic_load_n(&seen_cc, __ATOMIC_RELAXED); }
+unsigned tsr__gpu_opened_cc(tsr_context *ctx, tsr_backend_kind slot) {
+  const tsr__gpu *g = ctx ? ctx->backend_state[slot] : NULL;
+  return g ? g->target.cc : 0;
+}
 
 tsr_status tsr__cu_fail(tsr_context *ctx, const tsr__cu_api *cu, tsr__cu_result r,
                         const char *what) {
@@ -84,7 +85,6 @@ tsr_status tsr__gpu_get(tsr_context *ctx, tsr_backend_kind slot, tsr__gpu **out)
   /* the device's values where it reports them (a value <= 0 is none) */
   g->target = tsr__target_sm90;
   g->target.cc = (uint32_t)(g->cc_major * 10 + g->cc_minor);
-  __atomic_store_n(&seen_cc, g->target.cc, __ATOMIC_RELAXED);
   if (smem_optin > 0) g->target.smem_block_optin = (uint32_t)smem_optin;
   if (max_threads > 0) g->target.threads_block = (uint32_t)max_threads;
   for (int d = 0; d < 3; d++)

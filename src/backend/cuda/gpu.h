@@ -65,7 +65,9 @@ void tsr__gpu_target_get(tsr_context *ctx, tsr__gpu_target *out);
 /* The compute capability (major * 10 + minor) of the device this process
  * opened last, 0 before any: the default plan table keeps its sm_90a-only
  * families off other devices. */
-unsigned tsr__gpu_seen_cc(void);
+/* The compute capability (e.g. 90) of the device ctx has opened in slot, 0
+ * when none (or ctx is NULL): never opens one. */
+unsigned tsr__gpu_opened_cc(tsr_context *ctx, tsr_backend_kind slot);
 
 /* ---- NVRTC + module caches ---------------------------------------------- */
 enum {

@@ -21,7 +21,8 @@ extern const char tsr__hand_kernel_body[];
 #define HAND_THREADS 256
 
 /* The plan that describes the kernel (documented in docs/cuda.md). */
-static void hand_default_plan(const tsr_problem *p, tsr_plan *out) {
+static void hand_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out) {
+  (void)ctx;
   *out = (tsr_plan){.bm = HAND_BM, .bn = HAND_BN, .bk = 8, .wm = 32, .wn = 64, .tm = 8, .tn = 8,
                     .stages = 2, .vec = 1, .a = TSR_IN_STAGED, .b = TSR_IN_STAGED, .pad = 0,
                     .walk = {TSR_WALK_LINEAR, 1, 1}, .splitk = 1, .threads = 0,
@@ -71,7 +72,7 @@ static tsr_status hand_realize(tsr_context *ctx, const tsr_problem *p, const tsr
   info->plan = *plan;
   info->regs = info->local_bytes = -1;
   tsr_plan def;
-  hand_default_plan(p, &def);
+  hand_default_plan(ctx, p, &def);
   tsr_status st = tsr__plan_require_default(ctx, "hand", plan, &def);
   if (st) return st;
   if ((st = tsr__precision_require(ctx, "hand", p, 1u << TSR_PREC_STRICT, TSR_PREC_STRICT,

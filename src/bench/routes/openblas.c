@@ -71,7 +71,8 @@ const char *tsr__openblas_path(void) { return ob.path; }
 const char *tsr__openblas_config(void) { return ob.get_config ? ob.get_config() : ""; }
 int tsr__openblas_threads(void) { return ob.get_threads ? ob.get_threads() : 0; }
 
-void tsr__openblas_default_plan(const tsr_problem *p, tsr_plan *out) {
+void tsr__openblas_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out) {
+  (void)ctx;
   memset(out, 0, sizeof *out);
   out->threads = 0;
 }

@@ -18,7 +18,7 @@ extern const struct tsr__backend tsr__route_openblas;
 /* dlopen + resolve every symbol, naming the missing one in the context. */
 tsr_status tsr__openblas_available(tsr_context *ctx);
 /* The route's own plan: threads only (0: OpenBLAS's own count). */
-void tsr__openblas_default_plan(const tsr_problem *p, tsr_plan *out);
+void tsr__openblas_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out);
 /* Before any input exists: every extent and leading dimension must fit
  * LP64 CBLAS's int; info->precision is strict (FP32 cblas_sgemm). */
 tsr_status tsr__openblas_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
