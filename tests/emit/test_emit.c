@@ -1842,6 +1842,10 @@ static void test_nvcc(void **state) {
       {{1024, 1024, 1537, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,vec=4,pad=0,pack=ab"},
       {{513, 257, 129, 1, 'N', 'N', 0}, "bm=64,bn=32,bk=16,wm=32,wn=16,tm=4,tn=4,stages=2,vec=4,pad=4,pack=ab"},
       {{513, 257, 129, 1, 'N', 'N', 0}, "bm=64,bn=32,bk=16,wm=32,wn=16,tm=4,tn=4,stages=2,vec=1,pad=4,pack=a"},
+      /* strict FFMA kfrag / kloop (scripts/device/ffma-variants.txt): no spills */
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,walk=rect:8x16,kfrag=a,kloop=1", 1},
+      {{512, 4096, 11008, 1, 'N', 'T', 0}, "bm=128,bn=128,bk=8,wm=64,wn=32,tm=8,tn=8,stages=4,vec=4,pad=4,kfrag=ab,kloop=1", 1},
+      {{1000, 1000, 1000, 2, 'T', 'T', 0.5f}, "bm=128,bn=128,bk=16,wm=64,wn=32,tm=8,tn=8,stages=3,vec=4,pad=4,kfrag=ab,pack=a,kloop=1,splitk=2"},
       /* split=pack: the large geometries without spills (docs/emit.md) */
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=8,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16,split=pack", 1},
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=16,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16,split=pack", 1},
