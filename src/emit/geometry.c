@@ -467,7 +467,13 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
                     "multiples of 4 (one LDS.128 reads 4 K steps)",
                     kf, pl->bk, U, o->ls);
   }
-  for (int i = 0; i < 2 && pl->kloop; i++) {
+  if (!g->a.staged && !g->b.staged && pl->stages != 1)
+    return reject(msg, cap, "plan: stages=%d needs a staged operand (a=view,b=view); use stages=1",
+                  pl->stages);
+  tsr_status s;
+  if ((s = check_vec(p, pl, &g->a, msg, cap)) != TSR_OK) return s;
+  if ((s = check_vec(p, pl, &g->b, msg, cap)) != TSR_OK) return s;
+  for (int i = 0; i < 2 && pl->kloop; i++) { /* after check_vec: vec divides the rows */
     /* kloop=1: every pass of a thread's copy moves its row by NT / per, so
      * the passes sit at constant offsets from one pointer */
     const tsr__emit_operand *o = i ? &g->b : &g->a;
@@ -481,12 +487,6 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
                     "rows of %d copies)",
                     g->nthreads, o->name - 32, rows, per);
   }
-  if (!g->a.staged && !g->b.staged && pl->stages != 1)
-    return reject(msg, cap, "plan: stages=%d needs a staged operand (a=view,b=view); use stages=1",
-                  pl->stages);
-  tsr_status s;
-  if ((s = check_vec(p, pl, &g->a, msg, cap)) != TSR_OK) return s;
-  if ((s = check_vec(p, pl, &g->b, msg, cap)) != TSR_OK) return s;
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
   if (g->preg) {
     g->smem_bytes += 16u * (uint64_t)pl->stages; /* full and empty mbarriers per stage */

@@ -1011,6 +1011,7 @@ static const emu_case emu_cases[] = {
     {"ffma kloop kfrag=ab NT batch2 beta1 tails vec2", {66, 50, 38, 2, 'N', 'T', 1.0f},
      "kloop=1,kfrag=ab,stages=2,vec=2,pad=4"},
     {"ffma kloop TT tails transposing B", {70, 45, 37, 1, 'T', 'T', 0}, "kloop=1,stages=3,pad=4"},
+    {"ffma kloop view A NN tails", {70, 45, 37, 1, 'N', 'N', 0}, "kloop=1,a=view,stages=2,pad=4"},
     {"ffma kloop kfrag=a TN pack=a ld pad", {66, 38, 26, 1, 'T', 'N', 0.5f, 1, 3, 2, 0},
      "kloop=1,kfrag=a,pack=a,stages=2,pad=4"},
     {"ffma kloop kfrag=a 128x256 random", {140, 260, 100, 1, 'N', 'N', 0},
