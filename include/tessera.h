@@ -234,6 +234,21 @@ typedef struct {
    * them with 16-byte copies and no tail guards. Part of every call. */
   tsr_pack pack;
   tsr_split split; /* mma=tf32x3 / tf32 only; INLINE otherwise */
+  /* mma=ffma only (docs/emit.md "k fragments"): the listed operands are
+   * kept in shared memory as [x][k] rows (16-byte copies of a k-contiguous
+   * operand) and each thread reads 4 K steps of one of its rows with one
+   * 128-bit LDS; its rows (A) / columns (B) are then spaced a lane row /
+   * column apart instead of in runs of 4. NONE: the [k][x] layout. The plan
+   * text names it only when not none. */
+  tsr_pack kfrag;
+  /* mma=ffma, stages >= 2 (docs/emit.md "kloop"): 0 = each K block's copy
+   * addresses, slot and load branch computed from the block index; 1 = each
+   * staged operand's copy source is one pointer per thread advanced by a K
+   * block per iteration (the passes of a copy at constant offsets from it),
+   * slots as running indices, and the copy unconditional (the last
+   * stages-1 iterations copy the last block again into the free slot).
+   * Named in the plan text only when not 0. */
+  int kloop;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

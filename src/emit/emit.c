@@ -457,6 +457,65 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
   put(s, "  }\n}\n\n");
 }
 
+/* kloop=1 (docs/emit.md "kloop"): the copy of one operand's K block from
+ * the thread's pointer p (its first element of the block; the passes sit at
+ * constant offsets from it, STEP rows apart), and the offset of that first
+ * element for block k0 (tsr_first_<c>). Rows run along the stored tensor's
+ * strided axis: k for a direct x-contiguous copy, else x. g, x0 and k0 serve
+ * the tail guards only. */
+static void emit_load_ptr(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *o) {
+  char U = (char)(o->name - 32);
+  const char *EXT = o->name == 'a' ? "M" : "N";
+  const char *BMN = o->name == 'a' ? "BM" : "BN";
+  int direct = o->srows_x == o->kmajor;
+  int rk = direct && !o->srows_x; /* rows along k */
+  int v = direct ? o->vec : 1;
+  const char *rows = direct ? (o->srows_x ? BMN : "BK") : BMN;
+  const char *rorg = rk ? "k0" : "x0", *corg = rk ? "x0" : "k0";
+  const char *rext = rk ? "K" : EXT, *cext = rk ? EXT : "K";
+  int rtail = rk ? o->tk : o->tail, ctail = rk ? o->tail : o->tk;
+  TSR_ASSERT(!o->swz && g->plan.stages >= 2);
+  char per[32];
+  if (direct) snprintf(per, sizeof per, "%s / %d", rk ? BMN : "BK", v);
+  else snprintf(per, sizeof per, "BK");
+  put(s, "// %c tile -> shared %c[%s * LS%c + %s] (%s global, %s copy, cp.async from a pointer).\n",
+      U, U, o->srows_x ? "x" : "k", U, o->srows_x ? "k" : "x",
+      o->kmajor ? "k-contiguous" : "x-contiguous", direct ? "direct" : "transposing");
+  put(s,
+      "__device__ __forceinline__ tsr_idx tsr_first_%c(int x0, int k0) {\n"
+      "  constexpr int V = %d, PER = %s;\n"
+      "  const int r0 = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
+      "  return (tsr_idx)(%s + r0) * LD%c + (%s + c0);\n}\n",
+      o->name, v, per, rorg, U, corg);
+  put(s,
+      "__device__ __forceinline__ void tsr_loadp_%c(float *s, const float *__restrict__ p,\n"
+      "                                            const float *__restrict__ g, int x0, int k0) {\n"
+      "  constexpr int V = %d, PER = %s, STEP = NT / PER, PASSES = %s * PER / NT;\n"
+      "  const int r0 = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
+      "#pragma unroll\n  for (int it = 0; it < PASSES; ++it) {\n"
+      "    const int r = r0 + it * STEP;\n"
+      "    const float *src = p + (tsr_idx)(it * STEP) * LD%c;\n",
+      o->name, v, per, rows, U);
+  char dst[48];
+  if (direct) snprintf(dst, sizeof dst, "r * LS%c + c0", U);
+  else snprintf(dst, sizeof dst, "c0 * LS%c + r", U);
+  if (rtail || ctail) {
+    put(s, "    int bytes = V * 4;\n");
+    if (ctail)
+      put(s,
+          "    { const int rem = %s - (%s + c0); bytes = rem >= V ? V * 4 : (rem > 0 ? rem * 4 : 0); }\n",
+          cext, corg);
+    if (rtail) put(s, "    if (%s + r >= %s) bytes = 0;\n", rorg, rext);
+    put(s, "    tsr_cp%d(s + %s, bytes ? src : g, bytes);\n", v * 4, dst);
+  } else {
+    put(s, "    (void)g; (void)x0; (void)k0;\n");
+    put(s, "    tsr_cp%d(s + %s, src, %d);\n", v * 4, dst, v * 4);
+  }
+  put(s, "  }\n}\n");
+  if (rk) put(s, "static constexpr tsr_idx ADV_%c = (tsr_idx)BK * LD%c; // one K block on\n\n", U, U);
+  else put(s, "static constexpr tsr_idx ADV_%c = BK; // one K block on\n\n", U);
+}
+
 /* split=pack with tf32x3: a stage is the big parts' tile, then the small
  * parts' tile, each copied from its own tensor in W like a packed operand. */
 static void emit_load_parts(sb_t *s, const tsr__emit_operand *o) {
@@ -564,6 +623,9 @@ static void emit_store(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, in
  * consecutive 16-byte chunks of one shared row: LDS.128, broadcast across
  * lanes of equal lr, conflict-free within each 8-lane phase. */
 static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
+  /* kfrag operands ([x][k] shared rows): K runs in groups of 4, each
+   * thread reading its TM (TN) rows' 4 K steps with one LDS.128 per row */
+  int kf = g->a.srows_x || g->b.srows_x;
   put(s,
       "__device__ __forceinline__ void tsr_block(float (&acc)[TM][TN], const float *as, const "
       "float *bs,\n"
@@ -572,10 +634,38 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
       "                                          int m0, int n0, int k0) {\n"
       "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
       "  const int rbase = (warp / WARPS_N) * WM + (lane / LC) * FM;\n"
-      "  const int cbase = (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n"
-      "#pragma unroll\n"
-      "  for (int kk = 0; kk < BK; ++kk) {\n"
-      "    float a[TM], b[TN];\n");
+      "  const int cbase = (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n");
+  if (kf) {
+    put(s,
+        "#pragma unroll\n"
+        "  for (int kq = 0; kq < BK; kq += 4) {\n");
+    if (g->a.srows_x)
+      put(s,
+          "    float a4[TM][4]; // 4 K steps of row rbase + i * LR\n"
+          "#pragma unroll\n"
+          "    for (int i = 0; i < TM; ++i) {\n"
+          "      const float4 t = *reinterpret_cast<const float4 *>(as + (rbase + i * LR) * LSA + kq);\n"
+          "      a4[i][0] = t.x; a4[i][1] = t.y; a4[i][2] = t.z; a4[i][3] = t.w;\n"
+          "    }\n");
+    if (g->b.srows_x)
+      put(s,
+          "    float b4[TN][4]; // 4 K steps of column cbase + j * LC\n"
+          "#pragma unroll\n"
+          "    for (int j = 0; j < TN; ++j) {\n"
+          "      const float4 t = *reinterpret_cast<const float4 *>(bs + (cbase + j * LC) * LSB + kq);\n"
+          "      b4[j][0] = t.x; b4[j][1] = t.y; b4[j][2] = t.z; b4[j][3] = t.w;\n"
+          "    }\n");
+    put(s,
+        "#pragma unroll\n"
+        "  for (int u = 0; u < 4; ++u) {\n"
+        "    const int kk = kq + u;\n"
+        "    float a[TM], b[TN];\n");
+  } else {
+    put(s,
+        "#pragma unroll\n"
+        "  for (int kk = 0; kk < BK; ++kk) {\n"
+        "    float a[TM], b[TN];\n");
+  }
   for (int op = 0; op < 2; op++) {
     const tsr__emit_operand *o = op ? &g->b : &g->a;
     const char *arr = op ? "b" : "a", *T = op ? "TN" : "TM", *F = op ? "FN" : "FM",
@@ -583,7 +673,9 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
                *sp = op ? "bs" : "as", *G = op ? "Bg" : "Ag";
     char U = op ? 'B' : 'A';
     int frag = op ? g->fn : g->fm;
-    if (o->staged && frag == 4 && o->ls % 4 == 0) {
+    if (o->srows_x) {
+      put(s, "#pragma unroll\n    for (int q = 0; q < %s; ++q) %s[q] = %s4[q][u];\n", T, arr, arr);
+    } else if (o->staged && frag == 4 && o->ls % 4 == 0) {
       put(s,
           "#pragma unroll\n"
           "    for (int f = 0; f < %s / 4; ++f) {\n"
@@ -614,7 +706,8 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
       "    for (int i = 0; i < TM; ++i)\n"
       "#pragma unroll\n"
       "      for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n"
-      "  }\n}\n\n");
+      "  }\n%s}\n\n",
+      kf ? "  }\n" : "");
 }
 
 /* Shared offsets of the tf32x3 operands: (row r, column c) of the shared
@@ -1494,7 +1587,62 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s, "  float *As = nullptr, *Bs = nullptr;\n");
   const char *call = g->tf32 ? "tsr_block(acc, %s, %s);\n"
                              : "tsr_block(acc, %s, %s, Ag, Bg, m0, n0, %s);\n";
-  if (pl->stages == 1) {
+  if (pl->kloop) {
+    put(s,
+        "  // K loop (kloop=1), STAGES-deep cp.async ring: block it lives in slot rd; each\n"
+        "  // staged operand's copy pointer points at the next block to copy, clamped at the\n"
+        "  // last one, which the last STAGES-1 iterations copy again into the free slot wr\n"
+        "  // (the slot computed in iteration it-1, left by every thread at this barrier).\n"
+        "  const int nk = kb_end - kb_begin;\n");
+    for (int i = 0; i < 2; i++) {
+      const tsr__emit_operand *o = i ? &g->b : &g->a;
+      if (o->staged)
+        put(s, "  const float *p%c = %cg + tsr_first_%c(%s, kb_begin * BK);\n", o->name,
+            o->name - 32, o->name, i ? "n0" : "m0");
+    }
+    put(s,
+        "#pragma unroll\n"
+        "  for (int st = 0; st < STAGES - 1; ++st) {\n"
+        "    if (st < nk) {\n");
+    for (int i = 0; i < 2; i++) {
+      const tsr__emit_operand *o = i ? &g->b : &g->a;
+      if (o->staged)
+        put(s, "      tsr_loadp_%c(%cs + st * %c_STAGE, p%c, %cg, %s, (kb_begin + st) * BK);\n",
+            o->name, o->name - 32, o->name - 32, o->name, o->name - 32, i ? "n0" : "m0");
+    }
+    put(s, "      if (st + 1 < nk) {");
+    for (int i = 0; i < 2; i++) {
+      const tsr__emit_operand *o = i ? &g->b : &g->a;
+      if (o->staged) put(s, " p%c += ADV_%c;", o->name, o->name - 32);
+    }
+    put(s,
+        " }\n"
+        "    }\n"
+        "    tsr_cp_commit();\n"
+        "  }\n"
+        "  int rd = 0, wr = STAGES - 1;\n"
+        "  for (int it = 0; it < nk; ++it) {\n"
+        "    tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it have landed\n"
+        "    __syncthreads();           // ... and everyone's\n"
+        "    const int nx = it + STAGES - 1 < nk ? it + STAGES - 1 : nk - 1;\n");
+    for (int i = 0; i < 2; i++) {
+      const tsr__emit_operand *o = i ? &g->b : &g->a;
+      if (o->staged)
+        put(s, "    tsr_loadp_%c(%cs + wr * %c_STAGE, p%c, %cg, %s, (kb_begin + nx) * BK);\n",
+            o->name, o->name - 32, o->name - 32, o->name, o->name - 32, i ? "n0" : "m0");
+    }
+    put(s, "    if (it + STAGES < nk) {");
+    for (int i = 0; i < 2; i++) {
+      const tsr__emit_operand *o = i ? &g->b : &g->a;
+      if (o->staged) put(s, " p%c += ADV_%c;", o->name, o->name - 32);
+    }
+    put(s, " }\n    tsr_cp_commit();\n    ");
+    put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
+    put(s,
+        "    rd = rd + 1 == STAGES ? 0 : rd + 1;\n"
+        "    wr = wr + 1 == STAGES ? 0 : wr + 1;\n"
+        "  }\n");
+  } else if (pl->stages == 1) {
     put(s, "  // K loop, one shared stage: load, barrier, compute, barrier\n");
     put(s, "  for (int kb = kb_begin; kb < kb_end; ++kb) {\n    const int k0 = kb * BK;\n");
     put_stage_loads(s, g, "    ", "As", "Bs", "k0");
@@ -1747,6 +1895,8 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
     if (o->poff_small) {
       emit_load(&s, &g, o, "tsr_load_tile");
       emit_load_parts(&s, o);
+    } else if (g.plan.kloop) {
+      emit_load_ptr(&s, &g, o);
     } else {
       emit_load(&s, &g, o, "tsr_load");
     }

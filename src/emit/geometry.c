@@ -92,7 +92,9 @@ static void init_operand(tsr__emit_operand *o, char name, const tsr_problem *p,
    * TF32 parts straight into the MMA's register pairs/quads, while a V-wide
    * LDS of a [k][x] tile needs a register move per element to pair k rows
    * t and t+4 (the inline split wrote them in place for free) */
-  o->srows_x = tf32 && (o->kmajor || g->presplit);
+  /* FFMA kfrag: [x][k] rows, read 4 K steps per LDS.128 (docs/emit.md) */
+  o->srows_x = tf32 ? o->kmajor || g->presplit
+                    : !g->wg && (pl->kfrag & (name == 'a' ? TSR_PACK_A : TSR_PACK_B)) != 0;
   o->ls = (o->srows_x ? pl->bk : o->bmn) + pl->pad;
   o->tail = o->ext % o->bmn != 0;
   if (o->staged) {
@@ -236,6 +238,17 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
     return reject(msg, cap, "plan: a=%d is not staged or view", (int)pl->a);
   if (pl->b != TSR_IN_STAGED && pl->b != TSR_IN_VIEW)
     return reject(msg, cap, "plan: b=%d is not staged or view", (int)pl->b);
+  if ((unsigned)pl->kfrag > TSR_PACK_AB)
+    return reject(msg, cap, "plan: kfrag=%d is not none, a, b or ab", (int)pl->kfrag);
+  if (pl->kfrag != TSR_PACK_NONE && pl->mma != TSR_MMA_FFMA)
+    return reject(msg, cap, "plan: kfrag is unused by mma=%s and must be none", mma_name(pl->mma));
+  if (pl->kloop != 0 && pl->kloop != 1)
+    return reject(msg, cap, "plan: kloop=%d is not 0 or 1", pl->kloop);
+  if (pl->kloop && pl->mma != TSR_MMA_FFMA)
+    return reject(msg, cap, "plan: kloop=1 is unused by mma=%s and must be 0", mma_name(pl->mma));
+  if (pl->kloop && pl->stages < 2)
+    return reject(msg, cap, "plan: kloop=1 needs a cp.async ring (stages >= 2), not stages=%d",
+                  pl->stages);
   return TSR_OK;
 }
 
@@ -412,8 +425,10 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
       return reject(msg, cap, "plan: tm=%d must be 1..4 or a multiple of 4", pl->tm);
     if (pl->tn > 4 && pl->tn % 4)
       return reject(msg, cap, "plan: tn=%d must be 1..4 or a multiple of 4", pl->tn);
-    g->fm = pl->tm < 4 ? pl->tm : 4;
-    g->fn = pl->tn < 4 ? pl->tn : 4;
+    /* kfrag: a thread's rows (columns) are one per lane row (column), so
+     * its k-fragment LDS.128s of a warp phase hit distinct rows */
+    g->fm = pl->kfrag & TSR_PACK_A ? 1 : pl->tm < 4 ? pl->tm : 4;
+    g->fn = pl->kfrag & TSR_PACK_B ? 1 : pl->tn < 4 ? pl->tn : 4;
     /* accumulators + one A and one B fragment set (double-buffered by the
      * scheduler) + ~16 addresses */
     g->reg_estimate = pl->tm * pl->tn + 2 * (pl->tm + pl->tn) + 16;
@@ -445,12 +460,44 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   }
   apply_pack(&g->a, p, &g->plan);
   apply_pack(&g->b, p, &g->plan);
+  for (int i = 0; i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    if (g->tf32 || g->wg || !o->srows_x) continue;
+    char U = (char)(o->name - 32);
+    const char *kf = pl->kfrag == TSR_PACK_AB ? "ab" : i ? "b" : "a";
+    if (!o->staged)
+      return reject(msg, cap, "plan: kfrag=%s reads %c from shared memory; %c=view has none", kf,
+                    U, o->name);
+    if (!o->kmajor)
+      return reject(msg, cap,
+                    "plan: kfrag=%s needs %c contiguous along k (op %s) or packed (pack=%c)", kf,
+                    U, i ? "T" : "N", o->name);
+    if (pl->bk % 4 || o->ls % 4)
+      return reject(msg, cap,
+                    "plan: kfrag=%s needs bk=%d and the shared %c row bk+pad=%d floats to be "
+                    "multiples of 4 (one LDS.128 reads 4 K steps)",
+                    kf, pl->bk, U, o->ls);
+  }
   if (!g->a.staged && !g->b.staged && pl->stages != 1)
     return reject(msg, cap, "plan: stages=%d needs a staged operand (a=view,b=view); use stages=1",
                   pl->stages);
   tsr_status s;
   if ((s = check_vec(p, pl, &g->a, msg, cap)) != TSR_OK) return s;
   if ((s = check_vec(p, pl, &g->b, msg, cap)) != TSR_OK) return s;
+  for (int i = 0; i < 2 && pl->kloop; i++) { /* after check_vec: vec divides the rows */
+    /* kloop=1: every pass of a thread's copy moves its row by NT / per, so
+     * the passes sit at constant offsets from one pointer */
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    if (!o->staged) continue;
+    int direct = o->srows_x == o->kmajor;
+    int rows = direct ? (o->srows_x ? o->bmn : pl->bk) : o->bmn;
+    int per = direct ? (o->srows_x ? pl->bk : o->bmn) / o->vec : pl->bk;
+    if (g->nthreads % per || (rows * per) % g->nthreads)
+      return reject(msg, cap,
+                    "plan: kloop=1 needs the %d threads to copy %c in whole passes of rows (%d "
+                    "rows of %d copies)",
+                    g->nthreads, o->name - 32, rows, per);
+  }
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
   if (g->preg || g->ppack) {
     g->smem_bytes += 16u * (uint64_t)pl->stages; /* full and empty mbarriers per stage */

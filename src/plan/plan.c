@@ -36,6 +36,8 @@ static const struct {
     {"minblocks", K_INT, offsetof(tsr_plan, minblocks), 0},
     {"pack", K_PACK, offsetof(tsr_plan, pack), 0},
     {"split", K_SPLIT, offsetof(tsr_plan, split), 0},
+    {"kfrag", K_PACK, offsetof(tsr_plan, kfrag), 0},
+    {"kloop", K_INT, offsetof(tsr_plan, kloop), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -138,8 +140,8 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
         for (int i = 0; i < 4; i++)
           if (strcmp(val, pack_names[i]) == 0) found = i;
         if (found < 0)
-          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: pack=%s is not none, a, b or ab",
-                              val);
+          return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: %s=%s is not none, a, b or ab",
+                              item, val);
         *(tsr_pack *)field = (tsr_pack)found;
         break;
       }
@@ -172,11 +174,19 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
 }
 
 int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
-  char walk[64];
+  char walk[64], extra[64] = "";
   tsr_walk_format(&p->walk, walk, sizeof walk);
+  /* kfrag and kloop are named only when set: the text of every plan that
+   * predates them (tuning databases, results, the generated sources'
+   * headers) is unchanged */
+  size_t x = 0;
+  if (p->kfrag != TSR_PACK_NONE)
+    x += (size_t)snprintf(extra + x, sizeof extra - x, ",kfrag=%s",
+                          pack_names[(unsigned)p->kfrag < 4 ? (unsigned)p->kfrag : 0]);
+  if (p->kloop != 0) snprintf(extra + x, sizeof extra - x, ",kloop=%d", p->kloop);
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
-                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s,split=%s",
+                  "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s,split=%s%s",
                   p->bm, p->bn, p->bk, p->wm, p->wn, p->tm, p->tn, p->stages, p->vec,
                   mode_names[p->a == TSR_IN_VIEW], mode_names[p->b == TSR_IN_VIEW], p->pad, walk,
                   p->splitk, p->threads,
@@ -184,7 +194,8 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
                   mma_names[(unsigned)p->mma < 5 ? (unsigned)p->mma : 0],
                   acc_names[p->acc == TSR_ACC_CHAIN], p->minblocks,
                   pack_names[(unsigned)p->pack < 4 ? (unsigned)p->pack : 0],
-                  split_names[(unsigned)p->split < sizeof split_names / sizeof *split_names ? (unsigned)p->split : 0]);
+                  split_names[(unsigned)p->split < sizeof split_names / sizeof *split_names ? (unsigned)p->split : 0],
+                  extra);
 }
 
 int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
@@ -194,5 +205,6 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          (a->walk.kind == TSR_WALK_LINEAR || a->walk.r == b->walk.r) &&
          (a->walk.kind != TSR_WALK_RECT || a->walk.c == b->walk.c) && a->splitk == b->splitk &&
          a->threads == b->threads && a->isa == b->isa && a->mma == b->mma && a->acc == b->acc &&
-         a->minblocks == b->minblocks && a->pack == b->pack && a->split == b->split;
+         a->minblocks == b->minblocks && a->pack == b->pack && a->split == b->split &&
+         a->kfrag == b->kfrag && a->kloop == b->kloop;
 }

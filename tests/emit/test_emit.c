@@ -350,6 +350,16 @@ static void test_rejections(void **state) {
   expect_reject(big, "a=view,b=view,stages=2", "stages=2 needs a staged operand");
   expect_reject(big, "mma=tf32x3", "tm=4 is unused by the tensor-core families");
   expect_reject(big, "acc=chain", "acc=chain is unused by mma=ffma");
+  expect_reject(big, "kfrag=b", "kfrag=b needs B contiguous along k (op T) or packed (pack=b)");
+  expect_reject(big, "kfrag=ab,a=view,stages=1", "kfrag=ab reads A from shared memory; a=view has none");
+  expect_reject(big, "kfrag=a,pad=2", "kfrag=a needs bk=8 and the shared A row bk+pad=10 floats");
+  expect_reject(big, "kfrag=a,bk=6", "kfrag=a needs bk=6");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,kfrag=a", "kfrag is unused by mma=tf32x3 and must be none");
+  expect_reject(big, "kloop=2", "kloop=2 is not 0 or 1");
+  expect_reject(big, "kloop=1,stages=1", "kloop=1 needs a cp.async ring (stages >= 2), not stages=1");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,kloop=1,stages=2", "kloop=1 is unused by mma=tf32x3");
+  expect_reject(big, "kloop=1,stages=2,bm=48,wm=48,tm=12,bk=12",
+                "kloop=1 needs the 32 threads to copy A in whole passes of rows (48 rows of 12 copies)");
   {
     tsr_problem strict = big;
     strict.precision = TSR_PREC_STRICT;
@@ -983,6 +993,36 @@ static const emu_case emu_cases[] = {
      "bm=128,bn=16,bk=16,wm=64,wn=16,tm=8,tn=4,stages=4,vec=1,pad=4,splitk=2"},
     {"ffma ld/stride padding batch", {33, 35, 21, 2, 'N', 'N', 0.5f, 3, 5, 7, 11}, "stages=2"},
     {"ffma random", {64, 72, 80, 1, 'N', 'N', 0}, "stages=3,vec=4,pad=4", 0, 0, 0, 0, 1},
+    /* kfrag: [x][k] shared rows of the listed operands, 4 K steps per
+     * LDS.128, strided rows/columns (FM or FN = 1, scalar epilogue runs) */
+    {"ffma kfrag=a NN tails beta 3-stage", {70, 45, 37, 1, 'N', 'N', 0.5f}, "kfrag=a,stages=3,pad=4"},
+    {"ffma kfrag=b NT tails vec4 splitk2", {64, 45, 40, 1, 'N', 'T', 0}, "kfrag=b,stages=2,vec=4,pad=4,splitk=2"},
+    {"ffma kfrag=ab NT batch2 beta1 splitk3 vec2", {66, 50, 36, 2, 'N', 'T', 1.0f},
+     "kfrag=ab,stages=4,vec=2,pad=4,splitk=3"},
+    {"ffma kfrag=ab TT pack=ab tails", {70, 45, 37, 1, 'T', 'T', 0}, "kfrag=ab,pack=ab,stages=2,pad=4"},
+    {"ffma kfrag=a TN pack=a 1-stage ld pad batch2", {66, 38, 26, 2, 'T', 'N', 0.5f, 1, 3, 2, 5},
+     "kfrag=a,pack=a,stages=1,pad=4"},
+    {"ffma kfrag=a NN 1-stage vec4 tail m", {70, 64, 32, 1, 'N', 'N', 0}, "kfrag=a,stages=1,vec=4,pad=4"},
+    {"ffma kfrag=a 128x128 8x8 4-stage tails", {260, 250, 70, 1, 'N', 'N', 0},
+     "bm=128,bn=128,bk=16,wm=64,wn=32,tm=8,tn=8,stages=4,vec=1,pad=4,kfrag=a,walk=rect:2x2"},
+    {"ffma kfrag=ab 64x64 bk32 NT random", {96, 80, 130, 1, 'N', 'T', 0},
+     "bm=64,bn=64,bk=32,wm=32,wn=32,tm=4,tn=8,stages=3,vec=2,pad=4,kfrag=ab", 0, 0, 0, 0, 1},
+    /* kloop=1: pointer copies, running slots, clamped re-copy of the last
+     * block (nk < STAGES too: 1-3 K blocks per split-K slice) */
+    {"ffma kloop NN tails beta 3-stage", {70, 45, 37, 1, 'N', 'N', 0.5f}, "kloop=1,stages=3,pad=4"},
+    {"ffma kloop kfrag=a NN vec4 4-stage splitk3 short slices", {64, 64, 40, 1, 'N', 'N', 0},
+     "kloop=1,kfrag=a,stages=4,vec=4,pad=4,splitk=3"},
+    {"ffma kloop kfrag=ab NT batch2 beta1 tails vec2", {66, 50, 38, 2, 'N', 'T', 1.0f},
+     "kloop=1,kfrag=ab,stages=2,vec=2,pad=4"},
+    {"ffma kloop TT tails transposing B", {70, 45, 37, 1, 'T', 'T', 0}, "kloop=1,stages=3,pad=4"},
+    {"ffma kloop view A NN tails", {70, 45, 37, 1, 'N', 'N', 0}, "kloop=1,a=view,stages=2,pad=4"},
+    {"ffma kloop kfrag=a TN pack=a ld pad", {66, 38, 26, 1, 'T', 'N', 0.5f, 1, 3, 2, 0},
+     "kloop=1,kfrag=a,pack=a,stages=2,pad=4"},
+    {"ffma kloop kfrag=a 128x256 random", {140, 260, 100, 1, 'N', 'N', 0},
+     "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,kfrag=a,kloop=1", 0, 0, 0, 0, 1},
+    {"ffma kfrag=a 128x256 8x16 contract strict", {140, 260, 100, 1, 'N', 'N', 0},
+     "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=4,vec=4,pad=4,kfrag=a", .random = 3,
+     .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
     /* 3xTF32, base 32x32x16 tile, warp 16x16 (MI=1, NI=2), 128 threads */
     {"tf32 NN full 3-stage vec4", {64, 64, 32, 1, 'N', 'N', 0},
      "mma=tf32x3,tm=1,tn=1,bk=16,wm=16,wn=16,stages=3,vec=4,pad=4"},
@@ -1836,6 +1876,10 @@ static void test_nvcc(void **state) {
       {{1024, 1024, 1537, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=64,bn=64,bk=32,wm=32,wn=32,stages=3,vec=4,pad=0,pack=ab"},
       {{513, 257, 129, 1, 'N', 'N', 0}, "bm=64,bn=32,bk=16,wm=32,wn=16,tm=4,tn=4,stages=2,vec=4,pad=4,pack=ab"},
       {{513, 257, 129, 1, 'N', 'N', 0}, "bm=64,bn=32,bk=16,wm=32,wn=16,tm=4,tn=4,stages=2,vec=1,pad=4,pack=a"},
+      /* strict FFMA kfrag / kloop (scripts/device/ffma-variants.txt): no spills */
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,walk=rect:8x16,kfrag=a,kloop=1", 1},
+      {{512, 4096, 11008, 1, 'N', 'T', 0}, "bm=128,bn=128,bk=8,wm=64,wn=32,tm=8,tn=8,stages=4,vec=4,pad=4,kfrag=ab,kloop=1", 1},
+      {{1000, 1000, 1000, 2, 'T', 'T', 0.5f}, "bm=128,bn=128,bk=16,wm=64,wn=32,tm=8,tn=8,stages=3,vec=4,pad=4,kfrag=ab,pack=a,kloop=1,splitk=2"},
       /* split=pack: the large geometries without spills (docs/emit.md) */
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=8,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16,split=pack", 1},
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=16,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16,split=pack", 1},

@@ -36,7 +36,9 @@ static void test_round_trip_many(void **state) {
       "isa=generic",  "isa=avx2",              "mma=tf32x3",     "pad=0,vec=1,stages=1",
       "mma=tf32,acc=chain", "acc=chain",
       "tm=16,tn=2",   "walk=linear",           "wm=1,wn=65536", "minblocks=2", "pack=ab",
-      "split=pack",   "mma=tf32x3,split=pack,pack=none", "split=producer", "split=producer-reg", "split=producer-pack"};
+      "split=pack",   "mma=tf32x3,split=pack,pack=none", "split=producer", "split=producer-reg",
+      "split=producer-pack", "kfrag=a",      "kfrag=b,pack=b",        "kfrag=ab",       "kloop=1",
+      "kfrag=a,kloop=1"};
   for (size_t i = 0; i < sizeof overlays / sizeof overlays[0]; i++) {
     tsr_plan p = base, q = base;
     char msg[256], t1[512], t2[512];
@@ -44,7 +46,20 @@ static void test_round_trip_many(void **state) {
     assert_false(tsr_plan_equal(&p, &base) && strcmp(overlays[i], "walk=linear") != 0);
     tsr_plan_format(&p, t1, sizeof t1);
     memset(&q, 0x55, sizeof q);
-    assert_int_equal(tsr_plan_parse(t1, &q, msg, sizeof msg), TSR_OK); /* full text: every key */
+    /* the full text names every key, but kfrag and kloop only when set */
+    if (p.kfrag == TSR_PACK_NONE) {
+      assert_null(strstr(t1, "kfrag"));
+      q.kfrag = TSR_PACK_NONE;
+    } else {
+      assert_non_null(strstr(t1, ",kfrag="));
+    }
+    if (p.kloop == 0) {
+      assert_null(strstr(t1, "kloop"));
+      q.kloop = 0;
+    } else {
+      assert_non_null(strstr(t1, ",kloop="));
+    }
+    assert_int_equal(tsr_plan_parse(t1, &q, msg, sizeof msg), TSR_OK);
     assert_true(tsr_plan_equal(&p, &q));
     tsr_plan_format(&q, t2, sizeof t2);
     assert_string_equal(t1, t2);
@@ -77,6 +92,8 @@ static void test_rejections(void **state) {
   expect_reject("acc=kahan", "acc=kahan");
   expect_reject("split=packed", "split=packed is not inline, pack, producer, producer-reg or producer-pack");
   expect_reject("split=pack,split=inline", "split");
+  expect_reject("kfrag=c", "kfrag=c is not none, a, b or ab");
+  expect_reject("pack=x", "pack=x is not none, a, b or ab");
   expect_reject("walk=rect:0x4", "walk");
   expect_reject("walk=spiral", "walk");
   expect_reject("splitk=0", "splitk=0");

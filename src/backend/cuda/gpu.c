@@ -141,7 +141,8 @@ void tsr__gpu_target_get(tsr_context *ctx, tsr__gpu_target *out) {
 
 static const char *const field_names[] = {"bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages",
                                           "vec", "a", "b", "pad", "walk", "splitk", "threads",
-                                          "isa", "mma", "minblocks", "pack", "acc", "split"};
+                                          "isa", "mma", "minblocks", "pack", "acc", "split",
+                                          "kfrag", "kloop"};
 
 tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const tsr_plan *plan,
                                      const tsr_plan *def) {
@@ -153,7 +154,8 @@ tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const 
                 plan->splitk != def->splitk, plan->threads != def->threads,
                 plan->isa != def->isa, plan->mma != def->mma,
                 plan->minblocks != def->minblocks, plan->pack != def->pack,
-                plan->acc != def->acc, plan->split != def->split};
+                plan->acc != def->acc, plan->split != def->split,
+                plan->kfrag != def->kfrag, plan->kloop != def->kloop};
   /* walk is the only field left when every scalar matches */
   size_t i = 0;
   for (; i < sizeof diff / sizeof diff[0]; i++)
