@@ -261,6 +261,15 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
     pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
     if (!tc) {
       ffma_tiles(&pl, 1);
+      /* kloop=1 (per-thread copy pointers, running slots, one basic block
+       * per K block; docs/emit.md): 4096^3 NN on the H200 1.172x cuBLAS's
+       * time against 1.286x for the same tiles without it, 4 stages
+       * (session 5, scripts/device/default-check ffvar). Other op pairs and
+       * packed operands: not measured, so not changed */
+      if (p->op_a == TSR_OP_N && p->op_b == TSR_OP_N && !unaligned) {
+        pl.kloop = 1;
+        pl.stages = 4;
+      }
     } else {
       pl.mma = tc_mma;
       pl.pad = 0; /* XOR-swizzled shared layout */
@@ -270,20 +279,23 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
        * warp tile spills (8 bytes at 253 registers): 128x128 tiles there */
       if (cc == 90 && mode != TSR_PREC_TF32 && wide_tiles >= 462 && p->op_a == TSR_OP_N &&
           p->op_b == TSR_OP_N && !unaligned && p->beta == 0.0f) {
-        /* sm_90a: wgmma with a producer warpgroup (docs/emit.md "wgmma
-         * stage 2"): 256x128 tiles of two consumer warpgroups, bk=16 x 3
-         * stages, B packed k-major by the backend. Measured on the H200
-         * against cuBLAS pedantic (scripts/device/wgmma-run, run 15): 0.860x
-         * its time at 4096^3, 0.854x at 8192^3, 0.848x at 4096x4096x11008,
-         * against 1.02-1.03x for the mma.sync plan below; contract met on
-         * random, normal and wide inputs. Other op pairs: not yet measured;
-         * beta != 0: its epilogue spills 16 bytes beside two consumers
-         * (ptxas), so the mma.sync plan keeps that case. */
+        /* sm_90a: wgmma with a producer warpgroup (docs/emit.md "wgmma"):
+         * 256x128 tiles of two consumer warpgroups; the pack prologue splits
+         * A and B into TF32 planes once and the producer only copies them,
+         * bk=8 x 8 stages (split=producer-pack). Measured on the H200 against
+         * cuBLAS pedantic (scripts/device/default-check wgvar, session 5):
+         * 0.787x its time at 4096^3, 0.712x at 8192^3, 0.753x at
+         * 4096x4096x11008, against 0.85x for split=producer (the producer's
+         * in-loop split set the pace: ncu, notebook run 16) and 1.02-1.03x
+         * for the mma.sync plan below; contract met on random, normal and
+         * wide inputs. Other op pairs: not yet measured; beta != 0: its
+         * epilogue spills 16 bytes beside two consumers (ptxas), so the
+         * mma.sync plan keeps that case. */
         pl.mma = TSR_MMA_WGMMA_TF32X3;
-        pl.bm = 256, pl.bn = 128, pl.bk = 16;
+        pl.bm = 256, pl.bn = 128, pl.bk = 8;
         pl.wm = 128, pl.wn = 128;
-        pl.stages = 3;
-        pl.split = TSR_SPLIT_PRODUCER;
+        pl.stages = 8;
+        pl.split = TSR_SPLIT_PRODUCER_PACK;
       } else if (wide_tiles >= 462 && p->op_a == TSR_OP_N) {
         /* at least 3.5 waves of 128x256 tiles: 64x64 warp tiles (2/3 of the
          * split work per MMA of 64x32). bk=8 x 4 stages (48 KiB): with

@@ -269,8 +269,10 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
                           for (int ki = 0; ki < 3; ki++)
                             /* tensor cores: the TF32 split in the loop or
                              * once in the pack prologue */
-                            for (int sp = 0; sp < (mma ? 2 : 1); sp++) {
-                            if (sp && vi) continue; /* packed operands pick their own vec */
+                            for (int sp = 0; sp < 2; sp++) {
+                            /* tensor cores: sp = split=pack; FFMA: sp =
+                             * kloop=1 (running copy pointers, session 5) */
+                            if (mma && sp && vi) continue; /* packed operands pick their own vec */
                             int sk = splits[ki];
                             if (sk > 1 && p->k < 256 * sk) continue;
                             tsr_plan pl = *base;
@@ -294,9 +296,10 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
                             if (mma) pl.pad = 0; /* the XOR-swizzled layout */
                             else if (pl.pad == 0) pl.pad = 4;
                             pl.minblocks = 0;
-                            pl.split = sp ? TSR_SPLIT_PACK : TSR_SPLIT_INLINE;
+                            pl.split = mma && sp ? TSR_SPLIT_PACK : TSR_SPLIT_INLINE;
                             /* split=pack packs both operands (canonical text) */
-                            pl.pack = sp ? TSR_PACK_AB : TSR_PACK_NONE;
+                            pl.pack = mma && sp ? TSR_PACK_AB : TSR_PACK_NONE;
+                            pl.kloop = !mma && sp;
                             if (push(pv, &pl)) return -1;
                           }
               }

@@ -274,6 +274,9 @@ static void test_cuda_wgmma_matrix(void **state) {
        * (its registers spill); packed operands read with vec=4 */
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,minblocks=0,pack=ab,split=producer,acc=step,splitk=1",
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=1,bm=128,bn=256,bk=8,wm=64,wn=128,stages=6,minblocks=0,pack=none,split=producer-reg,acc=step,splitk=2",
+      /* split=producer-pack: the prologue's TF32 planes (the large default) */
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,minblocks=0,pack=ab,split=producer-pack,acc=step,splitk=1",
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=128,bk=8,wm=64,wn=128,stages=6,minblocks=0,pack=ab,split=producer-pack,acc=step,splitk=2",
   };
   int fails = 0, runs = 0;
   for (size_t pi = 0; pi < sizeof plans / sizeof plans[0]; pi++)
@@ -537,6 +540,8 @@ static const family families[] = {
      WG2 "split=producer,bm=128,bn=256,bk=16,wm=64,wn=128,stages=3,vec=4,pack=ab", 0},
     {"cuda wgmma-tf32x3 producer-reg 256x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
      WG2 "split=producer-reg,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,vec=1,pack=none", 0},
+    {"cuda wgmma-tf32x3 producer-pack 256x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
+     WG2 "split=producer-pack,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,vec=4,pack=ab", 0},
     {"cuda wgmma-tf32x3 producer-reg 128x256", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
      WG2 "split=producer-reg,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8,vec=1,pack=none", 0},
 #undef WG2

@@ -607,12 +607,27 @@ static void test_default_table(void **state) {
   assert_int_equal(pl.bn, 16);
   assert_int_equal(pl.splitk, 16); /* 17 wanted; 16 divides the 1024 K blocks */
   assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
-  /* sm_90a: the 4096^3 NN default is the wgmma producer plan (cc 90 only),
-   * byte-identical source run to run; other devices keep mma.sync */
+  /* sm_90a: the 4096^3 NN default is the wgmma producer-pack plan (cc 90
+   * only), byte-identical source run to run; other devices keep mma.sync */
   q = P(4096, 4096, 4096);
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
-  assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+  assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_PACK);
+  assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
+  {
+    /* strict: 128x128 FFMA with running copy pointers (kloop) for NN */
+    tsr_problem qs = q;
+    qs.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&qs, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_FFMA);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(tsr__emit_check(&qs, &pl, SM90, msg, sizeof msg), TSR_OK);
+    qs.op_a = TSR_OP_T; /* not measured: unchanged */
+    assert_int_equal(tsr_problem_check(&qs, msg, sizeof msg), TSR_OK);
+    tsr__emit_default_plan(&qs, &pl);
+    assert_int_equal(pl.kloop, 0);
+    tsr__emit_default_plan(&q, &pl);
+  }
   {
     tsr__kernel_src k1, k2;
     emit_ok(&q, &pl, &k1);
