@@ -192,7 +192,8 @@ typedef enum { TSR_PACK_NONE = 0, TSR_PACK_A = 1, TSR_PACK_B = 2, TSR_PACK_AB = 
  * producer warpgroup copies each K block and writes its TF32 planes while
  * the consumer warpgroups multiply (warp specialization, docs/emit.md);
  * PRODUCER_REG: the same with the K block loaded into the producer's
- * registers (no raw copy in shared memory).
+ * registers (no raw copy in shared memory); PRODUCER_PACK: the pack prologue
+ * writes the planes (as PACK) and the producer only copies them.
  * FFMA: INLINE only. */
 typedef enum {
   TSR_SPLIT_INLINE = 0,
