@@ -25,7 +25,8 @@ size_t tsr_cli_problem_table(tsr_cli_problem_opts *o, tsr_cli_opt *out) {
                         "scalar (default 0: C is never read)"),
       TSR_CLI_OPT_STRING("--plan", &o->plan, "TEXT",
                          "key=value,... over the backend's default plan, e.g.\n"
-                         "bm=128,bn=128,bk=16,walk=rect:4x8 (tessera plan shows every key)"),
+                         "bm=128,bn=128,bk=16,walk=rect:4x8 (tessera plan shows every key\n"
+                         "but the FFMA-only kfrag and kloop, which it shows when set)"),
       TSR_CLI_OPT_STRING("--backend", &o->backend, "B",
                          "auto (default: cuda when a GPU is usable, else cpu), cpu, cuda,\n"
                          "cublas, hand"),
