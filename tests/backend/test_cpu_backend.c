@@ -17,6 +17,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "core/backend.h"
 #include "core/inputs.h"
+#include "measure/measure.h"
 #include "tessera.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -293,6 +294,114 @@ static void test_older_cpu(void **state) {
     assert_non_null(strstr(tsr_context_message(g_ctx), "not supported"));
     tsr__cpu_isa_limit(TSR_ISA_AVX512);
   }
+}
+
+/* ---- GEMV path (M == 1 or N == 1) ----------------------------------------- */
+
+/* Every transpose (axpy and dot forms, strided vectors), K across the axpy
+ * (256) and dot (2048) K blocks and their tails, outputs across the
+ * 2048-output chunk and ragged vector tails, 1 and 2 threads, alpha/beta,
+ * beta = 0 over a NaN-poisoned C; dyadic (exact) and random inputs. */
+static void gemv_cases(void) {
+  static const int64_t dims[][3] = {{1, 17, 37},   {17, 1, 37},   {1, 1, 300},  {1, 2100, 300},
+                                    {2100, 1, 2100}, {1, 5, 2100}, {5, 1, 300}, {1, 33, 1},
+                                    {40, 1, 513},  {1, 40, 513}};
+  for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+    for (int t = 0; t < 4; t++)
+      for (int v = 0; v < 3; v++) {
+        gemm_case g = {.m = dims[d][0], .n = dims[d][1], .k = dims[d][2], .oa = (tsr_op)(t & 1),
+                       .ob = (tsr_op)(t >> 1), .alpha = v == 1 ? -1.5f : 1.0f,
+                       .beta = v == 1 ? 0.5f : 0.0f,
+                       .inputs = v == 2 ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC};
+        tsr_plan pl = default_plan_for(&g);
+        for (int threads = 1; threads <= 2; threads++) {
+          pl.threads = threads;
+          run_case(&g, &pl);
+        }
+      }
+  /* batches with padded leading dimensions and batch strides */
+  for (int t = 0; t < 4; t++)
+    for (int v = 0; v < 2; v++) {
+      gemm_case g = {.m = v ? 37 : 1, .n = v ? 1 : 45, .k = 29, .batch = 3,
+                     .oa = (tsr_op)(t & 1), .ob = (tsr_op)(t >> 1), .alpha = 1.0f, .beta = 0.5f,
+                     .pad_a = 3, .pad_b = 5, .pad_c = 7, .gap_a = 11, .gap_b = 13, .gap_c = 17,
+                     .inputs = TSR_INPUTS_DYADIC};
+      run_case(&g, NULL);
+      g.inputs = TSR_INPUTS_RANDOM;
+      g.beta = 0.0f;
+      tsr_plan pl = default_plan_for(&g);
+      pl.threads = 2;
+      run_case(&g, &pl);
+    }
+}
+
+static void test_gemv(void **state) {
+  gemv_cases(); /* AVX-512 where present */
+  tsr__cpu_isa_limit(TSR_ISA_GENERIC);
+  gemv_cases(); /* the portable kernel */
+  tsr__cpu_isa_limit(TSR_ISA_AVX512);
+}
+
+/* The GEMV path under the FP32 contract (docs/accuracy.md: Frobenius within
+ * 1.25x the strict reference's, componentwise bound, NaN/Inf classes) on
+ * random inputs and on special values: NaN, +-Inf, FLT_MAX, subnormals,
+ * 0 x Inf, a NaN in C with beta != 0. */
+static void test_gemv_contract(void **state) {
+  static const int64_t dims[][3] = {{1, 2100, 3000}, {2100, 1, 3000}, {1, 1200, 40}, {1200, 1, 40}};
+  for (int isa = 0; isa < 2; isa++) {
+    tsr__cpu_isa_limit(isa ? TSR_ISA_GENERIC : TSR_ISA_AVX512);
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+      for (int t = 0; t < 4; t++)
+        for (int kind = 0; kind < 7; kind++) {
+          if (dims[d][2] > 40 && kind > 0) continue; /* specials on the small ones */
+          tsr_problem p;
+          tsr_problem_init(&p, dims[d][0], dims[d][1], dims[d][2]);
+          p.op_a = (tsr_op)(t & 1);
+          p.op_b = (tsr_op)(t >> 1);
+          p.alpha = 0.75f;
+          p.beta = kind == 6 ? 0.5f : 0.0f;
+          char msg[256];
+          assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+          tsr__workload *w;
+          assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 7, NULL, 0, &w, msg, sizeof msg),
+                           TSR_OK);
+          /* the vector's element k, and the matrix's element (output i, k) */
+          int64_t K = p.k, len = p.m == 1 ? p.n : p.m;
+          float *vec = p.m == 1 ? w->a : w->b, *mat = p.m == 1 ? w->b : w->a;
+          int mat_t = p.m == 1 ? p.op_b == TSR_OP_T : p.op_a == TSR_OP_N; /* rows of length K */
+#define MAT(i, k) mat[mat_t ? (i) * K + (k) : (k) * len + (i)]
+          switch (kind) {
+            case 1: vec[7] = NAN; break;
+            case 2: MAT(3, 2) = INFINITY; MAT(9, 4) = -INFINITY; break;
+            case 3: vec[5] = 3.4028235e38f; MAT(4, 5) = 2.0f; break; /* overflow to Inf */
+            case 4: for (int64_t k = 0; k < K; k++) vec[k] = 1e-39f * (float)(k + 1), MAT(6, k) = 1e30f; break;
+            case 5: vec[0] = 0.0f; MAT(2, 0) = INFINITY; break; /* 0 x Inf = NaN */
+            case 6: w->c0[5 * (p.m == 1 ? 1 : p.n)] = NAN; break;
+            default: break;
+          }
+#undef MAT
+          assert_int_equal(tsr_oracle_cpu(&w->p, w->a, w->b, w->c0, w->ref, w->scale, &w->strict_rel_fro),
+                           TSR_OK);
+          float *c = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *c);
+          assert_non_null(c);
+          if (w->c0) memcpy(c, w->c0, (size_t)tsr_problem_elems_c(&p) * sizeof *c);
+          else tsr_poison(&p, c);
+          assert_int_equal(tsr_gemm(g_ctx, TSR_BACKEND_CPU, &w->p, NULL, w->a, w->b, c), TSR_OK);
+          tsr_receipt r;
+          tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, c, &r);
+          if (!r.passed) {
+            tsr__receipt_summary(&r, msg, sizeof msg);
+            fail_msg("gemv %lldx%lldx%lld op=%d%d kind %d isa %s: %s", (long long)p.m,
+                     (long long)p.n, (long long)p.k, (int)p.op_a, (int)p.op_b, kind,
+                     isa ? "generic" : "auto", msg);
+          }
+          if (kind == 0 && len >= 1024) /* the blocked sums beat the k-ascending chain */
+            assert_true(r.rel_fro_err <= w->strict_rel_fro * 1.25);
+          free(c);
+          tsr__workload_destroy(w);
+        }
+  }
+  tsr__cpu_isa_limit(TSR_ISA_AVX512);
 }
 
 /* ---- realize ---------------------------------------------------------- */
@@ -654,6 +763,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_vtable_exec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_null_context, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_callers, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemv, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemv_contract, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

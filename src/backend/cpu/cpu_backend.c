@@ -18,6 +18,10 @@
  * rows of op(B) in place (op(B) = N only) and take partial tiles; this is
  * for operands that fit in cache, where packing costs more than it saves.
  *
+ * M == 1 or N == 1 (GEMV) runs neither: the matrix is streamed once in
+ * place by the GEMV kernels, the output split in pieces between the
+ * threads; of the plan only threads and isa apply there.
+ *
  * Plan fields used: bm, bn, bk, tm, tn, a, b, walk, threads, isa. Fields the
  * CPU does not use must hold the defaults of the built-in plan: wm=1, wn=1,
  * stages=1, vec=1, pad=0, splitk=1, mma=ffma. */
@@ -549,14 +553,57 @@ static void prepack_worker(void *arg, int tid) {
   }
 }
 
+/* ---- GEMV: M == 1 or N == 1 --------------------------------------------- */
+/* The output is one row or one column: a tile of tm rows would compute tm−1
+ * rows of zeros and packing would copy the whole matrix once more for a
+ * single use. The matrix is streamed once in place instead (the plan's tile
+ * fields do not apply; threads and isa do). The output of each batch item is
+ * cut into pieces handed out like tiles. */
+typedef struct {
+  tsr__cpu_gemv fn;
+  int64_t len, k;      /* outputs, reduction length */
+  const float *mat;    /* output i, step k at mat[i*rs + k*ks] */
+  int64_t rs, ks;
+  const float *x;      /* step k at x[k*incx] */
+  int64_t incx;
+  float *y;            /* output i at y[i*incy] */
+  int64_t incy;
+  int64_t smat, sx, sy; /* batch strides */
+  float alpha, beta;
+  int64_t piece;        /* outputs per task */
+  uint64_t per_item, tasks, next; /* next: atomic */
+} gemv_job;
+
+static void gemv_task(const gemv_job *g, uint64_t t) {
+  const int64_t bt = (int64_t)(t / g->per_item), i0 = (int64_t)(t % g->per_item) * g->piece;
+  const int64_t n = g->len - i0 < g->piece ? g->len - i0 : g->piece;
+  g->fn(n, g->k, g->mat + bt * g->smat + i0 * g->rs, g->rs, g->ks, g->x + bt * g->sx, g->incx,
+        g->y + bt * g->sy + i0 * g->incy, g->incy, g->alpha, g->beta);
+}
+
+static void gemv_worker(void *arg, int tid) {
+  gemv_job *g = arg;
+  for (;;) {
+    uint64_t t = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
+    if (t >= g->tasks) break;
+    gemv_task(g, t);
+  }
+}
+
 /* The context's pool, created on first use (global lock: two threads may
  * share a context). */
 static pthread_mutex_t pool_create_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static tsr__cpu_pool *context_pool(tsr_context *ctx) {
+  /* Created once: later calls skip the global lock. */
+  tsr__cpu_pool *have = __atomic_load_n(&ctx->backend_state[TSR_BACKEND_CPU], __ATOMIC_ACQUIRE);
+  if (have) return have;
   pthread_mutex_lock(&pool_create_lock);
   tsr__cpu_pool *pool = ctx->backend_state[TSR_BACKEND_CPU];
-  if (!pool) pool = ctx->backend_state[TSR_BACKEND_CPU] = tsr__cpu_pool_create();
+  if (!pool) {
+    pool = tsr__cpu_pool_create();
+    __atomic_store_n(&ctx->backend_state[TSR_BACKEND_CPU], pool, __ATOMIC_RELEASE);
+  }
   pthread_mutex_unlock(&pool_create_lock);
   return pool;
 }
@@ -589,6 +636,44 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   tsr_walk_normalize(&pl.walk, j.h, j.w);
   j.plan = &pl;
   int nthreads = run_threads(plan, j.tasks);
+  if (p->m == 1 || p->n == 1) {
+    const int use512 = (kern ? kern->isa : disa) == TSR_ISA_AVX512;
+    const int64_t ars = p->op_a == TSR_OP_N ? j.lda : 1, aks = p->op_a == TSR_OP_N ? 1 : j.lda;
+    const int64_t brs = p->op_b == TSR_OP_N ? 1 : j.ldb, bks = p->op_b == TSR_OP_N ? j.ldb : 1;
+    gemv_job g = {.fn = use512 ? tsr__cpu_gemv_avx512 : tsr__cpu_gemv_generic, .k = p->k,
+                  .alpha = p->alpha, .beta = p->beta, .sy = j.sc};
+    if (p->m == 1) { /* y = op(A) row 0 · op(B): outputs along the columns of op(B) */
+      g.len = p->n, g.mat = b, g.rs = brs, g.ks = bks, g.smat = j.sb;
+      g.x = a, g.incx = aks, g.sx = j.sa, g.y = c, g.incy = 1;
+    } else { /* y = op(A) · op(B) column 0: outputs along the rows of op(A) */
+      g.len = p->m, g.mat = a, g.rs = ars, g.ks = aks, g.smat = j.sa;
+      g.x = b, g.incx = bks, g.sx = j.sb, g.y = c, g.incy = j.ldc;
+    }
+    /* Two pieces per thread (one late thread costs half a piece); pieces
+     * of whole vectors (axpy) or row groups (dot). */
+    g.piece = nthreads > 1 ? round_up(cdiv(g.len, 2 * (int64_t)nthreads), g.rs == 1 ? 16 : 4)
+                           : g.len;
+    g.per_item = (uint64_t)cdiv(g.len, g.piece);
+    g.tasks = g.per_item * (uint64_t)p->batch;
+    if ((uint64_t)nthreads > g.tasks) nthreads = (int)g.tasks;
+    if (nthreads <= 1) { /* on the caller: no pool, no locks */
+      for (uint64_t t = 0; t < g.tasks; t++) gemv_task(&g, t);
+      return TSR_OK;
+    }
+    tsr__cpu_pool *gp = ctx ? context_pool(ctx) : tsr__cpu_pool_create();
+    if (!gp) return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: out of memory for the thread pool");
+    tsr__cpu_pool_lock(gp);
+    int grc = tsr__cpu_pool_run(gp, nthreads, gemv_worker, &g);
+    tsr__cpu_pool_unlock(gp);
+    if (!ctx) tsr__cpu_pool_destroy(gp);
+    if (grc)
+      return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: could not start %d worker threads", nthreads);
+    return TSR_OK;
+  }
+  if (j.dkern && nthreads == 1) { /* small and serial: on the caller, no pool, no locks */
+    worker_direct(&j, 0);
+    return TSR_OK;
+  }
   tsr__cpu_pool *pool = ctx ? context_pool(ctx) : tsr__cpu_pool_create();
   if (!pool) return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: out of memory for the thread pool");
   j.pool = pool;
