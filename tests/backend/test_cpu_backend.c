@@ -404,6 +404,60 @@ static void test_gemv_contract(void **state) {
   tsr__cpu_isa_limit(TSR_ISA_AVX512);
 }
 
+/* ---- split-K ----------------------------------------------------------- */
+
+/* splitk > 1: slices of whole K blocks (equal and ragged), K tails, several
+ * tiles, transposes, alpha/beta (beta = 0 over NaN-poisoned C), batches with
+ * padding, 1 to 3 threads, dyadic and random inputs; the default plan splits
+ * K for a small output with long K. */
+static void test_split_k(void **state) {
+  static const int64_t dims[][3] = {{64, 64, 700}, {37, 45, 301}, {13, 100, 257}, {130, 70, 96}};
+  for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+    for (int t = 0; t < 4; t++)
+      for (int v = 0; v < 3; v++) {
+        gemm_case g = {.m = dims[d][0], .n = dims[d][1], .k = dims[d][2], .oa = (tsr_op)(t & 1),
+                       .ob = (tsr_op)(t >> 1), .alpha = v == 1 ? -1.5f : 1.0f,
+                       .beta = v == 1 ? 0.5f : 0.0f,
+                       .inputs = v == 2 ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC};
+        tsr_plan pl = default_plan_for(&g);
+        pl.a = pl.b = TSR_IN_STAGED;
+        pl.bk = 32;
+        pl.bm = 2 * pl.tm; /* several tiles, M tails */
+        for (int sk = 2; sk <= 3; sk++)
+          for (int threads = 1; threads <= 3; threads++) {
+            pl.splitk = sk;
+            pl.threads = threads;
+            run_case(&g, &pl);
+          }
+      }
+  for (int t = 0; t < 4; t++) {
+    gemm_case g = {.m = 37, .n = 45, .k = 290, .batch = 3, .oa = (tsr_op)(t & 1),
+                   .ob = (tsr_op)(t >> 1), .alpha = 1.0f, .beta = 0.5f, .pad_a = 3, .pad_b = 5,
+                   .pad_c = 7, .gap_a = 11, .gap_b = 13, .gap_c = 17, .inputs = TSR_INPUTS_DYADIC};
+    tsr_plan pl = default_plan_for(&g);
+    pl.a = pl.b = TSR_IN_STAGED;
+    pl.bk = 48;
+    pl.splitk = 3;
+    pl.threads = 2;
+    run_case(&g, &pl);
+    g.inputs = TSR_INPUTS_RANDOM;
+    g.beta = 0.0f;
+    run_case(&g, &pl);
+  }
+  /* the default plan: one tile, K in equal slices, one per core */
+  gemm_case g = {.m = 64, .n = 64, .k = 8192, .alpha = 1.0f, .inputs = TSR_INPUTS_RANDOM};
+  tsr_plan pl = default_plan_for(&g);
+  tsr_problem p = make_problem(&g);
+  tsr_plan_info info;
+  assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_OK);
+  if (info.threads > 1) {
+    assert_int_equal(pl.splitk, (int)info.threads);
+    assert_int_equal(info.grid_rows * info.grid_cols, 1);
+    assert_int_equal((8192 + pl.bk - 1) / pl.bk % pl.splitk, 0);
+  }
+  run_case(&g, NULL);
+}
+
 /* ---- realize ---------------------------------------------------------- */
 
 static void expect_reject(const tsr_problem *p, const tsr_plan *pl, const char *field) {
@@ -433,7 +487,13 @@ static void test_rejections(void **state) {
   expect_reject(&p, &pl, "tn=7");
   pl = base; pl.tm = 5; pl.bm = 10; /* auto: no ISA has it */
   expect_reject(&p, &pl, "tm=5");
-  pl = base; pl.splitk = 2;
+  pl = base; pl.splitk = 2; /* K = 100 is one K block */
+  expect_reject(&p, &pl, "splitk=2");
+  pl = base; pl.splitk = 0;
+  expect_reject(&p, &pl, "splitk=0");
+  pl = base; pl.bk = 10; pl.splitk = 11; /* 10 K blocks */
+  expect_reject(&p, &pl, "splitk=11");
+  pl = base; pl.bk = 10; pl.splitk = 2; pl.a = pl.b = TSR_IN_VIEW; pl.tm = 12; pl.tn = 32;
   expect_reject(&p, &pl, "splitk=2");
   pl = base; pl.wm = 2;
   expect_reject(&p, &pl, "wm=2");
@@ -765,6 +825,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_concurrent_callers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemv, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemv_contract, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_split_k, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
