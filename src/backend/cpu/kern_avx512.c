@@ -172,6 +172,44 @@ TSR_AVX512_DIRECT(10)
 TSR_AVX512_DIRECT(11)
 TSR_AVX512_DIRECT(12)
 
+/* One vector of columns (nr <= 16): a strip of at most 16 columns would
+ * spend half its FMAs on masked-off lanes in the two-vector kernel. */
+#define TSR_AVX512_DIRECT1(MR)                                                               \
+  __attribute__((target("avx512f"))) static void d512n_##MR(                                \
+      int64_t kc, int nr, const float *restrict a, int64_t ars, int64_t aks,                 \
+      const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc, float alpha,     \
+      float beta) {                                                                          \
+    const __mmask16 m0 = lanes(nr);                                                          \
+    __m512 acc0[MR];                                                                         \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) acc0[i] = _mm512_setzero_ps();     \
+    for (int64_t k = 0; k < kc; k++) {                                                       \
+      const float *ak = a + k * aks;                                                         \
+      __m512 b0 = _mm512_maskz_loadu_ps(m0, b + k * ldb);                                    \
+      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                  \
+          acc0[i] = _mm512_fmadd_ps(_mm512_set1_ps(ak[i * ars]), b0, acc0[i]);               \
+    }                                                                                        \
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);                            \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                  \
+      float *cr = c + i * ldc;                                                               \
+      __m512 r0 = _mm512_mul_ps(va, acc0[i]);                                                \
+      if (beta != 0.0f) r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), r0);         \
+      _mm512_mask_storeu_ps(cr, m0, r0);                                                     \
+    }                                                                                        \
+  }
+
+TSR_AVX512_DIRECT1(1)
+TSR_AVX512_DIRECT1(2)
+TSR_AVX512_DIRECT1(3)
+TSR_AVX512_DIRECT1(4)
+TSR_AVX512_DIRECT1(5)
+TSR_AVX512_DIRECT1(6)
+TSR_AVX512_DIRECT1(7)
+TSR_AVX512_DIRECT1(8)
+TSR_AVX512_DIRECT1(9)
+TSR_AVX512_DIRECT1(10)
+TSR_AVX512_DIRECT1(11)
+TSR_AVX512_DIRECT1(12)
+
 void tsr__cpu_direct_avx512(int64_t kc, int mr, int nr, const float *a, int64_t ars, int64_t aks,
                             const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,
                             float beta) {
@@ -180,7 +218,10 @@ void tsr__cpu_direct_avx512(int64_t kc, int mr, int nr, const float *a, int64_t 
   static const fn by_rows[TSR__CPU_DIRECT_AVX512_TM + 1] = {
       NULL, d512_1, d512_2, d512_3, d512_4, d512_5, d512_6,
       d512_7, d512_8, d512_9, d512_10, d512_11, d512_12};
-  by_rows[mr](kc, nr, a, ars, aks, b, ldb, c, ldc, alpha, beta);
+  static const fn by_rows1[TSR__CPU_DIRECT_AVX512_TM + 1] = {
+      NULL, d512n_1, d512n_2, d512n_3, d512n_4, d512n_5, d512n_6,
+      d512n_7, d512n_8, d512n_9, d512n_10, d512n_11, d512n_12};
+  (nr <= 16 ? by_rows1 : by_rows)[mr](kc, nr, a, ars, aks, b, ldb, c, ldc, alpha, beta);
 }
 
 /* GEMV (cpu_kernels.h). Axpy form: four matrix rows per pass over the
