@@ -458,6 +458,47 @@ static void test_split_k(void **state) {
   run_case(&g, NULL);
 }
 
+/* ---- the pool: runs complete without waiting for late workers ------------ */
+
+typedef struct {
+  uint64_t run;           /* this run's number */
+  uint64_t next, tasks;   /* task counter (atomic) */
+  unsigned char done[64]; /* per task: times computed (atomic) */
+  int stale;              /* an fn saw another run's job (atomic) */
+} pool_job;
+
+static uint64_t pool_current_run; /* atomic */
+
+static void pool_fn(void *arg, int tid) {
+  pool_job *j = arg;
+  if (__atomic_load_n(&pool_current_run, __ATOMIC_ACQUIRE) != j->run)
+    __atomic_store_n(&j->stale, 1, __ATOMIC_RELAXED);
+  for (;;) {
+    uint64_t t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+    if (t >= j->tasks) break;
+    __atomic_add_fetch(&j->done[t], 1, __ATOMIC_RELAXED);
+  }
+}
+
+/* Many short runs back to back (the workers often arrive after the caller
+ * has taken every task): every task runs exactly once and no fn runs with
+ * a job of another run, i.e. after its caller returned. */
+static void test_pool_runs(void **state) {
+  tsr__cpu_pool *pool = tsr__cpu_pool_create();
+  assert_non_null(pool);
+  for (uint64_t r = 1; r <= 20000; r++) {
+    pool_job j = {.run = r, .tasks = 1 + r % 64};
+    __atomic_store_n(&pool_current_run, r, __ATOMIC_RELEASE);
+    assert_int_equal(tsr__cpu_pool_run(pool, 2 + (int)(r % 3), pool_fn, &j), 0);
+    __atomic_store_n(&pool_current_run, 0, __ATOMIC_RELEASE);
+    for (uint64_t t = 0; t < j.tasks; t++)
+      if (j.done[t] != 1) fail_msg("run %llu: task %llu ran %d times", (unsigned long long)r,
+                                   (unsigned long long)t, j.done[t]);
+    assert_int_equal(j.stale, 0);
+  }
+  tsr__cpu_pool_destroy(pool);
+}
+
 /* ---- realize ---------------------------------------------------------- */
 
 static void expect_reject(const tsr_problem *p, const tsr_plan *pl, const char *field) {
@@ -826,6 +867,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_gemv, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemv_contract, setup, teardown),
       cmocka_unit_test_setup_teardown(test_split_k, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pool_runs, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
