@@ -759,7 +759,9 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
     return TSR_OK;
   }
   if (j.dkern && nthreads == 1) { /* small and serial: on the caller, no pool, no locks */
-    worker_direct(&j, 0);
+    for (int64_t bt = 0; bt < p->batch; bt++) /* tiles are independent: any order */
+      for (uint32_t row = 0; row < j.h; row++)
+        for (uint32_t col = 0; col < j.w; col++) run_tile_direct(&j, bt, row, col);
     return TSR_OK;
   }
   tsr__cpu_pool *pool = ctx ? context_pool(ctx) : tsr__cpu_pool_create();
