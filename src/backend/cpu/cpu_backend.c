@@ -707,7 +707,10 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   const tsr__cpu_kernel *kern;
   tsr__cpu_dkernel dk;
   tsr_isa disa;
-  tsr_status st = check_plan(p, plan, &kern, &dk, &disa, msg, sizeof msg);
+  tsr_precision runs; /* realize's checks, so that tsr_gemm need not realize first */
+  tsr_status st = tsr__precision_require(ctx, "cpu", p, 1u << TSR_PREC_STRICT, TSR_PREC_STRICT, &runs);
+  if (st) return st;
+  st = check_plan(p, plan, &kern, &dk, &disa, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
   TSR_ASSERT((kern != NULL) != (dk != NULL)); /* a legal plan has exactly one kernel */
   job j = {.p = p, .plan = plan, .kern = kern ? kern->fn : NULL, .dkern = dk, .a = a, .b = b, .c = c};
