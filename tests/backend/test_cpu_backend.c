@@ -455,6 +455,16 @@ static void test_split_k(void **state) {
     assert_int_equal(info.grid_rows * info.grid_cols, 1);
     assert_int_equal((8192 + pl.bk - 1) / pl.bk % pl.splitk, 0);
   }
+  /* M = 64 is 8 rows of 8, not 6 of 12 (AVX-512: 8x32 then); a small view
+   * plan keeps the 12-row direct kernels, which take partial rows */
+  if (tsr__cpu_isa_supported(TSR_ISA_AVX512)) {
+    assert_int_equal(pl.tm, 8);
+    assert_int_equal(pl.bm % 8, 0);
+    gemm_case small = {.m = 32, .n = 32, .k = 32, .alpha = 1.0f};
+    tsr_plan sp = default_plan_for(&small);
+    assert_int_equal(sp.a, TSR_IN_VIEW);
+    assert_int_equal(sp.tm, 12);
+  }
   run_case(&g, NULL);
 }
 

@@ -193,6 +193,15 @@ static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
   if (nt > 1 && batch == 1 && m > 1 && n > 1 && k >= 2048 && round_up(m, tm) <= 192 && round_up(n, tn) <= 512 &&
       k >= 4 * (m > n ? m : n) && k / nt >= 256)
     splitk = (int)nt;
+  /* A short M padded to 12 rows wastes up to 11 rows of every tile: 8x32
+   * when its padding is smaller by more than its ~5 % slower inner loop
+   * (docs/log/perf-notebook.md, session 5: one core, 64x2240x64 0.90 → 1.00
+   * of OpenBLAS, 64x64x8192 0.94 → 1.08). The view kernels (below) take
+   * partial rows and keep 12. */
+  const int view = flops < TSR__CPU_VIEW_FLOPS && p->op_b == TSR_OP_N && splitk == 1 &&
+                   isa == TSR_ISA_AVX512;
+  if (isa == TSR_ISA_AVX512 && !view && m <= 192 && round_up(m, 8) * 105 < round_up(m, 12) * 100)
+    tm = 8;
   int64_t nkb = round_up(cdiv(k, kc_max), splitk);
   int64_t bk = cdiv(k, nkb);
   /* A block bm×bk about 384 KiB (bm 96 at bk 1024), never above 192 rows. */
@@ -224,9 +233,7 @@ static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
    * costs more than it saves (docs/perf.md, CPU step 13: 32³ 0.45 → 0.75
    * of OpenBLAS, 128×128×61 0.94 → 1.03–1.10; 256³ ties, 513×257×129
    * loses). The direct kernel's tile is 12×32, like the packed default. */
-  tsr_input_mode mode = flops < TSR__CPU_VIEW_FLOPS && p->op_b == TSR_OP_N && splitk == 1 &&
-                                isa == TSR_ISA_AVX512 && tm == TSR__CPU_DIRECT_AVX512_TM &&
-                                tn == TSR__CPU_DIRECT_AVX512_TN
+  tsr_input_mode mode = view && tm == TSR__CPU_DIRECT_AVX512_TM && tn == TSR__CPU_DIRECT_AVX512_TN
                             ? TSR_IN_VIEW
                             : TSR_IN_STAGED;
   *out = (tsr_plan){.bm = (int)bm, .bn = (int)bn, .bk = (int)bk, .wm = 1, .wn = 1, .tm = tm,
