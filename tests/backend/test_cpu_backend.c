@@ -411,7 +411,10 @@ static void test_gemv_contract(void **state) {
  * padding, 1 to 3 threads, dyadic and random inputs; the default plan splits
  * K for a small output with long K. */
 static void test_split_k(void **state) {
-  static const int64_t dims[][3] = {{64, 64, 700}, {37, 45, 301}, {13, 100, 257}, {130, 70, 96}};
+  /* K blocks of 32: 22, 10, 9, 3 and 4 (3 slices of 4 blocks: none may be
+   * empty) */
+  static const int64_t dims[][3] = {{64, 64, 700}, {37, 45, 301}, {13, 100, 257}, {130, 70, 96},
+                                    {20, 33, 128}};
   for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
     for (int t = 0; t < 4; t++)
       for (int v = 0; v < 3; v++) {

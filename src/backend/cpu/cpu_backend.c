@@ -190,8 +190,8 @@ static void cpu_default_plan(const tsr_problem *p, tsr_plan *out) {
    * session 5). K blocks then come in a multiple of the thread count so the
    * slices are equal. */
   int splitk = 1;
-  if (nt > 1 && batch == 1 && m > 1 && n > 1 && k >= 2048 && round_up(m, tm) <= 192 && round_up(n, tn) <= 512 &&
-      k >= 4 * (m > n ? m : n) && k / nt >= 256)
+  if (nt > 1 && batch == 1 && m > 1 && n > 1 && k >= 2048 && round_up(m, tm) <= 192 &&
+      round_up(n, tn) <= 512 && k >= 4 * (m > n ? m : n) && k / nt >= 256)
     splitk = (int)nt;
   /* A short M padded to 12 rows wastes up to 11 rows of every tile: 8x32
    * when its padding is smaller by more than its ~5 % slower inner loop
@@ -435,10 +435,11 @@ typedef struct {
   float *bfull;
   int64_t bstride;
   uint64_t pack_units, next_unit; /* prepack work items (atomic counter) */
-  /* splitk > 1: slice s of batch item bt sums into the M×N partial at
-   * part + (s*batch + bt)*M*N (row stride N); K blocks per slice. */
+  /* splitk > 1: slice s of batch item bt sums K blocks [s·nkb/S,
+   * (s+1)·nkb/S) (none empty when S <= nkb) into the M×N partial at
+   * part + (s*batch + bt)*M*N (row stride N). */
   float *part;
-  int64_t kslice;
+  int64_t nkb;
   uint64_t red_units, next_red; /* reduction work items (atomic counter) */
 } job;
 
@@ -597,8 +598,10 @@ static void worker(void *arg, int tid) {
                p->beta);
       continue;
     }
-    const int64_t kbeg = (int64_t)s * j->kslice;
-    const int64_t kend = kbeg + j->kslice < p->k ? kbeg + j->kslice : p->k;
+    const int64_t bk = pl->bk, kbeg = (int64_t)s * j->nkb / sk * bk;
+    const int64_t kend = ((int64_t)s + 1) * j->nkb / sk * bk < p->k
+                             ? ((int64_t)s + 1) * j->nkb / sk * bk
+                             : p->k;
     float *dst = j->part + ((int64_t)s * p->batch + bt) * p->m * p->n;
     run_tile(j, apack, bpack, edge, bt, row, col, kbeg, kend, dst, p->n, 1.0f, 0.0f);
   }
@@ -802,7 +805,7 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
                        (unsigned long long)pbytes);
     }
     j.part = sh + off / 4;
-    j.kslice = cdiv(cdiv(p->k, plan->bk), plan->splitk) * plan->bk;
+    j.nkb = cdiv(p->k, plan->bk);
     j.red_units = (uint64_t)cdiv(p->m, TSR__CPU_REDUCE_ROWS) * (uint64_t)p->batch;
   }
   if (prepack) {
