@@ -471,6 +471,58 @@ static void test_split_k(void **state) {
   run_case(&g, NULL);
 }
 
+/* Split-K under the FP32 contract on random inputs (2400 outputs) and on
+ * special values: NaN, +-Inf, FLT_MAX overflow, subnormal products, 0 x Inf,
+ * a NaN in C with beta != 0 (the classes must survive the partials' sum). */
+static void test_split_k_contract(void **state) {
+  for (int kind = 0; kind < 7; kind++) {
+    tsr_problem p;
+    tsr_problem_init(&p, 40, 60, 300);
+    p.alpha = 0.75f;
+    p.beta = kind == 6 ? 0.5f : 0.0f;
+    char msg[256];
+    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+    tsr__workload *w;
+    assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 5, NULL, 0, &w, msg, sizeof msg),
+                     TSR_OK);
+    float *a = w->a, *b = w->b; /* row-major A 40x300, B 300x60 */
+    switch (kind) {
+      case 1: a[3 * 300 + 250] = NAN; break; /* in the last slice */
+      case 2: a[5 * 300 + 2] = INFINITY; b[150 * 60 + 4] = -INFINITY; break;
+      case 3: a[2 * 300 + 120] = 3.4028235e38f; b[120 * 60 + 3] = 2.0f; break;
+      case 4: for (int k = 0; k < 300; k++) a[6 * 300 + k] = 1e-39f * (float)(k + 1), b[k * 60 + 1] = 1e30f; break;
+      case 5: a[0 * 300 + 200] = 0.0f; b[200 * 60 + 0] = INFINITY; break;
+      case 6: w->c0[7] = NAN; break;
+      default: break;
+    }
+    assert_int_equal(tsr_oracle_cpu(&w->p, w->a, w->b, w->c0, w->ref, w->scale, &w->strict_rel_fro),
+                     TSR_OK);
+    tsr_plan pl;
+    assert_int_equal(tsr_plan_default(g_ctx, TSR_BACKEND_CPU, &p, &pl), TSR_OK);
+    pl.a = pl.b = TSR_IN_STAGED;
+    pl.bk = 32; /* 10 K blocks: slices of 3, 3, 4 */
+    pl.splitk = 3;
+    pl.threads = 2;
+    float *c = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *c);
+    assert_non_null(c);
+    if (w->c0) memcpy(c, w->c0, (size_t)tsr_problem_elems_c(&p) * sizeof *c);
+    else tsr_poison(&p, c);
+    assert_int_equal(tsr_gemm(g_ctx, TSR_BACKEND_CPU, &w->p, &pl, w->a, w->b, c), TSR_OK);
+    tsr_receipt r;
+    tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, c, &r);
+    if (!r.passed) {
+      tsr__receipt_summary(&r, msg, sizeof msg);
+      fail_msg("split-K kind %d: %s", kind, msg);
+    }
+    if (kind == 0) assert_true(r.rel_fro_err <= w->strict_rel_fro * 1.25);
+    int specials = 0;
+    for (int64_t i = 0; i < p.m * p.n; i++) specials += !isfinite((float)w->ref[i]);
+    if (kind == 1 || kind == 2 || kind == 5 || kind == 6) assert_true(specials > 0);
+    free(c);
+    tsr__workload_destroy(w);
+  }
+}
+
 /* ---- the pool: runs complete without waiting for late workers ------------ */
 
 typedef struct {
@@ -880,6 +932,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_gemv, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemv_contract, setup, teardown),
       cmocka_unit_test_setup_teardown(test_split_k, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_split_k_contract, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pool_runs, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
