@@ -94,13 +94,10 @@ typedef struct tsr__cpu_pool tsr__cpu_pool;
 
 tsr__cpu_pool *tsr__cpu_pool_create(void);
 void tsr__cpu_pool_destroy(tsr__cpu_pool *pool); /* NULL is a no-op; joins workers */
-/* Runs fn(arg, 0) on the caller and fn(arg, tid), tid in [1, nthreads), on
- * the workers that start before the caller's fn returns; returns when every
- * fn that started is done. A worker the scheduler has not run by then is
- * skipped, not waited for: fn must hand out its work dynamically (every
- * caller here takes tasks from an atomic counter), so the caller alone
- * completes a run. Callers sharing a pool are serialized. Returns 0, or -1
- * when a worker thread could not be started (then nothing ran). */
+/* Runs fn(arg, tid) for tid in [0, nthreads) concurrently (tid 0 on the
+ * caller) and returns when all are done. Callers sharing a pool are
+ * serialized. Returns 0, or -1 when a worker thread could not be started
+ * (then nothing ran). */
 int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, int tid),
                       void *arg);
 /* Per-participant scratch of at least `bytes` (64-byte aligned), kept

@@ -35,8 +35,7 @@ struct tsr__cpu_pool {
   int nworkers;    /* started workers; worker w runs tid w+1 */
   uint64_t gen;    /* bumped for every run */
   int job_threads; /* participants of the current run, caller included */
-  int active;      /* workers inside a run's fn, or about to check whether they may enter */
-  uint64_t open_gen; /* generation of the run workers may still join; 0: none (atomic) */
+  int pending;     /* workers of the current run still busy */
   int shutdown;
   void (*fn)(void *, int);
   void *arg;
@@ -79,8 +78,7 @@ static void revive(tsr__cpu_pool *pool) {
     pthread_cond_init(&pool->wake, NULL);
     pthread_cond_init(&pool->done, NULL);
     pool->nworkers = 0; /* the parent's threads; tid[] entries are stale */
-    pool->job_threads = pool->active = pool->shutdown = 0;
-    pool->open_gen = 0;
+    pool->job_threads = pool->pending = pool->shutdown = 0;
     pool->fn = NULL;
     pool->arg = NULL;
     if (in_call) {
@@ -154,14 +152,9 @@ static void *worker_main(void *p) {
       void (*fn)(void *, int) = pool->fn;
       void *arg = pool->arg;
       pthread_mutex_unlock(&pool->lock);
-      /* Join only while the caller has not closed this run: announce, then
-       * check (the caller closes, then waits for active == 0: with both
-       * sequentially consistent, either the caller sees this worker or the
-       * worker sees the run closed and never touches arg). */
-      __atomic_add_fetch(&pool->active, 1, __ATOMIC_SEQ_CST);
-      if (__atomic_load_n(&pool->open_gen, __ATOMIC_SEQ_CST) == seen) fn(arg, tid);
+      fn(arg, tid);
       pthread_mutex_lock(&pool->lock);
-      if (__atomic_sub_fetch(&pool->active, 1, __ATOMIC_RELEASE) == 0)
+      if (__atomic_sub_fetch(&pool->pending, 1, __ATOMIC_RELEASE) == 0)
         pthread_cond_signal(&pool->done);
     }
   }
@@ -249,19 +242,14 @@ int tsr__cpu_pool_run(tsr__cpu_pool *pool, int nthreads, void (*fn)(void *arg, i
   pool->fn = fn;
   pool->arg = arg;
   pool->job_threads = nthreads;
-  uint64_t gen = __atomic_add_fetch(&pool->gen, 1, __ATOMIC_RELEASE);
-  __atomic_store_n(&pool->open_gen, gen, __ATOMIC_SEQ_CST);
+  pool->pending = nthreads - 1;
+  __atomic_add_fetch(&pool->gen, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->lock);
   fn(arg, 0);
-  /* The caller's fn returns when no work is left to hand out: close the run
-   * and wait only for workers inside it, not for workers that the scheduler
-   * has not run yet (on a loaded 2-vCPU host that wait was a time slice:
-   * docs/log/perf-notebook.md, session 5). */
-  __atomic_store_n(&pool->open_gen, 0, __ATOMIC_SEQ_CST);
-  spin_while_positive(&pool->active);
+  spin_while_positive(&pool->pending);
   pthread_mutex_lock(&pool->lock);
-  while (pool->active > 0) pthread_cond_wait(&pool->done, &pool->lock);
+  while (pool->pending > 0) pthread_cond_wait(&pool->done, &pool->lock);
   pthread_mutex_unlock(&pool->lock);
   pthread_mutex_unlock(&pool->run_lock);
   return 0;
