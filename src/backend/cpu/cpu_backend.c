@@ -155,8 +155,12 @@ static tsr_status cpu_available(tsr_context *ctx) { return TSR_OK; }
 static int64_t split_grid(int64_t m, int64_t n, int64_t batch, int64_t nt, int tm, int tn,
                           int64_t mc_max, int64_t nc_max, int64_t *bm, int64_t *bn) {
   int64_t gm0 = cdiv(m, mc_max), gn0 = cdiv(n, nc_max), tasks = 0;
+  /* An M that fits one tile row is not cut: one tile row packs op(B) once
+   * inside its tiles, with no prepack phase and its second hand-off
+   * (docs/log/perf-notebook.md, session 5: 64x2240x64). */
+  const int m_whole = gm0 == 1;
   for (int extra = 0; extra < 16; extra++) {
-    int64_t gm = gm0 + (extra + 1) / 2, gn = gn0 + extra / 2;
+    int64_t gm = m_whole ? 1 : gm0 + (extra + 1) / 2, gn = m_whole ? gn0 + extra : gn0 + extra / 2;
     int64_t cbm = round_up(cdiv(m, gm), tm), cbn = round_up(cdiv(n, gn), tn);
     int64_t t = cdiv(m, cbm) * cdiv(n, cbn) * batch;
     if (extra == 0 || t % nt == 0 || t >= 8 * nt) {
