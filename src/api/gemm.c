@@ -30,10 +30,11 @@ tsr_status tsr_gemm(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
   tsr_plan pl;
   if (plan) pl = *plan;
   else if ((st = tsr_plan_default(ctx, b, &q, &pl))) return st; /* tuning DB, else built-in */
+  /* The CPU executor makes realize's checks itself: no second pass per call. */
+  if (b == TSR_BACKEND_CPU) return tsr__cpu_gemm(ctx, &q, &pl, a, bmat, c);
   tsr_plan_info info;
   st = be->realize(ctx, &q, &pl, &info);
   if (st) return st;
-  if (b == TSR_BACKEND_CPU) return tsr__cpu_gemm(ctx, &q, &info.plan, a, bmat, c);
   void *ex = NULL;
   st = be->prepare(ctx, &q, &info.plan, a, bmat, q.beta != 0.0f ? c : NULL, &ex);
   if (!st) st = be->launch(ex, 1);

@@ -82,7 +82,8 @@ const tsr__backend *tsr__backend_get(tsr_backend_kind k);
 tsr_backend_kind tsr__backend_resolve(tsr_context *ctx, tsr_backend_kind k);
 
 /* In-place CPU GEMM on caller buffers (the fast path of tsr_gemm and the
- * BLAS shim): no copies; plan must have passed realize. */
+ * BLAS shim): no copies; makes realize's checks (precision, plan) itself and
+ * fails with realize's message. */
 tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
                          const float *a, const float *b, float *c);
 

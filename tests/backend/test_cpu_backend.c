@@ -17,6 +17,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "core/backend.h"
 #include "core/inputs.h"
+#include "measure/measure.h"
 #include "tessera.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -295,6 +296,277 @@ static void test_older_cpu(void **state) {
   }
 }
 
+/* ---- GEMV path (M == 1 or N == 1) ----------------------------------------- */
+
+/* Every transpose (axpy and dot forms, strided vectors), K across the axpy
+ * (256) and dot (2048) K blocks and their tails, outputs across the
+ * 2048-output chunk and ragged vector tails, 1 and 2 threads, alpha/beta,
+ * beta = 0 over a NaN-poisoned C; dyadic (exact) and random inputs. */
+static void gemv_cases(void) {
+  static const int64_t dims[][3] = {{1, 17, 37},   {17, 1, 37},   {1, 1, 300},  {1, 2100, 300},
+                                    {2100, 1, 2100}, {1, 5, 2100}, {5, 1, 300}, {1, 33, 1},
+                                    {40, 1, 513},  {1, 40, 513}};
+  for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+    for (int t = 0; t < 4; t++)
+      for (int v = 0; v < 3; v++) {
+        gemm_case g = {.m = dims[d][0], .n = dims[d][1], .k = dims[d][2], .oa = (tsr_op)(t & 1),
+                       .ob = (tsr_op)(t >> 1), .alpha = v == 1 ? -1.5f : 1.0f,
+                       .beta = v == 1 ? 0.5f : 0.0f,
+                       .inputs = v == 2 ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC};
+        tsr_plan pl = default_plan_for(&g);
+        for (int threads = 1; threads <= 2; threads++) {
+          pl.threads = threads;
+          run_case(&g, &pl);
+        }
+      }
+  /* batches with padded leading dimensions and batch strides */
+  for (int t = 0; t < 4; t++)
+    for (int v = 0; v < 2; v++) {
+      gemm_case g = {.m = v ? 37 : 1, .n = v ? 1 : 45, .k = 29, .batch = 3,
+                     .oa = (tsr_op)(t & 1), .ob = (tsr_op)(t >> 1), .alpha = 1.0f, .beta = 0.5f,
+                     .pad_a = 3, .pad_b = 5, .pad_c = 7, .gap_a = 11, .gap_b = 13, .gap_c = 17,
+                     .inputs = TSR_INPUTS_DYADIC};
+      run_case(&g, NULL);
+      g.inputs = TSR_INPUTS_RANDOM;
+      g.beta = 0.0f;
+      tsr_plan pl = default_plan_for(&g);
+      pl.threads = 2;
+      run_case(&g, &pl);
+    }
+}
+
+static void test_gemv(void **state) {
+  gemv_cases(); /* AVX-512 where present */
+  tsr__cpu_isa_limit(TSR_ISA_GENERIC);
+  gemv_cases(); /* the portable kernel */
+  tsr__cpu_isa_limit(TSR_ISA_AVX512);
+}
+
+/* The GEMV path under the FP32 contract (docs/accuracy.md: Frobenius within
+ * 1.25x the strict reference's, componentwise bound, NaN/Inf classes) on
+ * random inputs and on special values: NaN, +-Inf, FLT_MAX, subnormals,
+ * 0 x Inf, a NaN in C with beta != 0. */
+static void test_gemv_contract(void **state) {
+  static const int64_t dims[][3] = {{1, 2100, 3000}, {2100, 1, 3000}, {1, 1200, 40}, {1200, 1, 40}};
+  for (int isa = 0; isa < 2; isa++) {
+    tsr__cpu_isa_limit(isa ? TSR_ISA_GENERIC : TSR_ISA_AVX512);
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+      for (int t = 0; t < 4; t++)
+        for (int kind = 0; kind < 7; kind++) {
+          if (dims[d][2] > 40 && kind > 0) continue; /* specials on the small ones */
+          tsr_problem p;
+          tsr_problem_init(&p, dims[d][0], dims[d][1], dims[d][2]);
+          p.op_a = (tsr_op)(t & 1);
+          p.op_b = (tsr_op)(t >> 1);
+          p.alpha = 0.75f;
+          p.beta = kind == 6 ? 0.5f : 0.0f;
+          char msg[256];
+          assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+          tsr__workload *w;
+          assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 7, NULL, 0, &w, msg, sizeof msg),
+                           TSR_OK);
+          /* the vector's element k, and the matrix's element (output i, k) */
+          int64_t K = p.k, len = p.m == 1 ? p.n : p.m;
+          float *vec = p.m == 1 ? w->a : w->b, *mat = p.m == 1 ? w->b : w->a;
+          int mat_t = p.m == 1 ? p.op_b == TSR_OP_T : p.op_a == TSR_OP_N; /* rows of length K */
+#define MAT(i, k) mat[mat_t ? (i) * K + (k) : (k) * len + (i)]
+          switch (kind) {
+            case 1: vec[7] = NAN; break;
+            case 2: MAT(3, 2) = INFINITY; MAT(9, 4) = -INFINITY; break;
+            case 3: vec[5] = 3.4028235e38f; MAT(4, 5) = 2.0f; break; /* overflow to Inf */
+            case 4: for (int64_t k = 0; k < K; k++) vec[k] = 1e-39f * (float)(k + 1), MAT(6, k) = 1e30f; break;
+            case 5: vec[0] = 0.0f; MAT(2, 0) = INFINITY; break; /* 0 x Inf = NaN */
+            case 6: w->c0[5 * (p.m == 1 ? 1 : p.n)] = NAN; break;
+            default: break;
+          }
+#undef MAT
+          assert_int_equal(tsr_oracle_cpu(&w->p, w->a, w->b, w->c0, w->ref, w->scale, &w->strict_rel_fro),
+                           TSR_OK);
+          float *c = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *c);
+          assert_non_null(c);
+          if (w->c0) memcpy(c, w->c0, (size_t)tsr_problem_elems_c(&p) * sizeof *c);
+          else tsr_poison(&p, c);
+          assert_int_equal(tsr_gemm(g_ctx, TSR_BACKEND_CPU, &w->p, NULL, w->a, w->b, c), TSR_OK);
+          tsr_receipt r;
+          tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, c, &r);
+          if (!r.passed) {
+            tsr__receipt_summary(&r, msg, sizeof msg);
+            fail_msg("gemv %lldx%lldx%lld op=%d%d kind %d isa %s: %s", (long long)p.m,
+                     (long long)p.n, (long long)p.k, (int)p.op_a, (int)p.op_b, kind,
+                     isa ? "generic" : "auto", msg);
+          }
+          if (kind == 0 && len >= 1024) /* the blocked sums beat the k-ascending chain */
+            assert_true(r.rel_fro_err <= w->strict_rel_fro * 1.25);
+          int specials = 0;
+          for (int64_t i = 0; i < len; i++) specials += !isfinite((float)w->ref[i]);
+          if (kind == 1 || kind == 2 || kind == 5 || kind == 6) assert_true(specials > 0);
+          free(c);
+          tsr__workload_destroy(w);
+        }
+  }
+  tsr__cpu_isa_limit(TSR_ISA_AVX512);
+}
+
+/* ---- split-K ----------------------------------------------------------- */
+
+/* splitk > 1: slices of whole K blocks (equal and ragged), K tails, several
+ * tiles, transposes, alpha/beta (beta = 0 over NaN-poisoned C), batches with
+ * padding, 1 to 3 threads, dyadic and random inputs; the default plan splits
+ * K for a small output with long K. */
+static void test_split_k(void **state) {
+  /* K blocks of 32: 22, 10, 9, 3 and 4 (3 slices of 4 blocks: none may be
+   * empty) */
+  static const int64_t dims[][3] = {{64, 64, 700}, {37, 45, 301}, {13, 100, 257}, {130, 70, 96},
+                                    {20, 33, 128}};
+  for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+    for (int t = 0; t < 4; t++)
+      for (int v = 0; v < 3; v++) {
+        gemm_case g = {.m = dims[d][0], .n = dims[d][1], .k = dims[d][2], .oa = (tsr_op)(t & 1),
+                       .ob = (tsr_op)(t >> 1), .alpha = v == 1 ? -1.5f : 1.0f,
+                       .beta = v == 1 ? 0.5f : 0.0f,
+                       .inputs = v == 2 ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC};
+        tsr_plan pl = default_plan_for(&g);
+        pl.a = pl.b = TSR_IN_STAGED;
+        pl.bk = 32;
+        pl.bm = 2 * pl.tm; /* several tiles, M tails */
+        for (int sk = 2; sk <= 3; sk++)
+          for (int threads = 1; threads <= 3; threads++) {
+            pl.splitk = sk;
+            pl.threads = threads;
+            run_case(&g, &pl);
+          }
+      }
+  for (int t = 0; t < 4; t++) {
+    gemm_case g = {.m = 37, .n = 45, .k = 290, .batch = 3, .oa = (tsr_op)(t & 1),
+                   .ob = (tsr_op)(t >> 1), .alpha = 1.0f, .beta = 0.5f, .pad_a = 3, .pad_b = 5,
+                   .pad_c = 7, .gap_a = 11, .gap_b = 13, .gap_c = 17, .inputs = TSR_INPUTS_DYADIC};
+    tsr_plan pl = default_plan_for(&g);
+    pl.a = pl.b = TSR_IN_STAGED;
+    pl.bk = 48;
+    pl.splitk = 3;
+    pl.threads = 2;
+    run_case(&g, &pl);
+    g.inputs = TSR_INPUTS_RANDOM;
+    g.beta = 0.0f;
+    run_case(&g, &pl);
+  }
+  /* the default plan: one tile, K in equal slices, one per core */
+  gemm_case g = {.m = 64, .n = 64, .k = 8192, .alpha = 1.0f, .inputs = TSR_INPUTS_RANDOM};
+  tsr_plan pl = default_plan_for(&g);
+  tsr_problem p = make_problem(&g);
+  tsr_plan_info info;
+  assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_OK);
+  if (info.threads > 1) {
+    assert_int_equal(pl.splitk, (int)info.threads);
+    assert_int_equal(info.grid_rows * info.grid_cols, 1);
+    assert_int_equal((8192 + pl.bk - 1) / pl.bk % pl.splitk, 0);
+  }
+  /* M = 64 is 8 rows of 8, not 6 of 12 (AVX-512: 8x32 then); a small view
+   * plan keeps the 12-row direct kernels, which take partial rows */
+  if (tsr__cpu_isa_supported(TSR_ISA_AVX512)) {
+    assert_int_equal(pl.tm, 8);
+    assert_int_equal(pl.bm % 8, 0);
+    gemm_case small = {.m = 32, .n = 32, .k = 32, .alpha = 1.0f};
+    tsr_plan sp = default_plan_for(&small);
+    assert_int_equal(sp.a, TSR_IN_VIEW);
+    assert_int_equal(sp.tm, 12);
+  }
+  run_case(&g, NULL);
+}
+
+/* Split-K under the FP32 contract on random inputs (2400 outputs) and on
+ * special values: NaN, +-Inf, FLT_MAX overflow, subnormal products, 0 x Inf,
+ * a NaN in C with beta != 0 (the classes must survive the partials' sum). */
+static void test_split_k_contract(void **state) {
+  for (int kind = 0; kind < 7; kind++) {
+    tsr_problem p;
+    tsr_problem_init(&p, 40, 60, 300);
+    p.alpha = 0.75f;
+    p.beta = kind == 6 ? 0.5f : 0.0f;
+    char msg[256];
+    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+    tsr__workload *w;
+    assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 5, NULL, 0, &w, msg, sizeof msg),
+                     TSR_OK);
+    float *a = w->a, *b = w->b; /* row-major A 40x300, B 300x60 */
+    switch (kind) {
+      case 1: a[3 * 300 + 250] = NAN; break; /* in the last slice */
+      case 2: a[5 * 300 + 2] = INFINITY; b[150 * 60 + 4] = -INFINITY; break;
+      case 3: a[2 * 300 + 120] = 3.4028235e38f; b[120 * 60 + 3] = 2.0f; break;
+      case 4: for (int k = 0; k < 300; k++) a[6 * 300 + k] = 1e-39f * (float)(k + 1), b[k * 60 + 1] = 1e30f; break;
+      case 5: a[0 * 300 + 200] = 0.0f; b[200 * 60 + 0] = INFINITY; break;
+      case 6: w->c0[7] = NAN; break;
+      default: break;
+    }
+    assert_int_equal(tsr_oracle_cpu(&w->p, w->a, w->b, w->c0, w->ref, w->scale, &w->strict_rel_fro),
+                     TSR_OK);
+    tsr_plan pl;
+    assert_int_equal(tsr_plan_default(g_ctx, TSR_BACKEND_CPU, &p, &pl), TSR_OK);
+    pl.a = pl.b = TSR_IN_STAGED;
+    pl.bk = 32; /* 10 K blocks: slices of 3, 3, 4 */
+    pl.splitk = 3;
+    pl.threads = 2;
+    float *c = malloc((size_t)tsr_problem_elems_c(&p) * sizeof *c);
+    assert_non_null(c);
+    if (w->c0) memcpy(c, w->c0, (size_t)tsr_problem_elems_c(&p) * sizeof *c);
+    else tsr_poison(&p, c);
+    assert_int_equal(tsr_gemm(g_ctx, TSR_BACKEND_CPU, &w->p, &pl, w->a, w->b, c), TSR_OK);
+    tsr_receipt r;
+    tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, c, &r);
+    if (!r.passed) {
+      tsr__receipt_summary(&r, msg, sizeof msg);
+      fail_msg("split-K kind %d: %s", kind, msg);
+    }
+    if (kind == 0) assert_true(r.rel_fro_err <= w->strict_rel_fro * 1.25);
+    int specials = 0;
+    for (int64_t i = 0; i < p.m * p.n; i++) specials += !isfinite((float)w->ref[i]);
+    if (kind == 1 || kind == 2 || kind == 5 || kind == 6) assert_true(specials > 0);
+    free(c);
+    tsr__workload_destroy(w);
+  }
+}
+
+/* ---- the pool: runs complete without waiting for late workers ------------ */
+
+typedef struct {
+  uint64_t run;           /* this run's number */
+  uint64_t next, tasks;   /* task counter (atomic) */
+  unsigned char done[64]; /* per task: times computed (atomic) */
+  int stale;              /* an fn saw another run's job (atomic) */
+} pool_job;
+
+static uint64_t pool_current_run; /* atomic */
+
+static void pool_fn(void *arg, int tid) {
+  pool_job *j = arg;
+  if (__atomic_load_n(&pool_current_run, __ATOMIC_ACQUIRE) != j->run)
+    __atomic_store_n(&j->stale, 1, __ATOMIC_RELAXED);
+  for (;;) {
+    uint64_t t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+    if (t >= j->tasks) break;
+    __atomic_add_fetch(&j->done[t], 1, __ATOMIC_RELAXED);
+  }
+}
+
+/* Many short runs back to back (the workers often arrive after the caller
+ * has taken every task): every task runs exactly once and no fn runs with
+ * a job of another run, i.e. after its caller returned. */
+static void test_pool_runs(void **state) {
+  tsr__cpu_pool *pool = tsr__cpu_pool_create();
+  assert_non_null(pool);
+  for (uint64_t r = 1; r <= 20000; r++) {
+    pool_job j = {.run = r, .tasks = 1 + r % 64};
+    __atomic_store_n(&pool_current_run, r, __ATOMIC_RELEASE);
+    assert_int_equal(tsr__cpu_pool_run(pool, 2 + (int)(r % 3), pool_fn, &j), 0);
+    __atomic_store_n(&pool_current_run, 0, __ATOMIC_RELEASE);
+    for (uint64_t t = 0; t < j.tasks; t++)
+      if (j.done[t] != 1) fail_msg("run %llu: task %llu ran %d times", (unsigned long long)r,
+                                   (unsigned long long)t, j.done[t]);
+    assert_int_equal(j.stale, 0);
+  }
+  tsr__cpu_pool_destroy(pool);
+}
+
 /* ---- realize ---------------------------------------------------------- */
 
 static void expect_reject(const tsr_problem *p, const tsr_plan *pl, const char *field) {
@@ -324,7 +596,13 @@ static void test_rejections(void **state) {
   expect_reject(&p, &pl, "tn=7");
   pl = base; pl.tm = 5; pl.bm = 10; /* auto: no ISA has it */
   expect_reject(&p, &pl, "tm=5");
-  pl = base; pl.splitk = 2;
+  pl = base; pl.splitk = 2; /* K = 100 is one K block */
+  expect_reject(&p, &pl, "splitk=2");
+  pl = base; pl.splitk = 0;
+  expect_reject(&p, &pl, "splitk=0");
+  pl = base; pl.bk = 10; pl.splitk = 11; /* 10 K blocks */
+  expect_reject(&p, &pl, "splitk=11");
+  pl = base; pl.bk = 10; pl.splitk = 2; pl.a = pl.b = TSR_IN_VIEW; pl.tm = 12; pl.tn = 32;
   expect_reject(&p, &pl, "splitk=2");
   pl = base; pl.wm = 2;
   expect_reject(&p, &pl, "wm=2");
@@ -346,6 +624,10 @@ static void test_rejections(void **state) {
   expect_reject(&p, &pl, "pack=ab");
   pl = base; pl.minblocks = 2;
   expect_reject(&p, &pl, "minblocks=2");
+  pl = base; pl.kloop = 1; /* written only when set: still refused */
+  expect_reject(&p, &pl, "kloop=1 is not used by the cpu backend");
+  pl = base; pl.kfrag = TSR_PACK_A;
+  expect_reject(&p, &pl, "kfrag=a is not used by the cpu backend");
   pl = base; pl.bm = base.tm + 1;
   expect_reject(&p, &pl, "bm=");
   pl = base; pl.bn = base.tn + 1;
@@ -654,6 +936,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_vtable_exec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_null_context, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_callers, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemv, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemv_contract, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_split_k, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_split_k_contract, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pool_runs, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,9 +18,19 @@
  * rows of op(B) in place (op(B) = N only) and take partial tiles; this is
  * for operands that fit in cache, where packing costs more than it saves.
  *
- * Plan fields used: bm, bn, bk, tm, tn, a, b, walk, threads, isa. Fields the
- * CPU does not use must hold the defaults of the built-in plan: wm=1, wn=1,
- * stages=1, vec=1, pad=0, splitk=1, mma=ffma. */
+ * M == 1 or N == 1 (GEMV) runs neither: the matrix is streamed once in
+ * place by the GEMV kernels, the output split in pieces between the
+ * threads; of the plan only threads and isa apply there.
+ *
+ * splitk = S > 1 (staged plans): K is cut into S slices of whole K blocks;
+ * task (tile, slice) writes its sum into a private partial of the tile, and
+ * a second phase adds the S partials in slice order (deterministic) and
+ * applies alpha/beta. For outputs too small to give every core a tile and
+ * K long enough to share instead.
+ *
+ * Plan fields used: bm, bn, bk, tm, tn, a, b, walk, splitk, threads, isa.
+ * Fields the CPU does not use must hold the defaults of the built-in plan:
+ * wm=1, wn=1, stages=1, vec=1, pad=0, mma=ffma. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +50,9 @@
 #define TSR__CPU_VIEW_FLOPS 8e6
 /* Per-thread packing buffers above this are rejected as a plan error. */
 #define TSR__CPU_MAX_PACK_BYTES (512ull << 20)
+/* Split-K partial outputs (splitk × batch × M × N floats) above this are
+ * rejected as a plan error. */
+#define TSR__CPU_MAX_PARTIAL_BYTES (256ull << 20)
 
 static const char *const isa_name[] = {"auto", "generic", "avx2", "avx512"};
 
@@ -142,8 +155,12 @@ static tsr_status cpu_available(tsr_context *ctx) { return TSR_OK; }
 static int64_t split_grid(int64_t m, int64_t n, int64_t batch, int64_t nt, int tm, int tn,
                           int64_t mc_max, int64_t nc_max, int64_t *bm, int64_t *bn) {
   int64_t gm0 = cdiv(m, mc_max), gn0 = cdiv(n, nc_max), tasks = 0;
+  /* An M that fits one tile row is not cut: one tile row packs op(B) once
+   * inside its tiles, with no prepack phase and its second hand-off
+   * (docs/log/perf-notebook.md, session 5: 64x2240x64). */
+  const int m_whole = gm0 == 1;
   for (int extra = 0; extra < 16; extra++) {
-    int64_t gm = gm0 + (extra + 1) / 2, gn = gn0 + extra / 2;
+    int64_t gm = m_whole ? 1 : gm0 + (extra + 1) / 2, gn = m_whole ? gn0 + extra : gn0 + extra / 2;
     int64_t cbm = round_up(cdiv(m, gm), tm), cbn = round_up(cdiv(n, gn), tn);
     int64_t t = cdiv(m, cbm) * cdiv(n, cbn) * batch;
     if (extra == 0 || t % nt == 0 || t >= 8 * nt) {
@@ -168,25 +185,47 @@ static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *o
   int64_t nc_max = (int64_t)(2 << 20) / k;
   if (nc_max > 1536) nc_max = 1536;
   if (nc_max < 512) nc_max = 512;
-  int64_t bk = cdiv(k, cdiv(k, kc_max));
+  int64_t batch = p->batch > 0 ? p->batch : 1;
+  double flops = 2.0 * (double)m * (double)n * (double)k * (double)batch;
+  int serial = flops < TSR__CPU_SERIAL_FLOPS;
+  int64_t nt = serial ? 1 : online_cores();
+  /* Split K when the whole output is one tile (at most 192 rows of tm and
+   * 512 columns) and K is long: cutting M or N instead would have every
+   * thread pack all of the other operand (docs/log/perf-notebook.md,
+   * session 5). K blocks then come in a multiple of the thread count so the
+   * slices are equal. */
+  int splitk = 1;
+  if (nt > 1 && batch == 1 && m > 1 && n > 1 && k >= 2048 && round_up(m, tm) <= 192 &&
+      round_up(n, tn) <= 512 && k >= 4 * (m > n ? m : n) && k / nt >= 256)
+    splitk = (int)nt;
+  /* A short M padded to 12 rows wastes up to 11 rows of every tile: 8x32
+   * when its padding is smaller by more than its ~5 % slower inner loop
+   * (docs/log/perf-notebook.md, session 5: one core, 64x2240x64 0.90 → 1.00
+   * of OpenBLAS, 64x64x8192 0.94 → 1.08). The view kernels (below) take
+   * partial rows and keep 12. */
+  const int view = flops < TSR__CPU_VIEW_FLOPS && p->op_b == TSR_OP_N && splitk == 1 &&
+                   isa == TSR_ISA_AVX512;
+  if (isa == TSR_ISA_AVX512 && !view && m <= 192 && round_up(m, 8) * 105 < round_up(m, 12) * 100)
+    tm = 8;
+  int64_t nkb = round_up(cdiv(k, kc_max), splitk);
+  int64_t bk = cdiv(k, nkb);
   /* A block bm×bk about 384 KiB (bm 96 at bk 1024), never above 192 rows. */
   int64_t mc_max = 96 * 1024 / bk;
   if (mc_max > 192) mc_max = 192;
   if (mc_max < tm) mc_max = tm;
-  int64_t batch = p->batch > 0 ? p->batch : 1;
   /* Below TSR__CPU_SERIAL_FLOPS one core computes alone: a second thread
    * saves less than the hand-off risks (docs/perf.md, CPU step 12: at 64³
    * one and two threads tie on the median, and two lose whole rounds 10×
    * when the second vCPU is late). */
-  double flops = 2.0 * (double)m * (double)n * (double)k * (double)batch;
-  int serial = flops < TSR__CPU_SERIAL_FLOPS;
-  int64_t nt = serial ? 1 : online_cores();
   int64_t bm, bn;
-  int64_t tasks = split_grid(m, n, batch, nt, tm, tn, mc_max, nc_max, &bm, &bn);
+  int64_t tasks = split_grid(m, n, batch, splitk > 1 ? 1 : nt, tm, tn, mc_max, nc_max, &bm, &bn);
   /* Wide tiles only when there are still plenty of tasks: with fewer than
    * 8 per core one late thread leaves the other idle for a whole tile
    * (docs/perf.md, step 10: 1024×1024×1537 had 10 tasks at bn 1024). */
-  if (nc_max > 512 && tasks < 8 * nt)
+  if (splitk > 1) { /* one tile: the slices share the cores */
+    bm = round_up(m, tm);
+    bn = round_up(n, tn);
+  } else if (nc_max > 512 && tasks < 8 * nt)
     split_grid(m, n, batch, nt, tm, tn, mc_max, 512, &bm, &bn);
   /* Walk down each tile column (stripe over the whole grid height): tasks
    * running at the same time share one K×bn column of packed op(B), which
@@ -199,14 +238,12 @@ static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *o
    * costs more than it saves (docs/perf.md, CPU step 13: 32³ 0.45 → 0.75
    * of OpenBLAS, 128×128×61 0.94 → 1.03–1.10; 256³ ties, 513×257×129
    * loses). The direct kernel's tile is 12×32, like the packed default. */
-  tsr_input_mode mode = flops < TSR__CPU_VIEW_FLOPS && p->op_b == TSR_OP_N &&
-                                isa == TSR_ISA_AVX512 && tm == TSR__CPU_DIRECT_AVX512_TM &&
-                                tn == TSR__CPU_DIRECT_AVX512_TN
+  tsr_input_mode mode = view && tm == TSR__CPU_DIRECT_AVX512_TM && tn == TSR__CPU_DIRECT_AVX512_TN
                             ? TSR_IN_VIEW
                             : TSR_IN_STAGED;
   *out = (tsr_plan){.bm = (int)bm, .bn = (int)bn, .bk = (int)bk, .wm = 1, .wn = 1, .tm = tm,
                     .tn = tn, .stages = 1, .vec = 1, .a = mode, .b = mode,
-                    .pad = 0, .walk = walk, .splitk = 1, .threads = serial ? 1 : 0,
+                    .pad = 0, .walk = walk, .splitk = splitk, .threads = serial ? 1 : 0,
                     .isa = TSR_ISA_AUTO, .mma = TSR_MMA_FFMA};
 }
 
@@ -268,12 +305,14 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
   /* GPU-only fields: each must keep its default (the value named as the plan
    * text spells it) */
   tsr_plan want = *plan;
-  want.wm = want.wn = want.stages = want.vec = want.splitk = 1;
+  want.wm = want.wn = want.stages = want.vec = 1;
   want.pad = want.minblocks = 0;
   want.mma = TSR_MMA_FFMA;
   want.acc = TSR_ACC_STEP;
   want.pack = TSR_PACK_NONE;
   want.split = TSR_SPLIT_INLINE;
+  want.kfrag = TSR_PACK_NONE;
+  want.kloop = 0;
   if (!tsr_plan_equal(&want, plan)) {
     char have_txt[512], want_txt[512];
     tsr_plan_format(plan, have_txt, sizeof have_txt);
@@ -289,6 +328,11 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
       h += hl + (h[hl] == ',');
       w += wl + (w[wl] == ',');
     }
+    /* kfrag and kloop are written only when set: the extra field */
+    if (*h)
+      return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                          "plan: %.*s is not used by the cpu backend (FFMA GPU kernels only)",
+                          (int)strcspn(h, ","), h);
   }
   if (plan->threads < 0 || plan->threads > TSR__CPU_MAX_THREADS)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: threads=%d is outside 0..%d",
@@ -303,6 +347,13 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
                         plan->a == TSR_IN_VIEW ? "view" : "staged",
                         plan->b == TSR_IN_VIEW ? "view" : "staged");
   const int view = plan->a == TSR_IN_VIEW;
+  if (plan->splitk < 1)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: splitk=%d must be at least 1",
+                        plan->splitk);
+  if (plan->splitk > 1 && view)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                        "plan: splitk=%d with a=view,b=view: split-K runs staged plans only",
+                        plan->splitk);
   if (view && p->op_b != TSR_OP_N)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
                         "plan: b=view needs op(B) = N on the cpu backend (it reads rows of op(B) "
@@ -322,6 +373,18 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
                         "(limit %llu)",
                         plan->bm, plan->bk, (unsigned long long)bytes,
                         (unsigned long long)TSR__CPU_MAX_PACK_BYTES);
+  if (plan->splitk > 1) {
+    int64_t nkb = cdiv(p->k, plan->bk);
+    if (plan->splitk > nkb)
+      return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                          "plan: splitk=%d is more than the %lld K blocks of bk=%d", plan->splitk,
+                          (long long)nkb, plan->bk);
+    double pbytes = 4.0 * plan->splitk * (double)p->batch * (double)p->m * (double)p->n;
+    if (pbytes > (double)TSR__CPU_MAX_PARTIAL_BYTES)
+      return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                          "plan: splitk=%d needs %.0f bytes of partial outputs (limit %llu)",
+                          plan->splitk, pbytes, (unsigned long long)TSR__CPU_MAX_PARTIAL_BYTES);
+  }
   uint64_t h = (uint64_t)cdiv(p->m, plan->bm), w = (uint64_t)cdiv(p->n, plan->bn);
   if (h > UINT32_MAX || w > UINT32_MAX)
     return tsr__failbuf(msg, cap, TSR_ERR_OVERFLOW, "plan: tile grid %llux%llu exceeds uint32",
@@ -352,7 +415,8 @@ static tsr_status cpu_realize(tsr_context *ctx, const tsr_problem *p, const tsr_
   info->grid_rows = h;
   info->grid_cols = w;
   info->grid_batch = (uint32_t)p->batch;
-  info->threads = (uint32_t)run_threads(plan, (uint64_t)h * w * (uint64_t)p->batch);
+  info->threads =
+      (uint32_t)run_threads(plan, (uint64_t)h * w * (uint64_t)p->batch * (uint64_t)plan->splitk);
   info->smem_bytes = kern ? pack_bytes(plan) * info->threads : 0;
   info->regs = info->local_bytes = -1;
   info->tail_m = p->m % plan->bm != 0;
@@ -383,6 +447,12 @@ typedef struct {
   float *bfull;
   int64_t bstride;
   uint64_t pack_units, next_unit; /* prepack work items (atomic counter) */
+  /* splitk > 1: slice s of batch item bt sums K blocks [s·nkb/S,
+   * (s+1)·nkb/S) (none empty when S <= nkb) into the M×N partial at
+   * part + (s*batch + bt)*M*N (row stride N). */
+  float *part;
+  int64_t nkb;
+  uint64_t red_units, next_red; /* reduction work items (atomic counter) */
 } job;
 
 /* Columns of op(B) per prepack work item: about 256, and always a whole
@@ -429,23 +499,25 @@ static void tile_span(const job *j, uint32_t row, uint32_t col, int64_t *i0, int
   *nlen = j->p->n - *j0 < bn ? j->p->n - *j0 : bn;
 }
 
+/* Sums K range [kbeg, kend) of tile (row, col) of batch item bt into
+ * dst (row stride ldd) as alpha·sum + beta0·dst. */
 static void run_tile(const job *j, float *apack, float *bpack, float *edge, int64_t bt,
-                     uint32_t row, uint32_t col) {
+                     uint32_t row, uint32_t col, int64_t kbeg, int64_t kend, float *dst,
+                     int64_t ldd, float alpha, float beta0) {
   const tsr_problem *p = j->p;
   const int tm = j->plan->tm, tn = j->plan->tn;
   const int64_t bk = j->plan->bk;
   int64_t i0, j0, mlen, nlen;
   tile_span(j, row, col, &i0, &j0, &mlen, &nlen);
   const float *A = j->a + bt * j->sa, *B = j->b + bt * j->sb;
-  float *C = j->c + bt * j->sc + i0 * j->ldc + j0;
+  float *C = dst + i0 * ldd + j0;
   /* op(A)(i, k) at A[i*ars + k*aks]; op(B)(k, jj) at B[jj*brs + k*bks]. */
   const int64_t ars = p->op_a == TSR_OP_N ? j->lda : 1, aks = p->op_a == TSR_OP_N ? 1 : j->lda;
   const int64_t brs = p->op_b == TSR_OP_N ? 1 : j->ldb, bks = p->op_b == TSR_OP_N ? j->ldb : 1;
-  const float alpha = p->alpha;
 
-  for (int64_t p0 = 0; p0 < p->k; p0 += bk) { /* K blocks */
-    const int64_t kc = p->k - p0 < bk ? p->k - p0 : bk;
-    const float beta = p0 == 0 ? p->beta : 1.0f;
+  for (int64_t p0 = kbeg; p0 < kend; p0 += bk) { /* K blocks */
+    const int64_t kc = kend - p0 < bk ? kend - p0 : bk;
+    const float beta = p0 == kbeg ? beta0 : 1.0f;
     pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack);
     if (!j->bfull) pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack);
     for (int64_t jr = 0; jr < nlen; jr += tn) { /* B micro-panels (L1) */
@@ -454,15 +526,15 @@ static void run_tile(const job *j, float *apack, float *bpack, float *edge, int6
                                  : bpack + jr * kc;
       for (int64_t ir = 0; ir < mlen; ir += tm) { /* A micro-panels (L2) */
         const int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
-        float *ct = C + ir * j->ldc + jr;
+        float *ct = C + ir * ldd + jr;
         if (mr == tm && nr == tn) {
-          j->kern(kc, apack + ir * kc, bp, ct, j->ldc, alpha, beta);
+          j->kern(kc, apack + ir * kc, bp, ct, ldd, alpha, beta);
           continue;
         }
         /* Edge tile: full tile into the buffer, then merge the valid part. */
         j->kern(kc, apack + ir * kc, bp, edge, tn, 1.0f, 0.0f);
         for (int i = 0; i < mr; i++) {
-          float *cr = ct + i * j->ldc;
+          float *cr = ct + i * ldd;
           const float *er = edge + i * tn;
           if (beta == 0.0f)
             for (int x = 0; x < nr; x++) cr[x] = alpha * er[x];
@@ -523,12 +595,53 @@ static void worker(void *arg, int tid) {
   }
   float *apack = buf, *bpack = buf + abytes / 4, *edge = bpack + bbytes / 4;
   const uint64_t hw = (uint64_t)j->h * j->w;
+  const int sk = pl->splitk;
+  const tsr_problem *p = j->p;
   for (;;) {
     uint64_t t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
     if (t >= j->tasks || __atomic_load_n(&j->oom, __ATOMIC_RELAXED)) break;
+    /* the slices of one tile are consecutive tasks: they run side by side */
+    const uint64_t tile = t / (uint64_t)sk, s = t % (uint64_t)sk;
+    const int64_t bt = (int64_t)(tile / hw);
     uint32_t row, col;
-    tsr_walk_map(&pl->walk, j->h, j->w, (uint32_t)(t % hw), &row, &col);
-    run_tile(j, apack, bpack, edge, (int64_t)(t / hw), row, col);
+    tsr_walk_map(&pl->walk, j->h, j->w, (uint32_t)(tile % hw), &row, &col);
+    if (sk == 1) {
+      run_tile(j, apack, bpack, edge, bt, row, col, 0, p->k, j->c + bt * j->sc, j->ldc, p->alpha,
+               p->beta);
+      continue;
+    }
+    const int64_t bk = pl->bk, kbeg = (int64_t)s * j->nkb / sk * bk;
+    const int64_t kend = ((int64_t)s + 1) * j->nkb / sk * bk < p->k
+                             ? ((int64_t)s + 1) * j->nkb / sk * bk
+                             : p->k;
+    float *dst = j->part + ((int64_t)s * p->batch + bt) * p->m * p->n;
+    run_tile(j, apack, bpack, edge, bt, row, col, kbeg, kend, dst, p->n, 1.0f, 0.0f);
+  }
+}
+
+/* Split-K phase 2: C = alpha·(P_0 + P_1 + ...) + beta·C, partials added in
+ * slice order, over units of TSR__CPU_REDUCE_ROWS rows of every batch item. */
+#define TSR__CPU_REDUCE_ROWS 16
+static void reduce_worker(void *arg, int tid) {
+  job *j = arg;
+  const tsr_problem *p = j->p;
+  const int sk = j->plan->splitk;
+  const int64_t per_item = cdiv(p->m, TSR__CPU_REDUCE_ROWS), slice = p->batch * p->m * p->n;
+  const float alpha = p->alpha, beta = p->beta;
+  for (;;) {
+    uint64_t u = __atomic_fetch_add(&j->next_red, 1, __ATOMIC_RELAXED);
+    if (u >= j->red_units) break;
+    const int64_t bt = (int64_t)u / per_item, r0 = ((int64_t)u % per_item) * TSR__CPU_REDUCE_ROWS;
+    const int64_t r1 = r0 + TSR__CPU_REDUCE_ROWS < p->m ? r0 + TSR__CPU_REDUCE_ROWS : p->m;
+    for (int64_t i = r0; i < r1; i++) {
+      const float *p0 = j->part + (bt * p->m + i) * p->n;
+      float *cr = j->c + bt * j->sc + i * j->ldc;
+      for (int64_t x = 0; x < p->n; x++) {
+        float sum = p0[x];
+        for (int s = 1; s < sk; s++) sum += p0[(int64_t)s * slice + x];
+        cr[x] = beta == 0.0f ? alpha * sum : alpha * sum + beta * cr[x];
+      }
+    }
   }
 }
 
@@ -550,14 +663,57 @@ static void prepack_worker(void *arg, int tid) {
   }
 }
 
+/* ---- GEMV: M == 1 or N == 1 --------------------------------------------- */
+/* The output is one row or one column: a tile of tm rows would compute tm−1
+ * rows of zeros and packing would copy the whole matrix once more for a
+ * single use. The matrix is streamed once in place instead (the plan's tile
+ * fields do not apply; threads and isa do). The output of each batch item is
+ * cut into pieces handed out like tiles. */
+typedef struct {
+  tsr__cpu_gemv fn;
+  int64_t len, k;      /* outputs, reduction length */
+  const float *mat;    /* output i, step k at mat[i*rs + k*ks] */
+  int64_t rs, ks;
+  const float *x;      /* step k at x[k*incx] */
+  int64_t incx;
+  float *y;            /* output i at y[i*incy] */
+  int64_t incy;
+  int64_t smat, sx, sy; /* batch strides */
+  float alpha, beta;
+  int64_t piece;        /* outputs per task */
+  uint64_t per_item, tasks, next; /* next: atomic */
+} gemv_job;
+
+static void gemv_task(const gemv_job *g, uint64_t t) {
+  const int64_t bt = (int64_t)(t / g->per_item), i0 = (int64_t)(t % g->per_item) * g->piece;
+  const int64_t n = g->len - i0 < g->piece ? g->len - i0 : g->piece;
+  g->fn(n, g->k, g->mat + bt * g->smat + i0 * g->rs, g->rs, g->ks, g->x + bt * g->sx, g->incx,
+        g->y + bt * g->sy + i0 * g->incy, g->incy, g->alpha, g->beta);
+}
+
+static void gemv_worker(void *arg, int tid) {
+  gemv_job *g = arg;
+  for (;;) {
+    uint64_t t = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
+    if (t >= g->tasks) break;
+    gemv_task(g, t);
+  }
+}
+
 /* The context's pool, created on first use (global lock: two threads may
  * share a context). */
 static pthread_mutex_t pool_create_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static tsr__cpu_pool *context_pool(tsr_context *ctx) {
+  /* Created once: later calls skip the global lock. */
+  tsr__cpu_pool *have = __atomic_load_n(&ctx->backend_state[TSR_BACKEND_CPU], __ATOMIC_ACQUIRE);
+  if (have) return have;
   pthread_mutex_lock(&pool_create_lock);
   tsr__cpu_pool *pool = ctx->backend_state[TSR_BACKEND_CPU];
-  if (!pool) pool = ctx->backend_state[TSR_BACKEND_CPU] = tsr__cpu_pool_create();
+  if (!pool) {
+    pool = tsr__cpu_pool_create();
+    __atomic_store_n(&ctx->backend_state[TSR_BACKEND_CPU], pool, __ATOMIC_RELEASE);
+  }
   pthread_mutex_unlock(&pool_create_lock);
   return pool;
 }
@@ -573,7 +729,10 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   const tsr__cpu_kernel *kern;
   tsr__cpu_dkernel dk;
   tsr_isa disa;
-  tsr_status st = check_plan(p, plan, &kern, &dk, &disa, msg, sizeof msg);
+  tsr_precision runs; /* realize's checks, so that tsr_gemm need not realize first */
+  tsr_status st = tsr__precision_require(ctx, "cpu", p, 1u << TSR_PREC_STRICT, TSR_PREC_STRICT, &runs);
+  if (st) return st;
+  st = check_plan(p, plan, &kern, &dk, &disa, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
   TSR_ASSERT((kern != NULL) != (dk != NULL)); /* a legal plan has exactly one kernel */
   job j = {.p = p, .plan = plan, .kern = kern ? kern->fn : NULL, .dkern = dk, .a = a, .b = b, .c = c};
@@ -584,12 +743,52 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   tsr__stored_dims(p, TSR_TENSOR_C, &rows, &cols, &j.ldc, &j.sc);
   j.h = (uint32_t)cdiv(p->m, plan->bm);
   j.w = (uint32_t)cdiv(p->n, plan->bn);
-  j.tasks = (uint64_t)j.h * j.w * (uint64_t)p->batch;
+  j.tasks = (uint64_t)j.h * j.w * (uint64_t)p->batch * (uint64_t)plan->splitk;
   /* The walk as realize normalizes it (an unnormalized one maps the same). */
   tsr_plan pl = *plan;
   tsr_walk_normalize(&pl.walk, j.h, j.w);
   j.plan = &pl;
   int nthreads = run_threads(plan, j.tasks);
+  if (p->m == 1 || p->n == 1) {
+    const int use512 = (kern ? kern->isa : disa) == TSR_ISA_AVX512;
+    const int64_t ars = p->op_a == TSR_OP_N ? j.lda : 1, aks = p->op_a == TSR_OP_N ? 1 : j.lda;
+    const int64_t brs = p->op_b == TSR_OP_N ? 1 : j.ldb, bks = p->op_b == TSR_OP_N ? j.ldb : 1;
+    gemv_job g = {.fn = use512 ? tsr__cpu_gemv_avx512 : tsr__cpu_gemv_generic, .k = p->k,
+                  .alpha = p->alpha, .beta = p->beta, .sy = j.sc};
+    if (p->m == 1) { /* y = op(A) row 0 · op(B): outputs along the columns of op(B) */
+      g.len = p->n, g.mat = b, g.rs = brs, g.ks = bks, g.smat = j.sb;
+      g.x = a, g.incx = aks, g.sx = j.sa, g.y = c, g.incy = 1;
+    } else { /* y = op(A) · op(B) column 0: outputs along the rows of op(A) */
+      g.len = p->m, g.mat = a, g.rs = ars, g.ks = aks, g.smat = j.sa;
+      g.x = b, g.incx = bks, g.sx = j.sb, g.y = c, g.incy = j.ldc;
+    }
+    /* Two pieces per thread (one late thread costs half a piece); pieces
+     * of whole vectors (axpy) or row groups (dot). */
+    g.piece = nthreads > 1 ? round_up(cdiv(g.len, 2 * (int64_t)nthreads), g.rs == 1 ? 16 : 4)
+                           : g.len;
+    g.per_item = (uint64_t)cdiv(g.len, g.piece);
+    g.tasks = g.per_item * (uint64_t)p->batch;
+    if ((uint64_t)nthreads > g.tasks) nthreads = (int)g.tasks;
+    if (nthreads <= 1) { /* on the caller: no pool, no locks */
+      for (uint64_t t = 0; t < g.tasks; t++) gemv_task(&g, t);
+      return TSR_OK;
+    }
+    tsr__cpu_pool *gp = ctx ? context_pool(ctx) : tsr__cpu_pool_create();
+    if (!gp) return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: out of memory for the thread pool");
+    tsr__cpu_pool_lock(gp);
+    int grc = tsr__cpu_pool_run(gp, nthreads, gemv_worker, &g);
+    tsr__cpu_pool_unlock(gp);
+    if (!ctx) tsr__cpu_pool_destroy(gp);
+    if (grc)
+      return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: could not start %d worker threads", nthreads);
+    return TSR_OK;
+  }
+  if (j.dkern && nthreads == 1) { /* small and serial: on the caller, no pool, no locks */
+    for (int64_t bt = 0; bt < p->batch; bt++) /* tiles are independent: any order */
+      for (uint32_t row = 0; row < j.h; row++)
+        for (uint32_t col = 0; col < j.w; col++) run_tile_direct(&j, bt, row, col);
+    return TSR_OK;
+  }
   tsr__cpu_pool *pool = ctx ? context_pool(ctx) : tsr__cpu_pool_create();
   if (!pool) return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: out of memory for the thread pool");
   j.pool = pool;
@@ -603,7 +802,25 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
     rc = tsr__cpu_pool_run(pool, nthreads, worker_direct, &j);
     goto ran;
   }
-  if (j.h > 1 && bbytes <= TSR__CPU_PREPACK_MAX_BYTES) {
+  /* Split-K partials share the pool's shared scratch with prepacked B (after
+   * it, 64-byte aligned). */
+  const int prepack = j.h > 1 && bbytes <= TSR__CPU_PREPACK_MAX_BYTES;
+  if (plan->splitk > 1) {
+    uint64_t off = prepack ? (bbytes + 63) & ~63ull : 0;
+    uint64_t pbytes = 4ull * (uint64_t)plan->splitk * (uint64_t)p->batch * (uint64_t)p->m *
+                      (uint64_t)p->n;
+    float *sh = tsr__cpu_pool_shared(pool, (size_t)(off + pbytes));
+    if (!sh) {
+      tsr__cpu_pool_unlock(pool);
+      if (!ctx) tsr__cpu_pool_destroy(pool);
+      return tsr__fail(ctx, TSR_ERR_NOMEM, "cpu: out of memory for %llu bytes of split-K partials",
+                       (unsigned long long)pbytes);
+    }
+    j.part = sh + off / 4;
+    j.nkb = cdiv(p->k, plan->bk);
+    j.red_units = (uint64_t)cdiv(p->m, TSR__CPU_REDUCE_ROWS) * (uint64_t)p->batch;
+  }
+  if (prepack) {
     j.bfull = tsr__cpu_pool_shared(pool, (size_t)bbytes);
     j.pack_units = (uint64_t)cdiv(p->n, prepack_cols(plan->tn)) * (uint64_t)p->batch;
     if (j.bfull) {
@@ -612,6 +829,10 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
     }
   }
   if (!rc) rc = tsr__cpu_pool_run(pool, nthreads, worker, &j);
+  if (!rc && j.part && !j.oom) {
+    int rt = (uint64_t)nthreads < j.red_units ? nthreads : (int)j.red_units;
+    rc = tsr__cpu_pool_run(pool, rt, reduce_worker, &j);
+  }
 ran:
   tsr__cpu_pool_unlock(pool);
   if (!ctx) tsr__cpu_pool_destroy(pool);

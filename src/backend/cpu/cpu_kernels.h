@@ -59,6 +59,28 @@ void tsr__cpu_direct_generic(int64_t kc, int mr, int nr, const float *a, int64_t
 #define TSR__CPU_DIRECT_GENERIC_TM 16
 #define TSR__CPU_DIRECT_GENERIC_TN 32
 
+/* GEMV kernels (M == 1 or N == 1): for i in [0, len)
+ *   y[i*incy] = alpha * sum_k x[k*incx] * mat[i*rs + k*ks] + beta * y[i*incy],
+ * streaming the matrix once in place. rs == 1 (the outputs run along
+ * contiguous memory): axpy over matrix rows, every output a k-ascending FMA
+ * chain per K block of TSR__CPU_GEMV_AXPY_KB, the blocks' sums added in
+ * order. ks == 1: dot products, 16-lane partial sums per K block of
+ * TSR__CPU_GEMV_KB. beta == 0 never reads y. */
+typedef void (*tsr__cpu_gemv)(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
+                              const float *x, int64_t incx, float *y, int64_t incy, float alpha,
+                              float beta);
+void tsr__cpu_gemv_avx512(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
+                          const float *x, int64_t incx, float *y, int64_t incy, float alpha,
+                          float beta);
+void tsr__cpu_gemv_generic(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
+                           const float *x, int64_t incx, float *y, int64_t incy, float alpha,
+                           float beta);
+/* Outputs per accumulator chunk (axpy form, on the stack) and K per block of
+ * the dot form (its strided x is gathered into a stack block of this size). */
+#define TSR__CPU_GEMV_CHUNK 2048
+#define TSR__CPU_GEMV_KB 2048
+#define TSR__CPU_GEMV_AXPY_KB 256
+
 /* 1 when the running CPU (and OS) supports the ISA's micro-kernels. */
 int tsr__cpu_isa_supported(tsr_isa isa);
 /* Test hook: treat every ISA above max as unsupported (TSR_ISA_AVX512

@@ -172,6 +172,44 @@ TSR_AVX512_DIRECT(10)
 TSR_AVX512_DIRECT(11)
 TSR_AVX512_DIRECT(12)
 
+/* One vector of columns (nr <= 16): a strip of at most 16 columns would
+ * spend half its FMAs on masked-off lanes in the two-vector kernel. */
+#define TSR_AVX512_DIRECT1(MR)                                                               \
+  __attribute__((target("avx512f"))) static void d512n_##MR(                                \
+      int64_t kc, int nr, const float *restrict a, int64_t ars, int64_t aks,                 \
+      const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc, float alpha,     \
+      float beta) {                                                                          \
+    const __mmask16 m0 = lanes(nr);                                                          \
+    __m512 acc0[MR];                                                                         \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) acc0[i] = _mm512_setzero_ps();     \
+    for (int64_t k = 0; k < kc; k++) {                                                       \
+      const float *ak = a + k * aks;                                                         \
+      __m512 b0 = _mm512_maskz_loadu_ps(m0, b + k * ldb);                                    \
+      _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                  \
+          acc0[i] = _mm512_fmadd_ps(_mm512_set1_ps(ak[i * ars]), b0, acc0[i]);               \
+    }                                                                                        \
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);                            \
+    _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                  \
+      float *cr = c + i * ldc;                                                               \
+      __m512 r0 = _mm512_mul_ps(va, acc0[i]);                                                \
+      if (beta != 0.0f) r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), r0);         \
+      _mm512_mask_storeu_ps(cr, m0, r0);                                                     \
+    }                                                                                        \
+  }
+
+TSR_AVX512_DIRECT1(1)
+TSR_AVX512_DIRECT1(2)
+TSR_AVX512_DIRECT1(3)
+TSR_AVX512_DIRECT1(4)
+TSR_AVX512_DIRECT1(5)
+TSR_AVX512_DIRECT1(6)
+TSR_AVX512_DIRECT1(7)
+TSR_AVX512_DIRECT1(8)
+TSR_AVX512_DIRECT1(9)
+TSR_AVX512_DIRECT1(10)
+TSR_AVX512_DIRECT1(11)
+TSR_AVX512_DIRECT1(12)
+
 void tsr__cpu_direct_avx512(int64_t kc, int mr, int nr, const float *a, int64_t ars, int64_t aks,
                             const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,
                             float beta) {
@@ -180,7 +218,150 @@ void tsr__cpu_direct_avx512(int64_t kc, int mr, int nr, const float *a, int64_t 
   static const fn by_rows[TSR__CPU_DIRECT_AVX512_TM + 1] = {
       NULL, d512_1, d512_2, d512_3, d512_4, d512_5, d512_6,
       d512_7, d512_8, d512_9, d512_10, d512_11, d512_12};
-  by_rows[mr](kc, nr, a, ars, aks, b, ldb, c, ldc, alpha, beta);
+  static const fn by_rows1[TSR__CPU_DIRECT_AVX512_TM + 1] = {
+      NULL, d512n_1, d512n_2, d512n_3, d512n_4, d512n_5, d512n_6,
+      d512n_7, d512n_8, d512n_9, d512n_10, d512n_11, d512n_12};
+  (nr <= 16 ? by_rows1 : by_rows)[mr](kc, nr, a, ars, aks, b, ldb, c, ldc, alpha, beta);
+}
+
+/* GEMV (cpu_kernels.h). Axpy form: four matrix rows per pass over the
+ * accumulator chunk (L1), so four sequential streams run at once and the
+ * chunk is loaded and stored once per four k. Dot form: four rows × two
+ * vectors of partial sums (eight FMA chains) per K block. */
+__attribute__((target("avx512f"))) static void gemv_axpy(int64_t n, int64_t k, const float *m0,
+                                                         int64_t ks, const float *x,
+                                                         int64_t incx, float *acc) {
+  const int64_t nv = n & ~(int64_t)15;
+  const __mmask16 tail = lanes((int)(n - nv));
+  int64_t kk = 0;
+  for (; kk + 4 <= k; kk += 4) {
+    const float *r0 = m0 + kk * ks, *r1 = r0 + ks, *r2 = r1 + ks, *r3 = r2 + ks;
+    const __m512 x0 = _mm512_set1_ps(x[kk * incx]), x1 = _mm512_set1_ps(x[(kk + 1) * incx]);
+    const __m512 x2 = _mm512_set1_ps(x[(kk + 2) * incx]), x3 = _mm512_set1_ps(x[(kk + 3) * incx]);
+    for (int64_t i = 0; i < nv; i += 16) {
+      __m512 a = _mm512_load_ps(acc + i);
+      a = _mm512_fmadd_ps(x0, _mm512_loadu_ps(r0 + i), a);
+      a = _mm512_fmadd_ps(x1, _mm512_loadu_ps(r1 + i), a);
+      a = _mm512_fmadd_ps(x2, _mm512_loadu_ps(r2 + i), a);
+      a = _mm512_fmadd_ps(x3, _mm512_loadu_ps(r3 + i), a);
+      _mm512_store_ps(acc + i, a);
+    }
+    if (tail) {
+      __m512 a = _mm512_load_ps(acc + nv);
+      a = _mm512_fmadd_ps(x0, _mm512_maskz_loadu_ps(tail, r0 + nv), a);
+      a = _mm512_fmadd_ps(x1, _mm512_maskz_loadu_ps(tail, r1 + nv), a);
+      a = _mm512_fmadd_ps(x2, _mm512_maskz_loadu_ps(tail, r2 + nv), a);
+      a = _mm512_fmadd_ps(x3, _mm512_maskz_loadu_ps(tail, r3 + nv), a);
+      _mm512_store_ps(acc + nv, a);
+    }
+  }
+  for (; kk < k; kk++) {
+    const float *r0 = m0 + kk * ks;
+    const __m512 x0 = _mm512_set1_ps(x[kk * incx]);
+    for (int64_t i = 0; i < nv; i += 16)
+      _mm512_store_ps(acc + i, _mm512_fmadd_ps(x0, _mm512_loadu_ps(r0 + i), _mm512_load_ps(acc + i)));
+    if (tail)
+      _mm512_store_ps(acc + nv, _mm512_fmadd_ps(x0, _mm512_maskz_loadu_ps(tail, r0 + nv),
+                                                _mm512_load_ps(acc + nv)));
+  }
+}
+
+/* sum_k xb[k] * row[k] over kn steps (xb contiguous), rows r..r+R-1. */
+__attribute__((target("avx512f"))) static void gemv_dot(int64_t rows, int64_t kn,
+                                                        const float *m0, int64_t rs,
+                                                        const float *xb, float *acc) {
+  const int64_t k32 = kn & ~(int64_t)31;
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const float *q0 = m0 + r * rs, *q1 = q0 + rs, *q2 = q1 + rs, *q3 = q2 + rs;
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
+    for (int64_t kk = 0; kk < k32; kk += 32) {
+      const __m512 xa = _mm512_loadu_ps(xb + kk), xc = _mm512_loadu_ps(xb + kk + 16);
+      s0 = _mm512_fmadd_ps(xa, _mm512_loadu_ps(q0 + kk), s0);
+      s1 = _mm512_fmadd_ps(xa, _mm512_loadu_ps(q1 + kk), s1);
+      s2 = _mm512_fmadd_ps(xa, _mm512_loadu_ps(q2 + kk), s2);
+      s3 = _mm512_fmadd_ps(xa, _mm512_loadu_ps(q3 + kk), s3);
+      t0 = _mm512_fmadd_ps(xc, _mm512_loadu_ps(q0 + kk + 16), t0);
+      t1 = _mm512_fmadd_ps(xc, _mm512_loadu_ps(q1 + kk + 16), t1);
+      t2 = _mm512_fmadd_ps(xc, _mm512_loadu_ps(q2 + kk + 16), t2);
+      t3 = _mm512_fmadd_ps(xc, _mm512_loadu_ps(q3 + kk + 16), t3);
+    }
+    for (int64_t kk = k32; kk < kn; kk += 16) {
+      const __mmask16 m = lanes((int)(kn - kk));
+      const __m512 xa = _mm512_maskz_loadu_ps(m, xb + kk);
+      s0 = _mm512_fmadd_ps(xa, _mm512_maskz_loadu_ps(m, q0 + kk), s0);
+      s1 = _mm512_fmadd_ps(xa, _mm512_maskz_loadu_ps(m, q1 + kk), s1);
+      s2 = _mm512_fmadd_ps(xa, _mm512_maskz_loadu_ps(m, q2 + kk), s2);
+      s3 = _mm512_fmadd_ps(xa, _mm512_maskz_loadu_ps(m, q3 + kk), s3);
+    }
+    acc[r] += _mm512_reduce_add_ps(_mm512_add_ps(s0, t0));
+    acc[r + 1] += _mm512_reduce_add_ps(_mm512_add_ps(s1, t1));
+    acc[r + 2] += _mm512_reduce_add_ps(_mm512_add_ps(s2, t2));
+    acc[r + 3] += _mm512_reduce_add_ps(_mm512_add_ps(s3, t3));
+  }
+  for (; r < rows; r++) {
+    const float *q0 = m0 + r * rs;
+    __m512 s0 = _mm512_setzero_ps();
+    for (int64_t kk = 0; kk < kn; kk += 16) {
+      const __mmask16 m = lanes((int)(kn - kk));
+      s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xb + kk), _mm512_maskz_loadu_ps(m, q0 + kk), s0);
+    }
+    acc[r] += _mm512_reduce_add_ps(s0);
+  }
+}
+
+__attribute__((target("avx512f"))) void tsr__cpu_gemv_avx512(int64_t len, int64_t k,
+                                                             const float *mat, int64_t rs,
+                                                             int64_t ks, const float *x,
+                                                             int64_t incx, float *y,
+                                                             int64_t incy, float alpha,
+                                                             float beta) {
+  _Alignas(64) float acc[TSR__CPU_GEMV_CHUNK];
+  _Alignas(64) float xs[TSR__CPU_GEMV_KB];
+  _Alignas(64) float blk[TSR__CPU_GEMV_CHUNK];
+  for (int64_t i0 = 0; i0 < len; i0 += TSR__CPU_GEMV_CHUNK) {
+    const int64_t n = len - i0 < TSR__CPU_GEMV_CHUNK ? len - i0 : TSR__CPU_GEMV_CHUNK;
+    const float *m0 = mat + i0 * rs;
+    for (int64_t i = 0; i < n; i += 16) _mm512_store_ps(acc + i, _mm512_setzero_ps());
+    if (rs == 1) { /* K blocks summed apart, then added: (KB + K/KB)·u, not K·u */
+      for (int64_t k0 = 0; k0 < k; k0 += TSR__CPU_GEMV_AXPY_KB) {
+        const int64_t kn = k - k0 < TSR__CPU_GEMV_AXPY_KB ? k - k0 : TSR__CPU_GEMV_AXPY_KB;
+        if (k0 == 0) {
+          gemv_axpy(n, kn, m0, ks, x, incx, acc);
+          continue;
+        }
+        for (int64_t i = 0; i < n; i += 16) _mm512_store_ps(blk + i, _mm512_setzero_ps());
+        gemv_axpy(n, kn, m0 + k0 * ks, ks, x + k0 * incx, incx, blk);
+        for (int64_t i = 0; i < n; i += 16)
+          _mm512_store_ps(acc + i, _mm512_add_ps(_mm512_load_ps(acc + i), _mm512_load_ps(blk + i)));
+      }
+    } else {
+      for (int64_t k0 = 0; k0 < k; k0 += TSR__CPU_GEMV_KB) {
+        const int64_t kn = k - k0 < TSR__CPU_GEMV_KB ? k - k0 : TSR__CPU_GEMV_KB;
+        const float *xb = x + k0 * incx;
+        if (incx != 1) { /* gather the strided vector once per block */
+          for (int64_t kk = 0; kk < kn; kk++) xs[kk] = xb[kk * incx];
+          xb = xs;
+        }
+        gemv_dot(n, kn, m0 + k0, rs, xb, acc);
+      }
+    }
+    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    if (incy == 1) {
+      float *yc = y + i0;
+      for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = lanes((int)(n - i));
+        __m512 r = _mm512_mul_ps(va, _mm512_load_ps(acc + i));
+        if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yc + i), r);
+        _mm512_mask_storeu_ps(yc + i, m, r);
+      }
+    } else {
+      for (int64_t i = 0; i < n; i++) {
+        float *yi = y + (i0 + i) * incy;
+        *yi = beta == 0.0f ? alpha * acc[i] : __builtin_fmaf(beta, *yi, alpha * acc[i]);
+      }
+    }
+  }
 }
 #else
 const tsr__cpu_kernel tsr__cpu_kernels_avx512[] = {{TSR_ISA_AVX512, 0, 0, NULL}};
@@ -192,5 +373,10 @@ void tsr__cpu_direct_avx512(int64_t kc, int mr, int nr, const float *a, int64_t 
 void tsr__cpu_pack_avx512(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
                           float *dst) {
   tsr__cpu_pack_generic(kc, mr, w, src, rs, ks, dst);
+}
+void tsr__cpu_gemv_avx512(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
+                          const float *x, int64_t incx, float *y, int64_t incy, float alpha,
+                          float beta) {
+  tsr__cpu_gemv_generic(len, k, mat, rs, ks, x, incx, y, incy, alpha, beta);
 }
 #endif

@@ -105,3 +105,41 @@ void tsr__cpu_direct_generic(int64_t kc, int mr, int nr, const float *a, int64_t
       for (int j = 0; j < nr; j++) cr[j] = alpha * acc[i][j] + beta * cr[j];
   }
 }
+
+/* Portable GEMV (cpu_kernels.h): the same orders as the AVX-512 one, one
+ * lane. */
+void tsr__cpu_gemv_generic(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
+                           const float *x, int64_t incx, float *y, int64_t incy, float alpha,
+                           float beta) {
+  float acc[TSR__CPU_GEMV_CHUNK], blk[TSR__CPU_GEMV_CHUNK];
+  for (int64_t i0 = 0; i0 < len; i0 += TSR__CPU_GEMV_CHUNK) {
+    const int64_t n = len - i0 < TSR__CPU_GEMV_CHUNK ? len - i0 : TSR__CPU_GEMV_CHUNK;
+    const float *m0 = mat + i0 * rs;
+    for (int64_t i = 0; i < n; i++) acc[i] = 0.0f;
+    if (rs == 1) { /* axpy: k-ascending per output inside each K block */
+      for (int64_t k0 = 0; k0 < k; k0 += TSR__CPU_GEMV_AXPY_KB) {
+        const int64_t k1 = k - k0 < TSR__CPU_GEMV_AXPY_KB ? k : k0 + TSR__CPU_GEMV_AXPY_KB;
+        for (int64_t i = 0; i < n; i++) blk[i] = 0.0f;
+        for (int64_t kk = k0; kk < k1; kk++) {
+          const float xv = x[kk * incx], *row = m0 + kk * ks;
+          for (int64_t i = 0; i < n; i++) blk[i] += xv * row[i];
+        }
+        for (int64_t i = 0; i < n; i++) acc[i] += blk[i];
+      }
+    } else { /* dot: one partial sum per K block */
+      for (int64_t k0 = 0; k0 < k; k0 += TSR__CPU_GEMV_KB) {
+        const int64_t kn = k - k0 < TSR__CPU_GEMV_KB ? k - k0 : TSR__CPU_GEMV_KB;
+        for (int64_t i = 0; i < n; i++) {
+          const float *row = m0 + i * rs + k0;
+          float s = 0.0f;
+          for (int64_t kk = 0; kk < kn; kk++) s += x[(k0 + kk) * incx] * row[kk];
+          acc[i] += s;
+        }
+      }
+    }
+    for (int64_t i = 0; i < n; i++) {
+      float *yi = y + (i0 + i) * incy;
+      *yi = beta == 0.0f ? alpha * acc[i] : alpha * acc[i] + beta * *yi;
+    }
+  }
+}
