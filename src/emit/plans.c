@@ -235,7 +235,18 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
     pl.pad = 4;
   } else if (cls == CLS_MEDIUM) {
     packs = 1;
-    if (!tc) {
+    /* strict, about one wave of 128x128 tiles (llm-train's 512x4096xK):
+     * the large tiles with kloop=1, no split-K. H200, session 5
+     * (scripts/device/ffma-variants3.txt): 512x4096x4096 1.112x cuBLAS's
+     * time against 1.219x for 64x64; 512x4096x11008 NT 1.314x against
+     * 1.573x; at 1024^3 (64 such tiles) 1.872x, so not there. Short K
+     * (batched 256^3, 32768x128x128): not measured, so not changed */
+    int64_t t128 = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
+    int wave128 = !tc && !unaligned && t128 >= 120 && p->k >= 2048;
+    if (wave128) {
+      ffma_tiles(&pl, 1);
+      pl.kloop = 1;
+    } else if (!tc) {
       ffma_tiles(&pl, 0);
     } else {
       pl.mma = tc_mma;
@@ -252,24 +263,25 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       }
     }
     int64_t tiles = ((p->m + pl.bm - 1) / pl.bm) * ((p->n + pl.bn - 1) / pl.bn) * p->batch;
-    if (tiles < 132 && (p->k + pl.bk - 1) / pl.bk >= 8) pl.splitk = 2;
-    /* long K (decode-like 32x4096x4096): about two 64x64 CTAs per SM */
-    int sk = pick_splitk(p, &pl, 2 * 132);
-    if (sk > pl.splitk) pl.splitk = sk;
+    if (!wave128) {
+      if (tiles < 132 && (p->k + pl.bk - 1) / pl.bk >= 8) pl.splitk = 2;
+      /* long K (decode-like 32x4096x4096): about two 64x64 CTAs per SM */
+      int sk = pick_splitk(p, &pl, 2 * 132);
+      if (sk > pl.splitk) pl.splitk = sk;
+    }
   } else {
     packs = 1;
     pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
     if (!tc) {
       ffma_tiles(&pl, 1);
       /* kloop=1 (per-thread copy pointers, running slots, one basic block
-       * per K block; docs/emit.md): 4096^3 NN on the H200 1.172x cuBLAS's
-       * time against 1.286x for the same tiles without it, 4 stages
-       * (session 5, scripts/device/default-check ffvar). Other op pairs and
-       * packed operands: not measured, so not changed */
-      if (p->op_a == TSR_OP_N && p->op_b == TSR_OP_N && !unaligned) {
-        pl.kloop = 1;
-        pl.stages = 4;
-      }
+       * per K block; docs/emit.md), 3 stages: on the H200 (session 5,
+       * scripts/device/ffma-variants*.txt) 4096^3 NN 1.101x cuBLAS's time
+       * (1.286x without; 1.172x with 4 stages), 8192^3 1.083x,
+       * 4096x4096x11008 1.085x, TN 1.065x, NT 1.222x. Packed (unaligned)
+       * operands and short K (batched 256^3, 32768x128x128): not measured,
+       * so not changed */
+      if (!unaligned && p->k >= 1024) pl.kloop = 1;
     } else {
       pl.mma = tc_mma;
       pl.pad = 0; /* XOR-swizzled shared layout */

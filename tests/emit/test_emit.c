@@ -615,17 +615,31 @@ static void test_default_table(void **state) {
   assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_PACK);
   assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
   {
-    /* strict: 128x128 FFMA with running copy pointers (kloop) for NN */
+    /* strict: 128x128 FFMA with running copy pointers (kloop), any op pair
+     * with aligned rows and K >= 1024; not short K */
     tsr_problem qs = q;
     qs.precision = TSR_PREC_STRICT;
     tsr__emit_default_plan(&qs, &pl);
     assert_int_equal(pl.mma, TSR_MMA_FFMA);
     assert_int_equal(pl.kloop, 1);
+    assert_int_equal(pl.stages, 3);
     assert_int_equal(tsr__emit_check(&qs, &pl, SM90, msg, sizeof msg), TSR_OK);
-    qs.op_a = TSR_OP_T; /* not measured: unchanged */
+    qs.op_a = TSR_OP_T;
     assert_int_equal(tsr_problem_check(&qs, msg, sizeof msg), TSR_OK);
     tsr__emit_default_plan(&qs, &pl);
+    assert_int_equal(pl.kloop, 1);
+    tsr_problem sk = P(32768, 128, 128);
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
     assert_int_equal(pl.kloop, 0);
+    /* llm-train's 512x4096x4096: one wave of 128x128 tiles, no split-K */
+    sk = P(512, 4096, 4096);
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(pl.splitk, 1);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
     tsr__emit_default_plan(&q, &pl);
   }
   {
