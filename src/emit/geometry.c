@@ -344,14 +344,16 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
      * loop keeps more addresses live: ptxas spilled 220 bytes at 24 copies
      * (256x128 bk=16), none at 12 (bk=8); the H200 ran the spilling plan at
      * 1.07x cuBLAS's time against 0.82x without (session 5) */
-    int copies = (g->ppack ? 2 : 1) * (pl->bm + pl->bn) * pl->bk / (128 * (pl->vec > 0 ? pl->vec : 1));
+    /* producer-pack's operands are packed: 16-byte copies whatever vec says */
+    int v = g->ppack ? 4 : pl->vec > 0 ? pl->vec : 1;
+    int copies = (g->ppack ? 2 : 1) * (pl->bm + pl->bn) * pl->bk / (128 * v);
     if (copies > (g->ppack ? 16 : 32))
       return reject(msg, cap,
                     "plan: split=%s copies %s(bm=%d + bn=%d) x bk=%d / vec=%d = %d values per "
                     "producer thread and stage, more than %d (its 88 registers spill): use vec=4 "
                     "(pack=ab where rows are unaligned) or a smaller bk",
                     g->ppack ? "producer-pack" : "producer", g->ppack ? "2 planes x " : "", pl->bm,
-                    pl->bn, pl->bk, pl->vec, copies, g->ppack ? 16 : 32);
+                    pl->bn, pl->bk, v, copies, g->ppack ? 16 : 32);
   }
   /* producer-reg: two K blocks' float4s of A and B in flight, 128 producer
    * threads; the producer has 88 registers beside two consumers (ptxas: 2 x
