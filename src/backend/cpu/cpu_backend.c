@@ -9,6 +9,11 @@
  *     for each tn-column micro-panel: (bk×tn of B stays in L1)
  *       for each tm-row micro-panel:  micro-kernel tm×tn over bk (A from L2)
  *
+ * With several tile rows and at least 2 tile columns per thread a task is
+ * instead a whole tile column (run_column): per K block its bk×bn block of
+ * op(B) is packed once and every tile row runs against it; the walk does not
+ * apply then. With fewer columns op(B) is prepacked once for all tiles.
+ *
  * Packing absorbs both transposes and all leading dimensions; edge panels
  * are zero-padded so kernels always compute a full tm×tn tile; partial tiles
  * go through a small buffer and are merged with alpha/beta. The first K
