@@ -478,9 +478,12 @@ static int64_t prepack_cols(int tn) {
 /* Packs rows [0, len) of a block into consecutive w-wide micro-panels
  * (panel q at dst + q*w*kc). When each k-step is contiguous in memory
  * (rs == 1) the block is read k-row by k-row: long sequential runs that the
- * hardware prefetcher follows, instead of one short strided run per panel. */
+ * hardware prefetcher follows, instead of one short strided run per panel.
+ * prefetch: also fetch the run 8 k-steps ahead. The prepack of all of op(B)
+ * goes without: with it, the llm-train shapes' prepacked path ran 7–15 %
+ * slower (docs/log/perf-notebook.md, session 5: llm-train). */
 static void pack_block(tsr__cpu_packer pack, int64_t kc, int64_t len, int w, const float *src,
-                       int64_t rs, int64_t ks, float *dst) {
+                       int64_t rs, int64_t ks, float *dst, int prefetch) {
   if (rs != 1) { /* transposing: the packer reads w contiguous rows per panel */
     for (int64_t r0 = 0; r0 < len; r0 += w)
       pack(kc, len - r0 < w ? (int)(len - r0) : w, w, src + r0 * rs, rs, ks, dst + r0 * kc);
@@ -493,7 +496,7 @@ static void pack_block(tsr__cpu_packer pack, int64_t kc, int64_t len, int w, con
   for (int64_t k = 0; k < kc; k++) {
     const float *s = src + k * ks;
     float *d = dst + k * w;
-    const float *pf = k + 8 < kc ? s + 8 * ks : s; /* the run 8 k-steps ahead */
+    const float *pf = prefetch && k + 8 < kc ? s + 8 * ks : s; /* the run 8 k-steps ahead */
     for (int64_t r0 = 0; r0 < whole; r0 += 32) {
       __builtin_prefetch(pf + r0);
       __builtin_prefetch(pf + r0 + 16);
@@ -571,12 +574,12 @@ static void run_tile(const job *j, float *apack, float *bpack, float *edge, int6
   for (int64_t p0 = kbeg; p0 < kend; p0 += bk) { /* K blocks */
     const int64_t kc = kend - p0 < bk ? kend - p0 : bk;
     const float beta = p0 == kbeg ? beta0 : 1.0f;
-    pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack);
+    pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack, 1);
     if (j->bfull)
       macro_kernel(j, apack, j->bfull + bt * j->bstride + j0 * p->k + p0 * tn, p->k * tn, edge,
                    C, ldd, mlen, nlen, kc, alpha, beta);
     else {
-      pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack);
+      pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack, 1);
       macro_kernel(j, apack, bpack, kc * tn, edge, C, ldd, mlen, nlen, kc, alpha, beta);
     }
   }
@@ -600,10 +603,10 @@ static void run_column(const job *j, float *apack, float *bpack, float *edge, in
   for (int64_t p0 = 0; p0 < p->k; p0 += bk) { /* K blocks */
     const int64_t kc = p->k - p0 < bk ? p->k - p0 : bk;
     const float beta = p0 == 0 ? p->beta : 1.0f;
-    pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack);
+    pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack, 1);
     for (uint32_t row = 0; row < j->h; row++) {
       tile_span(j, row, col, &i0, &j0, &mlen, &nlen);
-      pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack);
+      pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack, 1);
       macro_kernel(j, apack, bpack, kc * tn, edge, C + i0 * j->ldc, j->ldc, mlen, nlen, kc,
                    p->alpha, beta);
     }
@@ -727,7 +730,7 @@ static void prepack_worker(void *arg, int tid) {
     int64_t bt = (int64_t)(u / per_item), c0 = (int64_t)(u % per_item) * ucols;
     int64_t len = p->n - c0 < ucols ? p->n - c0 : ucols;
     pack_block(j->pack, p->k, len, tn, j->b + bt * j->sb + c0 * brs, brs, bks,
-               j->bfull + bt * j->bstride + c0 * p->k);
+               j->bfull + bt * j->bstride + c0 * p->k, 0);
   }
 }
 
