@@ -526,6 +526,95 @@ static void test_split_k_contract(void **state) {
   }
 }
 
+/* ---- whole tile columns per task (run_column) ---------------------------- */
+
+/* Several tile rows: with enough tile columns per thread each task is a
+ * whole column that packs each B block once for all its rows; with too few
+ * the tiles run after a prepack of op(B). Here 3 columns per batch item:
+ * batch 1 runs as columns on 1 thread and prepacked on 2 and 3; batch 2 as
+ * columns on 1, 2 and 3 threads. Both orders must give bit-identical
+ * outputs (the same kernel calls, K blocks in the same order) and meet the
+ * contract: random and special inputs, M, N and K tails, both transposes,
+ * alpha/beta, batch and padding. */
+static void test_column_tasks(void **state) {
+  for (int kind = 0; kind < 5; kind++)
+    for (int t = 0; t < 4; t++)
+      for (int64_t batch = 1; batch <= 2; batch++) {
+        tsr_problem p;
+        tsr_problem_init(&p, 101, 150, 333); /* 64-column tiles: 3 columns, N tail */
+        p.op_a = (tsr_op)(t & 1);
+        p.op_b = (tsr_op)(t >> 1);
+        p.batch = batch;
+        p.alpha = kind == 1 ? -1.5f : 1.0f;
+        p.beta = kind == 1 || kind == 4 ? 0.5f : 0.0f;
+        if (kind == 1) { /* padded rows and batch strides */
+          int64_t acols = p.op_a == TSR_OP_N ? p.k : p.m, arows = p.op_a == TSR_OP_N ? p.m : p.k;
+          int64_t bcols = p.op_b == TSR_OP_N ? p.n : p.k, brows = p.op_b == TSR_OP_N ? p.k : p.n;
+          p.lda = acols + 3, p.ldb = bcols + 5, p.ldc = p.n + 7;
+          p.stride_a = arows * p.lda + 11, p.stride_b = brows * p.ldb + 13;
+          p.stride_c = p.m * p.ldc + 17;
+        }
+        char msg[256];
+        assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+        tsr__workload *w;
+        assert_int_equal(tsr__workload_create(&p, kind == 0 ? TSR_INPUTS_DYADIC : TSR_INPUTS_RANDOM,
+                                              7, NULL, 0, &w, msg, sizeof msg),
+                         TSR_OK);
+        /* op(A)(i, k) and op(B)(k, j) of batch item 0 */
+        int64_t rows, cols, lda, ldb, ldc, stride;
+        tsr__stored_dims(&w->p, TSR_TENSOR_A, &rows, &cols, &lda, &stride);
+        tsr__stored_dims(&w->p, TSR_TENSOR_B, &rows, &cols, &ldb, &stride);
+        tsr__stored_dims(&w->p, TSR_TENSOR_C, &rows, &cols, &ldc, &stride);
+        const int64_t ars = p.op_a == TSR_OP_N ? lda : 1, aks = p.op_a == TSR_OP_N ? 1 : lda;
+        const int64_t brs = p.op_b == TSR_OP_N ? 1 : ldb, bks = p.op_b == TSR_OP_N ? ldb : 1;
+        if (kind == 2) { /* NaN, +-Inf in the second and last K blocks */
+          w->a[3 * ars + 100 * aks] = NAN;
+          w->a[90 * ars + 330 * aks] = INFINITY;
+          w->b[120 * brs + 200 * bks] = -INFINITY;
+        } else if (kind == 3) { /* overflow and subnormal products */
+          w->a[2 * ars + 70 * aks] = 3.4028235e38f, w->b[70 * bks + 140 * brs] = 2.0f;
+          for (int k = 0; k < 333; k++) w->a[99 * ars + k * aks] = 1e-39f * (float)(k + 1);
+        } else if (kind == 4) {
+          w->c0[5 * ldc + 149] = NAN; /* a NaN in C with beta != 0 */
+        }
+        assert_int_equal(
+            tsr_oracle_cpu(&w->p, w->a, w->b, w->c0, w->ref, w->scale, &w->strict_rel_fro), TSR_OK);
+        tsr_plan pl;
+        assert_int_equal(tsr_plan_default(g_ctx, TSR_BACKEND_CPU, &p, &pl), TSR_OK);
+        pl.a = pl.b = TSR_IN_STAGED;
+        pl.tm = 12, pl.tn = 32, pl.isa = TSR_ISA_AUTO;
+        if (!tsr__cpu_isa_supported(TSR_ISA_AVX512)) pl.tm = 4, pl.tn = 8;
+        pl.bm = 2 * pl.tm; /* several tile rows, an M tail */
+        pl.bn = 2 * pl.tn;
+        pl.bk = 64; /* 333 = 5*64 + 13: a K tail */
+        if (pl.tn == 8) pl.bn = 64;
+        pl.walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
+        const int64_t nc = tsr_problem_elems_c(&w->p);
+        float *c[3];
+        for (int th = 1; th <= 3; th++) {
+          float *out = c[th - 1] = malloc((size_t)nc * sizeof *out);
+          assert_non_null(out);
+          if (w->c0) memcpy(out, w->c0, (size_t)nc * sizeof *out);
+          else tsr_poison(&w->p, out);
+          pl.threads = th;
+          assert_int_equal(tsr_gemm(g_ctx, TSR_BACKEND_CPU, &w->p, &pl, w->a, w->b, out), TSR_OK);
+          tsr_receipt r;
+          tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, out, &r);
+          if (!r.passed || (kind == 0 && r.max_abs_err != 0.0)) {
+            tsr__receipt_summary(&r, msg, sizeof msg);
+            fail_msg("kind %d ops %d batch %lld threads %d: %s", kind, t, (long long)batch, th, msg);
+          }
+        }
+        for (int64_t i = 0; i < nc; i++)
+          if (memcmp(&c[0][i], &c[1][i], sizeof(float)) || memcmp(&c[0][i], &c[2][i], sizeof(float)))
+            fail_msg("kind %d ops %d batch %lld: element %lld differs between thread counts "
+                     "(%a, %a, %a)",
+                     kind, t, (long long)batch, (long long)i, c[0][i], c[1][i], c[2][i]);
+        for (int i = 0; i < 3; i++) free(c[i]);
+        tsr__workload_destroy(w);
+      }
+}
+
 /* ---- the pool: runs complete without waiting for late workers ------------ */
 
 typedef struct {
@@ -940,6 +1029,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_gemv_contract, setup, teardown),
       cmocka_unit_test_setup_teardown(test_split_k, setup, teardown),
       cmocka_unit_test_setup_teardown(test_split_k_contract, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_column_tasks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pool_runs, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,11 @@
  *     for each tn-column micro-panel: (bk×tn of B stays in L1)
  *       for each tm-row micro-panel:  micro-kernel tm×tn over bk (A from L2)
  *
+ * With several tile rows and at least 2 tile columns per thread a task is
+ * instead a whole tile column (run_column): per K block its bk×bn block of
+ * op(B) is packed once and every tile row runs against it; the walk does not
+ * apply then. With fewer columns op(B) is prepacked once for all tiles.
+ *
  * Packing absorbs both transposes and all leading dimensions; edge panels
  * are zero-padded so kernels always compute a full tm×tn tile; partial tiles
  * go through a small buffer and are merged with alpha/beta. The first K
@@ -446,6 +451,9 @@ typedef struct {
    * + j0*K. */
   float *bfull;
   int64_t bstride;
+  /* Tasks are whole tile columns (run_column), batch-major: task t is
+   * column t % w of batch item t / w. */
+  int columns;
   uint64_t pack_units, next_unit; /* prepack work items (atomic counter) */
   /* splitk > 1: slice s of batch item bt sums K blocks [s·nkb/S,
    * (s+1)·nkb/S) (none empty when S <= nkb) into the M×N partial at
@@ -470,21 +478,34 @@ static int64_t prepack_cols(int tn) {
 /* Packs rows [0, len) of a block into consecutive w-wide micro-panels
  * (panel q at dst + q*w*kc). When each k-step is contiguous in memory
  * (rs == 1) the block is read k-row by k-row: long sequential runs that the
- * hardware prefetcher follows, instead of one short strided run per panel. */
+ * hardware prefetcher follows, instead of one short strided run per panel.
+ * prefetch: also fetch the run 8 k-steps ahead. The prepack of all of op(B)
+ * goes without: with it, the llm-train shapes' prepacked path ran 7–15 %
+ * slower (docs/log/perf-notebook.md, session 5: llm-train). */
 static void pack_block(tsr__cpu_packer pack, int64_t kc, int64_t len, int w, const float *src,
-                       int64_t rs, int64_t ks, float *dst) {
+                       int64_t rs, int64_t ks, float *dst, int prefetch) {
   if (rs != 1) { /* transposing: the packer reads w contiguous rows per panel */
     for (int64_t r0 = 0; r0 < len; r0 += w)
       pack(kc, len - r0 < w ? (int)(len - r0) : w, w, src + r0 * rs, rs, ks, dst + r0 * kc);
     return;
   }
+  /* Whole panels of the default width copy a constant size, which the
+   * compiler inlines: a libc call per 128 bytes cost about as much as the
+   * copy (docs/log/perf-notebook.md, session 5: llm-train). */
+  const int64_t whole = w == 32 ? len / 32 * 32 : 0;
   for (int64_t k = 0; k < kc; k++) {
     const float *s = src + k * ks;
-    for (int64_t r0 = 0; r0 < len; r0 += w) {
+    float *d = dst + k * w;
+    const float *pf = prefetch && k + 8 < kc ? s + 8 * ks : s; /* the run 8 k-steps ahead */
+    for (int64_t r0 = 0; r0 < whole; r0 += 32) {
+      __builtin_prefetch(pf + r0);
+      __builtin_prefetch(pf + r0 + 16);
+      memcpy(d + r0 * kc, s + r0, 32 * sizeof *d);
+    }
+    for (int64_t r0 = whole; r0 < len; r0 += w) {
       int n = len - r0 < w ? (int)(len - r0) : w;
-      float *d = dst + r0 * kc + k * w;
-      memcpy(d, s + r0, (size_t)n * sizeof *d);
-      for (int x = n; x < w; x++) d[x] = 0.0f;
+      memcpy(d + r0 * kc, s + r0, (size_t)n * sizeof *d);
+      for (int x = n; x < w; x++) d[r0 * kc + x] = 0.0f;
     }
   }
 }
@@ -499,6 +520,44 @@ static void tile_span(const job *j, uint32_t row, uint32_t col, int64_t *i0, int
   *nlen = j->p->n - *j0 < bn ? j->p->n - *j0 : bn;
 }
 
+/* The macro-kernel: an mlen×nlen block of C (at C, row stride ldd) from a
+ * packed A block (tm-row micro-panels, kc deep) and packed B micro-panels
+ * (tn-column panel q at bp + q*bq). */
+static void macro_kernel(const job *j, const float *apack, const float *bp, int64_t bq,
+                         float *edge, float *C, int64_t ldd, int64_t mlen, int64_t nlen,
+                         int64_t kc, float alpha, float beta) {
+  const int tm = j->plan->tm, tn = j->plan->tn;
+  for (int64_t jr = 0; jr < nlen; jr += tn, bp += bq) { /* B micro-panels (L1) */
+    const int nr = nlen - jr < tn ? (int)(nlen - jr) : tn;
+    for (int64_t ir = 0; ir < mlen; ir += tm) { /* A micro-panels (L2) */
+      const int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
+      float *ct = C + ir * ldd + jr;
+      if (mr == tm && nr == tn) {
+        j->kern(kc, apack + ir * kc, bp, ct, ldd, alpha, beta);
+        continue;
+      }
+      /* Edge tile: full tile into the buffer, then merge the valid part. */
+      j->kern(kc, apack + ir * kc, bp, edge, tn, 1.0f, 0.0f);
+      for (int i = 0; i < mr; i++) {
+        float *cr = ct + i * ldd;
+        const float *er = edge + i * tn;
+        if (beta == 0.0f)
+          for (int x = 0; x < nr; x++) cr[x] = alpha * er[x];
+        else
+          for (int x = 0; x < nr; x++) cr[x] = alpha * er[x] + beta * cr[x];
+      }
+    }
+  }
+}
+
+/* op(A)(i, k) at A[i*ars + k*aks]; op(B)(k, jj) at B[jj*brs + k*bks]. */
+static void operand_strides(const job *j, int64_t *ars, int64_t *aks, int64_t *brs,
+                            int64_t *bks) {
+  const tsr_problem *p = j->p;
+  *ars = p->op_a == TSR_OP_N ? j->lda : 1, *aks = p->op_a == TSR_OP_N ? 1 : j->lda;
+  *brs = p->op_b == TSR_OP_N ? 1 : j->ldb, *bks = p->op_b == TSR_OP_N ? j->ldb : 1;
+}
+
 /* Sums K range [kbeg, kend) of tile (row, col) of batch item bt into
  * dst (row stride ldd) as alpha·sum + beta0·dst. */
 static void run_tile(const job *j, float *apack, float *bpack, float *edge, int64_t bt,
@@ -507,41 +566,49 @@ static void run_tile(const job *j, float *apack, float *bpack, float *edge, int6
   const tsr_problem *p = j->p;
   const int tm = j->plan->tm, tn = j->plan->tn;
   const int64_t bk = j->plan->bk;
-  int64_t i0, j0, mlen, nlen;
+  int64_t i0, j0, mlen, nlen, ars, aks, brs, bks;
   tile_span(j, row, col, &i0, &j0, &mlen, &nlen);
+  operand_strides(j, &ars, &aks, &brs, &bks);
   const float *A = j->a + bt * j->sa, *B = j->b + bt * j->sb;
   float *C = dst + i0 * ldd + j0;
-  /* op(A)(i, k) at A[i*ars + k*aks]; op(B)(k, jj) at B[jj*brs + k*bks]. */
-  const int64_t ars = p->op_a == TSR_OP_N ? j->lda : 1, aks = p->op_a == TSR_OP_N ? 1 : j->lda;
-  const int64_t brs = p->op_b == TSR_OP_N ? 1 : j->ldb, bks = p->op_b == TSR_OP_N ? j->ldb : 1;
-
   for (int64_t p0 = kbeg; p0 < kend; p0 += bk) { /* K blocks */
     const int64_t kc = kend - p0 < bk ? kend - p0 : bk;
     const float beta = p0 == kbeg ? beta0 : 1.0f;
-    pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack);
-    if (!j->bfull) pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack);
-    for (int64_t jr = 0; jr < nlen; jr += tn) { /* B micro-panels (L1) */
-      const int nr = nlen - jr < tn ? (int)(nlen - jr) : tn;
-      const float *bp = j->bfull ? j->bfull + bt * j->bstride + (j0 + jr) * p->k + p0 * tn
-                                 : bpack + jr * kc;
-      for (int64_t ir = 0; ir < mlen; ir += tm) { /* A micro-panels (L2) */
-        const int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
-        float *ct = C + ir * ldd + jr;
-        if (mr == tm && nr == tn) {
-          j->kern(kc, apack + ir * kc, bp, ct, ldd, alpha, beta);
-          continue;
-        }
-        /* Edge tile: full tile into the buffer, then merge the valid part. */
-        j->kern(kc, apack + ir * kc, bp, edge, tn, 1.0f, 0.0f);
-        for (int i = 0; i < mr; i++) {
-          float *cr = ct + i * ldd;
-          const float *er = edge + i * tn;
-          if (beta == 0.0f)
-            for (int x = 0; x < nr; x++) cr[x] = alpha * er[x];
-          else
-            for (int x = 0; x < nr; x++) cr[x] = alpha * er[x] + beta * cr[x];
-        }
-      }
+    pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack, 1);
+    if (j->bfull)
+      macro_kernel(j, apack, j->bfull + bt * j->bstride + j0 * p->k + p0 * tn, p->k * tn, edge,
+                   C, ldd, mlen, nlen, kc, alpha, beta);
+    else {
+      pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack, 1);
+      macro_kernel(j, apack, bpack, kc * tn, edge, C, ldd, mlen, nlen, kc, alpha, beta);
+    }
+  }
+}
+
+/* A whole tile column (col, every tile row) in the BLIS order: per K block
+ * the bk×bn block of op(B) is packed once, by this thread, and every tile
+ * row's A block runs against it. Each output still sums its K blocks in
+ * ascending order with the same kernel calls as run_tile: the results are
+ * bit-identical to the tile order. */
+static void run_column(const job *j, float *apack, float *bpack, float *edge, int64_t bt,
+                       uint32_t col) {
+  const tsr_problem *p = j->p;
+  const int tm = j->plan->tm, tn = j->plan->tn;
+  const int64_t bk = j->plan->bk;
+  int64_t i0, j0, mlen, nlen, ars, aks, brs, bks;
+  tile_span(j, 0, col, &i0, &j0, &mlen, &nlen);
+  operand_strides(j, &ars, &aks, &brs, &bks);
+  const float *A = j->a + bt * j->sa, *B = j->b + bt * j->sb;
+  float *C = j->c + bt * j->sc + j0;
+  for (int64_t p0 = 0; p0 < p->k; p0 += bk) { /* K blocks */
+    const int64_t kc = p->k - p0 < bk ? p->k - p0 : bk;
+    const float beta = p0 == 0 ? p->beta : 1.0f;
+    pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack, 1);
+    for (uint32_t row = 0; row < j->h; row++) {
+      tile_span(j, row, col, &i0, &j0, &mlen, &nlen);
+      pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack, 1);
+      macro_kernel(j, apack, bpack, kc * tn, edge, C + i0 * j->ldc, j->ldc, mlen, nlen, kc,
+                   p->alpha, beta);
     }
   }
 }
@@ -600,6 +667,10 @@ static void worker(void *arg, int tid) {
   for (;;) {
     uint64_t t = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
     if (t >= j->tasks || __atomic_load_n(&j->oom, __ATOMIC_RELAXED)) break;
+    if (j->columns) {
+      run_column(j, apack, bpack, edge, (int64_t)(t / j->w), (uint32_t)(t % j->w));
+      continue;
+    }
     /* the slices of one tile are consecutive tasks: they run side by side */
     const uint64_t tile = t / (uint64_t)sk, s = t % (uint64_t)sk;
     const int64_t bt = (int64_t)(tile / hw);
@@ -659,7 +730,7 @@ static void prepack_worker(void *arg, int tid) {
     int64_t bt = (int64_t)(u / per_item), c0 = (int64_t)(u % per_item) * ucols;
     int64_t len = p->n - c0 < ucols ? p->n - c0 : ucols;
     pack_block(j->pack, p->k, len, tn, j->b + bt * j->sb + c0 * brs, brs, bks,
-               j->bfull + bt * j->bstride + c0 * p->k);
+               j->bfull + bt * j->bstride + c0 * p->k, 0);
   }
 }
 
@@ -794,7 +865,8 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   j.pool = pool;
   tsr__cpu_pool_lock(pool);
   /* With several tile rows every B block would be packed once per row:
-   * pack op(B) once instead (phase 1), then run the tiles (phase 2). */
+   * take whole tile columns per task (below), or else pack op(B) once
+   * (phase 1), then run the tiles (phase 2). */
   int rc = 0;
   j.bstride = round_up(p->n, plan->tn) * p->k;
   uint64_t bbytes = (uint64_t)j.bstride * (uint64_t)p->batch * sizeof(float);
@@ -802,9 +874,22 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
     rc = tsr__cpu_pool_run(pool, nthreads, worker_direct, &j);
     goto ran;
   }
+  /* Several tile rows and enough tile columns to share evenly: each thread
+   * takes whole columns and packs each B block once for all their rows, so
+   * op(B) is read once and no prepack phase runs before the tiles
+   * (docs/log/perf-notebook.md, session 5: llm-train). */
+  const uint64_t ncols = (uint64_t)j.w * (uint64_t)p->batch;
+  const int nt_all = plan->threads > 0 ? plan->threads : online_cores();
+  j.columns = plan->splitk == 1 && j.h > 1 &&
+              (ncols >= 4 * (uint64_t)nt_all ||
+               (ncols >= 2 * (uint64_t)nt_all && ncols % (uint64_t)nt_all == 0));
+  if (j.columns) {
+    j.tasks = ncols;
+    nthreads = run_threads(plan, j.tasks);
+  }
   /* Split-K partials share the pool's shared scratch with prepacked B (after
    * it, 64-byte aligned). */
-  const int prepack = j.h > 1 && bbytes <= TSR__CPU_PREPACK_MAX_BYTES;
+  const int prepack = !j.columns && j.h > 1 && bbytes <= TSR__CPU_PREPACK_MAX_BYTES;
   if (plan->splitk > 1) {
     uint64_t off = prepack ? (bbytes + 63) & ~63ull : 0;
     uint64_t pbytes = 4ull * (uint64_t)plan->splitk * (uint64_t)p->batch * (uint64_t)p->m *

@@ -116,6 +116,11 @@ __attribute__((target("avx512f"))) void tsr__cpu_pack_avx512(int64_t kc, int mr,
       int kn = kc - k0 < 16 ? (int)(kc - k0) : 16;
       __mmask16 kmask = lanes(kn);
       __m512 r[16];
+      /* 16 source rows are 16 streams at once: fetch each 8 lines ahead
+       * (docs/log/perf-notebook.md, session 5: llm-train). */
+      if (k0 + 128 < kc)
+        for (int i = 0; i < rows; i++)
+          _mm_prefetch((const char *)(src + (r0 + i) * rs + k0 + 128), _MM_HINT_T0);
       for (int i = 0; i < 16; i++)
         r[i] = i < rows ? _mm512_maskz_loadu_ps(kmask, src + (r0 + i) * rs + k0)
                         : _mm512_setzero_ps();
