@@ -1797,6 +1797,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src_free(&k);
   tsr__kernel_src_free(&kp);
   tsr__kernel_src_free(&kr);
+  tsr__kernel_src_free(&kpp);
   unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);
