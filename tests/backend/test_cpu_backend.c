@@ -298,6 +298,16 @@ static void test_older_cpu(void **state) {
 
 /* ---- GEMV path (M == 1 or N == 1) ----------------------------------------- */
 
+/* One case of a sweep over extents x op pairs (t: bit 0 op(A), bit 1 op(B))
+ * x variants (v: 0 plain dyadic, 1 alpha -1.5 and beta 0.5 dyadic, 2 plain
+ * random). */
+static gemm_case sweep_case(const int64_t dim[3], int t, int v) {
+  return (gemm_case){.m = dim[0], .n = dim[1], .k = dim[2], .oa = (tsr_op)(t & 1),
+                     .ob = (tsr_op)(t >> 1), .alpha = v == 1 ? -1.5f : 1.0f,
+                     .beta = v == 1 ? 0.5f : 0.0f,
+                     .inputs = v == 2 ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC};
+}
+
 /* Every transpose (axpy and dot forms, strided vectors), K across the axpy
  * (256) and dot (2048) K blocks and their tails, outputs across the
  * 2048-output chunk and ragged vector tails, 1 and 2 threads, alpha/beta,
@@ -309,10 +319,7 @@ static void gemv_cases(void) {
   for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
     for (int t = 0; t < 4; t++)
       for (int v = 0; v < 3; v++) {
-        gemm_case g = {.m = dims[d][0], .n = dims[d][1], .k = dims[d][2], .oa = (tsr_op)(t & 1),
-                       .ob = (tsr_op)(t >> 1), .alpha = v == 1 ? -1.5f : 1.0f,
-                       .beta = v == 1 ? 0.5f : 0.0f,
-                       .inputs = v == 2 ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC};
+        gemm_case g = sweep_case(dims[d], t, v);
         tsr_plan pl = default_plan_for(&g);
         for (int threads = 1; threads <= 2; threads++) {
           pl.threads = threads;
@@ -421,10 +428,7 @@ static void test_split_k(void **state) {
   for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
     for (int t = 0; t < 4; t++)
       for (int v = 0; v < 3; v++) {
-        gemm_case g = {.m = dims[d][0], .n = dims[d][1], .k = dims[d][2], .oa = (tsr_op)(t & 1),
-                       .ob = (tsr_op)(t >> 1), .alpha = v == 1 ? -1.5f : 1.0f,
-                       .beta = v == 1 ? 0.5f : 0.0f,
-                       .inputs = v == 2 ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC};
+        gemm_case g = sweep_case(dims[d], t, v);
         tsr_plan pl = default_plan_for(&g);
         pl.a = pl.b = TSR_IN_STAGED;
         pl.bk = 32;
