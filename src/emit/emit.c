@@ -1562,6 +1562,25 @@ static void put_stage_loads(sb_t *s, const tsr__emit_geo *g, const char *indent,
   if (g->b.staged) put(s, "%stsr_load_b(%s, Bg, n0, %s);\n", indent, bs, k);
 }
 
+/* kloop=1: each staged operand's copy of K block KB into ring slot SLOT
+ * through its running pointer, then the pointers advance one K block while
+ * GUARD holds (IND: the indentation). */
+static void put_kloop_copies(sb_t *s, const tsr__emit_geo *g, const char *ind, const char *slot,
+                             const char *kb, const char *guard) {
+  for (int i = 0; i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    if (o->staged)
+      put(s, "%stsr_loadp_%c(%cs + %s * %c_STAGE, p%c, %cg, %s, (kb_begin + %s) * BK);\n", ind,
+          o->name, o->name - 32, slot, o->name - 32, o->name, o->name - 32, i ? "n0" : "m0", kb);
+  }
+  put(s, "%sif (%s) {", ind, guard);
+  for (int i = 0; i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    if (o->staged) put(s, " p%c += ADV_%c;", o->name, o->name - 32);
+  }
+  put(s, " }\n");
+}
+
 static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   const tsr_plan *pl = &g->plan;
   int any_staged = g->a.staged || g->b.staged;
@@ -1604,19 +1623,8 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         "#pragma unroll\n"
         "  for (int st = 0; st < STAGES - 1; ++st) {\n"
         "    if (st < nk) {\n");
-    for (int i = 0; i < 2; i++) {
-      const tsr__emit_operand *o = i ? &g->b : &g->a;
-      if (o->staged)
-        put(s, "      tsr_loadp_%c(%cs + st * %c_STAGE, p%c, %cg, %s, (kb_begin + st) * BK);\n",
-            o->name, o->name - 32, o->name - 32, o->name, o->name - 32, i ? "n0" : "m0");
-    }
-    put(s, "      if (st + 1 < nk) {");
-    for (int i = 0; i < 2; i++) {
-      const tsr__emit_operand *o = i ? &g->b : &g->a;
-      if (o->staged) put(s, " p%c += ADV_%c;", o->name, o->name - 32);
-    }
+    put_kloop_copies(s, g, "      ", "st", "st", "st + 1 < nk");
     put(s,
-        " }\n"
         "    }\n"
         "    tsr_cp_commit();\n"
         "  }\n"
@@ -1625,18 +1633,8 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         "    tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it have landed\n"
         "    __syncthreads();           // ... and everyone's\n"
         "    const int nx = it + STAGES - 1 < nk ? it + STAGES - 1 : nk - 1;\n");
-    for (int i = 0; i < 2; i++) {
-      const tsr__emit_operand *o = i ? &g->b : &g->a;
-      if (o->staged)
-        put(s, "    tsr_loadp_%c(%cs + wr * %c_STAGE, p%c, %cg, %s, (kb_begin + nx) * BK);\n",
-            o->name, o->name - 32, o->name - 32, o->name, o->name - 32, i ? "n0" : "m0");
-    }
-    put(s, "    if (it + STAGES < nk) {");
-    for (int i = 0; i < 2; i++) {
-      const tsr__emit_operand *o = i ? &g->b : &g->a;
-      if (o->staged) put(s, " p%c += ADV_%c;", o->name, o->name - 32);
-    }
-    put(s, " }\n    tsr_cp_commit();\n    ");
+    put_kloop_copies(s, g, "    ", "wr", "nx", "it + STAGES < nk");
+    put(s, "    tsr_cp_commit();\n    ");
     put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
     put(s,
         "    rd = rd + 1 == STAGES ? 0 : rd + 1;\n"
@@ -1794,16 +1792,18 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
   /* split=pack: the TF32 parts, as the inline split makes them (tsr_split);
    * a non-finite big part gets a zero small part (x - big would be NaN or
    * -big; such outputs are recomputed by tsr_fix either way) */
+  put(s,
+      "  }\n"
+      "  unsigned hi[%d], lo[%d];\n"
+      "#pragma unroll\n"
+      "  for (int q = 0; q < %d; ++q) {\n"
+      "    tsr_split(v[q], hi[q], lo[q]);\n"
+      "    if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
+      "  }\n",
+      q, q, q);
   if (q == 8) {
     /* 32 bytes of one packed row per plane: two 16-byte stores, one sector */
     put(s,
-        "  }\n"
-        "  unsigned hi[8], lo[8];\n"
-        "#pragma unroll\n"
-        "  for (int q = 0; q < 8; ++q) {\n"
-        "    tsr_split(v[q], hi[q], lo[q]);\n"
-        "    if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
-        "  }\n"
         "#pragma unroll\n"
         "  for (int h = 0; h < 2; ++h) {\n"
         "    uint4 h4; h4.x = hi[4 * h]; h4.y = hi[4 * h + 1]; h4.z = hi[4 * h + 2]; h4.w = hi[4 * h + 3];\n"
@@ -1817,13 +1817,6 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
     return;
   }
   put(s,
-      "  }\n"
-      "  unsigned hi[4], lo[4];\n"
-      "#pragma unroll\n"
-      "  for (int q = 0; q < 4; ++q) {\n"
-      "    tsr_split(v[q], hi[q], lo[q]);\n"
-      "    if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
-      "  }\n"
       "  uint4 h4; h4.x = hi[0]; h4.y = hi[1]; h4.z = hi[2]; h4.w = hi[3];\n"
       "  *reinterpret_cast<uint4 *>(dst) = h4; // big parts\n");
   if (o->poff_small)
