@@ -297,8 +297,9 @@ TSR_API tsr_status tsr_backend_describe(tsr_context *ctx, tsr_backend_kind b, ts
 
 /* The backend's built-in plan for a problem: the default table only, never
  * the tuning database (the tuner's incumbent). b must not be AUTO. A GPU
- * backend's table depends on the device: the one ctx has opened (through
- * tsr_backend_available or a run), sm_90's before that or when ctx is NULL. */
+ * backend's table depends on the device: with ctx, its device is opened
+ * first (unavailable: sm_90's table, the context message cleared); with ctx
+ * NULL, sm_90's table. */
 TSR_API void tsr_plan_builtin(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                               tsr_plan *out);
 /* The built-in default planner's class of the problem on backend b (static

@@ -286,11 +286,7 @@ static int backend_plan(backend_run *m) {
     tsr__openblas_default_plan(m->ctx, &m->p, &m->plan);
     snprintf(m->plan_source, sizeof m->plan_source, "route's own");
   } else if (route->builtin_plan) {
-    /* a GPU's table follows its device: open it first (a failure is the
-     * prepare's to report) */
-    if (route->backend != TSR_BACKEND_CPU && tsr_backend_available(m->ctx, route->backend) != TSR_OK)
-      tsr__clear(m->ctx);
-    tsr_plan_builtin(m->ctx, route->backend, &m->p, &m->plan);
+    tsr_plan_builtin(m->ctx, route->backend, &m->p, &m->plan); /* the device's table */
   } else if (tsr_plan_lookup(m->ctx, route->backend, &m->p, &m->plan, m->plan_source,
                              sizeof m->plan_source)) {
     set_error(m->row, "error", "default plan: %s", tsr_context_message(m->ctx));

@@ -72,6 +72,9 @@ char *tsr_plan_source(tsr_backend_kind b, const tsr_problem *p, const tsr_plan *
 void tsr_plan_builtin(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p, tsr_plan *out) {
   const tsr__backend *be = tsr__backend_get(b);
   TSR_ASSERT(be != NULL);
+  /* a GPU's table follows its device: open it first; unavailable, sm_90's
+   * table stands (the run that needs the device reports why) */
+  if (ctx && be->is_gpu && tsr_backend_available(ctx, b) != TSR_OK) tsr__clear(ctx);
   be->default_plan(ctx, p, out);
 }
 

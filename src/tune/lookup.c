@@ -131,10 +131,7 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   b = tsr_backend_resolve(ctx, b);
   if ((unsigned)b >= TSR_BACKEND_COUNT || b == TSR_BACKEND_AUTO)
     return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
-  /* a GPU's table depends on the device ctx has opened: open it first;
-   * unavailable, the sm_90 table stands (and prepare reports why) */
-  if (b != TSR_BACKEND_CPU && tsr_backend_available(ctx, b) != TSR_OK) tsr__clear(ctx);
-  tsr_plan_builtin(ctx, b, p, out);
+  tsr_plan_builtin(ctx, b, p, out); /* a GPU's: its device's table (opens it) */
   snprintf(source, cap, "default");
   if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA) return TSR_OK; /* fixed routes */
   char path[1024];

@@ -337,10 +337,7 @@ tsr_status tsr__tune_check(tsr_context *ctx, const tsr__tune_config *cfg) {
    * incumbent's realized plan stands for the candidates' packing buffers. */
   tsr_plan plan;
   tsr_plan_info info;
-  /* the GPU's default table follows its device: open it (a missing one is
-   * reported where the tune needs it) */
-  if (b == TSR_BACKEND_CUDA && tsr_backend_available(ctx, b) != TSR_OK) tsr__clear(ctx);
-  tsr_plan_builtin(ctx, b, &p, &plan);
+  tsr_plan_builtin(ctx, b, &p, &plan); /* the device's table (opens it) */
   const tsr_plan_info *ip = tsr_plan_realize(ctx, b, &p, &plan, &info) == TSR_OK ? &info : NULL;
   int nw = cfg->accuracy >= 0 ? 2 : 1;
   double need = tsr__measure_host_bytes(&p, b, ip, nw, nw);
