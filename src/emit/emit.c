@@ -319,6 +319,17 @@ static void emit_walk(sb_t *s, const tsr__emit_geo *g) {
   put(s, "}\n// tsr:walk-end\n\n");
 }
 
+/* A copy's byte count with tails (cp.async zero-fills the rest): V floats,
+ * fewer at a column tail (COL: the column variable), none past a row tail. */
+static void put_copy_bytes(sb_t *s, int rtail, int ctail, const char *rorg, const char *rext,
+                           const char *corg, const char *cext, const char *col) {
+  put(s, "    int bytes = V * 4;\n");
+  if (ctail)
+    put(s, "    { const int rem = %s - (%s + %s); bytes = rem >= V ? V * 4 : (rem > 0 ? rem * 4 : 0); }\n",
+        cext, corg, col);
+  if (rtail) put(s, "    if (%s + r >= %s) bytes = 0;\n", rorg, rext);
+}
+
 /* Global -> shared copy of one operand's tile. Two shapes:
  *  - direct: the shared rows run along the global contiguous axis, so
  *    vec-wide chunks go straight across (16/8/4-byte cp.async with src-size
@@ -384,12 +395,7 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
     int rtail = o->srows_x ? tx : tk, ctail = o->srows_x ? tk : tx;
     if (async) {
       if (rtail || ctail) {
-        put(s, "    int bytes = V * 4;\n");
-        if (ctail)
-          put(s,
-              "    { const int rem = %s - (%s + c); bytes = rem >= V ? V * 4 : (rem > 0 ? rem * 4 : 0); }\n",
-              cext, corg);
-        if (rtail) put(s, "    if (%s + r >= %s) bytes = 0;\n", rorg, rext);
+        put_copy_bytes(s, rtail, ctail, rorg, rext, corg, cext, "c");
         put(s, "    const float *src = bytes ? g + (tsr_idx)(%s + r) * LD%c + (%s + c) : g;\n", rorg,
             U, corg);
         put(s, "    tsr_cp%d(s + %s, src, bytes);\n", v * 4, dst);
@@ -500,12 +506,7 @@ static void emit_load_ptr(sb_t *s, const tsr__emit_geo *g, const tsr__emit_opera
   if (direct) snprintf(dst, sizeof dst, "r * LS%c + c0", U);
   else snprintf(dst, sizeof dst, "c0 * LS%c + r", U);
   if (rtail || ctail) {
-    put(s, "    int bytes = V * 4;\n");
-    if (ctail)
-      put(s,
-          "    { const int rem = %s - (%s + c0); bytes = rem >= V ? V * 4 : (rem > 0 ? rem * 4 : 0); }\n",
-          cext, corg);
-    if (rtail) put(s, "    if (%s + r >= %s) bytes = 0;\n", rorg, rext);
+    put_copy_bytes(s, rtail, ctail, rorg, rext, corg, cext, "c0");
     put(s, "    tsr_cp%d(s + %s, bytes ? src : g, bytes);\n", v * 4, dst);
   } else {
     put(s, "    (void)g; (void)x0; (void)k0;\n");
@@ -1098,10 +1099,7 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
         "    const int r = (e / (8 * CPR)) * 8 + (e & 7), c = ((e >> 3) %% CPR) * V;\n",
         U, BMN, o->packed ? ", packed" : "", o->name, v, BMN);
     if (tx || tk) {
-      put(s, "    int bytes = V * 4;\n");
-      if (tk)
-        put(s, "    { const int rem = K - (k0 + c); bytes = rem >= V ? V * 4 : (rem > 0 ? rem * 4 : 0); }\n");
-      if (tx) put(s, "    if (x0 + r >= %s) bytes = 0;\n", EXT);
+      put_copy_bytes(s, tx, tk, "x0", EXT, "k0", "K", "c");
       put(s,
           "    const float *src = bytes ? g + (tsr_idx)(x0 + r) * LD%c + (k0 + c) : g;\n"
           "    tsr_cp%d(s + tsr_soff(r, c), src, bytes);\n",
