@@ -308,6 +308,24 @@ static gemm_case sweep_case(const int64_t dim[3], int t, int v) {
                      .inputs = v == 2 ? TSR_INPUTS_RANDOM : TSR_INPUTS_DYADIC};
 }
 
+/* The random-input workload of a specials case: op pair t (bit 0 op(A), bit 1
+ * op(B)), alpha 0.75, beta 0.5 for kind 6 (a NaN in C) else 0; the caller
+ * plants the special values. */
+static tsr__workload *specials_workload(const int64_t dim[3], int t, int kind, uint64_t seed,
+                                        tsr_problem *p) {
+  tsr_problem_init(p, dim[0], dim[1], dim[2]);
+  p->op_a = (tsr_op)(t & 1);
+  p->op_b = (tsr_op)(t >> 1);
+  p->alpha = 0.75f;
+  p->beta = kind == 6 ? 0.5f : 0.0f;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(p, msg, sizeof msg), TSR_OK);
+  tsr__workload *w;
+  assert_int_equal(tsr__workload_create(p, TSR_INPUTS_RANDOM, seed, NULL, 0, &w, msg, sizeof msg),
+                   TSR_OK);
+  return w;
+}
+
 /* Every transpose (axpy and dot forms, strided vectors), K across the axpy
  * (256) and dot (2048) K blocks and their tails, outputs across the
  * 2048-output chunk and ragged vector tails, 1 and 2 threads, alpha/beta,
@@ -362,16 +380,7 @@ static void test_gemv_contract(void **state) {
         for (int kind = 0; kind < 7; kind++) {
           if (dims[d][2] > 40 && kind > 0) continue; /* specials on the small ones */
           tsr_problem p;
-          tsr_problem_init(&p, dims[d][0], dims[d][1], dims[d][2]);
-          p.op_a = (tsr_op)(t & 1);
-          p.op_b = (tsr_op)(t >> 1);
-          p.alpha = 0.75f;
-          p.beta = kind == 6 ? 0.5f : 0.0f;
-          char msg[256];
-          assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
-          tsr__workload *w;
-          assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 7, NULL, 0, &w, msg, sizeof msg),
-                           TSR_OK);
+          tsr__workload *w = specials_workload(dims[d], t, kind, 7, &p);
           /* the vector's element k, and the matrix's element (output i, k) */
           int64_t K = p.k, len = p.m == 1 ? p.n : p.m;
           float *vec = p.m == 1 ? w->a : w->b, *mat = p.m == 1 ? w->b : w->a;
@@ -397,6 +406,7 @@ static void test_gemv_contract(void **state) {
           tsr_receipt r;
           tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, c, &r);
           if (!r.passed) {
+            char msg[256];
             tsr__receipt_summary(&r, msg, sizeof msg);
             fail_msg("gemv %lldx%lldx%lld op=%d%d kind %d isa %s: %s", (long long)p.m,
                      (long long)p.n, (long long)p.k, (int)p.op_a, (int)p.op_b, kind,
@@ -483,15 +493,9 @@ static void test_split_k(void **state) {
  * a NaN in C with beta != 0 (the classes must survive the partials' sum). */
 static void test_split_k_contract(void **state) {
   for (int kind = 0; kind < 7; kind++) {
+    static const int64_t dim[3] = {40, 60, 300};
     tsr_problem p;
-    tsr_problem_init(&p, 40, 60, 300);
-    p.alpha = 0.75f;
-    p.beta = kind == 6 ? 0.5f : 0.0f;
-    char msg[256];
-    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
-    tsr__workload *w;
-    assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 5, NULL, 0, &w, msg, sizeof msg),
-                     TSR_OK);
+    tsr__workload *w = specials_workload(dim, 0, kind, 5, &p);
     float *a = w->a, *b = w->b; /* row-major A 40x300, B 300x60 */
     switch (kind) {
       case 1: a[3 * 300 + 250] = NAN; break; /* in the last slice */
@@ -518,6 +522,7 @@ static void test_split_k_contract(void **state) {
     tsr_receipt r;
     tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, c, &r);
     if (!r.passed) {
+      char msg[256];
       tsr__receipt_summary(&r, msg, sizeof msg);
       fail_msg("split-K kind %d: %s", kind, msg);
     }
