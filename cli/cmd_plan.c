@@ -14,7 +14,7 @@ int tsr_cli_plan(int argc, char **argv) {
   opts[n++] = (tsr_cli_opt)TSR_CLI_OPT_FLAG("--json", &json, "machine-readable output");
   const tsr_cli_spec spec = {
       .verb = "plan",
-      .usage = "usage: tessera plan --shape MxNxK [--plan TEXT] [--backend B] [options]\n"
+      .usage = "usage: tessera plan --shape [B*]MxNxK[:XY] [--plan TEXT] [--backend B] [options]\n"
                "\n"
                "Realizes a plan on a problem without allocating anything: grid, threads,\n"
                "shared memory, walk (normalized for the grid) and tails, or the rejection\n"

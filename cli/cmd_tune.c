@@ -151,8 +151,15 @@ static int write_new_file(const char *path, const char *text, char *msg, size_t 
   return 0;
 }
 
+/* A shape token's '*' and ':' ("96*512x512x64:NT") become '_' in the file
+ * name (tune_cuda_96_512x512x64_NT.json), so it needs no shell quoting. */
 static void out_name(const char *dir, const char *backend, const char *shape, char *buf, size_t cap) {
-  snprintf(buf, cap, "%s/tune_%s_%s.json", dir, backend, shape);
+  char name[192];
+  size_t i = 0;
+  for (; shape[i] && i + 1 < sizeof name; i++)
+    name[i] = shape[i] == '*' || shape[i] == ':' ? '_' : shape[i];
+  name[i] = '\0';
+  snprintf(buf, cap, "%s/tune_%s_%s.json", dir, backend, name);
 }
 
 static const char *const presets[] = {"seed", NULL};
@@ -195,7 +202,8 @@ static int parse_args(int argc, char **argv, tune_args *a) {
     if (!strcmp(opts[i].name, "--plan"))
       opts[i].help = "an extra candidate (key=value,... over the built-in default plan)";
     if (!strcmp(opts[i].name, "--shape"))
-      opts[i].help = "problem MxNxK, or a comma list of them (one tune each)";
+      opts[i].help = "problem MxNxK or shape token [B*]MxNxK[:XY] (its own batch\n"
+                     "and ops win), or a comma list of them (one tune each)";
     if (!strcmp(opts[i].name, "--precision")) /* a list here: parsed in tsr_cli_tune */
       opts[i] = (tsr_cli_opt)TSR_CLI_OPT_STRING(
           "--precision", &a->precision_text, "P",

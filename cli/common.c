@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "measure/zoo.h"
 
 void tsr_cli_problem_defaults(tsr_cli_problem_opts *o, const char *backend) {
   memset(o, 0, sizeof *o);
@@ -15,7 +16,9 @@ void tsr_cli_problem_defaults(tsr_cli_problem_opts *o, const char *backend) {
 size_t tsr_cli_problem_table(tsr_cli_problem_opts *o, tsr_cli_opt *out) {
   const tsr_cli_opt t[TSR_CLI_PROBLEM_NOPTS] = {
       TSR_CLI_OPT_STRING("--shape", &o->shape, "MxNxK",
-                         "extents of C = alpha*op(A)*op(B) + beta*C (required)"),
+                         "extents of C = alpha*op(A)*op(B) + beta*C (required), or a\n"
+                         "shape token [B*]MxNxK[:XY] of the bench and the zoo, whose own\n"
+                         "batch and ops win over --batch/--trans-a/--trans-b"),
       TSR_CLI_OPT_INT("--batch", &o->batch, 1, 65535, "B", "independent batch items (default 1)"),
       TSR_CLI_OPT_FLAG("--trans-a", &o->trans_a, "op(A) = A^T (A stored K×M)"),
       TSR_CLI_OPT_FLAG("--trans-b", &o->trans_b, "op(B) = B^T (B stored N×K)"),
@@ -44,14 +47,16 @@ int tsr_cli_problem_finish(const char *verb, tsr_context *ctx, const tsr_cli_pro
                            tsr_problem *p, tsr_backend_kind *backend, tsr_plan *plan,
                            char *source, size_t cap) {
   char msg[512];
-  int64_t m, n, k;
   if (!o->shape) return tsr_cli_usage_error(verb, "--shape: required (MxNxK)");
-  if (tsr_shape_parse(o->shape, &m, &n, &k, msg, sizeof msg))
-    return tsr_cli_usage_error(verb, "%s", msg);
-  tsr_problem_init(p, m, n, k);
-  p->batch = o->batch;
-  p->op_a = o->trans_a ? TSR_OP_T : TSR_OP_N;
-  p->op_b = o->trans_b ? TSR_OP_T : TSR_OP_N;
+  /* the bench's shape token (docs/protocol.md "Shapes"), so a zoo label
+   * names the same problem here as in a bench run */
+  tsr__shape_token t;
+  if (tsr__shape_token_parse(o->shape, &t, msg, sizeof msg))
+    return tsr_cli_usage_error(verb, "--shape '%s': %s", o->shape, msg);
+  tsr_problem_init(p, t.m, t.n, t.k);
+  p->batch = t.has_batch ? t.batch : o->batch;
+  p->op_a = t.has_ops ? t.op_a : o->trans_a ? TSR_OP_T : TSR_OP_N;
+  p->op_b = t.has_ops ? t.op_b : o->trans_b ? TSR_OP_T : TSR_OP_N;
   p->alpha = o->alpha;
   p->beta = o->beta;
   p->precision = o->precision;

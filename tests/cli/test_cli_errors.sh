@@ -118,6 +118,11 @@ expect_usage "--batch: '1048576' is not an integer in 1..65535" bench --shapes 8
 expect_usage "--batch: '65536' is not an integer in 1..65535" bench-run --route tessera-cpu --shape 8x8x8 --batch 65536
 # choices and families
 expect_usage "--preset: 'nope' is not seed, quick, zoo or zoo-quick" bench --preset nope
+# --shape of gemm, plan, emit and tune takes the same tokens: a bad one named
+expect_usage "--shape '8x8x8:NX': ops ':NX' are not two of N and T" plan --shape 8x8x8:NX --backend cpu
+expect_usage "--shape '0*8x8x8': batch '0'" gemm --shape 0*8x8x8 --backend cpu
+expect_usage "--shape '2*8x8x8*3': expected [B*]MxNxK[:XY]" tune --shape 2*8x8x8*3 --backend cpu --no-db
+expect_usage "--shape '8x8x8:': ops" emit --shape 8x8x8: --backend cuda
 # shape tokens [B*]MxNxK[:XY]: a bad one is named, exit 2, before any work
 expect_usage_fast "--shapes: '8x8x8:NX': ops ':NX' are not two of N and T" bench --shapes 8x8x8,8x8x8:NX
 expect_usage_fast "--shapes: '0*8x8x8': batch '0' is not an integer in [1, 65535]" bench --shapes 0*8x8x8

@@ -76,6 +76,24 @@ grep -q "96x64x80" "$tmp/out" || fail "--show does not list the entry"
 expect_rc 0 "show json" $T tune --show --db "$db" --json
 grep -q '"integrity": "ok"' "$tmp/out" || fail "--show --json"
 
+# ---- a zoo label as --shape: its batch and ops tuned, stored, served ----------
+expect_rc 0 "tune 3*40x24x16:NT" $T tune --shape 3*40x24x16:NT --backend cpu --max-candidates 3 \
+  --max-seconds 30 --rounds 2 --sample-ms 2 --warmup-ms 5 --db "$db" --out "$tmp/res" --quiet
+grep -q "^tune      cpu 3\*40x24x16:NT batch 3 op(A)=N op(B)=T " "$tmp/out" ||
+  fail "token tune: problem line: $(grep '^tune ' "$tmp/out")"
+[ -s "$tmp/res/tune_cpu_3_40x24x16_NT.json" ] || fail "token tune: results file name: $(ls "$tmp/res")"
+grep -q '"batch": 3' "$tmp/res/tune_cpu_3_40x24x16_NT.json" || fail "token tune: results lack batch 3"
+# the same problem asked as a token and as flags: the stored entry, exactly
+for ask in "3*40x24x16:NT" "40x24x16 --batch 3 --trans-b" "3*40x24x16:NT --batch 5 --trans-a"; do
+  # shellcheck disable=SC2086
+  TESSERA_TUNE_DB=$db $T plan --backend cpu --shape $ask >"$tmp/plan" 2>&1 || fail "plan $ask: $(cat "$tmp/plan")"
+  grep -q "^problem   40x24x16 batch 3 op(A)=N op(B)=T " "$tmp/plan" || fail "plan $ask: $(grep problem "$tmp/plan")"
+  grep -q "^from      tuned (exact" "$tmp/plan" || fail "plan $ask: not the tuned entry: $(grep from "$tmp/plan")"
+done
+# ops NN of the same extents and batch: another key, not served the NT entry exactly
+TESSERA_TUNE_DB=$db $T plan --backend cpu --shape 3*40x24x16 >"$tmp/plan" 2>&1
+grep -q "^from      tuned (exact" "$tmp/plan" && fail "3*40x24x16 (NN) served the NT entry exactly"
+
 # ---- a read-only database: served by lookups, refused by the tuner ------------
 # The tuned file, alone in a folder; file and folder read-only. Root ignores
 # file modes, so as root the checks run as nobody (setpriv), on a copy of
