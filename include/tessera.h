@@ -193,14 +193,18 @@ typedef enum { TSR_PACK_NONE = 0, TSR_PACK_A = 1, TSR_PACK_B = 2, TSR_PACK_AB = 
  * the consumer warpgroups multiply (warp specialization, docs/emit.md);
  * PRODUCER_REG: the same with the K block loaded into the producer's
  * registers (no raw copy in shared memory); PRODUCER_PACK: the pack prologue
- * writes the planes (as PACK) and the producer only copies them.
+ * writes the planes (as PACK) and the producer only copies them;
+ * PRODUCER_BULK: the pack prologue writes the planes tile by tile in the
+ * shared-memory layout, and one producer thread moves each stage with bulk
+ * (TMA) copies that complete on the stage's mbarrier.
  * FFMA: INLINE only. */
 typedef enum {
   TSR_SPLIT_INLINE = 0,
   TSR_SPLIT_PACK = 1,
   TSR_SPLIT_PRODUCER = 2,    /* cp.async into raw buffers, split from there */
   TSR_SPLIT_PRODUCER_REG = 3, /* loads into the producer's registers, split there */
-  TSR_SPLIT_PRODUCER_PACK = 4 /* the pack prologue splits; the producer copies the TF32 planes */
+  TSR_SPLIT_PRODUCER_PACK = 4, /* the pack prologue splits; the producer copies the TF32 planes */
+  TSR_SPLIT_PRODUCER_BULK = 5  /* ... as tiles, moved by bulk copies (one producer thread) */
 } tsr_split;
 
 /* One struct, the single source of truth. GPU meaning: block tile bm×bn,

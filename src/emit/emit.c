@@ -1033,7 +1033,28 @@ static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g) {
         "}\n"
         "// the producer warpgroup's own barrier (named barrier 1; __syncthreads is 0)\n"
         "__device__ __forceinline__ void tsr_producer_sync() { asm volatile(\"bar.sync 1, 128;\\n\" ::: \"memory\"); }\n");
-    if (g->wgs == 2)
+    if (g->pbulk)
+      put(s,
+          "// arrive once and expect `bytes` more of bulk copies in this phase (the phase\n"
+          "// completes when the arrivals and the bytes are all in)\n"
+          "__device__ __forceinline__ void tsr_mbar_arrive_tx(unsigned bar, unsigned bytes) {\n"
+          "  asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%%0], %%1;\\n}\\n\"\n"
+          "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
+          "}\n"
+          "// bulk copy (TMA, no tensor map): `bytes` contiguous bytes global -> shared,\n"
+          "// completing on mbarrier bar (both addresses 16-byte aligned, bytes %% 16 == 0)\n"
+          "__device__ __forceinline__ void tsr_bulk(float *dst, const float *src, unsigned bytes, unsigned bar) {\n"
+          "  asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\\n\"\n"
+          "               :: \"r\"(tsr_smem_addr(dst)), \"l\"(src), \"r\"(bytes), \"r\"(bar) : \"memory\");\n"
+          "}\n");
+    if (g->wgs == 2 && g->pbulk)
+      put(s,
+          "// 384 threads start at 168 registers (64512 per CTA): the producer (one thread\n"
+          "// issuing bulk copies) gives 128 to each consumer thread (40 x 128 + 232 x 256)\n"
+          "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
+          TSR__WG_BULK_PRODUCER_REGS, TSR__WG_BULK_CONSUMER_REGS);
+    else if (g->wgs == 2)
       put(s,
           "// 384 threads start at 168 registers (64512 per CTA): the producer gives 80 to\n"
           "// each consumer thread (88 x 128 + 208 x 256 = 64512)\n"
@@ -1295,9 +1316,11 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
      * barrier after the role split. */
     if (g->preg || g->ppack)
       put(s,
-          "  // mbarriers: full[st] at bars + 8 st (the producer's 128 threads arrive),\n"
+          "  // mbarriers: full[st] at bars + 8 st (%s),\n"
           "  // empty[st] at bars + 8 (STAGES + st) (the consumers' 128 WGS threads arrive)\n"
-          "  const unsigned bars = tsr_smem_addr(smem + STAGES * (A_STAGE + B_STAGE));\n");
+          "  const unsigned bars = tsr_smem_addr(smem + STAGES * (A_STAGE + B_STAGE));\n",
+          g->pbulk ? "one producer thread arrives, and the stage's bulk copies complete"
+                   : "the producer's 128 threads arrive");
     else
       put(s,
           "  float *Ar = smem + STAGES * (A_STAGE + B_STAGE); // RAW x A (unsplit copies)\n"
@@ -1308,13 +1331,14 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
     put(s,
         "  if (threadIdx.x == 0)\n"
         "    for (int st = 0; st < STAGES; ++st) {\n"
-        "      tsr_mbar_init(bars + 8u * st, 128u);\n"
+        "      tsr_mbar_init(bars + 8u * st, %s);\n"
         "      tsr_mbar_init(bars + 8u * (STAGES + st), 128u * WGS);\n"
         "    }\n"
         "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n"
         "  if (wg == WGS) { // producer warpgroup\n"
         "    tsr_producer_regs();\n"
-        "    const int pt = (int)threadIdx.x - 128 * WGS;\n");
+        "    const int pt = (int)threadIdx.x - 128 * WGS;\n",
+        g->pbulk ? "1u" : "128u");
     if (g->preg)
       put(s,
           "    // two K blocks in flight in registers (sets 0 and 1, even and odd blocks):\n"
@@ -1344,7 +1368,32 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
           "      }\n"
           "    return;\n"
           "  }\n");
-    else if (g->ppack) {
+    else if (g->pbulk) {
+      /* the pack prologue wrote the planes tile by tile in the stage's
+       * layout: a stage is one bulk copy per plane, issued by one thread
+       * (no per-thread addresses, no proxy fence: the copies write through
+       * the async proxy and complete on the full mbarrier) */
+      put(s, "    // split=producer-bulk: tile (x0, k block kb) of a plane at x0 * LD + kb * BMN * BK\n");
+      put(s,
+          "    if (pt == 0) {\n"
+          "      const float *at = Ag + (tsr_idx)m0 * LDA, *bt = Bg + (tsr_idx)n0 * LDB;\n"
+          "      for (int it = 0; it < nk; ++it) {\n"
+          "        const int st = it %% STAGES;\n"
+          "        tsr_mbar_wait(bars + 8u * (STAGES + st), ((it / STAGES) & 1) ^ 1); // stage free\n"
+          "        tsr_mbar_arrive_tx(bars + 8u * st, 4u * (A_STAGE + B_STAGE));\n"
+          "        const tsr_idx ka = (tsr_idx)(kb_begin + it) * (BM * BK), kb = (tsr_idx)(kb_begin + it) * (BN * BK);\n"
+          "        tsr_bulk(As + st * A_STAGE, at + ka, 4u * BM * BK, bars + 8u * st);\n"
+          "        tsr_bulk(Bs + st * B_STAGE, bt + kb, 4u * BN * BK, bars + 8u * st);\n");
+      if (g->x3)
+        put(s,
+            "        tsr_bulk(As + st * A_STAGE + BM * BK, at + (WOFF_AS - WOFF_A) + ka, 4u * BM * BK, bars + 8u * st);\n"
+            "        tsr_bulk(Bs + st * B_STAGE + BN * BK, bt + (WOFF_BS - WOFF_B) + kb, 4u * BN * BK, bars + 8u * st);\n");
+      put(s,
+          "      }\n"
+          "    }\n"
+          "    return;\n"
+          "  }\n");
+    } else if (g->ppack) {
       /* the pack prologue wrote the TF32 planes: the producer only copies
        * them into the stage, STAGES - 1 blocks in flight, and each thread
        * arrives on full once its own copies of the block landed */
@@ -1756,6 +1805,12 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
     put(s, "// split=pack: the TF32 big parts there, the small parts at W + WOFF_%cS.\n", U);
   else if (g->presplit)
     put(s, "// split=pack: the TF32-rounded values (big parts).\n");
+  if (g->pbulk)
+    put(s,
+        "// split=producer-bulk: tile by tile, each %s x BK tile in the shared-memory\n"
+        "// layout (tsr_soff), tile (x0, k block kb) at x0 * LD%c + kb * %s * BK; thread t\n"
+        "// writes the 16-byte chunk t (consecutive threads: the rows of a core matrix).\n",
+        o->name == 'a' ? "BM" : "BN", U, o->name == 'a' ? "BM" : "BN");
   put(s,
       "extern \"C\" __global__ void __launch_bounds__(256)\n"
       "tsr_gemm_pack_%c(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
@@ -1764,15 +1819,29 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
       "  const long long t = (long long)blockIdx.x * 256 + (long long)threadIdx.x;\n"
       "  if (t >= PR%c * CH) return;\n",
       o->name, U, q, 4 * q, U);
-  if (transpose) put(s, "  const long long r = t %% PR%c, c = (t / PR%c) * %d; // down a column\n", U, U, q);
-  else put(s, "  const long long r = t / CH, c = (t %% CH) * 4; // along a row\n");
+  if (g->pbulk) {
+    const char *BMN = o->name == 'a' ? "BM" : "BN";
+    put(s,
+        "  constexpr long long CT = %s * BK / 4, KBP = LD%c / BK; // chunks per tile, k blocks\n"
+        "  const long long tile = t / CT, w = t %% CT; // w: core matrix w >> 3, its row w & 7\n"
+        "  const long long r = (tile / KBP) * %s + ((w >> 3) / (BK / 4)) * 8 + (w & 7);\n"
+        "  const long long c = (tile %% KBP) * BK + ((w >> 3) %% (BK / 4)) * 4;\n"
+        "  const float *__restrict__ src = %c + (tsr_idx)blockIdx.y * SRC_S%c;\n"
+        "  float *dst = W + WOFF_%c + (tsr_idx)blockIdx.y * S%c + (tsr_idx)(4 * t);\n",
+        BMN, U, BMN, U, U, U, U);
+  } else {
+    if (transpose) put(s, "  const long long r = t %% PR%c, c = (t / PR%c) * %d; // down a column\n", U, U, q);
+    else put(s, "  const long long r = t / CH, c = (t %% CH) * 4; // along a row\n");
+    put(s,
+        "  const float *__restrict__ src = %c + (tsr_idx)blockIdx.y * SRC_S%c;\n"
+        "  float *dst = W + WOFF_%c + (tsr_idx)blockIdx.y * S%c + (tsr_idx)(r * LD%c + c);\n",
+        U, U, U, U, U);
+  }
   put(s,
-      "  const float *__restrict__ src = %c + (tsr_idx)blockIdx.y * SRC_S%c;\n"
-      "  float *dst = W + WOFF_%c + (tsr_idx)blockIdx.y * S%c + (tsr_idx)(r * LD%c + c);\n"
       "  float v[%d];\n"
       "#pragma unroll\n"
       "  for (int q = 0; q < %d; ++q) {\n",
-      U, U, U, U, U, q, q);
+      q, q);
   if (o->kmajor) put(s, "    const long long x = r, k = c + q;\n");
   else put(s, "    const long long k = r, x = c + q;\n");
   if (o->src_kmajor)

@@ -38,6 +38,13 @@
 #define TSR__WG_CONSUMER_REGS 208
 _Static_assert(128 * TSR__WG_PRODUCER_REGS + 256 * TSR__WG_CONSUMER_REGS <= 168 * 384,
                "setmaxnreg: the roles' registers exceed the CTA's allocation");
+/* split=producer-bulk: one producer thread issues bulk copies, so the
+ * producer warpgroup keeps 40 (setmaxnreg's floor is 24) and each consumer
+ * thread gets 232 */
+#define TSR__WG_BULK_PRODUCER_REGS 40
+#define TSR__WG_BULK_CONSUMER_REGS 232
+_Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_REGS <= 168 * 384,
+               "setmaxnreg: the roles' registers exceed the CTA's allocation");
 
 typedef struct {
   char *source;        /* NUL-terminated CUDA C, malloc'd */

@@ -68,6 +68,7 @@ typedef struct {
   int producer;       /* split=producer: wgs consumer warpgroups + one producer warpgroup */
   int preg;           /* split=producer-reg: the producer loads each K block into registers */
   int ppack;          /* split=producer-pack: the producer copies the prologue's TF32 planes */
+  int pbulk;          /* split=producer-bulk: ... tiled planes, by bulk copies (implies ppack) */
   int raw;            /* split=producer: raw (unsplit) K-block buffers of the producer's copies */
   int parts;          /* wgmma acc=step: partial-sum buffers (2: the next step runs while one is promoted) */
   uint32_t h, w;      /* tile grid */

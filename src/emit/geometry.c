@@ -164,6 +164,10 @@ tsr_precision tsr__emit_plan_precision(const tsr_plan *pl) {
                                                                       : TSR_PREC_STRICT;
 }
 
+static const char *split_name(const tsr__emit_geo *g) {
+  return g->preg ? "producer-reg" : g->pbulk ? "producer-bulk" : g->ppack ? "producer-pack" : "producer";
+}
+
 static const char *mma_name(tsr_mma m) {
   static const char *const names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32"};
   return (unsigned)m < 5 ? names[m] : "?";
@@ -183,20 +187,22 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   g->chain = pl->acc == TSR_ACC_CHAIN;
   if (pl->mma == TSR_MMA_FFMA && g->chain)
     return reject(msg, cap, "plan: acc=chain is unused by mma=ffma and must be step");
-  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER_PACK)
+  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER_BULK)
     return reject(msg, cap,
-                  "plan: split=%d is not inline, pack, producer, producer-reg or producer-pack",
+                  "plan: split=%d is not inline, pack, producer, producer-reg, producer-pack or "
+                  "producer-bulk",
                   (int)pl->split);
   g->producer = pl->split == TSR_SPLIT_PRODUCER || pl->split == TSR_SPLIT_PRODUCER_REG ||
-                pl->split == TSR_SPLIT_PRODUCER_PACK;
+                pl->split == TSR_SPLIT_PRODUCER_PACK || pl->split == TSR_SPLIT_PRODUCER_BULK;
   g->preg = pl->split == TSR_SPLIT_PRODUCER_REG;
-  g->ppack = pl->split == TSR_SPLIT_PRODUCER_PACK;
+  /* producer-bulk is producer-pack with tiled planes and bulk copies */
+  g->pbulk = pl->split == TSR_SPLIT_PRODUCER_BULK;
+  g->ppack = pl->split == TSR_SPLIT_PRODUCER_PACK || g->pbulk;
   if (g->producer && !g->wg)
     return reject(msg, cap,
                   "plan: split=%s is only supported by the wgmma families; mma=%s splits "
                   "inline or in the pack prologue",
-                  g->preg ? "producer-reg" : g->ppack ? "producer-pack" : "producer",
-                  mma_name(pl->mma));
+                  split_name(g), mma_name(pl->mma));
   /* split=producer-pack: the pack prologue stores the TF32 planes (as
    * split=pack does for mma.sync) and the producer only copies them */
   g->presplit = pl->split == TSR_SPLIT_PACK || g->ppack;
@@ -313,14 +319,17 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
    * registers, so setmaxnreg moves registers to the consumers (emit.h:
    * producer 88, consumers 208; ptxas spilled the producer's loops at 40 and
    * 64) */
-  unsigned rcap = g->producer && g->wgs == 2 ? (unsigned)TSR__WG_CONSUMER_REGS : t->regs_thread;
+  unsigned rcap = !g->producer || g->wgs != 2 ? t->regs_thread
+                  : g->pbulk                  ? (unsigned)TSR__WG_BULK_CONSUMER_REGS
+                                              : (unsigned)TSR__WG_CONSUMER_REGS;
   /* acc=step promotes every 8-deep K step (docs/accuracy.md "wgmma"): a
    * second partial-sum buffer lets the next step run during a promotion,
    * for wn <= 64 (32 registers) where the estimate stays within 232 (ptxas:
-   * 128x128 wn=128 with two 64-register buffers spilled 32 bytes, TT vec=1) */
-  g->parts = g->chain ? 0
-             : pl->wn <= 64 && g->mw * pl->bn / 2 + pl->wn + 40 <= (rcap < 232u ? (int)rcap : 232) ? 2
-                                                                                                    : 1;
+   * 128x128 wn=128 with two 64-register buffers spilled 32 bytes, TT vec=1);
+   * beside a producer the bound is exclusive (ptxas spilled 480 bytes at
+   * exactly 232: 256x128 wn=64 bk=16, split=producer-bulk) */
+  int pcap = (rcap < 232u ? (int)rcap : 232) - (g->producer ? 1 : 0);
+  g->parts = g->chain ? 0 : pl->wn <= 64 && g->mw * pl->bn / 2 + pl->wn + 40 <= pcap ? 2 : 1;
   /* ~40 for addresses, descriptors and the copies; a consumer beside a
    * producer does no copies (measured: 256x128 wm=128 wn=128 compiles at
    * 208 without spills; two 32-register partial-sum buffers did spill at 216) */
@@ -333,13 +342,13 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
                   rcap != t->regs_thread ? " (a consumer's share beside the producer warpgroup)" : "");
   if (g->producer && pl->minblocks > 1)
     return reject(msg, cap, "plan: minblocks=%d; split=%s runs one block per SM (minblocks 0 or 1)",
-                  pl->minblocks, g->preg ? "producer-reg" : g->ppack ? "producer-pack" : "producer");
+                  pl->minblocks, split_name(g));
   /* split=producer: the producer's copies per stage, (bm + bn) x bk / vec
    * over its 128 threads, each with its own address. Beside two consumers it
    * has 88 registers: ptxas spilled 1608 bytes at 48 copies (256x128x16,
    * vec=1; the H200 run rejected it at 1240), 192 at 32, none at 12-24
    * (vec=4, or smaller tiles) */
-  if (g->producer && !g->preg && g->wgs == 2) {
+  if (g->producer && !g->preg && !g->pbulk && g->wgs == 2) {
     /* producer-pack copies two planes (big, small) of each operand, and its
      * loop keeps more addresses live: ptxas spilled 220 bytes at 24 copies
      * (256x128 bk=16), none at 12 (bk=8); the H200 ran the spilling plan at
@@ -520,7 +529,8 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
                   "(bm=%d,bn=%d,bk=%d,stages=%d,pad=%d%s)",
                   g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
                   t->smem_block_optin / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages, pl->pad,
-                  g->ppack            ? ",split=producer-pack: TF32 planes per stage"
+                  g->pbulk            ? ",split=producer-bulk: TF32 planes per stage"
+                  : g->ppack          ? ",split=producer-pack: TF32 planes per stage"
                   : g->presplit && g->x3 ? ",split=pack: big and small tiles per stage"
                   : g->preg           ? ",split=producer-reg: TF32 planes per stage"
                   : g->producer       ? ",split=producer: TF32 planes per stage + raw blocks"
@@ -654,7 +664,9 @@ static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl,
        * takes 32 bytes of a packed row per thread, so each store fills a
        * whole 32-byte sector (16-byte stores to 32 rows per warp half-filled
        * theirs: the 4096^3 prologue took ~0.37 ms, H200 run 17) */
-      o->pre_q = g->wg && g->presplit && o->kmajor != o->src_kmajor && o->ld % 8 == 0 ? 8 : 4;
+      o->pre_q = g->wg && g->presplit && !g->pbulk && o->kmajor != o->src_kmajor && o->ld % 8 == 0
+                     ? 8
+                     : 4;
       o->pre_blocks = (per / (uint64_t)o->pre_q + 255) / 256;
       if (o->pre_blocks > t->grid[0])
         return reject(msg, cap, "plan: pack prologue for %c needs %llu blocks, more than %llu",

@@ -109,7 +109,8 @@ static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
    * that reads A and B once and writes their parts (two tensors each for
    * tf32x3) plus two launches */
   double t_pack = 0;
-  if (pl->split == TSR_SPLIT_PACK || pl->split == TSR_SPLIT_PRODUCER_PACK) {
+  if (pl->split == TSR_SPLIT_PACK || pl->split == TSR_SPLIT_PRODUCER_PACK ||
+      pl->split == TSR_SPLIT_PRODUCER_BULK) {
     inner *= 1.1;
     double parts = pl->mma == TSR_MMA_TF32X3 || pl->mma == TSR_MMA_WGMMA_TF32X3 ? 2.0 : 1.0;
     double ops = (double)p->batch * ((double)p->m * p->k + (double)p->k * p->n);
@@ -317,7 +318,8 @@ static int gen_cuda_wgmma(const tsr_problem *p, const tsr_plan *base, plan_vec *
       {256, 128, 128, 128}, {128, 256, 64, 128}, {128, 128, 64, 128}, {128, 128, 64, 64}, {128, 64, 64, 64}};
   static const struct { tsr_split split; int bk, stages; } modes[] = {
       {TSR_SPLIT_INLINE, 16, 4},        {TSR_SPLIT_PRODUCER, 16, 3},      {TSR_SPLIT_PRODUCER_REG, 8, 8},
-      {TSR_SPLIT_PRODUCER_PACK, 8, 8}, {TSR_SPLIT_PRODUCER_PACK, 8, 6}};
+      {TSR_SPLIT_PRODUCER_PACK, 8, 8}, {TSR_SPLIT_PRODUCER_PACK, 8, 6}, {TSR_SPLIT_PRODUCER_BULK, 8, 8},
+      {TSR_SPLIT_PRODUCER_BULK, 16, 4}};
   static const int splits[] = {1, 2, 4};
   const tsr_walk walks[] = {{TSR_WALK_RECT, 8, 16}, {TSR_WALK_LINEAR, 1, 1}};
   for (int x3 = 1; x3 >= 0; x3--) {
@@ -329,7 +331,9 @@ static int gen_cuda_wgmma(const tsr_problem *p, const tsr_plan *base, plan_vec *
             for (int pk = 0; pk < 2; pk++) { /* pack=ab: 16-byte rows where the user's are not */
               int sk = splits[ki];
               if (sk > 1 && p->k < 256 * sk) continue;
-              if (pk && modes[mi].split == TSR_SPLIT_PRODUCER_PACK) continue; /* packs anyway */
+              int packs = modes[mi].split == TSR_SPLIT_PRODUCER_PACK ||
+                          modes[mi].split == TSR_SPLIT_PRODUCER_BULK;
+              if (pk && packs) continue; /* packs anyway */
               tsr_plan pl = *base;
               pl.bm = geo[gi].bm;
               pl.bn = geo[gi].bn;
@@ -347,7 +351,7 @@ static int gen_cuda_wgmma(const tsr_problem *p, const tsr_plan *base, plan_vec *
               pl.mma = x3 ? TSR_MMA_WGMMA_TF32X3 : TSR_MMA_WGMMA_TF32;
               pl.acc = TSR_ACC_STEP;
               pl.minblocks = 0;
-              pl.pack = pk || pl.split == TSR_SPLIT_PRODUCER_PACK ? TSR_PACK_AB : TSR_PACK_NONE;
+              pl.pack = pk || packs ? TSR_PACK_AB : TSR_PACK_NONE;
               if (push(pv, &pl)) return -1;
             }
   }

@@ -137,7 +137,14 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=3,"
       "walk=rect:8x16,minblocks=0,pack=none,split=producer,acc=step,splitk=1",
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8,"
-      "walk=rect:8x16,minblocks=0,pack=none,split=producer-reg,acc=step,splitk=1"};
+      "walk=rect:8x16,minblocks=0,pack=none,split=producer-reg,acc=step,splitk=1",
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,"
+      "walk=rect:8x16,minblocks=0,pack=ab,split=producer-pack,acc=step,splitk=1",
+      /* producer-bulk: bulk copies and 232-register consumers */
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=4,"
+      "walk=rect:8x16,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1",
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=32,wm=128,wn=128,stages=2,"
+      "walk=rect:8x16,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1"};
   int fails = 0, kernels = 0;
   for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
     for (int v = 0; v < 4; v++) {

@@ -426,6 +426,15 @@ static void test_rejections(void **state) {
   wg_check(SM90, big, "split=producer-pack,bk=16,bm=256,wm=128,vec=4,stages=4",
            "split=producer-pack copies 2 planes x (bm=256 + bn=128) x bk=16 / vec=4 = 24 values per "
            "producer thread and stage, more than 16");
+  /* producer-bulk: one thread's bulk copies, whatever the tile; consumers get 232 registers */
+  wg_check(SM90, big, "split=producer-bulk,bk=16,bm=256,wm=128,vec=4,stages=4", NULL);
+  wg_check(SM90, big, "split=producer-bulk,bk=32,bm=256,wm=128,wn=64,stages=2", NULL);
+  wg_check(SM90, big, "split=producer-bulk,bk=16,bm=256,wm=128,stages=5",
+           "exceeds the 227.0 KiB limit (bm=256,bn=128,bk=16,stages=5,pad=0,split=producer-bulk: TF32 planes per stage)");
+  wg_check(SM90, big, "split=producer-bulk,bk=16,bn=256,wn=256",
+           "estimated 272 registers per thread (accumulators 1 x 256 / 2 + partial sum 256 / 2 + 16) "
+           "exceed 232 (a consumer's share beside the producer warpgroup)");
+  wg_check(SM90, big, "split=producer-bulk,bk=16,minblocks=2", "minblocks=2; split=producer-bulk runs one block per SM");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,split=producer",
                 "split=producer is only supported by the wgmma families; mma=tf32x3 splits");
   expect_reject(big, "mma=wgmma-tf32,tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=2",
@@ -781,10 +790,10 @@ static void test_split_contract(void **state) {
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0,split=pack",
                 "exceeds the 227.0 KiB limit (bm=128,bn=256,bk=32,stages=4,pad=0,split=pack");
   tsr_plan bad = mkplan("mma=tf32x3,tm=1,tn=1");
-  bad.split = (tsr_split)5;
+  bad.split = (tsr_split)6;
   char msg[256];
   assert_int_not_equal(tsr__emit_check(&big, &bad, SM90, msg, sizeof msg), TSR_OK);
-  assert_non_null(strstr(msg, "split=5 is not inline, pack, producer, producer-reg or producer-pack"));
+  assert_non_null(strstr(msg, "split=6 is not inline, pack, producer, producer-reg, producer-pack or producer-bulk"));
   /* the same plan inline fits: the doubling is what is rejected */
   tsr_plan fits = mkplan("mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0");
   assert_int_equal(tsr__emit_check(&big, &fits, SM90, msg, sizeof msg), TSR_OK);
@@ -1273,6 +1282,28 @@ static const emu_case emu_cases[] = {
      WPP "bm=64,bn=64,wm=64,wn=64,stages=3,vec=4,bk=16", .random = 1, .contract = TSR_PREC_FP32X3,
      .special = 1},
 #undef WPP
+    /* split=producer-bulk: tiled planes, one thread's bulk copies per stage */
+#define WPB WG "split=producer-bulk,"
+    {"wgmma producer-bulk NT 2 consumers tails beta", {130, 70, 45, 1, 'N', 'T', 0.5f},
+     WPB "bm=128,bn=32,bk=16,wm=64,wn=32,stages=2,vec=4"},
+    {"wgmma producer-bulk TT batch2 beta ld pad splitk2", {70, 66, 37, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
+     WPB "bm=128,bn=64,bk=8,wm=64,wn=64,stages=3,vec=4,splitk=2"},
+    {"wgmma producer-bulk 256x128 wm128 wn128 bk8 NN tails rect", {260, 130, 72, 1, 'N', 'N', 0},
+     WPB "bm=256,bn=128,bk=8,wm=128,wn=128,stages=6,vec=4,walk=rect:2x2"},
+    {"wgmma producer-bulk 256x128 wn64 bk32 NT tails", {260, 136, 100, 1, 'N', 'T', 0.5f},
+     WPB "bm=256,bn=128,bk=32,wm=128,wn=64,stages=2,vec=4"},
+    {"wgmma producer-bulk random NN one K block", {100, 72, 7, 1, 'N', 'N', 0},
+     WPB "bm=128,bn=72,bk=8,wm=64,wn=24,stages=4,vec=4", 0, 0, 0, 0, 1},
+    {"wgmma-tf32 producer-bulk TN tails", {70, 45, 37, 1, 'T', 'N', 0},
+     "mma=wgmma-tf32,tm=1,tn=1,pad=0,split=producer-bulk,bm=64,bn=64,bk=16,wm=64,wn=64,stages=2,vec=4",
+     .prec = TSR_PREC_TF32},
+    {"contract wgmma-tf32x3 producer-bulk RZ 96x80x129 wide", {96, 80, 129, 1, 'N', 'N', 0},
+     WPB "vec=4,bm=128,bn=128,bk=8,wm=64,wn=128,stages=4", .random = 2, .contract = TSR_PREC_FP32X3,
+     .rz = 1, .seed = 3},
+    {"specials wgmma-tf32x3 producer-bulk NT", {40, 36, 52, 1, 'N', 'T', 0},
+     WPB "bm=64,bn=64,wm=64,wn=64,stages=3,vec=4,bk=16", .random = 1, .contract = TSR_PREC_FP32X3,
+     .special = 1},
+#undef WPB
 #define WC "tm=1,tn=1,pad=0,bm=64,bn=64,wm=64,wn=64,stages=3,vec=4"
     {"contract wgmma-tf32x3 step RZ K=2048 bk16", {64, 64, 2048, 1, 'N', 'T', 0}, WC ",mma=wgmma-tf32x3,bk=16",
      .random = 1, .contract = TSR_PREC_FP32X3, .rz = 1},
@@ -1415,8 +1446,10 @@ static void test_emulated(void **state) {
     write_file(path, b, (size_t)nb * 4);
     snprintf(path, sizeof path, "%s/C.bin", dir);
     write_file(path, c0, (size_t)nc * 4);
-    /* stages >= 2: once with copies landing at issue, once only at wait_group */
-    int modes = ks[i].smem_bytes && strstr(ks[i].source, "tsr_cp_wait<") ? 2 : 1;
+    /* stages >= 2: once with copies landing at issue, once only at wait_group
+     * (bulk copies: once a waiter finds the arrivals in) */
+    int modes = ks[i].smem_bytes && (strstr(ks[i].source, "tsr_cp_wait<") ||
+                                     strstr(ks[i].source, "tsr_bulk(")) ? 2 : 1;
     for (int deferred = 0; deferred < modes; deferred++) {
       char args[512];
       snprintf(args, sizeof args, "%u %u %u %u %u %llu %u %u %.9g %.9g %lld %lld %lld %d\n",
@@ -1686,7 +1719,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
-    int prod; /* a mutation of the split=producer (1), producer-reg (2) or producer-pack (3) kernel */
+    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel */
   } muts[] = {
       {"none", NULL, NULL},
       {"none (split=producer)", NULL, NULL, 1},
@@ -1700,6 +1733,13 @@ static void test_emulated_wgmma_mutations(void **state) {
        "tsr_load_a<128>(As + sx * A_STAGE, Ag, m0, (kb_begin + it) * BK, pt);", 3},
       {"producer-pack: full arrive dropped (deadlock)", "      tsr_mbar_arrive(bars + 8u * (it % STAGES));\n", "\n", 3},
       {"producer-reg: register sets never reloaded", "if (it + 2 < nk) {", "if (it + 2 < 0) {", 2},
+      {"none (split=producer-bulk)", NULL, NULL, 4},
+      {"producer-bulk: A's tiles of the next K block", "const tsr_idx ka = (tsr_idx)(kb_begin + it) * (BM * BK)",
+       "const tsr_idx ka = (tsr_idx)(kb_begin + it + 1) * (BM * BK)", 4},
+      {"producer-bulk: the stage's bytes expected without B's planes", "4u * (A_STAGE + B_STAGE));", "4u * (A_STAGE));", 4},
+      {"producer-bulk: pack tiles' core-matrix rows rotated", "((w >> 3) / (BK / 4)) * 8 + (w & 7);",
+       "((w >> 3) / (BK / 4)) * 8 + ((w + 1) & 7);", 4},
+
       {"stride byte offset halved", "SBO = BK * 32;", "SBO = BK * 16;"},
       {"leading byte offset 64", "LBO = 128,", "LBO = 64,"},
       {"no wgmma.fence", "      tsr_wg_fence();\n", "\n"},
@@ -1716,14 +1756,20 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr_plan pr = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=8,wm=64,wn=24,stages=2,vec=4,split=producer-reg");
   emit_ok(&p, &pr, &kr);
   tsr_plan ppk = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=8,wm=64,wn=24,stages=3,vec=4,split=producer-pack");
-  tsr__kernel_src kpp;
+  tsr__kernel_src kpp, kpb;
   emit_ok(&p, &ppk, &kpp);
+  tsr_plan ppb = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=8,wm=64,wn=24,stages=2,vec=4,split=producer-bulk");
+  emit_ok(&p, &ppb, &kpb);
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
-  size_t idx[16];
+  size_t idx[32];
   for (size_t i = 0; i < n; i++) {
-    const tsr__kernel_src *base = muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k;
+    const tsr__kernel_src *base = muts[i].prod == 4   ? &kpb
+                                  : muts[i].prod == 3 ? &kpp
+                                  : muts[i].prod == 2 ? &kr
+                                  : muts[i].prod      ? &kp
+                                                      : &k;
     tsr__kernel_src m = *base;
     char *src = NULL;
     if (muts[i].from) {
@@ -1765,7 +1811,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
     if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
-    int bad = emu_run(dir, i, muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1,
+    int bad = emu_run(dir, i, muts[i].prod == 4 ? &kpb : muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1,
                       out) != 0;
     const char *how = bad ? "aborted by the harness" : NULL;
     if (!bad) {
@@ -1798,6 +1844,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src_free(&kp);
   tsr__kernel_src_free(&kr);
   tsr__kernel_src_free(&kpp);
+  tsr__kernel_src_free(&kpb);
   unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);

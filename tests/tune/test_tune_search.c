@@ -275,11 +275,11 @@ static void test_cuda_space_has_wgmma(void **state) {
   p.precision = TSR_PREC_FP32X3;
   tsr__tune_space_t sp;
   assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
-  int legal_modes[5] = {0}, tf32 = 0;
+  int legal_modes[6] = {0}, tf32 = 0;
   for (size_t i = 0; i < sp.n; i++) {
     const tsr__tune_cand *c = &sp.cands[i];
     if (c->plan.mma == TSR_MMA_WGMMA_TF32) tf32++;
-    if (c->plan.mma == TSR_MMA_WGMMA_TF32X3 && c->realized[0] && (unsigned)c->plan.split < 5)
+    if (c->plan.mma == TSR_MMA_WGMMA_TF32X3 && c->realized[0] && (unsigned)c->plan.split < 6)
       legal_modes[c->plan.split]++;
   }
   assert_int_equal(tf32, 0);
@@ -287,6 +287,7 @@ static void test_cuda_space_has_wgmma(void **state) {
   assert_true(legal_modes[TSR_SPLIT_PRODUCER] > 0);
   assert_true(legal_modes[TSR_SPLIT_PRODUCER_REG] > 0);
   assert_true(legal_modes[TSR_SPLIT_PRODUCER_PACK] > 0);
+  assert_true(legal_modes[TSR_SPLIT_PRODUCER_BULK] > 0);
   free(sp.cands);
   tsr_context_destroy(ctx);
 }

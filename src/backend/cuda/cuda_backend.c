@@ -117,8 +117,8 @@ tsr_status tsr__cuda_prepare_ex(tsr_context *ctx, const tsr_problem *p, const ts
   if (!st && k.regs_exact && e->regs != k.regs_exact)
     st = tsr__fail(ctx, TSR_ERR_REJECTED,
                    "registers: the kernel was compiled for %d per thread; its setmaxnreg split "
-                   "(producer %d, consumers %d) needs exactly %d",
-                   e->regs, TSR__WG_PRODUCER_REGS, TSR__WG_CONSUMER_REGS, k.regs_exact);
+                   "between the producer and consumer warpgroups needs exactly %d",
+                   e->regs, k.regs_exact);
   tsr__kernel_src_free(&k);
   if (st) {
     tsr__gexec_destroy(e);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <map>
 #include <vector>
 
 #define __global__
@@ -342,26 +343,76 @@ static unsigned *emu_mbar(unsigned bar) {
   if (bar % 8 || (size_t)bar + 8 > emu_smem_bytes) emu_die("mbarrier address misaligned or outside shared memory");
   return (unsigned *)((char *)emu_smem + bar);
 }
+/* Bulk copies (split=producer-bulk) and the transaction count: per mbarrier
+ * the bytes still expected in this phase (expect_tx adds, a landed copy
+ * subtracts) and, with deferred landing, the copies issued but not landed.
+ * A phase completes when its arrivals are in and its count is back at 0.
+ * Deferred copies land when a thread waits on the barrier with every
+ * arrival in (as late as the hardware may land them); otherwise at issue. */
+struct emu_bulk_copy { float *dst; const float *src; unsigned bytes; };
+struct emu_mbar_tx_state { long long tx; std::vector<emu_bulk_copy> queued; };
+static std::map<unsigned, emu_mbar_tx_state> emu_mbar_tx;
 static void tsr_mbar_init(unsigned bar, unsigned count) {
   if (count == 0 || count >= (1u << 20)) emu_die("mbarrier count out of range");
   pthread_mutex_lock(&emu_mbar_mu);
   unsigned *w = emu_mbar(bar);
   w[0] = count;
   w[1] = EMU_MBAR_TAG | (count << 1);
+  emu_mbar_tx[bar] = emu_mbar_tx_state{0, {}};
   pthread_mutex_unlock(&emu_mbar_mu);
 }
 static void emu_mbar_check(const unsigned *w) {
   if ((w[1] & 0xF0000000u) != EMU_MBAR_TAG) emu_die("mbarrier used before mbarrier.init");
 }
-static void tsr_mbar_arrive(unsigned bar) {
-  pthread_mutex_lock(&emu_mbar_mu);
+/* (emu_mbar_mu held) complete the phase if its arrivals and bytes are in */
+static void emu_mbar_settle(unsigned bar, unsigned *w) {
+  emu_mbar_tx_state &t = emu_mbar_tx[bar];
+  if (w[0] != 0 || t.tx != 0 || !t.queued.empty()) return;
+  w[1] ^= 1u; /* phase complete: flip the parity, re-arm */
+  w[0] = (w[1] & 0x0FFFFFFEu) >> 1;
+  pthread_cond_broadcast(&emu_mbar_cv);
+}
+static void emu_mbar_arrive_locked(unsigned bar) {
   unsigned *w = emu_mbar(bar);
   emu_mbar_check(w);
   if (w[0] == 0) emu_die("mbarrier arrive with no arrival pending");
-  if (--w[0] == 0) { /* phase complete: flip the parity, re-arm */
-    w[1] ^= 1u;
-    w[0] = (w[1] & 0x0FFFFFFEu) >> 1;
-    pthread_cond_broadcast(&emu_mbar_cv);
+  --w[0];
+  emu_mbar_settle(bar, w);
+}
+static void tsr_mbar_arrive(unsigned bar) {
+  pthread_mutex_lock(&emu_mbar_mu);
+  emu_mbar_arrive_locked(bar);
+  pthread_mutex_unlock(&emu_mbar_mu);
+}
+static void tsr_mbar_arrive_tx(unsigned bar, unsigned bytes) {
+  pthread_mutex_lock(&emu_mbar_mu);
+  emu_mbar_check(emu_mbar(bar));
+  emu_mbar_tx[bar].tx += bytes;
+  emu_mbar_arrive_locked(bar);
+  pthread_mutex_unlock(&emu_mbar_mu);
+}
+/* (emu_mbar_mu held) land one bulk copy: its bytes complete on bar */
+static void emu_bulk_land(unsigned bar, const emu_bulk_copy &c) {
+  memcpy(c.dst, c.src, c.bytes);
+  emu_mbar_tx_state &t = emu_mbar_tx[bar];
+  t.tx -= c.bytes;
+  if (t.tx < 0) emu_die("bulk copy completes more bytes than the mbarrier expects");
+}
+static void tsr_bulk(float *dst, const float *src, unsigned bytes, unsigned bar) {
+  if (bytes == 0 || bytes % 16) emu_die("bulk copy size not a positive multiple of 16 bytes");
+  if ((uintptr_t)dst % 16 || (uintptr_t)src % 16) emu_die("misaligned bulk copy address");
+  if ((char *)dst < (char *)emu_smem || (char *)dst + bytes > (char *)emu_smem + emu_smem_bytes)
+    emu_die("bulk copy destination outside dynamic shared memory");
+  pthread_mutex_lock(&emu_mbar_mu);
+  unsigned *w = emu_mbar(bar);
+  emu_mbar_check(w);
+  emu_bulk_copy c = {dst, src, bytes};
+  if (emu_deferred) {
+    emu_mbar_tx[bar].queued.push_back(c);
+    pthread_cond_broadcast(&emu_mbar_cv); /* a waiter may land it */
+  } else {
+    emu_bulk_land(bar, c);
+    emu_mbar_settle(bar, w);
   }
   pthread_mutex_unlock(&emu_mbar_mu);
 }
@@ -375,9 +426,17 @@ static void tsr_mbar_wait(unsigned bar, unsigned parity) {
   pthread_mutex_lock(&emu_mbar_mu);
   unsigned *w = emu_mbar(bar);
   emu_mbar_check(w);
-  while ((w[1] & 1u) == (parity & 1u))
+  while ((w[1] & 1u) == (parity & 1u)) {
+    emu_mbar_tx_state &t = emu_mbar_tx[bar];
+    if (w[0] == 0 && !t.queued.empty()) { /* every arrival in: the deferred copies land */
+      for (const emu_bulk_copy &c : t.queued) emu_bulk_land(bar, c);
+      t.queued.clear();
+      emu_mbar_settle(bar, w);
+      continue;
+    }
     if (pthread_cond_timedwait(&emu_mbar_cv, &emu_mbar_mu, &dl) != 0)
       emu_die("mbarrier wait timed out (deadlock: a missing arrive or a wrong parity)");
+  }
   pthread_mutex_unlock(&emu_mbar_mu);
 }
 /* bar.sync 1, 128: the producer warpgroup's 128 threads only */
