@@ -252,6 +252,14 @@ static void test_cuda_variants(void **state) {
   assert_int_equal(fails, 0);
 }
 
+/* TSR_GPU_PLANS=<substring>: only the wgmma matrix plans and families whose
+ * plan text contains it (a device script checking one new family in its
+ * time budget); unset: all of them */
+static int plan_selected(const char *text) {
+  const char *sel = getenv("TSR_GPU_PLANS");
+  return !sel || !*sel || (text && strstr(text, sel));
+}
+
 /* The wgmma families (sm_90a) on hardware: every shape x op pair (x-contiguous
  * operands go through the transposing pack prologue) x beta mode x input
  * kind, for geometries of 1 and 2 consumer warpgroups; dyadic exact, random
@@ -283,7 +291,7 @@ static void test_cuda_wgmma_matrix(void **state) {
   };
   int fails = 0, runs = 0;
   for (size_t pi = 0; pi < sizeof plans / sizeof plans[0]; pi++)
-    for (size_t sI = 1; sI < NSHAPES; sI++)
+    for (size_t sI = 1; sI < NSHAPES && plan_selected(plans[pi]); sI++)
       for (int ops = 0; ops < 4; ops++)
         for (int bm = 0; bm < 2; bm++)
           for (int in = 0; in < 2; in++) {
@@ -588,6 +596,7 @@ static void test_contract_families(void **state) {
       assert_int_equal(tsr__workload_create(&p, (tsr_inputs)fam, 3, NULL, 0, &w, msg, sizeof msg), TSR_OK);
       float *c = malloc((size_t)tsr_problem_elems_c(&w->p) * sizeof *c);
       for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+        if (!plan_selected(families[f].overlay)) continue;
         tsr_receipt r;
         tsr_precision ran;
         run_family(&families[f], w, c, &r, &ran);
@@ -639,6 +648,7 @@ static void test_specials_families(void **state) {
     assert_int_equal(tsr_oracle_cpu(&w->p, w->a, w->b, w->c0, w->ref, w->scale, &w->strict_rel_fro), TSR_OK);
     float *c = malloc((size_t)tsr_problem_elems_c(&w->p) * sizeof *c);
     for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+      if (!plan_selected(families[f].overlay)) continue;
       tsr_receipt r;
       tsr_precision ran;
       run_family(&families[f], w, c, &r, &ran);
