@@ -740,8 +740,9 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
     return reject(msg, cap,
                   "plan: minblocks=%d blocks of %d threads and %llu bytes do not fit one SM",
                   pl->minblocks, pl->threads, (unsigned long long)g->smem_bytes);
+  /* the K loops step at most 32 * vec (lanes) or KG <= 1024 (groups) past k1 */
   const struct { const char *name; int64_t v; int t; } ext[] = {
-      {"m", p->m, pl->bm}, {"n", p->n, pl->bn}, {"k", p->k, pl->bk}};
+      {"m", p->m, pl->bm}, {"n", p->n, pl->bn}, {"k", p->k, pl->bk > 1024 ? pl->bk : 1024}};
   for (int i = 0; i < 3; i++)
     if (ext[i].v > MAX_COORD - ext[i].t)
       return reject(msg, cap, "problem: %s=%lld exceeds the int32 coordinate range of the GPU kernels",

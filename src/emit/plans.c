@@ -87,7 +87,7 @@ static int pick_splitk(const tsr_problem *p, const tsr_plan *pl, int64_t ctas) {
 }
 
 /* Skinny class (GEMV and decode: M or N at most 32 against at least 1024
- * of the other): strict FFMA tiles as thin as the short side, 128 wide on
+ * of the other; a side of at most 16 takes gemv_plan below): strict FFMA tiles as thin as the short side, 128 wide on
  * the long one, split K toward ~8 CTAs per SM. Screened on the H200 against
  * cuBLAS pedantic (scripts/device/zoo-run variants, docs/perf.md) where the
  * 32x32 tiles of the small class measured 1.3-2.9x cuBLAS's time: 4x128 at
@@ -127,9 +127,9 @@ static void skinny_tiles(const tsr_problem *p, tsr_plan *pl) {
  * (4096x1x4096, 128x4) cuBLAS's time on the H200 while the big operand
  * (64 MB) alone bounds them at ~14 us. Guesses, not yet measured
  * (scripts/device/gemv-variants.txt lists the variants to measure):
- *  - big operand contiguous along k: 8 warps, 1, 2 or 4 outputs per warp
- *    (more for a wider short side: the short operand's values, read from
- *    L1, are reused across them), bk = 4 vec-wide chunks per lane;
+ *  - big operand contiguous along k: 8 warps, 1 output per warp, 2 for a
+ *    short side wider than 2 (the short operand's values, read from L1,
+ *    are reused across them), bk = 4 vec-wide chunks per lane;
  *  - contiguous along the outputs: a warp reads 32 * vec consecutive
  *    outputs of one K row, 8 warps (4 for S > 8: shared memory of the
  *    group sums) split the CTA's K rows, bk = 64;
@@ -158,7 +158,7 @@ static void gemv_plan(const tsr_problem *p, tsr_plan *pl) {
   int bx;
   if (kc) {
     pl->threads = 256;
-    bx = 8 * (S <= 2 ? 1 : S <= 8 ? 2 : 4);
+    bx = 8 * (S <= 2 ? 1 : 2); /* 4 outputs a warp at S = 16: 193 registers (ptxas), 2: 64 */
     pl->bk = 32 * v * 4;
   } else {
     pl->threads = S > 8 ? 128 : 256;

@@ -653,9 +653,9 @@ static void test_default_table(void **state) {
   q = P(4096, 16, 16384);
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.mma, TSR_MMA_GEMV);
-  assert_int_equal(pl.bm, 32); /* 8 warps of 4 outputs */
+  assert_int_equal(pl.bm, 16); /* 8 warps of 2 outputs */
   assert_int_equal(pl.bn, 16);
-  assert_int_equal(pl.splitk, 4); /* 1024 warps: 5 wanted, 4 divides the 32 K blocks */
+  assert_int_equal(pl.splitk, 2); /* 2048 warps: 3 wanted, 2 divides the 32 K blocks */
   assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
   q = P(1, 4096, 4096); /* x-contiguous B: a warp per K row of 128 outputs */
   tsr__emit_default_plan(&q, &pl);
