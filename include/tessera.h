@@ -166,13 +166,17 @@ typedef enum { TSR_ISA_AUTO = 0, TSR_ISA_GENERIC, TSR_ISA_AVX2, TSR_ISA_AVX512 }
  * (precision fp32x3); one TF32 MMA of the rounded operands (precision tf32).
  * The WGMMA_ values are the same two tensor-core modes on Hopper's
  * warpgroup MMA (wgmma.mma_async, sm_90a only): operands split once in
- * shared memory, read through shared-memory matrix descriptors. */
+ * shared memory, read through shared-memory matrix descriptors. GEMV is
+ * strict FP32 FFMA for problems with M <= 16 or N <= 16 (docs/emit.md
+ * "GEMV"): the big operand streams once with vector loads, each CTA covers
+ * the short side whole; threads is then the CTA's thread count. */
 typedef enum {
   TSR_MMA_FFMA = 0,
   TSR_MMA_TF32X3 = 1,
   TSR_MMA_TF32 = 2,
   TSR_MMA_WGMMA_TF32X3 = 3,
-  TSR_MMA_WGMMA_TF32 = 4
+  TSR_MMA_WGMMA_TF32 = 4,
+  TSR_MMA_GEMV = 5
 } tsr_mma;
 /* Tensor-core accumulation (mma=tf32x3, tf32): STEP promotes each 8-deep K
  * step's MMA partial sum into an FP32 register accumulator with an IEEE add
@@ -213,7 +217,8 @@ typedef enum {
  * memory or read directly, shared-memory row padding (floats), walk of the
  * CTA grid, split-K factor. CPU meaning: macro-tile bm×bn (MC×NC), K block
  * bk (KC), register micro-tile tm×tn, walk of the macro-tile grid, threads
- * (0 = all cores), micro-kernel ISA. mma selects the GPU kernel family. Fields a backend does not use must hold
+ * (0 = all cores), micro-kernel ISA. mma selects the GPU kernel family;
+ * mma=gemv reads threads as its CTA's thread count. Fields a backend does not use must hold
  * their defaults. */
 typedef struct {
   int bm, bn, bk;

@@ -1947,6 +1947,259 @@ static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   put(s, "}\n");
 }
 
+/* ---- mma=gemv (docs/emit.md "GEMV") ------------------------------------------
+ * M <= 16 or N <= 16: the big operand (B when M <= N, else A) is read once
+ * with vec-wide loads along its contiguous axis; each CTA covers the short
+ * side (S rows or columns) whole and BX outputs along the big axis, and
+ * keeps the short operand's values in registers (re-read from L1/L2).
+ *  k-contiguous big operand: R outputs per warp, lanes take vec-wide K
+ *    chunks 32 * vec apart (coalesced), each lane sums its chunks in
+ *    ascending k, then an XOR butterfly of shuffles (every lane ends with the
+ *    same sum: a + b == b + a).
+ *  x-contiguous big operand: vec consecutive outputs per thread, KG thread
+ *    groups take every KG-th K row of the slice, then the CTA sums the
+ *    groups' partials in group order through shared memory.
+ * Split-K slices (blockIdx.y) go through the workspace and the reduction
+ * kernel. Every order depends only on the plan and the problem. The sums
+ * are not k-ascending, so a non-finite one is recomputed strictly over the
+ * slice's K range (tsr_fix), as the tensor-core epilogues do. */
+static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  const tsr_plan *pl = &g->plan;
+  const tsr__emit_operand *bo = g->gv_bigb ? &g->b : &g->a, *so = g->gv_bigb ? &g->a : &g->b;
+  char BU = (char)(bo->name - 32), SU = (char)(so->name - 32);
+  int v = pl->vec, split = pl->splitk > 1, beta0 = p->beta == 0.0f;
+  long long X = g->gv_bigb ? (long long)p->n : (long long)p->m;
+  int tail_x = X % g->gv_bx != 0;
+  put(s, "typedef %s tsr_idx;\n", idx_t(g));
+  put(s, "static constexpr int M = %lld, N = %lld, K = %lld, BATCH = %lld;\n", (long long)p->m,
+      (long long)p->n, (long long)p->k, (long long)p->batch);
+  put(s, "static constexpr tsr_idx LDA = %lld, LDB = %lld, LDC = %lld;\n", (long long)p->lda,
+      (long long)p->ldb, (long long)p->ldc);
+  put(s, "static constexpr tsr_idx SA = %lld, SB = %lld, SC = %lld;\n", (long long)p->stride_a,
+      (long long)p->stride_b, (long long)p->stride_c);
+  put(s, "static constexpr int BK = %d, NT = %d, SPLITK = %d, NKB = %lld;\n", pl->bk, g->nthreads,
+      pl->splitk, (long long)g->nkb);
+  put(s, "static constexpr unsigned GRID_H = %uu, GRID_W = %uu;\n", g->h, g->w);
+  put(s,
+      "// %c is big (%s along %s), %c short: S outputs across, X along the big axis, BX per CTA\n"
+      "static constexpr int S = %d, X = %lld, BX = %d, VEC = %d;\n",
+      BU, g->gv_kc ? "contiguous" : "strided", g->gv_kc ? "k" : g->gv_bigb ? "n" : "m", SU,
+      g->gv_s, X, g->gv_bx, v);
+  if (g->gv_kc) put(s, "static constexpr int R = %d; // outputs per warp\n\n", g->gv_r);
+  else put(s, "static constexpr int KG = %d; // thread groups along k\n\n", g->gv_kg);
+
+  put(s, "// tsr:ptx-begin\n");
+  if (g->gv_kg > 1)
+    put(s,
+        "__device__ __forceinline__ float *tsr_dynamic_smem() {\n"
+        "  extern __shared__ float4 tsr_smem4[]; // float4: 16-byte aligned base\n"
+        "  return reinterpret_cast<float *>(tsr_smem4);\n"
+        "}\n");
+  if (g->gv_kc)
+    put(s,
+        "__device__ __forceinline__ float tsr_shfl_xor(float v, int m) {\n"
+        "  return __shfl_xor_sync(0xffffffffu, v, m);\n"
+        "}\n");
+  put(s, "// tsr:ptx-end\n\n");
+  emit_walk(s, g);
+  emit_fix(s, g);
+  put(s, "// element (x, k) of the big operand %c, (s, k) of the short operand %c\n", BU, SU);
+  char ib[64], is[64];
+  snprintf(ib, sizeof ib, bo->kmajor ? "(tsr_idx)x * LD%c + k" : "(tsr_idx)k * LD%c + x", BU);
+  snprintf(is, sizeof is, so->kmajor ? "(tsr_idx)s * LD%c + k" : "(tsr_idx)k * LD%c + s", SU);
+  put(s, "__device__ __forceinline__ tsr_idx tsr_big(int x, int k) { return %s; }\n", ib);
+  put(s, "__device__ __forceinline__ tsr_idx tsr_small(int s, int k) { return %s; }\n", is);
+  put(s, "__device__ __forceinline__ void tsr_ld(float (&r)[VEC], const float *p) {\n");
+  if (v == 4)
+    put(s, "  const float4 t = *reinterpret_cast<const float4 *>(p);\n"
+           "  r[0] = t.x; r[1] = t.y; r[2] = t.z; r[3] = t.w;\n");
+  else if (v == 2)
+    put(s, "  const float2 t = *reinterpret_cast<const float2 *>(p);\n  r[0] = t.x; r[1] = t.y;\n");
+  else put(s, "  r[0] = p[0];\n");
+  put(s, "}\n");
+  const char *row = g->gv_bigb ? "s" : "x", *col = g->gv_bigb ? "x" : "s";
+  put(s,
+      "// output (s, x): C row %s, column %s\n"
+      "__device__ __forceinline__ void tsr_put(float *__restrict__ out, int s, int x, float alpha,\n"
+      "                                        float beta, float v) {\n",
+      row, col);
+  if (split) put(s, "  out[(tsr_idx)%s * N + %s] = v; // split-K partial: alpha/beta in the reduction\n", row, col);
+  else if (beta0) put(s, "  out[(tsr_idx)%s * LDC + %s] = alpha * v; // beta == 0: C is never read\n", row, col);
+  else
+    put(s, "  float *c = out + (tsr_idx)%s * LDC + %s;\n  *c = alpha * v + beta * *c;\n", row, col);
+  put(s, "}\n\n");
+
+  char bounds[48];
+  if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
+  else snprintf(bounds, sizeof bounds, "NT");
+  put(s,
+      "extern \"C\" __global__ void __launch_bounds__(%s)\n"
+      "tsr_gemm_main(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
+      "              float *__restrict__ W, float alpha, float beta) {\n"
+      "  unsigned tile_row, tile_col;\n"
+      "  tsr_walk(blockIdx.x, tile_row, tile_col);\n"
+      "  const int x0 = (int)tile_%s * BX;\n"
+      "  const int bz = %s;\n"
+      "  const float *__restrict__ Xg = %c + (tsr_idx)bz * S%c; // big\n"
+      "  const float *__restrict__ Sg = %c + (tsr_idx)bz * S%c; // short\n",
+      bounds, g->gv_bigb ? "col" : "row", p->batch > 1 ? "(int)blockIdx.z" : "0", BU, BU, SU, SU);
+  if (split)
+    put(s,
+        "  // split-K slice blockIdx.y owns K blocks [kb_begin, kb_end) (even split, never empty)\n"
+        "  const int slice = (int)blockIdx.y;\n"
+        "  const int kb_begin = (int)(((long long)slice * NKB) / SPLITK);\n"
+        "  const int kb_end = (int)(((long long)(slice + 1) * NKB) / SPLITK);\n"
+        "  float *out = W + (tsr_idx)(bz * SPLITK + slice) * M * N;\n");
+  else put(s, "  const int kb_begin = 0, kb_end = NKB;\n  float *out = C + (tsr_idx)bz * SC;\n");
+  put(s, "  const int k0 = kb_begin * BK, k1 = kb_end * BK < K ? kb_end * BK : K;\n");
+  if (g->gv_kc) {
+    put(s,
+        "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
+        "  const int xw = x0 + warp * R; // the warp's R outputs\n"
+        "  const float *__restrict__ bp[R];\n"
+        "#pragma unroll\n"
+        "  for (int r = 0; r < R; ++r) bp[r] = Xg + tsr_big(%s, 0);\n"
+        "  float acc[R][S];\n"
+        "#pragma unroll\n  for (int r = 0; r < R; ++r)\n"
+        "#pragma unroll\n    for (int s = 0; s < S; ++s) acc[r][s] = 0.0f;\n"
+        "  // lanes take VEC-wide K chunks 32 * VEC apart, each in ascending k\n"
+        "#pragma unroll 4\n"
+        "  for (int k = k0 + lane * VEC; k + VEC <= k1; k += 32 * VEC) {\n"
+        "    float bv[R][VEC];\n"
+        "#pragma unroll\n    for (int r = 0; r < R; ++r) tsr_ld(bv[r], bp[r] + k);\n"
+        "#pragma unroll\n    for (int s = 0; s < S; ++s) {\n"
+        "      float sv[VEC];\n",
+        tail_x ? "xw + r < X ? xw + r : X - 1 /* tail: loads clamped, never stored */" : "xw + r");
+    if (g->gv_svec) put(s, "      tsr_ld(sv, Sg + tsr_small(s, k));\n");
+    else put(s, "#pragma unroll\n      for (int e = 0; e < VEC; ++e) sv[e] = Sg[tsr_small(s, k + e)];\n");
+    put(s,
+        "#pragma unroll\n      for (int r = 0; r < R; ++r)\n"
+        "#pragma unroll\n        for (int e = 0; e < VEC; ++e) acc[r][s] = fmaf(bv[r][e], sv[e], acc[r][s]);\n"
+        "    }\n"
+        "  }\n");
+    if (v > 1 && p->k % v)
+      put(s,
+          "  { // K tail: the last K %% VEC values, one per lane\n"
+          "    const int kk = k0 + (k1 - k0) / VEC * VEC + lane;\n"
+          "    if (kk < k1) {\n"
+          "#pragma unroll\n      for (int s = 0; s < S; ++s) {\n"
+          "        const float sv = Sg[tsr_small(s, kk)];\n"
+          "#pragma unroll\n        for (int r = 0; r < R; ++r) acc[r][s] = fmaf(bp[r][kk], sv, acc[r][s]);\n"
+          "      }\n"
+          "    }\n"
+          "  }\n");
+    put(s,
+        "#pragma unroll\n  for (int r = 0; r < R; ++r)\n"
+        "#pragma unroll\n    for (int s = 0; s < S; ++s) {\n"
+        "      float v = acc[r][s];\n"
+        "      // XOR butterfly: lane i adds lane i ^ o's value; both get the same sum\n"
+        "#pragma unroll\n      for (int o = 16; o > 0; o >>= 1) v += tsr_shfl_xor(v, o);\n"
+        "      const int x = xw + r;\n"
+        "      if (lane == (r * S + s) %% 32%s) {\n"
+        "        if (!tsr_finite(v)) v = tsr_fix(A, B, bz, %s, %s, k0, k1);\n"
+        "        tsr_put(out, s, x, alpha, beta, v);\n"
+        "      }\n"
+        "    }\n"
+        "}\n\n",
+        tail_x ? " && x < X" : "", row, col);
+    return;
+  }
+  put(s,
+      "  const int tid = (int)threadIdx.x, xt = tid %% (BX / VEC), grp = tid / (BX / VEC);\n"
+      "  const int x = x0 + xt * VEC; // the thread's VEC outputs\n"
+      "  float acc[S][VEC];\n"
+      "#pragma unroll\n  for (int s = 0; s < S; ++s)\n"
+      "#pragma unroll\n    for (int e = 0; e < VEC; ++e) acc[s][e] = 0.0f;\n"
+      "  // group grp takes K rows k0 + grp, k0 + grp + KG, ... in ascending order\n"
+      "#pragma unroll 4\n"
+      "  for (int k = k0 + grp; k < k1; k += KG) {\n"
+      "    float bv[VEC];\n"
+      "    const float *bp = Xg + tsr_big(x, k);\n");
+  if (!tail_x) put(s, "    tsr_ld(bv, bp);\n");
+  else if (X % v == 0)
+    put(s,
+        "    if (x < X) tsr_ld(bv, bp);\n"
+        "    else\n"
+        "#pragma unroll\n      for (int e = 0; e < VEC; ++e) bv[e] = 0.0f; // tail: never stored\n");
+  else
+    put(s,
+        "    if (x + VEC <= X) tsr_ld(bv, bp);\n"
+        "    else\n"
+        "#pragma unroll\n      for (int e = 0; e < VEC; ++e) bv[e] = x + e < X ? bp[e] : 0.0f;\n");
+  put(s,
+      "#pragma unroll\n    for (int s = 0; s < S; ++s) {\n"
+      "      const float a = Sg[tsr_small(s, k)];\n"
+      "#pragma unroll\n      for (int e = 0; e < VEC; ++e) acc[s][e] = fmaf(a, bv[e], acc[s][e]);\n"
+      "    }\n"
+      "  }\n");
+  if (g->gv_kg == 1) {
+    put(s,
+        "#pragma unroll\n  for (int s = 0; s < S; ++s)\n"
+        "#pragma unroll\n    for (int e = 0; e < VEC; ++e) {\n"
+        "      float v = acc[s][e];\n"
+        "      if (!tsr_finite(v)) v = tsr_fix(A, B, bz, %s, k0, k1);\n"
+        "      %stsr_put(out, s, x + e, alpha, beta, v);\n"
+        "    }\n"
+        "}\n\n",
+        g->gv_bigb ? "s, x + e" : "x + e, s", tail_x ? "if (x + e < X) " : "");
+    return;
+  }
+  put(s,
+      "  // the groups' partial sums, summed per output in group order\n"
+      "  float *red = tsr_dynamic_smem(); // KG x S x BX\n"
+      "#pragma unroll\n  for (int s = 0; s < S; ++s)\n"
+      "#pragma unroll\n    for (int e = 0; e < VEC; ++e) red[(grp * S + s) * BX + xt * VEC + e] = acc[s][e];\n"
+      "  __syncthreads();\n"
+      "  for (int o = tid; o < S * BX; o += NT) {\n"
+      "    const int s = o / BX, x = x0 + o %% BX;\n"
+      "    float v = red[o];\n"
+      "#pragma unroll\n    for (int q = 1; q < KG; ++q) v += red[q * S * BX + o];\n"
+      "    %s{\n"
+      "      if (!tsr_finite(v)) v = tsr_fix(A, B, bz, %s, %s, k0, k1);\n"
+      "      tsr_put(out, s, x, alpha, beta, v);\n"
+      "    }\n"
+      "  }\n"
+      "}\n\n",
+      tail_x ? "if (x < X) " : "", row, col);
+}
+
+/* Every family but gemv: helpers, operand loads, the block, the main kernel. */
+static void emit_family(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  emit_constants(s, p, g);
+  emit_ptx(s, g);
+  emit_walk(s, g);
+  if (g->tf32) { /* tf32x3 operands are always staged */
+    emit_soff(s, &g->a);
+    emit_soff(s, &g->b);
+  }
+  if (g->wg) emit_wg_helpers(s, g);
+  for (int i = 0; i < 2 && !g->wg; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    if (!o->staged) continue;
+    if (o->poff_small) {
+      emit_load(s, g, o, "tsr_load_tile");
+      emit_load_parts(s, o);
+    } else if (g->plan.kloop) {
+      emit_load_ptr(s, g, o);
+    } else {
+      emit_load(s, g, o, "tsr_load");
+    }
+  }
+  if (!g->a.staged) emit_view(s, g, &g->a);
+  if (!g->b.staged) emit_view(s, g, &g->b);
+  emit_store(s, p, g, g->wg ? 2 : g->tf32 ? (g->b.fv > 1 ? g->b.fv : 2) : g->fn);
+
+  if (g->tf32) emit_block_tf32(s, g);
+  else if (!g->wg) emit_block_ffma(s, g);
+  /* the strict recomputation of non-finite outputs: the tensor-core epilogue
+   * and every split-K reduction use it */
+  if (g->tf32 || g->wg || g->plan.splitk > 1) emit_fix(s, g);
+  if (g->a.packed) emit_pack(s, g, &g->a);
+  if (g->b.packed) emit_pack(s, g, &g->b);
+  if (g->wg) emit_main_wg(s, p, g);
+  else emit_main(s, p, g);
+}
+
 /* ---- contract ---------------------------------------------------------------- */
 tsr_status tsr__emit_check(const tsr_problem *p, const tsr_plan *plan,
                            const tsr__gpu_target *target, char *msg, size_t cap) {
@@ -1965,39 +2218,8 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
 
   sb_t s = {0};
   emit_header(&s, p, &g);
-  emit_constants(&s, p, &g);
-  emit_ptx(&s, &g);
-  emit_walk(&s, &g);
-  if (g.tf32) { /* tf32x3 operands are always staged */
-    emit_soff(&s, &g.a);
-    emit_soff(&s, &g.b);
-  }
-  if (g.wg) emit_wg_helpers(&s, &g);
-  for (int i = 0; i < 2 && !g.wg; i++) {
-    const tsr__emit_operand *o = i ? &g.b : &g.a;
-    if (!o->staged) continue;
-    if (o->poff_small) {
-      emit_load(&s, &g, o, "tsr_load_tile");
-      emit_load_parts(&s, o);
-    } else if (g.plan.kloop) {
-      emit_load_ptr(&s, &g, o);
-    } else {
-      emit_load(&s, &g, o, "tsr_load");
-    }
-  }
-  if (!g.a.staged) emit_view(&s, &g, &g.a);
-  if (!g.b.staged) emit_view(&s, &g, &g.b);
-  emit_store(&s, p, &g, g.wg ? 2 : g.tf32 ? (g.b.fv > 1 ? g.b.fv : 2) : g.fn);
-
-  if (g.tf32) emit_block_tf32(&s, &g);
-  else if (!g.wg) emit_block_ffma(&s, &g);
-  /* the strict recomputation of non-finite outputs: the tensor-core epilogue
-   * and every split-K reduction use it */
-  if (g.tf32 || g.wg || g.plan.splitk > 1) emit_fix(&s, &g);
-  if (g.a.packed) emit_pack(&s, &g, &g.a);
-  if (g.b.packed) emit_pack(&s, &g, &g.b);
-  if (g.wg) emit_main_wg(&s, p, &g);
-  else emit_main(&s, p, &g);
+  if (g.gemv) emit_gemv(&s, p, &g);
+  else emit_family(&s, p, &g);
   if (g.plan.splitk > 1) emit_reduce(&s, p, &g);
   if (s.oom) {
     free(s.p);

@@ -81,6 +81,17 @@ typedef struct {
   uint64_t workspace_bytes;
   uint64_t reduce_blocks;
   int reg_estimate;
+  /* mma=gemv (docs/emit.md "GEMV"): the big operand (B when M <= N, else
+   * A) streams once; every CTA covers the short side (S <= 16) whole and
+   * bx outputs along the big axis. */
+  int gemv;
+  int gv_bigb; /* 1: B is big (outputs along n); 0: A is big (along m) */
+  int gv_kc;   /* 1: the big operand is contiguous along k: warps along k, shuffle reduction */
+  int gv_s;    /* the short extent (M when B is big, else N) */
+  int gv_bx;   /* outputs per CTA along the big axis */
+  int gv_r;    /* k-contiguous: outputs per warp */
+  int gv_kg;   /* x-contiguous: thread groups splitting the CTA's K range (vec outputs a thread) */
+  int gv_svec; /* k-contiguous: the short operand's loads along k are vec wide */
   tsr__emit_operand a, b;
 } tsr__emit_geo;
 

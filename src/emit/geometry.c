@@ -169,15 +169,17 @@ static const char *split_name(const tsr__emit_geo *g) {
 }
 
 static const char *mma_name(tsr_mma m) {
-  static const char *const names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32"};
-  return (unsigned)m < 5 ? names[m] : "?";
+  static const char *const names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32",
+                                      "gemv"};
+  return (unsigned)m < sizeof names / sizeof *names ? names[m] : "?";
 }
 
 /* Fields by kind, the precision mode, and the fields every GPU plan needs. */
 static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
                                char *msg, size_t cap) {
-  if ((unsigned)pl->mma > TSR_MMA_WGMMA_TF32)
-    return reject(msg, cap, "plan: mma=%d is not ffma, tf32x3, tf32, wgmma-tf32x3 or wgmma-tf32",
+  if ((unsigned)pl->mma > TSR_MMA_GEMV)
+    return reject(msg, cap,
+                  "plan: mma=%d is not ffma, tf32x3, tf32, wgmma-tf32x3, wgmma-tf32 or gemv",
                   (int)pl->mma);
   if (pl->acc != TSR_ACC_STEP && pl->acc != TSR_ACC_CHAIN)
     return reject(msg, cap, "plan: acc=%d is not step or chain", (int)pl->acc);
@@ -627,6 +629,170 @@ static tsr_status check_grid(const tsr_problem *p, const tsr_plan *pl,
   return TSR_OK;
 }
 
+/* mma=gemv (docs/emit.md "GEMV"): problems with M <= 16 or N <= 16. The
+ * big operand is B when M <= N, else A; the plan's tile on the short side
+ * (bm when B is big, bn when A is big) covers it whole (S <= 16 outputs per
+ * big-axis position), the other (bx) is the CTA's outputs along the big
+ * axis. threads is the CTA's thread count, vec the load width along the big
+ * operand's contiguous axis, bk the K block that split-K slices are made
+ * of. Fields the family does not use must hold their defaults. */
+static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr__gpu_target *t,
+                             tsr__emit_geo *g, char *msg, size_t cap) {
+  g->gemv = 1;
+  g->precision = TSR_PREC_STRICT;
+  if (p->precision != TSR_PREC_AUTO && p->precision != TSR_PREC_STRICT)
+    return reject(msg, cap, "plan: mma=gemv runs precision strict, but the problem asks for %s",
+                  tsr_precision_name(p->precision));
+  const struct { const char *name; int v, want; } unused[] = {
+      {"wm", pl->wm, 1},       {"wn", pl->wn, 1},         {"tm", pl->tm, 1},
+      {"tn", pl->tn, 1},       {"stages", pl->stages, 1}, {"pad", pl->pad, 0},
+      {"kloop", pl->kloop, 0}};
+  for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++)
+    if (unused[i].v != unused[i].want)
+      return reject(msg, cap, "plan: %s=%d is unused by mma=gemv and must be %d", unused[i].name,
+                    unused[i].v, unused[i].want);
+  if (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED)
+    return reject(msg, cap, "plan: %c=view is unused by mma=gemv and must be staged",
+                  pl->a != TSR_IN_STAGED ? 'a' : 'b');
+  if (pl->acc != TSR_ACC_STEP) return reject(msg, cap, "plan: acc is unused by mma=gemv and must be step");
+  if (pl->split != TSR_SPLIT_INLINE)
+    return reject(msg, cap, "plan: split is unused by mma=gemv and must be inline");
+  if (pl->pack != TSR_PACK_NONE)
+    return reject(msg, cap, "plan: pack is not supported by mma=gemv and must be none");
+  if (pl->kfrag != TSR_PACK_NONE)
+    return reject(msg, cap, "plan: kfrag is unused by mma=gemv and must be none");
+  if (pl->isa != TSR_ISA_AUTO)
+    return reject(msg, cap, "plan: isa is a CPU field; GPU plans need isa=auto");
+  if (pl->vec != 1 && pl->vec != 2 && pl->vec != 4)
+    return reject(msg, cap, "plan: vec=%d is not 1, 2 or 4", pl->vec);
+  const struct { const char *name; int v, min; } pos[] = {
+      {"bm", pl->bm, 1}, {"bn", pl->bn, 1}, {"bk", pl->bk, 1}, {"splitk", pl->splitk, 1},
+      {"minblocks", pl->minblocks, 0}};
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+    if (pos[i].v < pos[i].min)
+      return reject(msg, cap, "plan: %s=%d must be at least %d", pos[i].name, pos[i].v,
+                    pos[i].min);
+  if (pl->threads < 32 || pl->threads % 32 || (uint32_t)pl->threads > t->threads_block)
+    return reject(msg, cap,
+                  "plan: mma=gemv needs threads (the CTA's) to be a multiple of 32 from 32 to %u, "
+                  "not %d",
+                  t->threads_block, pl->threads);
+  g->nthreads = pl->threads;
+  g->gv_bigb = p->m <= p->n;
+  int64_t small = g->gv_bigb ? p->m : p->n, big = g->gv_bigb ? p->n : p->m;
+  if (small > 16)
+    return reject(msg, cap, "plan: mma=gemv needs M <= 16 or N <= 16, not m=%lld n=%lld",
+                  (long long)p->m, (long long)p->n);
+  g->gv_s = (int)small;
+  int st = g->gv_bigb ? pl->bm : pl->bn; /* the short side's tile */
+  if (st < small || st > 16)
+    return reject(msg, cap,
+                  "plan: mma=gemv covers the short side whole: %s=%d must be from %s=%lld to 16",
+                  g->gv_bigb ? "bm" : "bn", st, g->gv_bigb ? "m" : "n", (long long)small);
+  g->gv_bx = g->gv_bigb ? pl->bn : pl->bm;
+  const char *bxn = g->gv_bigb ? "bn" : "bm";
+  /* the operands as emit_fix and the reduction read them */
+  g->a = (tsr__emit_operand){.name = 'a', .kmajor = p->op_a == TSR_OP_N, .ext = p->m,
+                             .ld = p->lda, .stride = p->stride_a, .vec = 1};
+  g->b = (tsr__emit_operand){.name = 'b', .kmajor = p->op_b == TSR_OP_T, .ext = p->n,
+                             .ld = p->ldb, .stride = p->stride_b, .vec = 1};
+  tsr__emit_operand *bo = g->gv_bigb ? &g->b : &g->a, *so = g->gv_bigb ? &g->a : &g->b;
+  bo->vec = pl->vec;
+  g->gv_kc = bo->kmajor;
+  int v = pl->vec, warps = pl->threads / 32;
+  char B = (char)(bo->name - 32);
+  if (v > 1 && bo->ld % v)
+    return reject(msg, cap, "plan: vec=%d needs ld%c=%lld to be a multiple of %d", v, bo->name,
+                  (long long)bo->ld, v);
+  if (v > 1 && p->batch > 1 && bo->stride % v)
+    return reject(msg, cap, "plan: vec=%d needs stride_%c=%lld to be a multiple of %d", v,
+                  bo->name, (long long)bo->stride, v);
+  if (g->gv_kc) {
+    /* a warp per output (R outputs per warp at once), lanes along k */
+    if (g->gv_bx % warps)
+      return reject(msg, cap,
+                    "plan: mma=gemv with %c contiguous along k gives each of the %d warps %s/%d "
+                    "outputs: %s=%d is not a multiple of %d",
+                    B, warps, bxn, warps, bxn, g->gv_bx, warps);
+    g->gv_r = g->gv_bx / warps;
+    if (g->gv_r > 8)
+      return reject(msg, cap, "plan: %s=%d over %d warps gives %d outputs per warp, more than 8",
+                    bxn, g->gv_bx, warps, g->gv_r);
+    if (pl->bk % v)
+      return reject(msg, cap,
+                    "plan: vec=%d needs bk=%d to be a multiple of %d (%c is contiguous along k)", v,
+                    pl->bk, v, B);
+    /* the short operand: vector loads where it is contiguous along k too */
+    int64_t ks = so->kmajor ? 1 : so->ld, ss = so->kmajor ? so->ld : 1;
+    g->gv_svec = v > 1 && ks == 1 && (small == 1 || ss % v == 0) &&
+                 (p->batch == 1 || so->stride % v == 0);
+    g->reg_estimate = g->gv_r * g->gv_s + g->gv_r * v + v + 24;
+  } else {
+    /* vec consecutive outputs per thread, thread groups along k */
+    if (g->gv_bx % v)
+      return reject(msg, cap, "plan: vec=%d needs %s=%d to be a multiple of %d", v, bxn, g->gv_bx,
+                    v);
+    int per = g->gv_bx / v;
+    if (per > pl->threads || pl->threads % per)
+      return reject(msg, cap,
+                    "plan: mma=gemv with %c contiguous along %s: %s/vec = %d threads per K row "
+                    "must divide threads=%d",
+                    B, g->gv_bigb ? "n" : "m", bxn, per, pl->threads);
+    g->gv_kg = pl->threads / per;
+    if (g->gv_kg > 1) g->smem_bytes = (uint64_t)g->gv_kg * (uint64_t)small * (uint64_t)g->gv_bx * 4;
+    g->reg_estimate = g->gv_s * v + v + 24;
+  }
+  if (g->smem_bytes > t->smem_block_optin)
+    return reject(msg, cap,
+                  "plan: shared memory %.1f KiB (%llu bytes: %d thread groups x %d x %s=%d "
+                  "partial sums) exceeds the %.1f KiB limit",
+                  g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes, g->gv_kg, g->gv_s,
+                  bxn, g->gv_bx, t->smem_block_optin / 1024.0);
+  if ((int64_t)g->reg_estimate > (int64_t)t->regs_thread)
+    return reject(msg, cap, "plan: estimated %d registers per thread (accumulators) exceed %u",
+                  g->reg_estimate, t->regs_thread);
+  if (pl->minblocks > 1 &&
+      ((uint32_t)pl->minblocks > t->blocks_sm ||
+       (int64_t)pl->minblocks * pl->threads > (int64_t)t->threads_sm ||
+       (uint64_t)pl->minblocks * (g->smem_bytes + t->smem_block_reserved) > t->smem_sm))
+    return reject(msg, cap,
+                  "plan: minblocks=%d blocks of %d threads and %llu bytes do not fit one SM",
+                  pl->minblocks, pl->threads, (unsigned long long)g->smem_bytes);
+  /* the K loops step at most 32 * vec (lanes) or KG <= 1024 (groups) past k1 */
+  const struct { const char *name; int64_t v; int t; } ext[] = {
+      {"m", p->m, pl->bm}, {"n", p->n, pl->bn}, {"k", p->k, pl->bk > 1024 ? pl->bk : 1024}};
+  for (int i = 0; i < 3; i++)
+    if (ext[i].v > MAX_COORD - ext[i].t)
+      return reject(msg, cap, "problem: %s=%lld exceeds the int32 coordinate range of the GPU kernels",
+                    ext[i].name, (long long)ext[i].v);
+  int64_t nx = ceil_div(big, g->gv_bx);
+  if ((uint64_t)nx > t->grid[0])
+    return reject(msg, cap, "plan: %lld CTAs along %s exceed the gridDim.x limit %llu",
+                  (long long)nx, g->gv_bigb ? "n" : "m", (unsigned long long)t->grid[0]);
+  g->h = g->gv_bigb ? 1u : (uint32_t)nx;
+  g->w = g->gv_bigb ? (uint32_t)nx : 1u;
+  {
+    char wm[256];
+    if (tsr_walk_check(&pl->walk, g->h, g->w, wm, sizeof wm) != TSR_OK)
+      return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: %s", wm);
+  }
+  tsr_walk_normalize(&g->plan.walk, g->h, g->w); /* one row or column: linear */
+  g->nkb = ceil_div(p->k, pl->bk);
+  if ((int64_t)pl->splitk > (int64_t)t->grid[1])
+    return reject(msg, cap, "plan: splitk=%d exceeds the gridDim.y limit %u", pl->splitk,
+                  t->grid[1]);
+  if (pl->splitk > g->nkb)
+    return reject(msg, cap, "plan: splitk=%d exceeds the %lld K blocks (k=%lld, bk=%d)",
+                  pl->splitk, (long long)g->nkb, (long long)p->k, pl->bk);
+  if (p->batch > (int64_t)t->grid[2])
+    return reject(msg, cap, "problem: batch=%lld exceeds the gridDim.z limit %u",
+                  (long long)p->batch, t->grid[2]);
+  g->tail_m = p->m % (g->gv_bigb ? st : g->gv_bx) != 0;
+  g->tail_n = p->n % (g->gv_bigb ? g->gv_bx : st) != 0;
+  g->tail_k = p->k % pl->bk != 0;
+  return TSR_OK;
+}
+
 /* Workspace: split-K partials (batch x splitk compact m x n), then the
  * packed operands, 64-float (256-byte) aligned. */
 static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl,
@@ -702,7 +868,10 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan,
   }
   g->plan = *plan;
   tsr_status s;
-  if ((s = check_fields(p, plan, g, msg, cap)) || (s = check_block(p, plan, t, g, msg, cap)) ||
+  if (plan->mma == TSR_MMA_GEMV) {
+    if ((s = check_gemv(p, plan, t, g, msg, cap)) || (s = layout_workspace(p, plan, t, g, msg, cap)))
+      return s;
+  } else if ((s = check_fields(p, plan, g, msg, cap)) || (s = check_block(p, plan, t, g, msg, cap)) ||
       (s = check_operands(p, plan, t, g, msg, cap)) ||
       (s = check_occupancy(p, plan, t, g, msg, cap)) || (s = check_grid(p, plan, t, g, msg, cap)) ||
       (s = layout_workspace(p, plan, t, g, msg, cap)))

@@ -87,7 +87,7 @@ static int pick_splitk(const tsr_problem *p, const tsr_plan *pl, int64_t ctas) {
 }
 
 /* Skinny class (GEMV and decode: M or N at most 32 against at least 1024
- * of the other): strict FFMA tiles as thin as the short side, 128 wide on
+ * of the other; a side of at most 16 takes gemv_plan below): strict FFMA tiles as thin as the short side, 128 wide on
  * the long one, split K toward ~8 CTAs per SM. Screened on the H200 against
  * cuBLAS pedantic (scripts/device/zoo-run variants, docs/perf.md) where the
  * 32x32 tiles of the small class measured 1.3-2.9x cuBLAS's time: 4x128 at
@@ -119,6 +119,68 @@ static void skinny_tiles(const tsr_problem *p, tsr_plan *pl) {
    * the CTAs (measured 32x64 sk=8 1.02x vs sk=17 1.23x at 32x4096x4096 NT,
    * 128x16 sk=16 0.95x vs sk=33 1.06x at 4096x16x16384) */
   pl->splitk = pick_splitk(p, pl, pl->tm * pl->tn >= 32 ? SPLITK_CTAS / 2 : SPLITK_CTAS);
+}
+
+/* GEMV family (docs/emit.md "GEMV") for the skinny shapes with M <= 16 or
+ * N <= 16 (strict FFMA; auto takes it there too). The FFMA tiles above ran
+ * these at 1.26x (1x4096x4096, 4x128 tiles, split-K 32) and 1.43x
+ * (4096x1x4096, 128x4) cuBLAS's time on the H200 while the big operand
+ * (64 MB) alone bounds them at ~14 us. Guesses, not yet measured
+ * (scripts/device/gemv-variants.txt lists the variants to measure):
+ *  - big operand contiguous along k: 8 warps, 1 output per warp, 2 for a
+ *    short side wider than 2 (the short operand's values, read from L1,
+ *    are reused across them), bk = 4 vec-wide chunks per lane;
+ *  - contiguous along the outputs: a warp reads 32 * vec consecutive
+ *    outputs of one K row, 8 warps (4 for S > 8: shared memory of the
+ *    group sums) split the CTA's K rows, bk = 64;
+ * below GEMV_WARPS / 2 warps (16 per SM) split K toward GEMV_WARPS (~32
+ * per SM: enough 16-byte loads in flight to stream at the memory's rate;
+ * above half of that the reduction's second launch is assumed to cost more
+ * than it saves), each slice at least two K blocks, equal slices where a
+ * divisor is near. */
+#define GEMV_WARPS (32 * 132)
+
+static void gemv_plan(const tsr_problem *p, tsr_plan *pl) {
+  int bigb = p->m <= p->n;
+  int64_t S = bigb ? p->m : p->n, X = bigb ? p->n : p->m;
+  int kc = bigb ? p->op_b == TSR_OP_T : p->op_a == TSR_OP_N;
+  int64_t ld = bigb ? p->ldb : p->lda, st = bigb ? p->stride_b : p->stride_a;
+  int v = 4;
+  while (v > 1 && (ld % v || (p->batch > 1 && st % v))) v /= 2;
+  pl->mma = TSR_MMA_GEMV;
+  pl->vec = v;
+  pl->wm = pl->wn = pl->tm = pl->tn = 1;
+  pl->stages = 1;
+  pl->pad = 0;
+  pl->kloop = 0;
+  pl->kfrag = TSR_PACK_NONE;
+  pl->pack = TSR_PACK_NONE;
+  int bx;
+  if (kc) {
+    pl->threads = 256;
+    bx = 8 * (S <= 2 ? 1 : 2); /* 4 outputs a warp at S = 16: 193 registers (ptxas), 2: 64 */
+    pl->bk = 32 * v * 4;
+  } else {
+    pl->threads = S > 8 ? 128 : 256;
+    bx = 32 * v;
+    pl->bk = 64;
+  }
+  if (bigb) pl->bm = 16, pl->bn = bx;
+  else pl->bm = bx, pl->bn = 16;
+  int64_t warps = (X + bx - 1) / bx * p->batch * (pl->threads / 32);
+  int64_t nkb = (p->k + pl->bk - 1) / pl->bk, want = (GEMV_WARPS + warps - 1) / warps;
+  if (2 * warps >= GEMV_WARPS) want = 1;
+  if (want > nkb / 2) want = nkb / 2;
+  if (want > SPLITK_MAX) want = SPLITK_MAX;
+  pl->splitk = 1;
+  if (want > 1) {
+    pl->splitk = (int)want;
+    for (int64_t d = want; 2 * d >= want; d--)
+      if (nkb % d == 0) {
+        pl->splitk = (int)d;
+        break;
+      }
+  }
 }
 
 /* Strict FFMA plans for the classes the tensor-core families otherwise
@@ -206,7 +268,9 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
   pl.vec = pick_vec(p, TSR_PACK_NONE);
   plan_class cls = classify(p);
   int packs = 0;
-  if (cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) {
+  if ((cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) && (p->m <= 16 || p->n <= 16)) {
+    gemv_plan(p, &pl);
+  } else if (cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) {
     skinny_tiles(p, &pl);
   } else if (cls == CLS_SMALL) {
     if (mode == TSR_PREC_FP32X3 || mode == TSR_PREC_TF32) {

@@ -43,7 +43,8 @@ static const struct {
 
 static const char *const mode_names[] = {"staged", "view"};
 static const char *const isa_names[] = {"auto", "generic", "avx2", "avx512"};
-static const char *const mma_names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32"};
+static const char *const mma_names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32",
+                                         "gemv"};
 static const char *const acc_names[] = {"step", "chain"};
 static const char *const pack_names[] = {"none", "a", "b", "ab"};
 static const char *const split_names[] = {"inline", "pack", "producer", "producer-reg",
@@ -117,11 +118,11 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
       }
       case K_MMA: {
         int found = -1;
-        for (int i = 0; i < 5; i++)
+        for (int i = 0; i < (int)(sizeof mma_names / sizeof *mma_names); i++)
           if (strcmp(val, mma_names[i]) == 0) found = i;
         if (found < 0)
           return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
-                              "plan: mma=%s is not ffma, tf32x3, tf32, wgmma-tf32x3 or wgmma-tf32",
+                              "plan: mma=%s is not ffma, tf32x3, tf32, wgmma-tf32x3, wgmma-tf32 or gemv",
                               val);
         *(tsr_mma *)field = (tsr_mma)found;
         break;
@@ -191,7 +192,7 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
                   mode_names[p->a == TSR_IN_VIEW], mode_names[p->b == TSR_IN_VIEW], p->pad, walk,
                   p->splitk, p->threads,
                   isa_names[(unsigned)p->isa < 4 ? (unsigned)p->isa : 0],
-                  mma_names[(unsigned)p->mma < 5 ? (unsigned)p->mma : 0],
+                  mma_names[(unsigned)p->mma < sizeof mma_names / sizeof *mma_names ? (unsigned)p->mma : 0],
                   acc_names[p->acc == TSR_ACC_CHAIN], p->minblocks,
                   pack_names[(unsigned)p->pack < 4 ? (unsigned)p->pack : 0],
                   split_names[(unsigned)p->split < sizeof split_names / sizeof *split_names ? (unsigned)p->split : 0],

@@ -348,6 +348,36 @@ static void test_rejections(void **state) {
   expect_reject(big, "vec=3", "vec=3 is not 1, 2 or 4");
   expect_reject(big, "threads=4", "threads=4");
   expect_reject(big, "a=view,b=view,stages=2", "stages=2 needs a staged operand");
+  {
+    /* mma=gemv: its fields, each rejection one line naming the field */
+#define GV "mma=gemv,wm=1,wn=1,tm=1,tn=1,stages=1,pad=0,"
+    tsr_problem gv = P(1, 4096, 4096);
+    expect_accept_on(SM90, gv, GV "threads=64,bm=16,bn=128,vec=4");
+    expect_reject(P(17, 17, 64), GV "threads=64,bm=16,bn=16",
+                  "mma=gemv needs M <= 16 or N <= 16, not m=17 n=17");
+    expect_reject(P(5, 64, 64), GV "threads=64,bm=4,bn=16", "bm=4 must be from m=5 to 16");
+    expect_reject(P(64, 5, 64), GV "threads=64,bm=16,bn=17", "bn=17 must be from n=5 to 16");
+    expect_reject(gv, GV "threads=48,bm=16,bn=128", "multiple of 32 from 32 to 1024, not 48");
+    expect_reject(gv, GV "threads=0,bm=16,bn=128", "not 0");
+    expect_reject(gv, "mma=gemv,wm=1,wn=1,tm=1,tn=1,stages=2,pad=0,threads=64,bm=16,bn=128",
+                  "stages=2 is unused by mma=gemv and must be 1");
+    expect_reject(gv, GV "threads=64,bm=16,bn=128,pack=b", "pack is not supported by mma=gemv");
+    expect_reject(gv, GV "threads=64,bm=16,bn=6,vec=4", "vec=4 needs bn=6 to be a multiple of 4");
+    expect_reject(gv, GV "threads=64,bm=16,bn=256,vec=1",
+                  "bn/vec = 256 threads per K row must divide threads=64");
+    expect_reject(gv, GV "threads=64,bm=16,bn=128,bk=64,vec=4,splitk=65",
+                  "splitk=65 exceeds the 64 K blocks");
+    tsr_problem nt = mkprob((prob_spec){.m = 1, .n = 4096, .k = 4096, .opb = 'T'});
+    expect_reject(nt, GV "threads=64,bm=16,bn=3", "bn=3 is not a multiple of 2");
+    expect_reject(nt, GV "threads=64,bm=16,bn=2,bk=6,vec=4", "vec=4 needs bk=6 to be a multiple of 4");
+    tsr_problem odd = mkprob((prob_spec){.m = 1, .n = 4096, .k = 4096, .ldb_pad = 1});
+    expect_reject(odd, GV "threads=64,bm=16,bn=128,vec=4", "vec=4 needs ldb=4097 to be a multiple of 4");
+    expect_reject(P(16, 4096, 4096), GV "threads=1024,bm=16,bn=1024,vec=4", "shared memory 256.0 KiB");
+    gv.precision = TSR_PREC_FP32X3;
+    expect_reject(gv, GV "threads=64,bm=16,bn=128",
+                  "mma=gemv runs precision strict, but the problem asks for fp32x3");
+#undef GV
+  }
   expect_reject(big, "mma=tf32x3", "tm=4 is unused by the tensor-core families");
   expect_reject(big, "acc=chain", "acc=chain is unused by mma=ffma");
   expect_reject(big, "kfrag=b", "kfrag=b needs B contiguous along k (op T) or packed (pack=b)");
@@ -504,7 +534,7 @@ static void test_wgmma_contract(void **state) {
   assert_int_equal(tsr_plan_parse(buf, &q, msg, sizeof msg), TSR_OK);
   assert_true(tsr_plan_equal(&pl, &q));
   assert_int_equal(tsr_plan_parse("mma=wgmma", &q, msg, sizeof msg), TSR_ERR_PARSE);
-  assert_non_null(strstr(msg, "mma=wgmma is not ffma, tf32x3, tf32, wgmma-tf32x3 or wgmma-tf32"));
+  assert_non_null(strstr(msg, "mma=wgmma is not ffma, tf32x3, tf32, wgmma-tf32x3, wgmma-tf32 or gemv"));
   tsr__kernel_src_free(&k);
   tsr__kernel_src_free(&k2);
   /* split=producer with two consumers: 384 threads, and setmaxnreg only
@@ -591,7 +621,7 @@ static void test_default_table(void **state) {
    * split toward ~8 CTAs per SM, each slice at least 4 K blocks; short K and
    * full grids never split; every such plan is legal */
   static const struct { int64_t m, n, k, batch; int splitk; } sk[] = {
-      {1, 4096, 4096, 1, 32},  {4096, 1, 4096, 1, 32}, {64, 64, 8192, 1, 128},
+      {1, 4096, 4096, 1, 16},  {4096, 1, 4096, 1, 1}, {64, 64, 8192, 1, 128},
       {32, 32, 16384, 1, 256}, {5, 524, 2730, 1, 42},  {128, 128, 61, 1, 1},
       {128, 128, 512, 1, 1},   {64, 2240, 64, 1, 1},   {64, 64, 64, 256, 1},
       {4096, 4096, 4096, 1, 1}};
@@ -604,18 +634,53 @@ static void test_default_table(void **state) {
                sk[i].splitk);
     if (tsr__emit_check(&q, &pl, SM90, msg, sizeof msg) != TSR_OK) fail_msg("%s", msg);
   }
-  /* skinny class: the thin side's tile, FFMA in auto */
+  /* skinny class, M or N <= 16: mma=gemv (auto and strict), the short side
+   * covered whole; 17..32 keep the thin FFMA tiles */
   q = mkprob((prob_spec){.m = 8, .n = 4096, .k = 4096, .opb = 'T'});
   tsr__emit_default_plan(&q, &pl);
-  assert_int_equal(pl.mma, TSR_MMA_FFMA);
-  assert_int_equal(pl.bm, 8);
-  assert_int_equal(pl.bn, 128);
+  assert_int_equal(pl.mma, TSR_MMA_GEMV);
+  assert_int_equal(pl.bm, 16);
+  assert_int_equal(pl.bn, 16); /* k-contiguous B: 8 warps of 2 outputs */
+  assert_int_equal(pl.threads, 256);
+  assert_int_equal(pl.splitk, 2); /* 2048 warps: 3 wanted, 2 divides the 8 K blocks */
+  assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
+  {
+    tsr__kernel_src k1, k2;
+    emit_ok(&q, &pl, &k1);
+    emit_ok(&q, &pl, &k2);
+    assert_string_equal(k1.sha256, k2.sha256);
+    assert_int_equal(k1.len, k2.len);
+    assert_memory_equal(k1.source, k2.source, k1.len);
+    assert_non_null(strstr(k1.source, "tsr_shfl_xor"));
+    assert_non_null(strstr(k1.source, "tsr_gemm_reduce"));
+    tsr__kernel_src_free(&k1);
+    tsr__kernel_src_free(&k2);
+  }
+  q.precision = TSR_PREC_STRICT;
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_GEMV);
   q = P(4096, 16, 16384);
   tsr__emit_default_plan(&q, &pl);
-  assert_int_equal(pl.bm, 128);
+  assert_int_equal(pl.mma, TSR_MMA_GEMV);
+  assert_int_equal(pl.bm, 16); /* 8 warps of 2 outputs */
   assert_int_equal(pl.bn, 16);
-  assert_int_equal(pl.splitk, 16); /* 17 wanted; 16 divides the 1024 K blocks */
+  assert_int_equal(pl.splitk, 2); /* 2048 warps: 3 wanted, 2 divides the 32 K blocks */
   assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
+  q = P(1, 4096, 4096); /* x-contiguous B: a warp per K row of 128 outputs */
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.bn, 128);
+  assert_int_equal(pl.vec, 4);
+  /* the FFMA skinny plan stays reachable by its keys */
+  {
+    tsr_plan old = pl;
+    assert_int_equal(tsr_plan_parse("mma=ffma,threads=0,bm=4,bn=128,bk=16,wm=4,wn=32,tm=1,tn=4,"
+                                    "stages=2,pad=4,splitk=32", &old, msg, sizeof msg), TSR_OK);
+    assert_int_equal(tsr__emit_check(&q, &old, SM90, msg, sizeof msg), TSR_OK);
+  }
+  q = mkprob((prob_spec){.m = 32, .n = 4096, .k = 4096, .opb = 'T'});
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_FFMA);
+  assert_int_equal(pl.bm, 32);
   /* sm_90a: the 4096^3 NN default is the wgmma producer-pack plan (cc 90
    * only), byte-identical source run to run; other devices keep mma.sync */
   q = P(4096, 4096, 4096);
@@ -999,7 +1064,8 @@ typedef struct {
    * when contract != AUTO; the problem asks for `prec`; rz: the truncating
    * tensor-core accumulation model of the harness; breach: the contract
    * must fail (the pre-contract acc=chain scheme); special: NaN/Inf/FLT_MAX
-   * inputs whose output classes must be IEEE's */
+   * inputs whose output classes must be IEEE's (1 put_specials, 2 the split
+   * identity's, 3 an Inf and an overflow of opposite signs in one row) */
   tsr_precision prec, contract;
   int rz, breach, special;
   unsigned seed; /* input seed; 0: 7 */
@@ -1345,6 +1411,45 @@ static const emu_case emu_cases[] = {
      .random = 1, .contract = TSR_PREC_FP32X3, .special = 1},
 #undef WC
 #undef WG
+    /* mma=gemv (docs/emit.md "GEMV"): both big-operand layouts (k-contiguous:
+     * warps along k and a shuffle butterfly; x-contiguous: vec outputs a
+     * thread, thread groups along k summed in shared memory), both sides
+     * short, tails on every axis, vector and scalar loads, split-K, batch,
+     * beta != 0 and beta = 0 against a NaN-poisoned C */
+#define GV "mma=gemv,wm=1,wn=1,tm=1,tn=1,stages=1,pad=0,"
+    {"gemv M=1 NN x-contig vec4 tails splitk3", {1, 70, 100, 1, 'N', 'N', 0, 0, 2},
+     GV "threads=64,bm=16,bn=32,bk=16,vec=4,splitk=3"},
+    {"gemv M=1 NT k-contig vec4 K tail splitk2", {1, 70, 101, 1, 'N', 'T', 0, 0, 3},
+     GV "threads=64,bm=1,bn=4,bk=16,vec=4,splitk=2", .random = 1},
+    {"gemv N=1 NN k-contig vec1 tail m beta", {70, 1, 99, 1, 'N', 'N', 0.5f},
+     GV "threads=32,bm=3,bn=16,bk=8,vec=1"},
+    {"gemv N=1 TN x-contig batch2 splitk2", {70, 1, 64, 2, 'T', 'N', 0},
+     GV "threads=32,bm=16,bn=1,bk=8,vec=2,splitk=2"},
+    {"gemv M=5 TT k-contig short strided K tail", {5, 40, 37, 1, 'T', 'T', 0, 0, 3},
+     GV "threads=64,bm=5,bn=8,bk=4,vec=4"},
+    {"gemv N=13 NT k-contig vec2 short vec beta1", {40, 13, 50, 1, 'N', 'T', 1.0f},
+     GV "threads=64,bm=6,bn=16,bk=10,vec=2", .random = 1},
+    {"gemv N=13 TT x-contig splitk3", {40, 13, 50, 1, 'T', 'T', 0},
+     GV "threads=32,bm=16,bn=13,bk=8,vec=4,splitk=3"},
+    {"gemv M=13 NN x-contig batch2 beta KG=1", {13, 45, 30, 2, 'N', 'N', 0.25f, 0, 3, 0, 4},
+     GV "threads=32,bm=16,bn=128,bk=8,vec=4", .random = 1},
+    {"specials gemv M=5 NN x-contig splitk2 beta", {5, 40, 52, 1, 'N', 'N', 0.5f},
+     GV "threads=64,bm=8,bn=16,bk=8,vec=4,splitk=2", .random = 1, .contract = TSR_PREC_STRICT,
+     .special = 1},
+    {"specials gemv N=13 NN k-contig", {40, 13, 52, 1, 'N', 'N', 0},
+     GV "threads=64,bm=4,bn=13,bk=4,vec=4", .random = 1, .contract = TSR_PREC_STRICT,
+     .special = 1},
+    {"specials gemv N=13 NN k-contig Inf vs overflow", {40, 13, 52, 1, 'N', 'N', 0},
+     GV "threads=64,bm=4,bn=13,bk=4,vec=4", .random = 1, .contract = TSR_PREC_STRICT,
+     .special = 3},
+    {"specials gemv M=5 NN x-contig Inf vs overflow", {5, 40, 52, 1, 'N', 'N', 0},
+     GV "threads=64,bm=8,bn=16,bk=8,vec=4", .random = 1, .contract = TSR_PREC_STRICT,
+     .special = 3},
+#undef GV
+    {"default gemv 1x4096x4096 plan (x-contig, split-K)", {1, 300, 1024, 1, 'N', 'N', 0}, NULL, 1,
+     1, 4096, 4096},
+    {"default gemv 4096x1x4096 plan (k-contig)", {300, 1, 1100, 1, 'N', 'N', 0}, NULL, 1, 4096, 1,
+     4096},
     /* the default table's plans on shrunken problems */
     {"default large (4096^3) plan", {256, 256, 96, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
     {"default large plan, tails", {260, 250, 70, 1, 'N', 'N', 0}, NULL, 1, 4096, 4096, 4096},
@@ -1446,6 +1551,15 @@ static void test_emulated(void **state) {
       a[0] = INFINITY;
       b[5] = NAN;
       a[tsr_problem_elems_a(p) / 2] = 3.4028235e38f;
+    } else if (c->special == 3) {
+      /* op(A) row 1: +Inf at k = 1, FLT_MAX at k = K - 2 against op(B) row
+       * K - 2 of -4: k-ascending, the +Inf absorbs the overflowing product
+       * (fma: exact product + Inf); a sum split along k (lanes, thread groups)
+       * overflows to -Inf apart and adds the two to NaN (mma=gemv's tsr_fix) */
+      int64_t kl = p->k - 2;
+      a[p->lda + 1] = INFINITY; /* op(A)(1, 1) in either layout */
+      a[p->op_a == TSR_OP_N ? p->lda + kl : kl * p->lda + 1] = 3.4028235e38f;
+      for (int64_t j = 0; j < p->n; j++) b[p->op_b == TSR_OP_N ? kl * p->ldb + j : j * p->ldb + kl] = -4.0f;
     } else if (c->special) put_specials(p, a, b);
     double *ref = malloc((size_t)(p->batch * p->m * p->n) * sizeof(double));
     float *scale = malloc((size_t)(p->batch * p->m * p->n) * sizeof(float));
@@ -1953,6 +2067,30 @@ static void test_nvcc(void **state) {
     /* the wgmma default (4096^3 and up) needs the architecture-specific target */
     const char *darch = strstr(k.source, "\n// tsr:arch-specific\n") ? "sm_90a" : "sm_90";
     write_file(path, darch, strlen(darch));
+    jobs[nj++].is_default = 1;
+    tsr__kernel_src_free(&k);
+  }
+  /* mma=gemv defaults: the GEMV shapes of the zoo and an odd batched one */
+  static const prob_spec gemv_shapes[] = {
+      {4096, 1, 4096, 1, 'N', 'N', 0},      {1, 4096, 4096, 1, 'N', 'N', 0},
+      {1, 4096, 11008, 1, 'N', 'T', 0},     {16384, 1, 2048, 1, 'T', 'N', 0},
+      {8, 4096, 4096, 1, 'N', 'T', 0},      {4096, 16, 16384, 1, 'N', 'N', 0},
+      {13, 1100, 999, 2, 'T', 'T', 0.5f, 1, 1, 0, 3}};
+  for (size_t i = 0; i < sizeof gemv_shapes / sizeof gemv_shapes[0]; i++) {
+    tsr_problem p = mkprob(gemv_shapes[i]);
+    tsr_plan pl;
+    tsr__emit_default_plan(&p, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_GEMV);
+    tsr__kernel_src k;
+    emit_ok(&p, &pl, &k);
+    char path[512];
+    snprintf(path, sizeof path, "%s/k%d.cu", dir, nj);
+    write_file(path, k.source, k.len);
+    snprintf(jobs[nj].label, sizeof jobs[nj].label, "default gemv %lldx%lldx%lld %c%c",
+             (long long)p.m, (long long)p.n, (long long)p.k, gemv_shapes[i].opa,
+             gemv_shapes[i].opb);
+    snprintf(path, sizeof path, "%s/k%d.arch", dir, nj);
+    write_file(path, "sm_90", 5);
     jobs[nj++].is_default = 1;
     tsr__kernel_src_free(&k);
   }

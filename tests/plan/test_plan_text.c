@@ -34,7 +34,7 @@ static void test_round_trip_many(void **state) {
       "bm=64",        "bn=256,bk=32",          "a=view",         "b=view,a=view",
       "walk=stripe:7", "walk=rect:1x4294967295", "splitk=7",      "threads=2,isa=avx512",
       "isa=generic",  "isa=avx2",              "mma=tf32x3",     "pad=0,vec=1,stages=1",
-      "mma=tf32,acc=chain", "acc=chain",
+      "mma=tf32,acc=chain", "acc=chain", "mma=gemv,threads=256,bm=16,bn=128,wm=1,wn=1,tm=1,tn=1",
       "tm=16,tn=2",   "walk=linear",           "wm=1,wn=65536", "minblocks=2", "pack=ab",
       "split=pack",   "mma=tf32x3,split=pack,pack=none", "split=producer", "split=producer-reg", "split=producer-bulk",
       "split=producer-pack", "kfrag=a",      "kfrag=b,pack=b",        "kfrag=ab",       "kloop=1",

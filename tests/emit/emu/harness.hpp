@@ -199,6 +199,16 @@ static void emu_ldsm(unsigned *r, const float *p, int nmat) {
   pthread_barrier_wait(&emu_warp_bar[w]);
   for (int q = 0; q < nmat; q++) r[q] = emu_bits(x.rows[8 * q + lane / 4][lane % 4]);
 }
+/* __shfl_xor_sync(0xffffffff, v, m) (mma=gemv's butterfly): every lane of the
+ * warp takes part; lane l gets lane l ^ m's value. */
+static inline float tsr_shfl_xor(float v, int m) {
+  const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5;
+  if (m < 1 || m > 31) emu_die("shuffle lane mask out of range");
+  emu_warp_x &x = emu_wx[emu_xchg++ & 1][w];
+  x.a[lane][0] = v;
+  pthread_barrier_wait(&emu_warp_bar[w]);
+  return x.a[lane ^ m][0];
+}
 static inline void tsr_ldsm4(unsigned (&r)[4], const float *p) { emu_ldsm(r, p, 4); }
 static inline void tsr_ldsm2(unsigned (&r)[2], const float *p) { emu_ldsm(r, p, 2); }
 /* 32-bit shared-window addresses (cvta.to.shared): byte offsets into the
