@@ -353,25 +353,25 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       /* op(A) = T stores A's tile as [k][m]: its scalar/permuted fragment
        * loads need more registers than ldmatrix, and with acc=step the 64x64
        * warp tile spills (8 bytes at 253 registers): 128x128 tiles there */
-      if (cc == 90 && mode != TSR_PREC_TF32 && wide_tiles >= 462 && p->op_a == TSR_OP_N &&
-          p->op_b == TSR_OP_N && !unaligned && p->beta == 0.0f) {
+      if (cc == 90 && mode != TSR_PREC_TF32 && wide_tiles >= 462) {
         /* sm_90a: wgmma with a producer warpgroup (docs/emit.md "wgmma"):
          * 256x128 tiles of two consumer warpgroups; the pack prologue splits
-         * A and B into TF32 planes once and the producer only copies them,
-         * bk=8 x 8 stages (split=producer-pack). Measured on the H200 against
-         * cuBLAS pedantic (scripts/device/default-check wgvar, session 5):
-         * 0.787x its time at 4096^3, 0.712x at 8192^3, 0.753x at
-         * 4096x4096x11008, against 0.85x for split=producer (the producer's
-         * in-loop split set the pace: ncu, notebook run 16) and 1.02-1.03x
-         * for the mma.sync plan below; contract met on random, normal and
-         * wide inputs. Other op pairs: not yet measured; beta != 0: its
-         * epilogue spills 16 bytes beside two consumers (ptxas), so the
-         * mma.sync plan keeps that case. */
+         * A and B into TF32 planes once, tile by tile in the shared-memory
+         * layout, and one producer thread moves each stage with bulk copies,
+         * bk=8 x 8 stages (split=producer-bulk). H200 against cuBLAS pedantic
+         * (scripts/device/default-check wgvar, session 6): 0.492x its time at
+         * 4096^3, 0.434x at 8192^3, 0.460x at 4096x4096x11008, against
+         * 0.79 / 0.71 / 0.75x for split=producer-pack (its 128 copying
+         * threads, their fences and full-barrier waits) and 1.02-1.03x for
+         * the mma.sync plan below; contract met on random, normal and wide
+         * inputs (error 0.36x / 0.75x cuBLAS's). The pack prologue makes
+         * every op pair, unaligned rows and tails the same main kernel, and
+         * its epilogue with beta compiles without spills at 232 registers. */
         pl.mma = TSR_MMA_WGMMA_TF32X3;
         pl.bm = 256, pl.bn = 128, pl.bk = 8;
         pl.wm = 128, pl.wn = 128;
         pl.stages = 8;
-        pl.split = TSR_SPLIT_PRODUCER_PACK;
+        pl.split = TSR_SPLIT_PRODUCER_BULK;
       } else if (wide_tiles >= 462 && p->op_a == TSR_OP_N) {
         /* at least 3.5 waves of 128x256 tiles: 64x64 warp tiles (2/3 of the
          * split work per MMA of 64x32). bk=8 x 4 stages (48 KiB): with

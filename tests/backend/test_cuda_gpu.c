@@ -252,6 +252,55 @@ static void test_cuda_variants(void **state) {
   assert_int_equal(fails, 0);
 }
 
+/* mma=gemv on hardware: skinny shapes (M or N <= 16, tails along every axis,
+ * a batch) x op pairs x beta mode x input kind, with the default plan (which
+ * must be the gemv family there) and split-K / scalar-load overlays; dyadic
+ * exact, random within 1e-4, a rerun bit-identical. */
+static void test_cuda_gemv_matrix(void **state) {
+  NEED_GPU();
+  static const shape sk[] = {{1, 4100, 300, 1},  {3, 2050, 257, 1},  {4099, 1, 129, 1},
+                             {2051, 13, 77, 1}, {16, 1100, 1, 1}, {5, 1030, 70, 3}};
+  static const char *const overlays[] = {NULL, "splitk=3,bk=32", "vec=1"};
+  int fails = 0, runs = 0;
+  for (size_t oi = 0; oi < sizeof overlays / sizeof *overlays; oi++)
+    for (size_t sI = 0; sI < sizeof sk / sizeof *sk; sI++)
+      for (int ops = 0; ops < 4; ops++)
+        for (int bm = 0; bm < 2; bm++)
+          for (int in = 0; in < 2; in++) {
+            tsr_problem p;
+            make_problem(&p, &sk[sI], (tsr_op)(ops & 1), (tsr_op)(ops >> 1), bm);
+            p.precision = TSR_PREC_STRICT;
+            tsr_plan plan;
+            tsr__backend_cuda.default_plan(ctx, &p, &plan);
+            if (plan.mma != TSR_MMA_GEMV) {
+              printf("FAIL gemv: the default plan of shape %zu ops %d is not mma=gemv\n", sI, ops);
+              fails++;
+              continue;
+            }
+            char msg[256];
+            if (overlays[oi]) {
+              if (strstr(overlays[oi], "splitk") && sk[sI].k < 96) continue;
+              assert_int_equal(tsr_plan_parse(overlays[oi], &plan, msg, sizeof msg), TSR_OK);
+            }
+            bufs x = {0};
+            make_bufs(&p, (tsr_inputs)in, &x);
+            float *copy = malloc((size_t)tsr_problem_elems_c(&p) * sizeof(float));
+            int rc = run_case(TSR_BACKEND_CUDA, &p, &plan, (tsr_inputs)in, &x, copy);
+            free(copy);
+            bufs_free(&x);
+            if (rc == RUN_REJECTED) {
+              printf("FAIL gemv overlay %s rejected on shape %zu ops %d: %s\n",
+                     overlays[oi] ? overlays[oi] : "(default)", sI, ops, tsr_context_message(ctx));
+              fails++;
+              continue;
+            }
+            runs++;
+            fails += rc == RUN_FAIL;
+          }
+  printf("# cuda gemv: %d cases, %d failed\n", runs, fails);
+  assert_int_equal(fails, 0);
+}
+
 /* TSR_GPU_PLANS=<substring>: only the wgmma matrix plans and families whose
  * plan text contains it (a device script checking one new family in its
  * time budget); unset: all of them */
@@ -288,6 +337,8 @@ static void test_cuda_wgmma_matrix(void **state) {
       /* split=producer-bulk: tiled planes, bulk copies (TMA) on the full mbarrier */
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=4,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1",
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=128,bk=8,wm=64,wn=128,stages=6,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=2",
+      /* ... two buffers pipelined across K blocks (xstage) */
+      "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=128,bk=16,wm=64,wn=128,stages=4,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=2",
   };
   int fails = 0, runs = 0;
   for (size_t pi = 0; pi < sizeof plans / sizeof plans[0]; pi++)
@@ -557,6 +608,8 @@ static const family families[] = {
      WG2 "split=producer-reg,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8,vec=1,pack=none", 0},
     {"cuda wgmma-tf32x3 producer-bulk 256x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
      WG2 "split=producer-bulk,bm=256,bn=128,bk=16,wm=128,wn=128,stages=4,vec=4,pack=ab", 0},
+    {"cuda wgmma-tf32x3 producer-bulk xstage 128x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
+     WG2 "split=producer-bulk,bm=128,bn=128,bk=16,wm=64,wn=128,stages=6,vec=4,pack=ab", 0},
 #undef WG2
     {"cuda auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL, 0},
     {"cublas strict", TSR_BACKEND_CUBLAS, TSR_PREC_STRICT, NULL, 0},
@@ -736,6 +789,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_family_overlays_parse),
       cmocka_unit_test(test_cuda_wgmma_matrix),
+      cmocka_unit_test(test_cuda_gemv_matrix),
       cmocka_unit_test(test_contract_families),
       cmocka_unit_test(test_specials_families),
       cmocka_unit_test(test_split_identity),

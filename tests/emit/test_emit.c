@@ -681,13 +681,22 @@ static void test_default_table(void **state) {
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.mma, TSR_MMA_FFMA);
   assert_int_equal(pl.bm, 32);
-  /* sm_90a: the 4096^3 NN default is the wgmma producer-pack plan (cc 90
-   * only), byte-identical source run to run; other devices keep mma.sync */
+  /* sm_90a: the 4096^3 default is the wgmma producer-bulk plan (cc 90
+   * only), byte-identical source run to run; other devices keep mma.sync.
+   * The pack prologue makes every op pair, beta and unaligned rows the same
+   * main kernel, so they take it too */
   q = P(4096, 4096, 4096);
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
-  assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_PACK);
+  assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_BULK);
   assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
+  {
+    tsr_problem qo = mkprob((prob_spec){.m = 4095, .n = 4097, .k = 4093, .opa = 'T', .opb = 'T', .beta = 0.5f});
+    tsr_plan po;
+    tsr__emit_default_plan(&qo, &po);
+    assert_int_equal(po.split, TSR_SPLIT_PRODUCER_BULK);
+    assert_int_equal(tsr__emit_check(&qo, &po, SM90, msg, sizeof msg), TSR_OK);
+  }
   {
     /* strict: 128x128 FFMA with running copy pointers (kloop), any op pair
      * with aligned rows and K >= 1024; not short K */
@@ -2140,6 +2149,9 @@ static void test_nvcc(void **state) {
       {{2049, 4097, 1025, 1, 'T', 'T', 0.5f}, WV "vec=1,bm=64,bn=256,bk=16,wm=64,wn=64,stages=4,split=producer-reg", 1},
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,split=producer-pack", 1},
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8,split=producer-pack", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, WV "vec=4,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,split=producer-bulk", 1},
+      {{4095, 4097, 4093, 1, 'T', 'T', 0.5f}, WV "vec=4,bm=256,bn=128,bk=8,wm=128,wn=128,stages=8,split=producer-bulk", 1},
+      {{4096, 4096, 4096, 1, 'N', 'T', 0}, WV "vec=4,bm=128,bn=128,bk=16,wm=64,wn=128,stages=6,split=producer-bulk", 1},
 #undef WV
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
