@@ -1047,20 +1047,26 @@ static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g) {
           "  asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\\n\"\n"
           "               :: \"r\"(tsr_smem_addr(dst)), \"l\"(src), \"r\"(bytes), \"r\"(bar) : \"memory\");\n"
           "}\n");
-    if (g->wgs == 2 && g->pbulk)
+    if (g->maxnreg && g->pbulk)
       put(s,
           "// 384 threads start at 168 registers (64512 per CTA): the producer (one thread\n"
           "// issuing bulk copies) gives 128 to each consumer thread (40 x 128 + 232 x 256)\n"
           "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
           "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
           TSR__WG_BULK_PRODUCER_REGS, TSR__WG_BULK_CONSUMER_REGS);
-    else if (g->wgs == 2)
+    else if (g->maxnreg)
       put(s,
           "// 384 threads start at 168 registers (64512 per CTA): the producer gives 80 to\n"
           "// each consumer thread (88 x 128 + 208 x 256 = 64512)\n"
           "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
           "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
           TSR__WG_PRODUCER_REGS, TSR__WG_CONSUMER_REGS);
+    else if (g->wgs == 2)
+      put(s,
+          "// consumers within the even share (384 threads, up to 168 registers each):\n"
+          "// no setmaxnreg, so no exact register count is needed\n"
+          "__device__ __forceinline__ void tsr_producer_regs() {}\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() {}\n");
     else
       put(s,
           "__device__ __forceinline__ void tsr_producer_regs() {} // 256 threads: 255 registers each\n"
@@ -2240,7 +2246,7 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
   out->smem_bytes = (uint32_t)g.smem_bytes;
   out->workspace_bytes = g.workspace_bytes;
   /* 384 threads: ptxas compiles for 65536 / 384 rounded down to 8 = 168 */
-  out->regs_exact = g.producer && g.wgs == 2 ? 168 : 0;
+  out->regs_exact = g.maxnreg ? 168 : 0;
   for (int i = 0; i < 2; i++) {
     const tsr__emit_operand *o = i ? &g.b : &g.a;
     if (!o->packed) continue;

@@ -71,6 +71,7 @@ typedef struct {
   int pbulk;          /* split=producer-bulk: ... tiled planes, by bulk copies (implies ppack) */
   int raw;            /* split=producer: raw (unsplit) K-block buffers of the producer's copies */
   int parts;          /* wgmma acc=step: partial-sum buffers (2: the next step runs while one is promoted) */
+  int maxnreg;        /* producer with 2 consumers: setmaxnreg moves registers to the consumers */
   int xstage;         /* producer-bulk, 2 buffers, even steps per K block: the last step of a
                          block is promoted (and its stage freed) after the next block's first issue */
   uint32_t h, w;      /* tile grid */

@@ -350,6 +350,11 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
                   "sum %d / 2 + %d) exceed %u%s",
                   g->reg_estimate, g->mw, pl->bn, g->parts * pl->wn, g->producer ? 16 : 40, rcap,
                   rcap != t->regs_thread ? " (a consumer's share beside the producer warpgroup)" : "");
+  /* setmaxnreg only where the consumers need more than the even share of
+   * 168: it needs the kernel compiled at exactly 168 per thread, and ptxas
+   * compiled small tiles (128x64 wn=64, bulk) at 125, which the runtime must
+   * then refuse */
+  g->maxnreg = g->producer && g->wgs == 2 && g->reg_estimate > 128;
   if (g->producer && pl->minblocks > 1)
     return reject(msg, cap, "plan: minblocks=%d; split=%s runs one block per SM (minblocks 0 or 1)",
                   pl->minblocks, split_name(g));

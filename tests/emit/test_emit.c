@@ -736,13 +736,15 @@ static void test_default_table(void **state) {
   }
   tsr__emit_default_plan_cc(&q, 80, &pl);
   assert_int_equal(pl.mma, TSR_MMA_TF32X3);
-  q.beta = 0.5f; /* its epilogue spills beside two consumers: mma.sync */
+  q.beta = 0.5f; /* producer-bulk's epilogue with beta fits its 232 registers */
   tsr__emit_default_plan(&q, &pl);
-  assert_int_equal(pl.mma, TSR_MMA_TF32X3);
+  assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
   q.beta = 0.0f;
-  q.op_b = TSR_OP_T; /* not yet measured with wgmma: mma.sync */
+  q.op_b = TSR_OP_T; /* the pack prologue transposes: the same main kernel */
   assert_int_equal(tsr_problem_check(&q, msg, sizeof msg), TSR_OK);
   tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
+  tsr__emit_default_plan_cc(&q, 80, &pl);
   assert_int_equal(pl.mma, TSR_MMA_TF32X3);
   q = P(4096, 16, 16384);
   /* an explicit tensor-core mode keeps its family */
