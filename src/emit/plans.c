@@ -268,7 +268,13 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
   pl.vec = pick_vec(p, TSR_PACK_NONE);
   plan_class cls = classify(p);
   int packs = 0;
-  if ((cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) && (p->m <= 16 || p->n <= 16)) {
+  /* gemv where the short operand is one row/column or is read along k: with
+   * a short side of 16 read across k (4096x16x16384 NN, B's 16 values of a
+   * K row 64 bytes apart per product) it ran 15.6x cuBLAS's time on the
+   * H200 (session 6) against 0.99x for the skinny tiles */
+  int shortk = p->m <= p->n ? p->op_a == TSR_OP_N : p->op_b == TSR_OP_T;
+  if ((cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) && (p->m <= 16 || p->n <= 16) &&
+      ((p->m <= p->n ? p->m : p->n) == 1 || shortk)) {
     gemv_plan(p, &pl);
   } else if (cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) {
     skinny_tiles(p, &pl);
@@ -307,7 +313,28 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
      * (batched 256^3, 32768x128x128): not measured, so not changed */
     int64_t t128 = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
     int wave128 = !tc && !unaligned && t128 >= 120 && p->k >= 2048;
-    if (wave128) {
+    int64_t t256 = ((p->m + 255) / 256) * ((p->n + 127) / 128) * p->batch;
+    int bulk = cc == 90 && tc && mode != TSR_PREC_TF32;
+    if (bulk) {
+      /* sm_90a: producer-bulk (the large default's family) sized to the
+       * grid. H200, session 6 (scripts/device/wgmma-variants3.txt), time
+       * over cuBLAS pedantic's: 2049x4097x1025 256x128 0.734x (297 tiles);
+       * 1024x1024x1537 128x128 split-K 2 0.730x (128x64: 0.823x);
+       * 1024^3 128x64 0.740x (128x128 split-K 2: 0.769x); the mma.sync
+       * plans below ran 0.96-1.03x there */
+      pl.mma = TSR_MMA_WGMMA_TF32X3;
+      pl.split = TSR_SPLIT_PRODUCER_BULK;
+      pl.pad = 0;
+      pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
+      if (t256 >= 2 * 132) {
+        pl.bm = 256, pl.bn = 128, pl.bk = 8, pl.wm = 128, pl.wn = 128, pl.stages = 8;
+      } else if (p->k >= 1536 && 2 * t128 <= 2 * 132) {
+        pl.bm = 128, pl.bn = 128, pl.bk = 16, pl.wm = 64, pl.wn = 128, pl.stages = 6;
+        pl.splitk = 2;
+      } else {
+        pl.bm = 128, pl.bn = 64, pl.bk = 16, pl.wm = 64, pl.wn = 64, pl.stages = 8;
+      }
+    } else if (wave128) {
       ffma_tiles(&pl, 1);
       pl.kloop = 1;
     } else if (!tc) {
@@ -327,7 +354,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       }
     }
     int64_t tiles = ((p->m + pl.bm - 1) / pl.bm) * ((p->n + pl.bn - 1) / pl.bn) * p->batch;
-    if (!wave128) {
+    if (!wave128 && !bulk) {
       if (tiles < 132 && (p->k + pl.bk - 1) / pl.bk >= 8) pl.splitk = 2;
       /* long K (decode-like 32x4096x4096): about two 64x64 CTAs per SM */
       int sk = pick_splitk(p, &pl, 2 * 132);
@@ -353,7 +380,8 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       /* op(A) = T stores A's tile as [k][m]: its scalar/permuted fragment
        * loads need more registers than ldmatrix, and with acc=step the 64x64
        * warp tile spills (8 bytes at 253 registers): 128x128 tiles there */
-      if (cc == 90 && mode != TSR_PREC_TF32 && wide_tiles >= 462) {
+      int64_t t256 = ((p->m + 255) / 256) * ((p->n + 127) / 128) * p->batch;
+      if (cc == 90 && mode != TSR_PREC_TF32 && (wide_tiles >= 462 || t256 >= 2 * 132)) {
         /* sm_90a: wgmma with a producer warpgroup (docs/emit.md "wgmma"):
          * 256x128 tiles of two consumer warpgroups; the pack prologue splits
          * A and B into TF32 planes once, tile by tile in the shared-memory
@@ -366,7 +394,9 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
          * the mma.sync plan below; contract met on random, normal and wide
          * inputs (error 0.36x / 0.75x cuBLAS's). The pack prologue makes
          * every op pair, unaligned rows and tails the same main kernel, and
-         * its epilogue with beta compiles without spills at 232 registers. */
+         * its epilogue with beta compiles without spills at 232 registers.
+         * Two waves of these tiles suffice: 2049x4097x1025 (297 tiles)
+         * 0.734x, against 1.03x for the mma.sync 128x64 plan below. */
         pl.mma = TSR_MMA_WGMMA_TF32X3;
         pl.bm = 256, pl.bn = 128, pl.bk = 8;
         pl.wm = 128, pl.wn = 128;
