@@ -721,6 +721,11 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
       if (pass == 2) {
         const char *sc = stored_class(plan_class, p, m, n, k);
         if (!sc || strcmp(sc, cls)) continue;
+        /* and the same depth, K over sqrt(M N), within a factor 4: 256^3's
+         * winner (no split-K) served to 128x128x16384 ran 12.6x that
+         * shape's default time on the H200 (session 6, held-back replay) */
+        double depth = log2((double)k / p->k) - 0.5 * log2((double)m * n / ((double)p->m * p->n));
+        if (fabs(depth) > 2.0) continue;
       }
       tsr_plan pl = *out;
       char pmsg[256];

@@ -2090,8 +2090,8 @@ static void test_nvcc(void **state) {
   static const prob_spec gemv_shapes[] = {
       {4096, 1, 4096, 1, 'N', 'N', 0},      {1, 4096, 4096, 1, 'N', 'N', 0},
       {1, 4096, 11008, 1, 'N', 'T', 0},     {16384, 1, 2048, 1, 'T', 'N', 0},
-      {8, 4096, 4096, 1, 'N', 'T', 0},      {4096, 16, 16384, 1, 'N', 'N', 0},
-      {13, 1100, 999, 2, 'T', 'T', 0.5f, 1, 1, 0, 3}};
+      {8, 4096, 4096, 1, 'N', 'T', 0},      {4096, 16, 16384, 1, 'N', 'T', 0},
+      {13, 1100, 999, 2, 'N', 'T', 0.5f, 1, 1, 0, 3}};
   for (size_t i = 0; i < sizeof gemv_shapes / sizeof gemv_shapes[0]; i++) {
     tsr_problem p = mkprob(gemv_shapes[i]);
     tsr_plan pl;

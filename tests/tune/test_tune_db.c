@@ -338,6 +338,8 @@ static void test_lookup_class(void **state) {
   insert_tuned(h, &t, 1, 4096, 4096, "N", pskinny, "winner", "2026-11-30T10:00:00Z");
   insert_tuned(h, &t, 8, 1024, 1024, "N", pskinny2, "winner", "2026-11-30T11:00:00Z");
   insert_tuned(h, &t, 4096, 4096, 4096, "N", plarge, "winner", "2026-11-30T10:00:00Z");
+  const char *psmall = "bm=32,bn=32,bk=32,wm=16,wn=32,tm=4,tn=4,stages=4";
+  insert_tuned(h, &t, 256, 256, 256, "N", psmall, "winner", "2026-11-30T10:00:00Z");
   const char *(*cls)(const tsr_problem *) = tsr__backend_get(TSR_BACKEND_CUDA)->plan_class;
   assert_non_null(cls);
   struct { int64_t m, n, k; const char *src, *plan; } q[] = {
@@ -345,8 +347,11 @@ static void test_lookup_class(void **state) {
       {2, 16384, 3000, "tuned (class skinny-m, from 1x4096x4096)", pskinny},
       {16, 2048, 2048, "tuned (nearest 8x1024x1024)", pskinny2}, /* within an octave */
       {16384, 16384, 16384, "tuned (class large, from 4096x4096x4096)", plarge},
-      {64, 64, 8192, NULL, NULL}, /* class small: no entry */
-      {100, 8000, 100, NULL, NULL}, /* 100 rows is not skinny, outputs small: class small */
+      /* class small, but K / sqrt(M N) = 128 against 256^3's 1: not served */
+      {64, 64, 8192, NULL, NULL},
+      {128, 128, 16384, NULL, NULL},
+      {64, 64, 70, "tuned (class small, from 256x256x256)", psmall}, /* two octaves off, the same depth */
+      {100, 8000, 100, NULL, NULL}, /* 100 rows is not skinny; 800K outputs: class medium */
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
     tsr_problem p;
