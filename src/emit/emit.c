@@ -1525,18 +1525,7 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
           "      tsr_wgmma(part[s %% PARTS], tsr_desc(ab), tsr_desc(bb), 1);                // big x big\n");
     else
       put(s, "      tsr_wgmma(part[s %% PARTS], tsr_desc(ab), tsr_desc(bb), 0); // tf32: big parts, from 0\n");
-    if (g->xstage)
-      put(s,
-          "      tsr_wg_commit();\n"
-          "      if (s > 0 || it > 0) { // the step before (s may still run): promote it\n"
-          "        const int PS = (s + NS - 1) %% NS; // its step index in its block\n"
-          "        tsr_wg_wait<1>();\n"
-          "        tsr_wg_promote(acc[PS / (NC * KS)][(PS / KS) %% NC], part[PS %% PARTS]);\n"
-          "        if (s == 0) // block it-1's wgmmas are all done: its stage is free\n"
-          "          tsr_mbar_arrive(bars + 8u * (STAGES + (it + STAGES - 1) %% STAGES));\n"
-          "      }\n"
-          "    }\n");
-    else put(s,
+    put(s,
         "      tsr_wg_commit();\n"
         "      if (PARTS == 2 && s > 0) { // step s-1 done (s may still run): promote it\n"
         "        tsr_wg_wait<1>();\n"
@@ -1575,28 +1564,15 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
         "      tsr_split_stage(As + nxt * A_STAGE, Bs + nxt * B_STAGE);\n"
         "      tsr_proxy_fence();\n"
         "    }\n");
-  if (g->xstage)
-    put(s,
-        "  }\n"
-        "  if (nk > 0) { // the last block's last step\n"
-        "    constexpr int NS = MW * NC * (BK / 8);\n"
-        "    tsr_wg_wait<0>();\n"
-        "    tsr_wg_promote(acc[MW - 1][NC - 1], part[(NS - 1) %% PARTS]);\n"
-        "  }\n");
-  else
-    put(s, "    tsr_wg_wait<0>();\n");
-  if (g->xstage)
-    ;
-  else if (step)
+  put(s, "    tsr_wg_wait<0>();\n");
+  if (step)
     put(s, "    tsr_wg_promote(acc[MW - 1][NC - 1], part[(NS - 1) %% PARTS]);\n");
   else
     put(s,
         "#pragma unroll\n    for (int i = 0; i < MW; ++i)\n"
         "#pragma unroll\n      for (int j = 0; j < NC; ++j)\n"
         "#pragma unroll\n        for (int r = 0; r < WN / 2; ++r) tsr_wg_pin(acc[i][j][r]);\n");
-  if (g->xstage)
-    ;
-  else if (g->producer)
+  if (g->producer)
     put(s,
         "    tsr_mbar_arrive(bars + 8u * (STAGES + cur)); // every wgmma of block it done: stage free\n"
         "  }\n");

@@ -72,8 +72,6 @@ typedef struct {
   int raw;            /* split=producer: raw (unsplit) K-block buffers of the producer's copies */
   int parts;          /* wgmma acc=step: partial-sum buffers (2: the next step runs while one is promoted) */
   int maxnreg;        /* producer with 2 consumers: setmaxnreg moves registers to the consumers */
-  int xstage;         /* producer-bulk, 2 buffers, even steps per K block: the last step of a
-                         block is promoted (and its stage freed) after the next block's first issue */
   uint32_t h, w;      /* tile grid */
   int64_t nkb;        /* K blocks */
   int tail_m, tail_n, tail_k;

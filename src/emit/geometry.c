@@ -337,9 +337,6 @@ static tsr_status check_block_wgmma(const tsr_plan *pl, const tsr__gpu_target *t
    * 64 + ~24 at bn=128), so the next step's wgmmas run during a promotion */
   if (g->pbulk && !g->chain && g->mw == 1 && g->nc == 1 && pl->bn + pl->bn / 2 + 24 <= (int)rcap)
     g->parts = 2;
-  /* ... and the pipeline runs across K blocks when the buffer of a step is
-   * the same in every block (an even number of 8-deep steps per block) */
-  g->xstage = g->pbulk && g->parts == 2 && (g->mw * g->nc * (pl->bk / 8)) % 2 == 0;
   /* ~40 for addresses, descriptors and the copies; a consumer beside a
    * producer does no copies (measured: 256x128 wm=128 wn=128 compiles at
    * 208 without spills; two 32-register partial-sum buffers did spill at 216) */

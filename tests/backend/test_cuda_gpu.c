@@ -337,7 +337,7 @@ static void test_cuda_wgmma_matrix(void **state) {
       /* split=producer-bulk: tiled planes, bulk copies (TMA) on the full mbarrier */
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=16,wm=128,wn=128,stages=4,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1",
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=128,bk=8,wm=64,wn=128,stages=6,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=2",
-      /* ... two buffers pipelined across K blocks (xstage) */
+      /* ... one m64 slice and chunk per consumer: two partial-sum buffers */
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=128,bk=16,wm=64,wn=128,stages=4,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=2",
   };
   int fails = 0, runs = 0;
@@ -608,7 +608,7 @@ static const family families[] = {
      WG2 "split=producer-reg,bm=128,bn=256,bk=8,wm=64,wn=128,stages=8,vec=1,pack=none", 0},
     {"cuda wgmma-tf32x3 producer-bulk 256x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
      WG2 "split=producer-bulk,bm=256,bn=128,bk=16,wm=128,wn=128,stages=4,vec=4,pack=ab", 0},
-    {"cuda wgmma-tf32x3 producer-bulk xstage 128x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
+    {"cuda wgmma-tf32x3 producer-bulk two buffers 128x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
      WG2 "split=producer-bulk,bm=128,bn=128,bk=16,wm=64,wn=128,stages=6,vec=4,pack=ab", 0},
 #undef WG2
     {"cuda auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL, 0},

@@ -1382,15 +1382,15 @@ static const emu_case emu_cases[] = {
     {"contract wgmma-tf32x3 producer-bulk RZ 96x80x129 wide", {96, 80, 129, 1, 'N', 'N', 0},
      WPB "vec=4,bm=128,bn=128,bk=8,wm=64,wn=128,stages=4", .random = 2, .contract = TSR_PREC_FP32X3,
      .rz = 1, .seed = 3},
-    /* one m64 slice and chunk: two buffers, pipelined across K blocks (xstage) */
-    {"wgmma producer-bulk xstage 128x128 wm64 bk16 NN tails", {130, 136, 100, 1, 'N', 'N', 0},
+    /* one m64 slice and chunk: two partial-sum buffers beside the bulk producer */
+    {"wgmma producer-bulk two buffers 128x128 wm64 bk16 NN tails", {130, 136, 100, 1, 'N', 'N', 0},
      WPB "bm=128,bn=128,bk=16,wm=64,wn=128,stages=3,vec=4"},
-    {"wgmma producer-bulk xstage bk32 TT batch2 beta ld pad splitk2", {70, 66, 77, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
+    {"wgmma producer-bulk two buffers bk32 TT batch2 beta ld pad splitk2", {70, 66, 77, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
      WPB "bm=128,bn=64,bk=32,wm=64,wn=64,stages=2,vec=4,splitk=2"},
-    {"wgmma-tf32 producer-bulk xstage NT tails", {70, 45, 37, 1, 'N', 'T', 0},
+    {"wgmma-tf32 producer-bulk two buffers NT tails", {70, 45, 37, 1, 'N', 'T', 0},
      "mma=wgmma-tf32,tm=1,tn=1,pad=0,split=producer-bulk,bm=128,bn=64,bk=16,wm=64,wn=64,stages=2,vec=4",
      .prec = TSR_PREC_TF32},
-    {"contract wgmma-tf32x3 producer-bulk xstage RZ 96x80x129 wide", {96, 80, 129, 1, 'N', 'N', 0},
+    {"contract wgmma-tf32x3 producer-bulk two buffers RZ 96x80x129 wide", {96, 80, 129, 1, 'N', 'N', 0},
      WPB "vec=4,bm=128,bn=128,bk=16,wm=64,wn=128,stages=4", .random = 2, .contract = TSR_PREC_FP32X3,
      .rz = 1, .seed = 3},
     {"specials wgmma-tf32x3 producer-bulk NT", {40, 36, 52, 1, 'N', 'T', 0},
@@ -1860,8 +1860,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
-    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3), producer-bulk (4)
-                 or producer-bulk xstage (5) kernel */
+    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel */
   } muts[] = {
       {"none", NULL, NULL},
       {"none (split=producer)", NULL, NULL, 1},
@@ -1876,12 +1875,9 @@ static void test_emulated_wgmma_mutations(void **state) {
       {"producer-pack: full arrive dropped (deadlock)", "      tsr_mbar_arrive(bars + 8u * (it % STAGES));\n", "\n", 3},
       {"producer-reg: register sets never reloaded", "if (it + 2 < nk) {", "if (it + 2 < 0) {", 2},
       {"none (split=producer-bulk)", NULL, NULL, 4},
-      {"none (split=producer-bulk, xstage)", NULL, NULL, 5},
       {"producer-bulk: A's tiles of the next K block", "const tsr_idx ka = (tsr_idx)(kb_begin + it) * (BM * BK)",
        "const tsr_idx ka = (tsr_idx)(kb_begin + it + 1) * (BM * BK)", 4},
       {"producer-bulk: the stage's bytes expected without B's planes", "4u * (A_STAGE + B_STAGE));", "4u * (A_STAGE));", 4},
-      {"producer-bulk xstage: the buffer in flight promoted", "part[PS % PARTS]);", "part[s % PARTS]);", 5},
-      {"producer-bulk xstage: the last step never promoted", "    tsr_wg_promote(acc[MW - 1][NC - 1], part[(NS - 1) % PARTS]);\n  }\n", "  }\n", 5},
       {"producer-bulk: pack tiles' core-matrix rows rotated", "((w >> 3) / (BK / 4)) * 8 + (w & 7);",
        "((w >> 3) / (BK / 4)) * 8 + ((w + 1) & 7);", 4},
 
@@ -1905,17 +1901,12 @@ static void test_emulated_wgmma_mutations(void **state) {
   emit_ok(&p, &ppk, &kpp);
   tsr_plan ppb = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=8,wm=64,wn=24,stages=2,vec=4,split=producer-bulk");
   emit_ok(&p, &ppb, &kpb);
-  tsr_plan ppx = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=16,wm=64,wn=72,stages=2,vec=4,split=producer-bulk");
-  tsr__kernel_src kpx;
-  emit_ok(&p, &ppx, &kpx);
-  assert_non_null(strstr(kpx.source, "the last block's last step")); /* the xstage pipeline */
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
   size_t idx[32];
   for (size_t i = 0; i < n; i++) {
-    const tsr__kernel_src *base = muts[i].prod == 5   ? &kpx
-                                  : muts[i].prod == 4 ? &kpb
+    const tsr__kernel_src *base = muts[i].prod == 4   ? &kpb
                                   : muts[i].prod == 3 ? &kpp
                                   : muts[i].prod == 2 ? &kr
                                   : muts[i].prod      ? &kp
@@ -1961,7 +1952,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
     if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
-    int bad = emu_run(dir, i, muts[i].prod == 5 ? &kpx : muts[i].prod == 4 ? &kpb : muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1,
+    int bad = emu_run(dir, i, muts[i].prod == 4 ? &kpb : muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1,
                       out) != 0;
     const char *how = bad ? "aborted by the harness" : NULL;
     if (!bad) {
@@ -1995,7 +1986,6 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src_free(&kr);
   tsr__kernel_src_free(&kpp);
   tsr__kernel_src_free(&kpb);
-  tsr__kernel_src_free(&kpx);
   unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);
