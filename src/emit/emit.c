@@ -1237,13 +1237,9 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
       "}\n\n");
 }
 
-/* The main kernel's entry, common to every family: signature and launch
- * bounds (minblocks >= 1: registers capped for that many blocks per SM),
- * the walk's tile, the batch item's operand bases (packed: the prologue's
- * copies in W, described by `packed`), and the split-K slice's K-block
- * range and output (the partials in W, or C). */
-static void emit_entry(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, const char *packed) {
-  const tsr_plan *pl = &g->plan;
+/* The main kernel's signature, launch bounds (minblocks >= 1: registers
+ * capped for that many blocks per SM) and the walk's tile. */
+static void put_main_open(sb_t *s, const tsr_plan *pl) {
   char bounds[48];
   if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
   else snprintf(bounds, sizeof bounds, "NT");
@@ -1252,9 +1248,18 @@ static void emit_entry(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, co
       "tsr_gemm_main(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
       "              float *__restrict__ W, float alpha, float beta) {\n"
       "  unsigned tile_row, tile_col;\n"
-      "  tsr_walk(blockIdx.x, tile_row, tile_col);\n"
-      "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n",
+      "  tsr_walk(blockIdx.x, tile_row, tile_col);\n",
       bounds);
+}
+
+/* The main kernel's entry, common to the tiled families: the opening, the
+ * tile's origin, the batch item's operand bases (packed: the prologue's
+ * copies in W, described by `packed`), and the split-K slice's K-block
+ * range and output (the partials in W, or C). */
+static void emit_entry(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, const char *packed) {
+  const tsr_plan *pl = &g->plan;
+  put_main_open(s, pl);
+  put(s, "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n");
   const char *abase = g->a.packed ? "W + WOFF_A" : "A", *bbase = g->b.packed ? "W + WOFF_B" : "B";
   if (g->a.packed || g->b.packed) put(s, "  // packed operands: the prologue's %s in W\n", packed);
   if (p->batch > 1)
@@ -2011,20 +2016,13 @@ static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s, "  float *c = out + (tsr_idx)%s * LDC + %s;\n  *c = alpha * v + beta * *c;\n", row, col);
   put(s, "}\n\n");
 
-  char bounds[48];
-  if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
-  else snprintf(bounds, sizeof bounds, "NT");
+  put_main_open(s, pl);
   put(s,
-      "extern \"C\" __global__ void __launch_bounds__(%s)\n"
-      "tsr_gemm_main(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
-      "              float *__restrict__ W, float alpha, float beta) {\n"
-      "  unsigned tile_row, tile_col;\n"
-      "  tsr_walk(blockIdx.x, tile_row, tile_col);\n"
       "  const int x0 = (int)tile_%s * BX;\n"
       "  const int bz = %s;\n"
       "  const float *__restrict__ Xg = %c + (tsr_idx)bz * S%c; // big\n"
       "  const float *__restrict__ Sg = %c + (tsr_idx)bz * S%c; // short\n",
-      bounds, g->gv_bigb ? "col" : "row", p->batch > 1 ? "(int)blockIdx.z" : "0", BU, BU, SU, SU);
+      g->gv_bigb ? "col" : "row", p->batch > 1 ? "(int)blockIdx.z" : "0", BU, BU, SU, SU);
   if (split)
     put(s,
         "  // split-K slice blockIdx.y owns K blocks [kb_begin, kb_end) (even split, never empty)\n"

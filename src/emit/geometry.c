@@ -260,6 +260,29 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   return TSR_OK;
 }
 
+/* The grid's walk (normalized: one row or column is linear), the K blocks
+ * and the split-K and batch limits of the grid's y and z axes (g->h, g->w
+ * set). */
+static tsr_status check_walk_k_batch(const tsr_problem *p, const tsr__gpu_target *t,
+                                     tsr__emit_geo *g, char *msg, size_t cap) {
+  const tsr_plan *pl = &g->plan;
+  char wm[256];
+  if (tsr_walk_check(&pl->walk, g->h, g->w, wm, sizeof wm) != TSR_OK)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: %s", wm);
+  tsr_walk_normalize(&g->plan.walk, g->h, g->w);
+  g->nkb = ceil_div(p->k, pl->bk);
+  if ((int64_t)pl->splitk > (int64_t)t->grid[1])
+    return reject(msg, cap, "plan: splitk=%d exceeds the gridDim.y limit %u", pl->splitk,
+                  t->grid[1]);
+  if (pl->splitk > g->nkb)
+    return reject(msg, cap, "plan: splitk=%d exceeds the %lld K blocks (k=%lld, bk=%d)",
+                  pl->splitk, (long long)g->nkb, (long long)p->k, pl->bk);
+  if (p->batch > (int64_t)t->grid[2])
+    return reject(msg, cap, "problem: batch=%lld exceeds the gridDim.z limit %u",
+                  (long long)p->batch, t->grid[2]);
+  return TSR_OK;
+}
+
 /* wgmma (docs/emit.md "wgmma"): bm/wm warpgroups (1 or 2) of 128 threads,
  * each owning wm rows (wm/64 slices of the m64 instruction) x bn columns in
  * bn/wn chunks of one m64n<wn>k8 instruction; sm_90a only. The register
@@ -608,21 +631,9 @@ static tsr_status check_grid(const tsr_problem *p, const tsr_plan *pl,
   g->h = (uint32_t)h;
   g->w = (uint32_t)w;
   {
-    char wm[256];
-    tsr_status ws = tsr_walk_check(&pl->walk, g->h, g->w, wm, sizeof wm);
-    if (ws != TSR_OK) return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: %s", wm);
+    tsr_status gs = check_walk_k_batch(p, t, g, msg, cap);
+    if (gs != TSR_OK) return gs;
   }
-  tsr_walk_normalize(&g->plan.walk, g->h, g->w);
-  g->nkb = ceil_div(p->k, pl->bk);
-  if ((int64_t)pl->splitk > (int64_t)t->grid[1])
-    return reject(msg, cap, "plan: splitk=%d exceeds the gridDim.y limit %u", pl->splitk,
-                  t->grid[1]);
-  if (pl->splitk > g->nkb)
-    return reject(msg, cap, "plan: splitk=%d exceeds the %lld K blocks (k=%lld, bk=%d)",
-                  pl->splitk, (long long)g->nkb, (long long)p->k, pl->bk);
-  if (p->batch > (int64_t)t->grid[2])
-    return reject(msg, cap, "problem: batch=%lld exceeds the gridDim.z limit %u",
-                  (long long)p->batch, t->grid[2]);
   g->tail_m = p->m % pl->bm != 0;
   g->tail_n = p->n % pl->bn != 0;
   g->tail_k = p->k % pl->bk != 0;
@@ -774,21 +785,9 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
   g->h = g->gv_bigb ? 1u : (uint32_t)nx;
   g->w = g->gv_bigb ? (uint32_t)nx : 1u;
   {
-    char wm[256];
-    if (tsr_walk_check(&pl->walk, g->h, g->w, wm, sizeof wm) != TSR_OK)
-      return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: %s", wm);
+    tsr_status gs = check_walk_k_batch(p, t, g, msg, cap);
+    if (gs != TSR_OK) return gs;
   }
-  tsr_walk_normalize(&g->plan.walk, g->h, g->w); /* one row or column: linear */
-  g->nkb = ceil_div(p->k, pl->bk);
-  if ((int64_t)pl->splitk > (int64_t)t->grid[1])
-    return reject(msg, cap, "plan: splitk=%d exceeds the gridDim.y limit %u", pl->splitk,
-                  t->grid[1]);
-  if (pl->splitk > g->nkb)
-    return reject(msg, cap, "plan: splitk=%d exceeds the %lld K blocks (k=%lld, bk=%d)",
-                  pl->splitk, (long long)g->nkb, (long long)p->k, pl->bk);
-  if (p->batch > (int64_t)t->grid[2])
-    return reject(msg, cap, "problem: batch=%lld exceeds the gridDim.z limit %u",
-                  (long long)p->batch, t->grid[2]);
   g->tail_m = p->m % (g->gv_bigb ? st : g->gv_bx) != 0;
   g->tail_n = p->n % (g->gv_bigb ? g->gv_bx : st) != 0;
   g->tail_k = p->k % pl->bk != 0;

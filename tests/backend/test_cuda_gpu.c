@@ -252,6 +252,18 @@ static void test_cuda_variants(void **state) {
   assert_int_equal(fails, 0);
 }
 
+/* One cuda case on fresh inputs of kind `in` (run_case: validated, rerun
+ * bit-identical). */
+static int run_on_fresh_bufs(const tsr_problem *p, const tsr_plan *plan, tsr_inputs in) {
+  bufs x = {0};
+  make_bufs(p, in, &x);
+  float *copy = malloc((size_t)tsr_problem_elems_c(p) * sizeof(float));
+  int rc = run_case(TSR_BACKEND_CUDA, p, plan, in, &x, copy);
+  free(copy);
+  bufs_free(&x);
+  return rc;
+}
+
 /* mma=gemv on hardware: skinny shapes (M or N <= 16, tails along every axis,
  * a batch) x op pairs x beta mode x input kind, with the default plan (which
  * must be the gemv family there) and split-K / scalar-load overlays; dyadic
@@ -282,12 +294,7 @@ static void test_cuda_gemv_matrix(void **state) {
               if (strstr(overlays[oi], "splitk") && sk[sI].k < 96) continue;
               assert_int_equal(tsr_plan_parse(overlays[oi], &plan, msg, sizeof msg), TSR_OK);
             }
-            bufs x = {0};
-            make_bufs(&p, (tsr_inputs)in, &x);
-            float *copy = malloc((size_t)tsr_problem_elems_c(&p) * sizeof(float));
-            int rc = run_case(TSR_BACKEND_CUDA, &p, &plan, (tsr_inputs)in, &x, copy);
-            free(copy);
-            bufs_free(&x);
+            int rc = run_on_fresh_bufs(&p, &plan, (tsr_inputs)in);
             if (rc == RUN_REJECTED) {
               printf("FAIL gemv overlay %s rejected on shape %zu ops %d: %s\n",
                      overlays[oi] ? overlays[oi] : "(default)", sI, ops, tsr_context_message(ctx));
@@ -353,12 +360,7 @@ static void test_cuda_wgmma_matrix(void **state) {
             tsr__backend_cuda.default_plan(ctx, &p, &plan);
             char msg[256];
             assert_int_equal(tsr_plan_parse(plans[pi], &plan, msg, sizeof msg), TSR_OK);
-            bufs x = {0};
-            make_bufs(&p, (tsr_inputs)in, &x);
-            float *copy = malloc((size_t)tsr_problem_elems_c(&p) * sizeof(float));
-            int rc = run_case(TSR_BACKEND_CUDA, &p, &plan, (tsr_inputs)in, &x, copy);
-            free(copy);
-            bufs_free(&x);
+            int rc = run_on_fresh_bufs(&p, &plan, (tsr_inputs)in);
             if (rc == RUN_REJECTED) {
               printf("FAIL wgmma plan %zu rejected on shape %zu: %s\n", pi, sI, tsr_context_message(ctx));
               fails++;
