@@ -150,6 +150,45 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
   put(s, "\n");
 }
 
+/* The 3xTF32 split of one float (the tensor-core families' PTX section);
+ * put through "%s", so no format escapes */
+static const char split_source[] =
+    "// 3xTF32 split: big = tf32(x), small = tf32(x - big); x - big is exact in FP32.\n"
+    "__device__ __forceinline__ void tsr_split(float x, unsigned &big, unsigned &small) {\n"
+    "  float bf, r;\n"
+    "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(big) : \"f\"(x));\n"
+    "  asm(\"mov.b32 %0, %1;\" : \"=f\"(bf) : \"r\"(big));\n"
+    "  r = x - bf;\n"
+    "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(small) : \"f\"(r));\n"
+    "}\n";
+
+/* Four values xs[0..3] split into hi[] / lo[] (a non-finite big part gets a
+ * zero small part), the big parts packed into h4 (tsr_sts_<c>, tsr_split_tile) */
+static const char split4_source[] =
+    "    unsigned hi[4], lo[4];\n"
+    "#pragma unroll\n"
+    "    for (int q = 0; q < 4; ++q) {\n"
+    "      tsr_split(xs[q], hi[q], lo[q]);\n"
+    "      if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
+    "    }\n"
+    "    uint4 h4; h4.x = hi[0]; h4.y = hi[1]; h4.z = hi[2]; h4.w = hi[3];\n";
+
+/* The split-K slice's K-block range and output (the partials in W), or the
+ * whole K range and C */
+static void put_slice_range(sb_t *s, int splitk) {
+  if (splitk > 1)
+    put(s,
+        "  // split-K slice blockIdx.y owns K blocks [kb_begin, kb_end) (even split, never empty)\n"
+        "  const int slice = (int)blockIdx.y;\n"
+        "  const int kb_begin = (int)(((long long)slice * NKB) / SPLITK);\n"
+        "  const int kb_end = (int)(((long long)(slice + 1) * NKB) / SPLITK);\n"
+        "  float *out = W + (tsr_idx)(bz * SPLITK + slice) * M * N;\n");
+  else
+    put(s,
+        "  const int kb_begin = 0, kb_end = NKB;\n"
+        "  float *out = C + (tsr_idx)bz * SC;\n");
+}
+
 static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
   int any_staged = g->a.staged || g->b.staged;
   put(s, "// tsr:ptx-begin\n");
@@ -190,28 +229,10 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
         "  asm volatile(\"cp.async.wait_group %%0;\\n\" :: \"n\"(PENDING) : \"memory\");\n"
         "}\n");
   }
-  if (g->wg) {
-    put(s,
-        "// 3xTF32 split: big = tf32(x), small = tf32(x - big); x - big is exact in FP32.\n"
-        "__device__ __forceinline__ void tsr_split(float x, unsigned &big, unsigned &small) {\n"
-        "  float bf, r;\n"
-        "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(big) : \"f\"(x));\n"
-        "  asm(\"mov.b32 %%0, %%1;\" : \"=f\"(bf) : \"r\"(big));\n"
-        "  r = x - bf;\n"
-        "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(small) : \"f\"(r));\n"
-        "}\n");
-    emit_ptx_wg(s, g);
-  }
+  if (g->wg || g->tf32) put(s, "%s", split_source);
+  if (g->wg) emit_ptx_wg(s, g);
   if (g->tf32) {
     put(s,
-        "// 3xTF32 split: big = tf32(x), small = tf32(x - big); x - big is exact in FP32.\n"
-        "__device__ __forceinline__ void tsr_split(float x, unsigned &big, unsigned &small) {\n"
-        "  float bf, r;\n"
-        "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(big) : \"f\"(x));\n"
-        "  asm(\"mov.b32 %%0, %%1;\" : \"=f\"(bf) : \"r\"(big));\n"
-        "  r = x - bf;\n"
-        "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(small) : \"f\"(r));\n"
-        "}\n"
         "__device__ __forceinline__ void tsr_split_bits(unsigned u, unsigned &big, unsigned &small) {\n"
         "  float x;\n"
         "  asm(\"mov.b32 %%0, %%1;\" : \"=f\"(x) : \"r\"(u));\n"
@@ -1191,16 +1212,9 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
         "    const int e = tid + it * 128;\n"
         "    if (TOTAL %% 128 != 0 && e >= TOTAL) break;\n"
         "    const int r = (e / (8 * CPR)) * 8 + (e & 7), c = ((e >> 3) %% CPR) * 4;\n"
-        "    const float xs[4] = {v[it].x, v[it].y, v[it].z, v[it].w};\n"
-        "    unsigned hi[4], lo[4];\n"
-        "#pragma unroll\n"
-        "    for (int q = 0; q < 4; ++q) {\n"
-        "      tsr_split(xs[q], hi[q], lo[q]);\n"
-        "      if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
-        "    }\n"
-        "    uint4 h4; h4.x = hi[0]; h4.y = hi[1]; h4.z = hi[2]; h4.w = hi[3];\n"
-        "    *reinterpret_cast<uint4 *>(t + tsr_soff(r, c)) = h4;\n",
+        "    const float xs[4] = {v[it].x, v[it].y, v[it].z, v[it].w};\n",
         o->name, U, BMN, U);
+    put(s, "%s    *reinterpret_cast<uint4 *>(t + tsr_soff(r, c)) = h4;\n", split4_source);
     if (g->x3)
       put(s,
           "    uint4 l4; l4.x = lo[0]; l4.y = lo[1]; l4.z = lo[2]; l4.w = lo[3];\n"
@@ -1215,16 +1229,9 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
       "__device__ __forceinline__ void tsr_split_tile(const float *src, float *t, int n, int tid, int lt) {\n"
       "  for (int e = tid * 4; e < n; e += lt * 4) {\n"
       "    const float4 x = *reinterpret_cast<const float4 *>(src + e);\n"
-      "    const float xs[4] = {x.x, x.y, x.z, x.w};\n"
-      "    unsigned hi[4], lo[4];\n"
-      "#pragma unroll\n"
-      "    for (int q = 0; q < 4; ++q) {\n"
-      "      tsr_split(xs[q], hi[q], lo[q]);\n"
-      "      if ((hi[q] & 0x7f800000u) == 0x7f800000u) lo[q] = 0u;\n"
-      "    }\n"
-      "    uint4 h4; h4.x = hi[0]; h4.y = hi[1]; h4.z = hi[2]; h4.w = hi[3];\n"
-      "    *reinterpret_cast<uint4 *>(t + e) = h4;\n",
+      "    const float xs[4] = {x.x, x.y, x.z, x.w};\n",
       g->x3 ? ", small = tf32(x - big) one tile further (t + n)" : "");
+  put(s, "%s    *reinterpret_cast<uint4 *>(t + e) = h4;\n", split4_source);
   if (g->x3)
     put(s,
         "    uint4 l4; l4.x = lo[0]; l4.y = lo[1]; l4.z = lo[2]; l4.w = lo[3];\n"
@@ -1274,17 +1281,7 @@ static void emit_entry(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, co
         "  const float *__restrict__ Ag = %s;\n"
         "  const float *__restrict__ Bg = %s;\n",
         abase, bbase);
-  if (pl->splitk > 1)
-    put(s,
-        "  // split-K slice blockIdx.y owns K blocks [kb_begin, kb_end) (even split, never empty)\n"
-        "  const int slice = (int)blockIdx.y;\n"
-        "  const int kb_begin = (int)(((long long)slice * NKB) / SPLITK);\n"
-        "  const int kb_end = (int)(((long long)(slice + 1) * NKB) / SPLITK);\n"
-        "  float *out = W + (tsr_idx)(bz * SPLITK + slice) * M * N;\n");
-  else
-    put(s,
-        "  const int kb_begin = 0, kb_end = NKB;\n"
-        "  float *out = C + (tsr_idx)bz * SC;\n");
+  put_slice_range(s, pl->splitk);
 }
 
 /* The main kernel of the wgmma families. Per K block `it` (slot it % S):
@@ -2023,14 +2020,7 @@ static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       "  const float *__restrict__ Xg = %c + (tsr_idx)bz * S%c; // big\n"
       "  const float *__restrict__ Sg = %c + (tsr_idx)bz * S%c; // short\n",
       g->gv_bigb ? "col" : "row", p->batch > 1 ? "(int)blockIdx.z" : "0", BU, BU, SU, SU);
-  if (split)
-    put(s,
-        "  // split-K slice blockIdx.y owns K blocks [kb_begin, kb_end) (even split, never empty)\n"
-        "  const int slice = (int)blockIdx.y;\n"
-        "  const int kb_begin = (int)(((long long)slice * NKB) / SPLITK);\n"
-        "  const int kb_end = (int)(((long long)(slice + 1) * NKB) / SPLITK);\n"
-        "  float *out = W + (tsr_idx)(bz * SPLITK + slice) * M * N;\n");
-  else put(s, "  const int kb_begin = 0, kb_end = NKB;\n  float *out = C + (tsr_idx)bz * SC;\n");
+  put_slice_range(s, pl->splitk);
   put(s, "  const int k0 = kb_begin * BK, k1 = kb_end * BK < K ? kb_end * BK : K;\n");
   if (g->gv_kc) {
     put(s,
