@@ -263,5 +263,9 @@ int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *met
  * to the peer's; then one line per shape. malloc'd, NULL when out of memory. */
 char *tsr__bench_zoo_summary_md(const tsr__zoo_row *r, int n, const char *ref, const char *peer,
                                 const char *metric);
+/* The reports' standings by zoo class: {route, peer, metric} per backend
+ * (tessera-gpu vs cublas on gpu_batch, tessera-cpu vs openblas on wall_batch) */
+#define TSR__ZOO_PAIRS 2
+extern const char *const tsr__zoo_pairs[TSR__ZOO_PAIRS][3];
 
 #endif

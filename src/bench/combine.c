@@ -177,9 +177,8 @@ static void render_zoo_classes(FILE *f, const json_t *combined, json_t *const *d
     }
     zoo_run = in && in == all && (classes & (classes - 1));
   }
-  static const char *const pairs[][3] = {{"tessera-gpu", "cublas", "gpu_batch"},
-                                         {"tessera-cpu", "openblas", "wall_batch"}};
-  for (size_t p = 0; zoo_run && p < sizeof pairs / sizeof *pairs; p++) {
+  const char *const(*pairs)[3] = tsr__zoo_pairs;
+  for (size_t p = 0; zoo_run && p < TSR__ZOO_PAIRS; p++) {
     tsr__zoo_row *rows = NULL;
     int nr = 0;
     char msg[256];

@@ -669,9 +669,8 @@ static void render_zoo_classes(sbuf *t, const json_t *doc, const json_t *tables)
     /* one class (a few squares, one decode shape) has no standings to speak of */
     zoo_run = in && in == json_array_size(json_object_get(proto, "shapes")) && (classes & (classes - 1));
   }
-  static const char *const pairs[][3] = {{"tessera-gpu", "cublas", "gpu_batch"},
-                                         {"tessera-cpu", "openblas", "wall_batch"}};
-  for (size_t p = 0; zoo_run && p < sizeof pairs / sizeof *pairs; p++) {
+  const char *const(*pairs)[3] = tsr__zoo_pairs;
+  for (size_t p = 0; zoo_run && p < TSR__ZOO_PAIRS; p++) {
     tsr__zoo_row *rows = NULL;
     int n = 0;
     char msg[256];

@@ -107,6 +107,9 @@ int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *met
   return found;
 }
 
+const char *const tsr__zoo_pairs[TSR__ZOO_PAIRS][3] = {{"tessera-gpu", "cublas", "gpu_batch"},
+                                                       {"tessera-cpu", "openblas", "wall_batch"}};
+
 char *tsr__bench_zoo_summary_md(const tsr__zoo_row *r, int n, const char *ref, const char *peer,
                                 const char *metric) {
   char *buf = NULL;
