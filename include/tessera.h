@@ -88,7 +88,11 @@ typedef enum { TSR_OP_N = 0, TSR_OP_T = 1 } tsr_op;
  *  FP32X3 tensor-core 3xTF32 split that meets the same FP32 contract.
  *  TF32   opt-in: TF32 operands (11 significant bits), FP32 accumulation; its
  *         own documented bound, below FP32.
- * The FP32 contract (strict, fp32x3): on the same inputs, relative Frobenius
+ *  OZAKI  INT8 tensor cores, exact integer products of operands scaled per row
+ *         (A) and column (B) to fixed point and split into residues modulo
+ *         pairwise coprime moduli (Ozaki scheme II; docs/accuracy.md); the
+ *         number of moduli sets the accuracy; held to the FP32 contract.
+ * The FP32 contract (strict, fp32x3, ozaki): on the same inputs, relative Frobenius
  * error vs FP64 at most 1.25 x the strict FP32 reference's, every element
  * within (K + 64) u (|alpha| |A||B| + |beta| |C0|), u = 2^-24, and the NaN/Inf
  * class of every element equal to the FP64 reference's. */
@@ -97,6 +101,7 @@ typedef enum {
   TSR_PREC_STRICT = 1,
   TSR_PREC_FP32X3 = 2,
   TSR_PREC_TF32 = 3,
+  TSR_PREC_OZAKI = 4,
   TSR_PREC_COUNT
 } tsr_precision;
 
@@ -169,14 +174,21 @@ typedef enum { TSR_ISA_AUTO = 0, TSR_ISA_GENERIC, TSR_ISA_AVX2, TSR_ISA_AVX512 }
  * shared memory, read through shared-memory matrix descriptors. GEMV is
  * strict FP32 FFMA for problems with M <= 16 or N <= 16 (docs/emit.md
  * "GEMV"): the big operand streams once with vector loads, each CTA covers
- * the short side whole; threads is then the CTA's thread count. */
+ * the short side whole; threads is then the CTA's thread count. WGMMA_S8
+ * is the Ozaki family (precision ozaki, sm_90a only, docs/emit.md "Ozaki"):
+ * a pack prologue scales A's rows and B's columns to integers and writes
+ * their residues modulo each of `moduli` moduli as INT8 planes; the main
+ * kernel multiplies one modulus per grid row with wgmma m64nNk32 .s8 (exact
+ * int32 sums) and stores the product's residue; the reconstruction kernel
+ * recovers each element by the Chinese remainder theorem. */
 typedef enum {
   TSR_MMA_FFMA = 0,
   TSR_MMA_TF32X3 = 1,
   TSR_MMA_TF32 = 2,
   TSR_MMA_WGMMA_TF32X3 = 3,
   TSR_MMA_WGMMA_TF32 = 4,
-  TSR_MMA_GEMV = 5
+  TSR_MMA_GEMV = 5,
+  TSR_MMA_WGMMA_S8 = 6
 } tsr_mma;
 /* Tensor-core accumulation (mma=tf32x3, tf32): STEP promotes each 8-deep K
  * step's MMA partial sum into an FP32 register accumulator with an IEEE add
@@ -259,6 +271,10 @@ typedef struct {
    * stages-1 iterations copy the last block again into the free slot).
    * Named in the plan text only when not 0. */
   int kloop;
+  /* mma=wgmma-s8 only: the number of moduli (3..12; each adds one INT8 GEMM
+   * and about 8 bits to the integer product, so the operands keep more bits);
+   * 0 for every other family. Named in the plan text only when not 0. */
+  int moduli;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

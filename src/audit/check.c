@@ -294,7 +294,8 @@ static int check_protocol_values(tsr__audit_ctx *c) {
   }
   if (c->v2) {
     const char *pr = S_(c->proto, "precision");
-    if (!pr || (strcmp(pr, "auto") && strcmp(pr, "strict") && strcmp(pr, "fp32x3") && strcmp(pr, "tf32")))
+    if (!pr || (strcmp(pr, "auto") && strcmp(pr, "strict") && strcmp(pr, "fp32x3") && strcmp(pr, "tf32") &&
+                strcmp(pr, "ozaki")))
       FAIL(res, TSR__AR_PROTOCOL, "protocol.precision", "'%.20s' is not a precision mode",
            pr ? pr : "(missing)");
     const json_t *ai = json_object_get(c->proto, "accuracy_inputs");
@@ -543,7 +544,8 @@ static void check_accuracy(tsr__audit_ctx *c, const char *where, const json_t *r
   const char *asked = S_(c->proto, "precision");
   int validated = !strcmp(status, "ok") || !strcmp(status, "failed_accuracy");
   if (prec || validated) {
-    if (!prec || (strcmp(prec, "strict") && strcmp(prec, "fp32x3") && strcmp(prec, "tf32")))
+    if (!prec || (strcmp(prec, "strict") && strcmp(prec, "fp32x3") && strcmp(prec, "tf32") &&
+                  strcmp(prec, "ozaki")))
       FAIL(res, TSR__AR_ACCURACY, where, "result.precision '%.20s' is not a mode that ran",
            prec ? prec : "(missing)");
     else if (fixed && strcmp(prec, fixed))

@@ -16,7 +16,8 @@ void tsr_problem_init(tsr_problem *p, int64_t m, int64_t n, int64_t k) {
   p->beta = 0.0f;
 }
 
-static const char *const prec_names[TSR_PREC_COUNT] = {"auto", "strict", "fp32x3", "tf32"};
+static const char *const prec_names[TSR_PREC_COUNT] = {"auto", "strict", "fp32x3", "tf32",
+                                                             "ozaki"};
 
 const char *tsr_precision_name(tsr_precision p) {
   return (unsigned)p < TSR_PREC_COUNT ? prec_names[p] : "unknown";
@@ -29,7 +30,7 @@ tsr_status tsr_precision_parse(const char *text, tsr_precision *p, char *msg, si
       return TSR_OK;
     }
   return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
-                      "precision: '%s' is not one of auto, strict, fp32x3, tf32", text ? text : "");
+                      "precision: '%s' is not one of auto, strict, fp32x3, tf32, ozaki", text ? text : "");
 }
 
 /* a*b within int64, both non-negative. */

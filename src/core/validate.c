@@ -149,8 +149,10 @@ void tsr_validate_contract(const tsr_problem *p, const float *c, const double *r
                            tsr_receipt *r) {
   validate_job *j = job_new(p, c, ref, r);
   r->atol = r->rtol = NAN;
-  r->contract = mode == TSR_PREC_TF32 ? TSR_PREC_TF32 : mode == TSR_PREC_FP32X3 ? TSR_PREC_FP32X3
-                                                                              : TSR_PREC_STRICT;
+  r->contract = mode == TSR_PREC_TF32     ? TSR_PREC_TF32
+                : mode == TSR_PREC_FP32X3 ? TSR_PREC_FP32X3
+                : mode == TSR_PREC_OZAKI  ? TSR_PREC_OZAKI
+                                          : TSR_PREC_STRICT;
   r->strict_rel_fro = strict_rel_fro;
   if (!j) return;
   if (!scale) { /* no bound to check against: never pass */

@@ -38,13 +38,14 @@ static const struct {
     {"split", K_SPLIT, offsetof(tsr_plan, split), 0},
     {"kfrag", K_PACK, offsetof(tsr_plan, kfrag), 0},
     {"kloop", K_INT, offsetof(tsr_plan, kloop), 0},
+    {"moduli", K_INT, offsetof(tsr_plan, moduli), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 static const char *const mode_names[] = {"staged", "view"};
 static const char *const isa_names[] = {"auto", "generic", "avx2", "avx512"};
 static const char *const mma_names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32",
-                                         "gemv"};
+                                         "gemv", "wgmma-s8"};
 static const char *const acc_names[] = {"step", "chain"};
 static const char *const pack_names[] = {"none", "a", "b", "ab"};
 static const char *const split_names[] = {"inline", "pack", "producer", "producer-reg",
@@ -122,7 +123,8 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
           if (strcmp(val, mma_names[i]) == 0) found = i;
         if (found < 0)
           return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
-                              "plan: mma=%s is not ffma, tf32x3, tf32, wgmma-tf32x3, wgmma-tf32 or gemv",
+                              "plan: mma=%s is not ffma, tf32x3, tf32, wgmma-tf32x3, wgmma-tf32, gemv "
+                              "or wgmma-s8",
                               val);
         *(tsr_mma *)field = (tsr_mma)found;
         break;
@@ -177,14 +179,15 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
 int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   char walk[64], extra[64] = "";
   tsr_walk_format(&p->walk, walk, sizeof walk);
-  /* kfrag and kloop are named only when set: the text of every plan that
+  /* kfrag, kloop and moduli are named only when set: the text of every plan that
    * predates them (tuning databases, results, the generated sources'
    * headers) is unchanged */
   size_t x = 0;
   if (p->kfrag != TSR_PACK_NONE)
     x += (size_t)snprintf(extra + x, sizeof extra - x, ",kfrag=%s",
                           pack_names[(unsigned)p->kfrag < 4 ? (unsigned)p->kfrag : 0]);
-  if (p->kloop != 0) snprintf(extra + x, sizeof extra - x, ",kloop=%d", p->kloop);
+  if (p->kloop != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",kloop=%d", p->kloop);
+  if (p->moduli != 0) snprintf(extra + x, sizeof extra - x, ",moduli=%d", p->moduli);
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
                   "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s,split=%s%s",
@@ -207,5 +210,6 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          (a->walk.kind != TSR_WALK_RECT || a->walk.c == b->walk.c) && a->splitk == b->splitk &&
          a->threads == b->threads && a->isa == b->isa && a->mma == b->mma && a->acc == b->acc &&
          a->minblocks == b->minblocks && a->pack == b->pack && a->split == b->split &&
-         a->kfrag == b->kfrag && a->kloop == b->kloop;
+         a->kfrag == b->kfrag && a->kloop == b->kloop &&
+         a->moduli == b->moduli;
 }
