@@ -17,7 +17,8 @@
  * Routes: cublas (pedantic, strict), cublas-tf32, auto (tessera default),
  * strict, fp32x3, fp32x3-pack (split=pack: the TF32 parts made once by the
  * pack prologue), chain (fp32x3 with acc=chain: the pre-contract scheme),
- * tf32, tf32-pack, hand. --plan applies TEXT over each tessera route's default plan.
+ * tf32, tf32-pack, hand, ozaki (the INT8 residue family, precision ozaki). --plan
+ * applies TEXT over each tessera route's default plan.
  * --check-only validates every route once without timing or accuracy (for
  * compute-sanitizer). Exit 1 when a route failed, was invalid or broke its
  * contract (chain's breach is expected and reported, not an error). */
@@ -53,6 +54,7 @@ static const route_def route_table[] = {
     {"tf32", TSR_BACKEND_CUDA, TSR_PREC_TF32, NULL, 0},
     {"tf32-pack", TSR_BACKEND_CUDA, TSR_PREC_TF32, "split=pack", 0},
     {"hand", TSR_BACKEND_HAND, TSR_PREC_STRICT, NULL, 0},
+    {"ozaki", TSR_BACKEND_CUDA, TSR_PREC_OZAKI, NULL, 0},
 };
 #define NDEF (int)(sizeof route_table / sizeof route_table[0])
 #define MAXR 10
@@ -177,7 +179,7 @@ static int parse_options(int argc, char **argv, options *o) {
       if (!strcmp(t, route_table[d].name)) f = d;
     if (f < 0 || o->nr == MAXR) {
       usage_error("--routes: '%s' is not one of cublas, cublas-tf32, auto, strict, fp32x3, "
-                  "fp32x3-pack, chain, tf32, tf32-pack, hand (at most %d)", t, MAXR);
+                  "fp32x3-pack, chain, tf32, tf32-pack, hand, ozaki (at most %d)", t, MAXR);
       free(list);
       return 2;
     }

@@ -65,6 +65,10 @@ typedef struct {
   /* registers per thread the main kernel must be compiled with (0 = any):
    * setmaxnreg redistributes exactly those, and asks for more would block */
   int regs_exact;
+  /* 1: the main kernel is persistent (it loops over grid[0] work items with
+   * a stride of gridDim.x): the runtime may launch fewer CTAs, e.g. one per
+   * SM; any grid of 1..grid[0] CTAs computes the same result */
+  int persistent;
 } tsr__kernel_src;
 
 /* Legality of the plan for the GPU target (no allocation, no compile):

@@ -91,8 +91,28 @@ typedef struct {
   int gv_r;    /* k-contiguous: outputs per warp */
   int gv_kg;   /* x-contiguous: thread groups splitting the CTA's K range (vec outputs a thread) */
   int gv_svec; /* k-contiguous: the short operand's loads along k are vec wide */
+  /* mma=wgmma-s8 (docs/emit.md "Ozaki"): nmod moduli; A's rows and B's
+   * columns scaled to integers of at most bits_a / bits_b bits (sign
+   * included); planes of kp int8 residues per packed row (prows = the
+   * operand's rows padded to its tile); workspace byte offsets of the
+   * planes (modulus-major, then batch item), the per-row / per-column
+   * scale exponents (int32, batch-major) and the product residues (uint8,
+   * batch x modulus x M x N). */
+  int s8, nmod, bits_a, bits_b;
+  int64_t kp;
+  uint64_t wb_pa, wb_pb, wb_sa, wb_sb, wb_r;
+  /* ... the rows' / columns' 1-norms (FP64) and the magnitude product's
+   * int32 sums (the guard's lower bound of |A||B|, grid row nmod) */
+  uint64_t wb_na, wb_nb, wb_l;
   tsr__emit_operand a, b;
 } tsr__emit_geo;
+
+/* mma=wgmma-s8: the moduli, pairwise coprime, at most 256 so that every
+ * residue fits int8 in its balanced range; a plan uses the first nmod. */
+#define TSR__OZAKI_MAX_MODULI 12
+extern const int tsr__ozaki_moduli[TSR__OZAKI_MAX_MODULI];
+/* the fewest moduli (3..12) that keep `bits` bits per operand at depth k */
+int tsr__ozaki_moduli_for(int64_t k, int bits);
 
 /* Fills g; TSR_OK or a rejection with one line in msg. */
 tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan,

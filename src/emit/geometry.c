@@ -2,6 +2,7 @@
  * rejection is one line naming the field, its value and the limit. Runs
  * before any allocation or compilation. Every hardware limit comes from the
  * target (emit/target.h). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -161,6 +162,7 @@ static void apply_pack(tsr__emit_operand *o, const tsr_problem *p, const tsr_pla
 tsr_precision tsr__emit_plan_precision(const tsr_plan *pl) {
   return pl->mma == TSR_MMA_TF32X3 || pl->mma == TSR_MMA_WGMMA_TF32X3 ? TSR_PREC_FP32X3
          : pl->mma == TSR_MMA_TF32 || pl->mma == TSR_MMA_WGMMA_TF32   ? TSR_PREC_TF32
+         : pl->mma == TSR_MMA_WGMMA_S8                                ? TSR_PREC_OZAKI
                                                                       : TSR_PREC_STRICT;
 }
 
@@ -170,16 +172,17 @@ static const char *split_name(const tsr__emit_geo *g) {
 
 static const char *mma_name(tsr_mma m) {
   static const char *const names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32",
-                                      "gemv"};
+                                      "gemv", "wgmma-s8"};
   return (unsigned)m < sizeof names / sizeof *names ? names[m] : "?";
 }
 
 /* Fields by kind, the precision mode, and the fields every GPU plan needs. */
 static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__emit_geo *g,
                                char *msg, size_t cap) {
-  if ((unsigned)pl->mma > TSR_MMA_GEMV)
+  if ((unsigned)pl->mma > TSR_MMA_WGMMA_S8)
     return reject(msg, cap,
-                  "plan: mma=%d is not ffma, tf32x3, tf32, wgmma-tf32x3, wgmma-tf32 or gemv",
+                  "plan: mma=%d is not ffma, tf32x3, tf32, wgmma-tf32x3, wgmma-tf32, gemv or "
+                  "wgmma-s8",
                   (int)pl->mma);
   if (pl->acc != TSR_ACC_STEP && pl->acc != TSR_ACC_CHAIN)
     return reject(msg, cap, "plan: acc=%d is not step or chain", (int)pl->acc);
@@ -257,6 +260,9 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   if (pl->kloop && pl->stages < 2)
     return reject(msg, cap, "plan: kloop=1 needs a cp.async ring (stages >= 2), not stages=%d",
                   pl->stages);
+  if (pl->moduli != 0)
+    return reject(msg, cap, "plan: moduli=%d is unused by mma=%s and must be 0", pl->moduli,
+                  mma_name(pl->mma));
   return TSR_OK;
 }
 
@@ -659,7 +665,7 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
   const struct { const char *name; int v, want; } unused[] = {
       {"wm", pl->wm, 1},       {"wn", pl->wn, 1},         {"tm", pl->tm, 1},
       {"tn", pl->tn, 1},       {"stages", pl->stages, 1}, {"pad", pl->pad, 0},
-      {"kloop", pl->kloop, 0}};
+      {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}};
   for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++)
     if (unused[i].v != unused[i].want)
       return reject(msg, cap, "plan: %s=%d is unused by mma=gemv and must be %d", unused[i].name,
@@ -853,6 +859,203 @@ static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl,
   return TSR_OK;
 }
 
+/* 256 = 2^8, 255 = 3 5 17, 253 = 11 23, 247 = 13 19, 217 = 7 31, the rest
+ * prime: pairwise coprime */
+const int tsr__ozaki_moduli[TSR__OZAKI_MAX_MODULI] = {256, 255, 253, 251, 247, 241,
+                                                      239, 233, 229, 227, 223, 217};
+
+/* bits_a + bits_b for n moduli at depth k */
+static int ozaki_total_bits(int n, int64_t k) {
+  double lp = 0;
+  for (int i = 0; i < n; i++) lp += log2((double)tsr__ozaki_moduli[i]);
+  int lk = 0;
+  while ((1ll << lk) < k) lk++;
+  return (int)floor(lp) - lk + 1;
+}
+
+int tsr__ozaki_moduli_for(int64_t k, int bits) {
+  for (int n = 3; n < TSR__OZAKI_MAX_MODULI; n++)
+    if (ozaki_total_bits(n, k) / 2 >= bits) return n;
+  return TSR__OZAKI_MAX_MODULI;
+}
+
+/* Largest K whose int32 sums of K products of two balanced int8 residues
+ * (|r| <= 128) stay exact: K * 2^14 < 2^31. */
+#define OZAKI_MAX_K 131071
+
+/* mma=wgmma-s8 (docs/emit.md "Ozaki"): the warp-specialized wgmma kernel of
+ * split=producer-bulk on INT8 planes, one modulus per grid row (y), the pack
+ * prologue and the reconstruction. Fields the family does not use must hold
+ * their defaults. */
+static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const tsr__gpu_target *t,
+                              tsr__emit_geo *g, char *msg, size_t cap) {
+  g->s8 = 1;
+  g->wg = 1;
+  g->precision = TSR_PREC_OZAKI;
+  if (p->precision != TSR_PREC_AUTO && p->precision != TSR_PREC_OZAKI)
+    return reject(msg, cap, "plan: mma=wgmma-s8 runs precision ozaki, but the problem asks for %s",
+                  tsr_precision_name(p->precision));
+  if (t->cc != 90)
+    return reject(msg, cap, "plan: mma=wgmma-s8 needs sm_90a (wgmma); the target is sm_%u%u",
+                  t->cc / 10, t->cc % 10);
+  const struct { const char *name; int v, want; } unused[] = {
+      {"tm", pl->tm, 1},     {"tn", pl->tn, 1},         {"pad", pl->pad, 0},
+      {"kloop", pl->kloop, 0}, {"threads", pl->threads, 0}, {"splitk", pl->splitk, 1},
+      {"vec", pl->vec, 4}};
+  for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++)
+    if (unused[i].v != unused[i].want)
+      return reject(msg, cap, "plan: %s=%d is unused by mma=wgmma-s8 and must be %d",
+                    unused[i].name, unused[i].v, unused[i].want);
+  if (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED)
+    return reject(msg, cap, "plan: %c=view is unused by mma=wgmma-s8 and must be staged",
+                  pl->a != TSR_IN_STAGED ? 'a' : 'b');
+  if (pl->acc != TSR_ACC_STEP)
+    return reject(msg, cap, "plan: acc is unused by mma=wgmma-s8 (exact integer sums) and must be step");
+  if (pl->kfrag != TSR_PACK_NONE)
+    return reject(msg, cap, "plan: kfrag is unused by mma=wgmma-s8 and must be none");
+  if (pl->isa != TSR_ISA_AUTO)
+    return reject(msg, cap, "plan: isa is a CPU field; GPU plans need isa=auto");
+  if (pl->split != TSR_SPLIT_PRODUCER_BULK)
+    return reject(msg, cap,
+                  "plan: mma=wgmma-s8 runs split=producer-bulk (the prologue writes the residue "
+                  "planes tile by tile)");
+  if (pl->moduli < 3 || pl->moduli > TSR__OZAKI_MAX_MODULI)
+    return reject(msg, cap, "plan: moduli=%d; mma=wgmma-s8 takes 3 to %d moduli", pl->moduli,
+                  TSR__OZAKI_MAX_MODULI);
+  if (pl->minblocks > 1)
+    return reject(msg, cap, "plan: minblocks=%d; split=producer-bulk runs one block per SM "
+                  "(minblocks 0 or 1)", pl->minblocks);
+  const struct { const char *name; int v; } pos[] = {
+      {"bm", pl->bm}, {"bn", pl->bn}, {"bk", pl->bk}, {"wm", pl->wm}, {"wn", pl->wn},
+      {"stages", pl->stages}};
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+    if (pos[i].v < 1)
+      return reject(msg, cap, "plan: %s=%d must be at least 1", pos[i].name, pos[i].v);
+  if (pl->wm % 64)
+    return reject(msg, cap,
+                  "plan: wm=%d is not a multiple of 64 (a warpgroup's rows, in m64 wgmma slices)",
+                  pl->wm);
+  if (pl->bm % pl->wm || pl->bm / pl->wm > 2)
+    return reject(msg, cap, "plan: bm=%d must be wm=%d or 2*wm (1 or 2 consumer warpgroups)",
+                  pl->bm, pl->wm);
+  if (pl->wn % 16 || pl->wn > 256)
+    return reject(msg, cap,
+                  "plan: wn=%d is not a multiple of 16 up to 256 (the .s8 wgmma instruction's N)",
+                  pl->wn);
+  if (pl->bn > 256 || pl->bn % pl->wn)
+    return reject(msg, cap, "plan: bn=%d must be a multiple of wn=%d up to 256", pl->bn, pl->wn);
+  if (pl->bk % 32)
+    return reject(msg, cap, "plan: bk=%d is not a multiple of 32 (the .s8 wgmma K step)", pl->bk);
+  if (pl->stages < 2)
+    return reject(msg, cap, "plan: stages=%d; mma=wgmma-s8 needs stages >= 2", pl->stages);
+  if (p->k > OZAKI_MAX_K)
+    return reject(msg, cap,
+                  "problem: k=%lld exceeds %d, where the INT8 residues' int32 sums stay exact "
+                  "(mma=wgmma-s8)",
+                  (long long)p->k, OZAKI_MAX_K);
+  g->nmod = pl->moduli;
+  g->producer = 1;
+  g->pbulk = 1;
+  g->wgs = pl->bm / pl->wm;
+  g->mw = pl->wm / 64;
+  g->nc = pl->bn / pl->wn;
+  g->warps_m = g->wgs * 4;
+  g->warps_n = 1;
+  g->nthreads = 128 * (g->wgs + 1);
+  /* int32 accumulators + ~24 addresses and descriptors (no partial sums: the
+   * integer sums need no promotion) */
+  g->reg_estimate = g->mw * pl->bn / 2 + 24;
+  unsigned rcap = g->wgs == 2 ? (unsigned)TSR__WG_BULK_CONSUMER_REGS : t->regs_thread;
+  if ((int64_t)g->reg_estimate > (int64_t)rcap)
+    return reject(msg, cap, "plan: estimated %d registers per thread (accumulators %d x %d / 2 + 24) exceed %u",
+                  g->reg_estimate, g->mw, pl->bn, rcap);
+  g->maxnreg = g->wgs == 2 && g->reg_estimate > 128;
+  /* bits: |sum_k a'b'| <= K 2^(bits_a - 1) 2^(bits_b - 1) must stay below
+   * half the moduli's product P, where the balanced residues represent
+   * [-P/2, P/2) exactly: bits_a + bits_b = floor(log2 P) - ceil(log2 K) + 1 */
+  int tb = ozaki_total_bits(g->nmod, p->k);
+  g->bits_a = (tb + 1) / 2 < 31 ? (tb + 1) / 2 : 31;
+  g->bits_b = tb / 2 < 31 ? tb / 2 : 31;
+  if (g->bits_b < 8)
+    return reject(msg, cap,
+                  "plan: moduli=%d leaves %d bits per operand at k=%lld (at least 8); use more "
+                  "moduli",
+                  g->nmod, g->bits_b, (long long)p->k);
+  /* operands as the fix-up and the pack prologue read them (the user's) */
+  g->a = (tsr__emit_operand){.name = 'a', .kmajor = 1, .ext = p->m, .bmn = pl->bm, .vec = 4,
+                             .packed = 1, .src_kmajor = p->op_a == TSR_OP_N, .src_ld = p->lda,
+                             .src_stride = p->stride_a, .staged = 1};
+  g->b = (tsr__emit_operand){.name = 'b', .kmajor = 1, .ext = p->n, .bmn = pl->bn, .vec = 4,
+                             .packed = 1, .src_kmajor = p->op_b == TSR_OP_T, .src_ld = p->ldb,
+                             .src_stride = p->stride_b, .staged = 1};
+  g->plan.pack = TSR_PACK_AB; /* normalized: the source shows the pack that runs */
+  /* the stages, the residues' staging tile (bm x (bn + 16) bytes), the mbarriers */
+  g->smem_bytes = (uint64_t)pl->stages * ((uint64_t)pl->bm + (uint64_t)pl->bn) * (uint64_t)pl->bk +
+                  (uint64_t)pl->bm * ((uint64_t)pl->bn + 16u) + 16u * (uint64_t)pl->stages;
+  if (g->smem_bytes > t->smem_block_optin)
+    return reject(msg, cap,
+                  "plan: shared memory %.1f KiB (%llu bytes) exceeds the %.1f KiB limit "
+                  "(bm=%d,bn=%d,bk=%d,stages=%d: INT8 planes per stage + a bm x (bn + 16) staging tile)",
+                  g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
+                  t->smem_block_optin / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages);
+  const struct { const char *name; int64_t v; int t; } ext[] = {
+      {"m", p->m, pl->bm}, {"n", p->n, pl->bn}, {"k", p->k, pl->bk}};
+  for (int i = 0; i < 3; i++)
+    if (ext[i].v > MAX_COORD - ext[i].t)
+      return reject(msg, cap, "problem: %s=%lld exceeds the int32 coordinate range of the GPU kernels",
+                    ext[i].name, (long long)ext[i].v);
+  int64_t h = ceil_div(p->m, pl->bm), w = ceil_div(p->n, pl->bn);
+  if ((uint64_t)h * (uint64_t)w > t->grid[0])
+    return reject(msg, cap, "plan: grid of %lldx%lld = %llu tiles exceeds the gridDim.x limit %llu",
+                  (long long)h, (long long)w, (unsigned long long)(h * w),
+                  (unsigned long long)t->grid[0]);
+  g->h = (uint32_t)h;
+  g->w = (uint32_t)w;
+  {
+    tsr_status gs = check_walk_k_batch(p, t, g, msg, cap);
+    if (gs != TSR_OK) return gs;
+  }
+  g->tail_m = p->m % pl->bm != 0;
+  g->tail_n = p->n % pl->bn != 0;
+  g->tail_k = p->k % pl->bk != 0;
+  /* workspace (bytes, each part 256-byte aligned) */
+  g->kp = g->nkb * pl->bk;
+  g->a.prows = h * pl->bm;
+  g->b.prows = w * pl->bn;
+  g->a.ld = g->b.ld = g->kp;
+  uint64_t bt = (uint64_t)p->batch, nm = (uint64_t)g->nmod;
+  uint64_t pa = (uint64_t)g->a.prows * (uint64_t)g->kp, pb = (uint64_t)g->b.prows * (uint64_t)g->kp;
+  uint64_t mn = (uint64_t)p->m * (uint64_t)p->n;
+  /* planes: one per modulus and the magnitudes' (the guard's) */
+  const double total = (double)(nm + 1) * (double)bt * ((double)pa + (double)pb) +
+                       (double)bt * (double)mn * ((double)nm + 4.0) +
+                       12.0 * (double)bt * (double)(g->a.prows + g->b.prows);
+  if (total > 0x1p61)
+    return reject(msg, cap, "plan: mma=wgmma-s8 workspace (%.3g bytes) exceeds the int64 index space",
+                  total);
+#define OZ_ALIGN(x) (((x) + 255u) / 256u * 256u)
+  g->wb_pa = 0;
+  g->wb_pb = OZ_ALIGN(g->wb_pa + (nm + 1) * bt * pa);
+  g->wb_sa = OZ_ALIGN(g->wb_pb + (nm + 1) * bt * pb);
+  g->wb_sb = OZ_ALIGN(g->wb_sa + 4u * bt * (uint64_t)g->a.prows);
+  g->wb_na = OZ_ALIGN(g->wb_sb + 4u * bt * (uint64_t)g->b.prows);
+  g->wb_nb = OZ_ALIGN(g->wb_na + 8u * bt * (uint64_t)g->a.prows);
+  g->wb_l = OZ_ALIGN(g->wb_nb + 8u * bt * (uint64_t)g->b.prows);
+  g->wb_r = OZ_ALIGN(g->wb_l + 4u * bt * mn);
+  g->workspace_bytes = OZ_ALIGN(g->wb_r + bt * nm * mn);
+#undef OZ_ALIGN
+  /* the pack prologue: one CTA per 8 rows (a core matrix's) per batch item */
+  g->a.pre_blocks = (uint64_t)g->a.prows / 8;
+  g->b.pre_blocks = (uint64_t)g->b.prows / 8;
+  g->reduce_blocks = (bt * mn + 255) / 256;
+  if (g->a.pre_blocks > t->grid[0] || g->b.pre_blocks > t->grid[0] || g->reduce_blocks > t->grid[0])
+    return reject(msg, cap, "plan: the prologue or reconstruction grid exceeds the gridDim.x limit %llu",
+                  (unsigned long long)t->grid[0]);
+  if ((uint64_t)g->nmod + 1 > t->grid[1])
+    return reject(msg, cap, "plan: moduli=%d exceeds the gridDim.y limit %u", g->nmod, t->grid[1]);
+  return TSR_OK;
+}
+
 tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan,
                               const tsr__gpu_target *t, tsr__emit_geo *g, char *msg, size_t cap) {
   memset(g, 0, sizeof *g);
@@ -872,6 +1075,8 @@ tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan,
   if (plan->mma == TSR_MMA_GEMV) {
     if ((s = check_gemv(p, plan, t, g, msg, cap)) || (s = layout_workspace(p, plan, t, g, msg, cap)))
       return s;
+  } else if (plan->mma == TSR_MMA_WGMMA_S8) {
+    if ((s = check_ozaki(p, plan, t, g, msg, cap))) return s;
   } else if ((s = check_fields(p, plan, g, msg, cap)) || (s = check_block(p, plan, t, g, msg, cap)) ||
       (s = check_operands(p, plan, t, g, msg, cap)) ||
       (s = check_occupancy(p, plan, t, g, msg, cap)) || (s = check_grid(p, plan, t, g, msg, cap)) ||

@@ -346,6 +346,10 @@ static void test_cuda_wgmma_matrix(void **state) {
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=128,bk=8,wm=64,wn=128,stages=6,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=2",
       /* ... one m64 slice and chunk per consumer: two partial-sum buffers */
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=128,bk=16,wm=64,wn=128,stages=4,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=2",
+      /* mma=wgmma-s8 (precision ozaki): residue planes, Garner reconstruction, the guard */
+      "mma=wgmma-s8,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=64,wm=128,wn=128,stages=6,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1,moduli=8",
+      "mma=wgmma-s8,tm=1,tn=1,pad=0,vec=4,bm=128,bn=256,bk=128,wm=64,wn=256,stages=3,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1,moduli=7",
+      "mma=wgmma-s8,tm=1,tn=1,pad=0,vec=4,bm=64,bn=64,bk=32,wm=64,wn=64,stages=2,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1,moduli=9",
   };
   int fails = 0, runs = 0;
   for (size_t pi = 0; pi < sizeof plans / sizeof plans[0]; pi++)
@@ -356,6 +360,7 @@ static void test_cuda_wgmma_matrix(void **state) {
             if (strstr(plans[pi], "splitk=2") && shapes[sI].k < 32) continue; /* one K block */
             tsr_problem p;
             make_problem(&p, &shapes[sI], (tsr_op)(ops & 1), (tsr_op)(ops >> 1), bm);
+            if (strstr(plans[pi], "wgmma-s8")) p.precision = TSR_PREC_OZAKI;
             tsr_plan plan;
             tsr__backend_cuda.default_plan(ctx, &p, &plan);
             char msg[256];
@@ -593,6 +598,11 @@ static const family families[] = {
     {"cuda wgmma-tf32x3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_FP32X3, "mma=wgmma-tf32x3,splitk=2," WGF, 0},
     {"cuda wgmma-tf32", TSR_BACKEND_CUDA, TSR_PREC_TF32, "mma=wgmma-tf32,splitk=1," WGF, 0},
 #undef WGF
+    /* the Ozaki family: its default plan (8 moduli), and 128x256 (7 moduli
+     * broke the Frobenius clause on wide inputs: 1.12e-6 > 4.47e-7, session 7) */
+    {"cuda ozaki", TSR_BACKEND_CUDA, TSR_PREC_OZAKI, "moduli=8", 0},
+    {"cuda ozaki 128x256", TSR_BACKEND_CUDA, TSR_PREC_OZAKI,
+     "bm=128,bn=256,bk=128,wm=64,wn=256,stages=3,moduli=8", 0},
     /* stage 2 (scripts/device/wgmma-run's variants): two partial-sum
      * buffers, the producer warpgroup with cp.async or register loads */
 #define WG2 "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,minblocks=0,acc=step,splitk=1,"

@@ -111,6 +111,8 @@ tsr_status tsr__cuda_prepare_ex(tsr_context *ctx, const tsr_problem *p, const ts
   st = tsr__emit_gemm(p, plan, &g->target, &k, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
   tsr__gexec *e = NULL;
+  /* a persistent kernel: one CTA per SM (each holds an SM's shared memory) */
+  if (k.persistent && g->sm_count > 0 && k.grid[0] > (uint32_t)g->sm_count) k.grid[0] = (uint32_t)g->sm_count;
   st = tsr__gexec_create(ctx, TSR_BACKEND_CUDA, p, a, b, c0, (size_t)k.workspace_bytes, &e);
   if (!st) st = tsr__gexec_attach_kernel(e, &k, flags);
   if (!st) st = tsr__gexec_check_limits(e, local_limit());

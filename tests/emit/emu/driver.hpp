@@ -65,7 +65,9 @@ static void emu_launch(int is_reduce, const unsigned grid[3], unsigned block, si
   pthread_attr_setstacksize(&attr, 1 << 20);
   pthread_barrier_init(&emu_cta_bar, nullptr, block + 1);
   pthread_barrier_init(&emu_block_bar, nullptr, block);
+  gridDim = {grid[0], grid[1], grid[2]};
   pthread_barrier_init(&emu_named_bar, nullptr, 128);
+  pthread_barrier_init(&emu_consumer_bar, nullptr, block > 128 ? block - 128 : 1);
   for (unsigned wp = 0; wp < (block + 31) / 32; wp++)
     pthread_barrier_init(&emu_warp_bar[wp], nullptr, 32);
   for (unsigned t = 0; t < block; t++)

@@ -26,6 +26,8 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __launch_bounds__(...)
+/* a CTA's threads share it; CTAs run one after another (each writes before it reads) */
+#define __shared__ static
 
 struct alignas(16) float4 { float x, y, z, w; };
 static inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
@@ -34,6 +36,7 @@ struct alignas(16) uint4 { unsigned x, y, z, w; };
 struct alignas(8) uint2 { unsigned x, y; };
 struct emu_dim { unsigned x, y, z; };
 static thread_local emu_dim threadIdx, blockIdx;
+static emu_dim gridDim; /* set by the launcher before a launch's threads start */
 static pthread_barrier_t emu_block_bar;
 static void __syncthreads() { pthread_barrier_wait(&emu_block_bar); }
 
@@ -245,9 +248,11 @@ static inline void tsr_ldsm2s(unsigned (&r)[2], unsigned a) { emu_ldsm(r, emu_sh
  * the accumulators) fails too. Operands must be TF32 (low 13 bits zero). */
 struct emu_wg_op {
   float *d;
+  int *di; /* .s8: the int32 accumulators (d == nullptr) */
   int nr, scale_d;
   unsigned long long da, db;
   std::vector<float> a, b; /* this thread's operand elements at issue: a[2][8], b[nr/4*2][8] */
+  std::vector<signed char> a8, b8; /* .s8: a[2][32], b[nr/4*2][32] */
 };
 static thread_local std::vector<std::vector<emu_wg_op>> emu_wg_groups;
 static thread_local std::vector<emu_wg_op> emu_wg_open;
@@ -295,6 +300,7 @@ static void tsr_wgmma(float (&d)[NR], unsigned long long da, unsigned long long 
   emu_wg_desc_check(db);
   emu_wg_op o;
   o.d = d;
+  o.di = nullptr;
   o.nr = NR;
   o.scale_d = scale_d;
   o.da = da;
@@ -306,7 +312,65 @@ static void tsr_wgmma(float (&d)[NR], unsigned long long da, unsigned long long 
     if (emu_bits(v) & 0x1fffu) emu_die("wgmma B operand is not TF32");
   emu_wg_open.push_back(std::move(o));
 }
+/* .s8 (m64nNk32, PTX ISA "Register Fragments" as .f32 for D): element (x, k)
+ * of a k-major no-swizzle operand at start + (x / 8) * SBO + (k / 16) * LBO +
+ * (x % 8) * 16 + k % 16 bytes */
+static const signed char *emu_wg_elem8(unsigned long long desc, int x, int k, const char *what) {
+  const unsigned start = (unsigned)(desc & 0x3fffu) << 4;
+  const unsigned lbo = (unsigned)((desc >> 16) & 0x3fffu) << 4;
+  const unsigned sbo = (unsigned)((desc >> 32) & 0x3fffu) << 4;
+  const size_t off = (size_t)start + (size_t)(x / 8) * sbo + (size_t)(k / 16) * lbo +
+                     (size_t)(x % 8) * 16 + (size_t)(k % 16);
+  if (off + 1 > emu_smem_bytes) {
+    fprintf(stderr, "emu: wgmma .s8 %s element (%d, %d) at byte %zu, shared memory %zu bytes\n", what,
+            x, k, off, emu_smem_bytes);
+    emu_die("wgmma operand outside dynamic shared memory");
+  }
+  return (const signed char *)emu_smem + off;
+}
+static void emu_wg_gather8(const emu_wg_op &o, std::vector<signed char> &a, std::vector<signed char> &b) {
+  const int lane = (int)threadIdx.x & 31, q = ((int)threadIdx.x >> 5) & 3;
+  const int gq = lane >> 2, tq = lane & 3;
+  a.resize(64);
+  b.resize((size_t)o.nr / 2 * 32);
+  for (int h = 0; h < 2; h++)
+    for (int k = 0; k < 32; k++) a[h * 32 + k] = *emu_wg_elem8(o.da, 16 * q + gq + 8 * h, k, "A");
+  for (int j = 0; j < o.nr / 4; j++)
+    for (int e = 0; e < 2; e++)
+      for (int k = 0; k < 32; k++)
+        b[(size_t)(j * 2 + e) * 32 + k] = *emu_wg_elem8(o.db, 8 * j + 2 * tq + e, k, "B");
+}
+template <int NR>
+static void tsr_wgmma_s8(int (&d)[NR], unsigned long long da, unsigned long long db) {
+  static_assert(NR % 8 == 0 && NR >= 8 && NR <= 128, "m64nNk32 .s8: N/2 registers, N = 16..256 by 16");
+  if (!emu_wg_fenced) emu_die("wgmma.mma_async without a wgmma.fence since the last wait_group");
+  emu_wg_desc_check(da);
+  emu_wg_desc_check(db);
+  emu_wg_op o;
+  o.d = nullptr;
+  o.di = d;
+  o.nr = NR;
+  o.scale_d = 1;
+  o.da = da;
+  o.db = db;
+  emu_wg_gather8(o, o.a8, o.b8);
+  emu_wg_open.push_back(std::move(o));
+}
 static void emu_wg_run(const emu_wg_op &o) {
+  if (o.di) { /* .s8: exact int32 sums (the kernel keeps them below 2^31) */
+    std::vector<signed char> a, b;
+    emu_wg_gather8(o, a, b);
+    if (a != o.a8 || b != o.b8)
+      emu_die("shared memory under an in-flight wgmma changed before its wait_group");
+    for (int i = 0; i < o.nr; i++) {
+      const int j = i / 4, r = i % 4, h = r >> 1, e = r & 1;
+      long long t = o.di[i];
+      for (int k = 0; k < 32; k++) t += (long long)a[h * 32 + k] * (long long)b[(size_t)(j * 2 + e) * 32 + k];
+      if (t > 2147483647ll || t < -2147483648ll) emu_die("wgmma .s32 accumulator overflow");
+      o.di[i] = (int)t;
+    }
+    return;
+  }
   std::vector<float> a, b;
   emu_wg_gather(o, a, b);
   if (memcmp(a.data(), o.a.data(), a.size() * 4) != 0 || memcmp(b.data(), o.b.data(), b.size() * 4) != 0)
@@ -452,9 +516,17 @@ static void tsr_mbar_wait(unsigned bar, unsigned parity) {
 /* bar.sync 1, 128: the producer warpgroup's 128 threads only */
 static pthread_barrier_t emu_named_bar;
 static void tsr_producer_sync() { pthread_barrier_wait(&emu_named_bar); }
+/* bar.sync 1, 128 x WGS: the consumer warpgroups (every thread but the last 128) */
+static pthread_barrier_t emu_consumer_bar;
+static void tsr_consumer_sync() { pthread_barrier_wait(&emu_consumer_bar); }
 static inline void tsr_producer_regs() {}
 static inline void tsr_consumer_regs() {}
 static inline void tsr_wg_pin(float &) {}
+static inline void tsr_wg_pin_i(int &) {}
+static inline double tsr_p2d(int e) {
+  if (e < -1022 || e > 1023) emu_die("tsr_p2d: exponent outside the normal range");
+  return ldexp(1.0, e);
+}
 /* called by the driver when a thread leaves a kernel */
 static void emu_thread_end() {
   if (!emu_wg_open.empty() || !emu_wg_groups.empty())
