@@ -240,6 +240,33 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr__emit_default_plan_cc(p, 90, out);
 }
 
+/* precision ozaki, and auto's large class on sm_90a at 2048 <= K <= 16384: the
+ * INT8 residue family (docs/emit.md "Ozaki"), 256x128 tiles of two consumer
+ * warpgroups, 64-deep K blocks x 6 stages, persistent. H200, session 7
+ * (scripts/device/default-check ozvar), time over cuBLAS pedantic's with 8
+ * moduli: 0.446x at 4096^3 (auto's 3xTF32 plan 0.489x), 0.351x at 8192^3
+ * (0.435x), 0.373x at 4096x4096x11008 (0.458x), 0.339x at 16384^3 (0.432x);
+ * 1.29x at 1024^3 and 1.47x at 2049x4097x1025, where the prologue, the
+ * reconstruction and the last partial wave weigh; the FP32 contract met on
+ * random, normal and wide inputs, error 2.5e-8 on random (cuBLAS 1.2e-6). */
+static void ozaki_plan(const tsr_problem *p, tsr_plan *pl) {
+  pl->mma = TSR_MMA_WGMMA_S8;
+  pl->split = TSR_SPLIT_PRODUCER_BULK;
+  pl->acc = TSR_ACC_STEP;
+  pl->pack = TSR_PACK_AB;
+  pl->vec = 4;
+  pl->pad = 0;
+  pl->tm = pl->tn = 1;
+  pl->splitk = 1;
+  pl->minblocks = 0;
+  pl->bm = 256, pl->bn = 128, pl->bk = 64, pl->wm = 128, pl->wn = 128, pl->stages = 6;
+  pl->walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
+  /* the fewest moduli that keep 25 bits per operand: a row's largest
+   * values, in the top binade, then round to themselves (24 bits rounded
+   * FLT_MAX up to 2^128 in tests/emit) */
+  pl->moduli = tsr__ozaki_moduli_for(p->k, 25);
+}
+
 void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out) {
   tsr_plan pl;
   memset(&pl, 0, sizeof pl);
@@ -263,6 +290,11 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
    * registers (measured 0.59-0.76x cuBLAS with tf32x3), while packing moves
    * each operand once (~2-20 us incl. the launch) for a main kernel at the
    * aligned rate. */
+  if (mode == TSR_PREC_OZAKI) {
+    ozaki_plan(p, &pl);
+    *out = pl;
+    return;
+  }
   tsr_pack unaligned = (tsr_pack)((aligned4(p->lda, p->stride_a, p->batch) ? 0 : TSR_PACK_A) |
                                   (aligned4(p->ldb, p->stride_b, p->batch) ? 0 : TSR_PACK_B));
   pl.vec = pick_vec(p, TSR_PACK_NONE);
@@ -402,6 +434,12 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
         pl.wm = 128, pl.wn = 128;
         pl.stages = 8;
         pl.split = TSR_SPLIT_PRODUCER_BULK;
+        /* auto, deep enough for the residue family (ozaki_plan) */
+        if (mode == TSR_PREC_AUTO && p->k >= 2048 && p->k <= 16384 && wide_tiles >= 462) {
+          ozaki_plan(p, &pl);
+          *out = pl;
+          return;
+        }
       } else if (wide_tiles >= 462 && p->op_a == TSR_OP_N) {
         /* at least 3.5 waves of 128x256 tiles: 64x64 warp tiles (2/3 of the
          * split work per MMA of 64x32). bk=8 x 4 stages (48 KiB): with

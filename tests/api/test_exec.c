@@ -142,12 +142,12 @@ static void test_plan_source(void **state) {
   tsr_plan_builtin(NULL, TSR_BACKEND_CUDA, &p, &plan);
   {
     /* without a context (or before a device is open) the GPU table is
-     * sm_90's: a large aligned NN problem gets the wgmma producer plan */
+     * sm_90's: a large aligned NN problem gets the Ozaki (wgmma .s8) plan */
     tsr_problem big;
     tsr_problem_init(&big, 4096, 4096, 4096);
     tsr_plan bp;
     tsr_plan_builtin(NULL, TSR_BACKEND_CUDA, &big, &bp);
-    assert_int_equal(bp.mma, TSR_MMA_WGMMA_TF32X3);
+    assert_int_equal(bp.mma, TSR_MMA_WGMMA_S8);
   }
   char *s1 = tsr_plan_source(TSR_BACKEND_CUDA, &p, &plan), *s2 = tsr_plan_source(TSR_BACKEND_CUDA, &p, &plan);
   assert_non_null(s1);
