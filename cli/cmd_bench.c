@@ -163,7 +163,7 @@ static int bench_parse(bench_args *a, int argc, char **argv) {
       TSR_CLI_OPT_INT("--seed", &a->seed, 0, 1LL << 53, "S", "seed of non-dyadic inputs (default 1)"),
       TSR_CLI_OPT_CUSTOM("--precision", tsr_cli_opt_precision, &c->precision, "P",
                          "mode of the tessera routes: auto (default), strict, fp32x3,\n"
-                         "tf32; peers keep their own (cublas and torch strict,\n"
+                         "ozaki, tf32; peers keep their own (cublas and torch strict,\n"
                          "cublas-tf32 and torch-tf32 tf32)"),
       TSR_CLI_OPT_CUSTOM("--accuracy", tsr_cli_opt_accuracy, &c->accuracy, "I",
                          "each row's accuracy receipt: the route's contract on this\n"

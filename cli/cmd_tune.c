@@ -207,7 +207,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
     if (!strcmp(opts[i].name, "--precision")) /* a list here: parsed in tsr_cli_tune */
       opts[i] = (tsr_cli_opt)TSR_CLI_OPT_STRING(
           "--precision", &a->precision_text, "P",
-          "auto (default), strict, fp32x3, tf32 (docs/accuracy.md), or a\n"
+          "auto (default), strict, fp32x3, ozaki, tf32 (docs/accuracy.md), or a\n"
           "comma list of them (one tune per mode)");
   }
   const tsr_cli_opt own[] = {

@@ -29,14 +29,16 @@ size_t tsr_cli_problem_table(tsr_cli_problem_opts *o, tsr_cli_opt *out) {
       TSR_CLI_OPT_STRING("--plan", &o->plan, "TEXT",
                          "key=value,... over the backend's default plan, e.g.\n"
                          "bm=128,bn=128,bk=16,walk=rect:4x8 (tessera plan shows every key\n"
-                         "but the FFMA-only kfrag and kloop, which it shows when set)"),
+                         "but the FFMA-only kfrag and kloop and the Ozaki family's\n"
+                         "moduli, which it shows when set)"),
       TSR_CLI_OPT_STRING("--backend", &o->backend, "B",
                          "auto (default: cuda when a GPU is usable, else cpu), cpu, cuda,\n"
                          "cublas, hand"),
       TSR_CLI_OPT_CUSTOM("--precision", tsr_cli_opt_precision, &o->precision, "P",
                          "auto (default: the fastest mode meeting the FP32 contract),\n"
                          "strict (IEEE FP32 FFMA), fp32x3 (tensor-core 3xTF32 split, same\n"
-                         "contract), tf32 (TF32 operands: opt-in, its own bound);\n"
+                         "contract), ozaki (INT8 tensor cores, Ozaki scheme II, same\n"
+                         "contract; sm_90a), tf32 (TF32 operands: opt-in, its own bound);\n"
                          "docs/accuracy.md"),
   };
   memcpy(out, t, sizeof t);

@@ -50,7 +50,7 @@ static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t shim_lock = PTHREAD_MUTEX_INITIALIZER;
 static tsr_context *shim_ctx;
 static tsr_backend_kind shim_backend = TSR_BACKEND_CPU;
-/* TESSERA_PRECISION (docs/accuracy.md): auto (default), strict, fp32x3, tf32 */
+/* TESSERA_PRECISION (docs/accuracy.md): auto (default), strict, fp32x3, ozaki, tf32 */
 static tsr_precision shim_precision = TSR_PREC_AUTO;
 static int shim_verbose;
 

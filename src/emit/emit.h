@@ -46,6 +46,12 @@ _Static_assert(128 * TSR__WG_PRODUCER_REGS + 256 * TSR__WG_CONSUMER_REGS <= 168 
 _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_REGS <= 168 * 384,
                "setmaxnreg: the roles' registers exceed the CTA's allocation");
 
+/* mma=wgmma-s8 (the Ozaki family): at most this many moduli; the fewest
+ * (3..12) that keep `bits` bits per operand at depth k (the default plans
+ * and the tuner take 25: docs/accuracy.md "ozaki") */
+#define TSR__OZAKI_MAX_MODULI 12
+int tsr__ozaki_moduli_for(int64_t k, int bits);
+
 typedef struct {
   char *source;        /* NUL-terminated CUDA C, malloc'd */
   size_t len;

@@ -109,10 +109,7 @@ typedef struct {
 
 /* mma=wgmma-s8: the moduli, pairwise coprime, at most 256 so that every
  * residue fits int8 in its balanced range; a plan uses the first nmod. */
-#define TSR__OZAKI_MAX_MODULI 12
 extern const int tsr__ozaki_moduli[TSR__OZAKI_MAX_MODULI];
-/* the fewest moduli (3..12) that keep `bits` bits per operand at depth k */
-int tsr__ozaki_moduli_for(int64_t k, int bits);
 
 /* Fills g; TSR_OK or a rejection with one line in msg. */
 tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan,

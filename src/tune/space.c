@@ -13,6 +13,7 @@
 
 #include "core/space.h"
 #include "core/context.h"
+#include "emit/emit.h"
 #include "tune/tune.h"
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -79,8 +80,23 @@ static double prior_cpu(const tsr_problem *p, const tsr_plan_info *info) {
  * overhead. Compute uses the tile's register intensity (tm×tn/(tm+tn));
  * occupancy is blocks per SM limited by threads, an estimate of registers
  * and shared memory; wave quantization = tiles / (waves × 132 × blocks). */
+/* mma=wgmma-s8, from the H200's session 7 (docs/emit.md "Ozaki"): moduli + 1
+ * INT8 GEMMs at ~1.5 POP/s (76 % of peak) over persistent work items, the
+ * packs ~6.2 ps per operand value, the reconstruction ~10.6 ps per output */
+static double prior_ozaki(const tsr_problem *p, const tsr_plan *pl) {
+  double b = (double)p->batch, gemms = (double)pl->moduli + 1.0;
+  double tiles = ceil((double)p->m / pl->bm) * ceil((double)p->n / pl->bn);
+  double items = tiles * gemms, rounds = ceil(items / 132.0);
+  double eff = items / (rounds * 132.0);
+  double t_main = gemms * 2.0 * (double)p->m * p->n * p->k * b / (1.5e15 * eff);
+  double t_pass = 6.2e-12 * b * ((double)p->m * p->k + (double)p->k * p->n) +
+                  1.06e-11 * b * (double)p->m * p->n;
+  return t_main + t_pass + 12e-6;
+}
+
 static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
   const tsr_plan *pl = &info->plan;
+  if (pl->mma == TSR_MMA_WGMMA_S8) return prior_ozaki(p, pl);
   const double sms = 132, peak = 64e12, bw = 4e12;
   double threads = info->threads ? info->threads : 256;
   double regs = info->regs > 0 ? info->regs : fmin(255.0, pl->tm * pl->tn + 2.0 * (pl->tm + pl->tn) + 40);
@@ -223,13 +239,14 @@ static int gen_cpu(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
   return 0;
 }
 
-/* mma 0 ffma, 1 tf32x3, 2 tf32: the family runs the problem's mode. */
+/* mma 0 ffma, 1 tf32x3, 2 tf32, 3 ozaki (wgmma-s8): the family runs the
+ * problem's mode; auto admits every family of the FP32 contract. */
 static int family_ok(const tsr_problem *p, int mma) {
   switch (p->precision) {
     case TSR_PREC_STRICT: return mma == 0;
     case TSR_PREC_FP32X3: return mma == 1;
     case TSR_PREC_TF32: return mma == 2;
-    case TSR_PREC_OZAKI: return 0; /* mma=wgmma-s8 is not in the space yet */
+    case TSR_PREC_OZAKI: return mma == 3;
     default: return mma != 2;
   }
 }
@@ -359,6 +376,42 @@ static int gen_cuda_wgmma(const tsr_problem *p, const tsr_plan *base, plan_vec *
   return 0;
 }
 
+/* mma=wgmma-s8 (sm_90a, the Ozaki family, docs/emit.md "Ozaki"): the
+ * geometries that fit its registers and shared memory, the fewest moduli
+ * keeping 25 bits per operand and one more (more accurate, slower). */
+static int gen_cuda_ozaki(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
+  if (!family_ok(p, 3) || p->k > 131071) return 0;
+  static const struct { int bm, bn, wm, wn, bk, stages; } geo[] = {
+      {256, 128, 128, 128, 64, 6}, {128, 256, 64, 256, 64, 6}, {256, 128, 128, 128, 128, 3},
+      {128, 128, 64, 128, 64, 8},  {128, 64, 64, 64, 64, 8}};
+  const tsr_walk walks[] = {{TSR_WALK_RECT, 8, 16}, {TSR_WALK_LINEAR, 1, 1}};
+  int m0 = tsr__ozaki_moduli_for(p->k, 25);
+  for (size_t gi = 0; gi < sizeof geo / sizeof geo[0]; gi++)
+    for (int w = 0; w < 2; w++)
+      for (int extra = 0; extra < 2; extra++) {
+        if (m0 + extra > TSR__OZAKI_MAX_MODULI) continue;
+        tsr_plan pl = *base;
+        pl.mma = TSR_MMA_WGMMA_S8;
+        pl.split = TSR_SPLIT_PRODUCER_BULK;
+        pl.acc = TSR_ACC_STEP;
+        pl.pack = TSR_PACK_AB;
+        pl.bm = geo[gi].bm, pl.bn = geo[gi].bn, pl.wm = geo[gi].wm, pl.wn = geo[gi].wn;
+        pl.bk = geo[gi].bk, pl.stages = geo[gi].stages;
+        pl.tm = pl.tn = 1;
+        pl.vec = 4;
+        pl.pad = 0;
+        pl.a = pl.b = TSR_IN_STAGED;
+        pl.walk = walks[w];
+        pl.splitk = 1;
+        pl.minblocks = 0;
+        pl.kfrag = TSR_PACK_NONE;
+        pl.kloop = 0;
+        pl.moduli = m0 + extra;
+        if (push(pv, &pl)) return -1;
+      }
+  return 0;
+}
+
 typedef struct {
   tsr_plan plan, realized;
   double prior;
@@ -404,6 +457,7 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   size_t nfixed = pv.n;
   if (!rc) rc = b == TSR_BACKEND_CPU ? gen_cpu(p, &def, &pv) : gen_cuda(p, &def, &pv);
   if (!rc && b == TSR_BACKEND_CUDA) rc = gen_cuda_wgmma(p, &def, &pv);
+  if (!rc && b == TSR_BACKEND_CUDA) rc = gen_cuda_ozaki(p, &def, &pv);
   legal_t *legal = rc ? NULL : malloc((pv.n ? pv.n : 1) * sizeof *legal);
   tsr__tune_cand *rej = rc ? NULL : calloc(TSR__TUNE_KEEP_REJECTED, sizeof *rej);
   roles = rc ? NULL : calloc(pv.n ? pv.n : 1, sizeof *roles);
