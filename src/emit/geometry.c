@@ -998,26 +998,10 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
                   "(bm=%d,bn=%d,bk=%d,stages=%d: INT8 planes per stage + a bm x (bn + 16) staging tile)",
                   g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes,
                   t->smem_block_optin / 1024.0, pl->bm, pl->bn, pl->bk, pl->stages);
-  const struct { const char *name; int64_t v; int t; } ext[] = {
-      {"m", p->m, pl->bm}, {"n", p->n, pl->bn}, {"k", p->k, pl->bk}};
-  for (int i = 0; i < 3; i++)
-    if (ext[i].v > MAX_COORD - ext[i].t)
-      return reject(msg, cap, "problem: %s=%lld exceeds the int32 coordinate range of the GPU kernels",
-                    ext[i].name, (long long)ext[i].v);
-  int64_t h = ceil_div(p->m, pl->bm), w = ceil_div(p->n, pl->bn);
-  if ((uint64_t)h * (uint64_t)w > t->grid[0])
-    return reject(msg, cap, "plan: grid of %lldx%lld = %llu tiles exceeds the gridDim.x limit %llu",
-                  (long long)h, (long long)w, (unsigned long long)(h * w),
-                  (unsigned long long)t->grid[0]);
-  g->h = (uint32_t)h;
-  g->w = (uint32_t)w;
-  {
-    tsr_status gs = check_walk_k_batch(p, t, g, msg, cap);
-    if (gs != TSR_OK) return gs;
-  }
-  g->tail_m = p->m % pl->bm != 0;
-  g->tail_n = p->n % pl->bn != 0;
-  g->tail_k = p->k % pl->bk != 0;
+  /* coordinates, the grid and its walk, K blocks, batch, tails (packed: no K guards) */
+  tsr_status gs = check_grid(p, pl, t, g, msg, cap);
+  if (gs != TSR_OK) return gs;
+  const int64_t h = g->h, w = g->w;
   /* workspace (bytes, each part 256-byte aligned) */
   g->kp = g->nkb * pl->bk;
   g->a.prows = h * pl->bm;
