@@ -20,6 +20,19 @@ int tsr__sha256_hex(const void *data, size_t len, char out[65]) {
   return 0;
 }
 
+int tsr__sha256_hex_parts(const void *const *data, const size_t *len, int n, char out[65]) {
+  EVP_MD_CTX *c = EVP_MD_CTX_new();
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned got = 0;
+  int ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL);
+  for (int i = 0; ok && i < n; i++) ok = EVP_DigestUpdate(c, data[i], len[i]);
+  ok = ok && EVP_DigestFinal_ex(c, md, &got);
+  EVP_MD_CTX_free(c);
+  if (!ok) return -1;
+  to_hex(md, got, out);
+  return 0;
+}
+
 int tsr__sha256_file(const char *path, char out[65]) {
   FILE *f = fopen(path, "rb");
   if (!f) return -1;

@@ -3,5 +3,7 @@
 #include <stddef.h>
 /* Hex SHA-256 (OpenSSL libcrypto) of a buffer / a file; 0 on success. */
 int tsr__sha256_hex(const void *data, size_t len, char out[65]);
+/* ... of n buffers one after another (no concatenated copy); 0 on success */
+int tsr__sha256_hex_parts(const void *const *data, const size_t *len, int n, char out[65]);
 int tsr__sha256_file(const char *path, char out[65]);
 #endif
