@@ -434,8 +434,13 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
         pl.wm = 128, pl.wn = 128;
         pl.stages = 8;
         pl.split = TSR_SPLIT_PRODUCER_BULK;
-        /* auto, deep enough for the residue family (ozaki_plan) */
-        if (mode == TSR_PREC_AUTO && p->k >= 2048 && p->k <= 16384 && wide_tiles >= 462) {
+        /* auto, deep enough for the residue family (ozaki_plan), whose
+         * workspace (planes, residues, the guard's sums: ~8 GB at 16384^3)
+         * stays within 16 GiB */
+        double ozws = 9.0 * (double)p->batch * ((double)p->m + (double)p->n) * (double)p->k +
+                      12.0 * (double)p->batch * (double)p->m * (double)p->n;
+        if (mode == TSR_PREC_AUTO && p->k >= 2048 && p->k <= 16384 && wide_tiles >= 462 &&
+            ozws <= 0x1p34) {
           ozaki_plan(p, &pl);
           *out = pl;
           return;

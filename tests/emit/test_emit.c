@@ -627,6 +627,9 @@ static void test_default_table(void **state) {
   q = P(4096, 4096, 32768); /* 9 moduli would be needed: the 3xTF32 plan */
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
+  q = P(32768, 32768, 8192); /* the Ozaki workspace would exceed 16 GiB: 3xTF32 */
+  tsr__emit_default_plan(&q, &pl);
+  assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
   q = P(4096, 4096, 1024); /* shallow: the 3xTF32 plan (the prologue would weigh) */
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
