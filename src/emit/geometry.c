@@ -648,6 +648,27 @@ static tsr_status check_grid(const tsr_problem *p, const tsr_plan *pl,
   return TSR_OK;
 }
 
+/* The fields a family with its own geometry (mma=gemv, mma=wgmma-s8) fixes:
+ * each of `fixed` at its value, both operands staged, acc=step, kfrag=none,
+ * isa=auto. One line naming the first field that differs. */
+typedef struct { const char *name; int v, want; } fixed_field;
+static tsr_status check_fixed_fields(const tsr_plan *pl, const char *fam, const fixed_field *fixed,
+                                     size_t n, char *msg, size_t cap) {
+  for (size_t i = 0; i < n; i++)
+    if (fixed[i].v != fixed[i].want)
+      return reject(msg, cap, "plan: %s=%d is unused by mma=%s and must be %d", fixed[i].name,
+                    fixed[i].v, fam, fixed[i].want);
+  if (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED)
+    return reject(msg, cap, "plan: %c=view is unused by mma=%s and must be staged",
+                  pl->a != TSR_IN_STAGED ? 'a' : 'b', fam);
+  if (pl->acc != TSR_ACC_STEP) return reject(msg, cap, "plan: acc is unused by mma=%s and must be step", fam);
+  if (pl->kfrag != TSR_PACK_NONE)
+    return reject(msg, cap, "plan: kfrag is unused by mma=%s and must be none", fam);
+  if (pl->isa != TSR_ISA_AUTO)
+    return reject(msg, cap, "plan: isa is a CPU field; GPU plans need isa=auto");
+  return TSR_OK;
+}
+
 /* mma=gemv (docs/emit.md "GEMV"): problems with M <= 16 or N <= 16. The
  * big operand is B when M <= N, else A; the plan's tile on the short side
  * (bm when B is big, bn when A is big) covers it whole (S <= 16 outputs per
@@ -662,26 +683,16 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
   if (p->precision != TSR_PREC_AUTO && p->precision != TSR_PREC_STRICT)
     return reject(msg, cap, "plan: mma=gemv runs precision strict, but the problem asks for %s",
                   tsr_precision_name(p->precision));
-  const struct { const char *name; int v, want; } unused[] = {
+  const fixed_field fixed[] = {
       {"wm", pl->wm, 1},       {"wn", pl->wn, 1},         {"tm", pl->tm, 1},
       {"tn", pl->tn, 1},       {"stages", pl->stages, 1}, {"pad", pl->pad, 0},
       {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}};
-  for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++)
-    if (unused[i].v != unused[i].want)
-      return reject(msg, cap, "plan: %s=%d is unused by mma=gemv and must be %d", unused[i].name,
-                    unused[i].v, unused[i].want);
-  if (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED)
-    return reject(msg, cap, "plan: %c=view is unused by mma=gemv and must be staged",
-                  pl->a != TSR_IN_STAGED ? 'a' : 'b');
-  if (pl->acc != TSR_ACC_STEP) return reject(msg, cap, "plan: acc is unused by mma=gemv and must be step");
+  tsr_status fs = check_fixed_fields(pl, "gemv", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
+  if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_INLINE)
     return reject(msg, cap, "plan: split is unused by mma=gemv and must be inline");
   if (pl->pack != TSR_PACK_NONE)
     return reject(msg, cap, "plan: pack is not supported by mma=gemv and must be none");
-  if (pl->kfrag != TSR_PACK_NONE)
-    return reject(msg, cap, "plan: kfrag is unused by mma=gemv and must be none");
-  if (pl->isa != TSR_ISA_AUTO)
-    return reject(msg, cap, "plan: isa is a CPU field; GPU plans need isa=auto");
   if (pl->vec != 1 && pl->vec != 2 && pl->vec != 4)
     return reject(msg, cap, "plan: vec=%d is not 1, 2 or 4", pl->vec);
   const struct { const char *name; int v, min; } pos[] = {
@@ -898,23 +909,12 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
   if (t->cc != 90)
     return reject(msg, cap, "plan: mma=wgmma-s8 needs sm_90a (wgmma); the target is sm_%u%u",
                   t->cc / 10, t->cc % 10);
-  const struct { const char *name; int v, want; } unused[] = {
+  const fixed_field fixed[] = {
       {"tm", pl->tm, 1},     {"tn", pl->tn, 1},         {"pad", pl->pad, 0},
       {"kloop", pl->kloop, 0}, {"threads", pl->threads, 0}, {"splitk", pl->splitk, 1},
       {"vec", pl->vec, 4}};
-  for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++)
-    if (unused[i].v != unused[i].want)
-      return reject(msg, cap, "plan: %s=%d is unused by mma=wgmma-s8 and must be %d",
-                    unused[i].name, unused[i].v, unused[i].want);
-  if (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED)
-    return reject(msg, cap, "plan: %c=view is unused by mma=wgmma-s8 and must be staged",
-                  pl->a != TSR_IN_STAGED ? 'a' : 'b');
-  if (pl->acc != TSR_ACC_STEP)
-    return reject(msg, cap, "plan: acc is unused by mma=wgmma-s8 (exact integer sums) and must be step");
-  if (pl->kfrag != TSR_PACK_NONE)
-    return reject(msg, cap, "plan: kfrag is unused by mma=wgmma-s8 and must be none");
-  if (pl->isa != TSR_ISA_AUTO)
-    return reject(msg, cap, "plan: isa is a CPU field; GPU plans need isa=auto");
+  tsr_status fs = check_fixed_fields(pl, "wgmma-s8", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
+  if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_PRODUCER_BULK)
     return reject(msg, cap,
                   "plan: mma=wgmma-s8 runs split=producer-bulk (the prologue writes the residue "
