@@ -378,6 +378,40 @@ static void test_rejections(void **state) {
                   "mma=gemv runs precision strict, but the problem asks for fp32x3");
 #undef GV
   }
+  {
+    /* mma=wgmma-s8 (the Ozaki family): its fields, each rejection one line */
+#define OZB "mma=wgmma-s8,tm=1,tn=1,pad=0,bm=256,wm=128,"
+#define OZ1 "split=producer-bulk,vec=4,bn=128,wn=128,"
+    tsr_problem oz = P(4096, 4096, 4096);
+    oz.precision = TSR_PREC_OZAKI;
+    expect_accept_on(SM90, oz, OZB OZ1 "bk=64,stages=6,moduli=8");
+    expect_reject(oz, OZB OZ1 "bk=64,stages=6,moduli=2", "moduli=2; mma=wgmma-s8 takes 3 to 12 moduli");
+    expect_reject(oz, OZB OZ1 "bk=64,stages=6,moduli=13", "moduli=13; mma=wgmma-s8 takes 3 to 12 moduli");
+    expect_reject(oz, OZB "split=producer-bulk,vec=2,bn=128,wn=128,bk=64,stages=6,moduli=8",
+                  "vec=2 is unused by mma=wgmma-s8 and must be 4");
+    expect_reject(oz, OZB OZ1 "bk=64,stages=6,moduli=8,acc=chain", "acc is unused by mma=wgmma-s8 and must be step");
+    expect_reject(oz, OZB "split=producer-pack,vec=4,bn=128,wn=128,bk=64,stages=6,moduli=8",
+                  "runs split=producer-bulk");
+    expect_reject(oz, OZB OZ1 "bk=48,stages=6,moduli=8", "bk=48 is not a multiple of 32");
+    expect_reject(oz, OZB "split=producer-bulk,vec=4,bn=120,wn=120,bk=64,stages=6,moduli=8",
+                  "wn=120 is not a multiple of 16");
+    expect_reject(oz, OZB OZ1 "bk=128,stages=8,moduli=8",
+                  "INT8 planes per stage + a bm x (bn + 16) staging tile");
+    expect_reject(P(64, 64, 200000), OZB OZ1 "bk=64,stages=6,moduli=8", "k=200000 exceeds 131071");
+    expect_reject(P(4096, 4096, 131071), OZB OZ1 "bk=64,stages=6,moduli=3",
+                  "moduli=3 leaves 3 bits per operand");
+    tsr_problem ozx = P(4096, 4096, 4096);
+    ozx.precision = TSR_PREC_FP32X3;
+    expect_reject(ozx, OZB OZ1 "bk=64,stages=6,moduli=8",
+                  "mma=wgmma-s8 runs precision ozaki, but the problem asks for fp32x3");
+    tsr__gpu_target sm80 = tsr__target_sm90;
+    sm80.cc = 80;
+    expect_reject_on(&sm80, oz, OZB OZ1 "bk=64,stages=6,moduli=8",
+                     "mma=wgmma-s8 needs sm_90a (wgmma); the target is sm_80");
+    expect_reject(big, "moduli=8", "moduli=8 is unused by mma=ffma and must be 0");
+#undef OZ1
+#undef OZB
+  }
   expect_reject(big, "mma=tf32x3", "tm=4 is unused by the tensor-core families");
   expect_reject(big, "acc=chain", "acc=chain is unused by mma=ffma");
   expect_reject(big, "kfrag=b", "kfrag=b needs B contiguous along k (op T) or packed (pack=b)");
