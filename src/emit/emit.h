@@ -51,6 +51,9 @@ _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_RE
  * and the tuner take 25: docs/accuracy.md "ozaki") */
 #define TSR__OZAKI_MAX_MODULI 12
 int tsr__ozaki_moduli_for(int64_t k, int bits);
+/* The Ozaki family's default plan for p (precision ozaki's, and auto's in
+ * the large class): every field of *pl set */
+void tsr__emit_ozaki_plan(const tsr_problem *p, tsr_plan *pl);
 
 typedef struct {
   char *source;        /* NUL-terminated CUDA C, malloc'd */

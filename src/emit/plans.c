@@ -249,7 +249,7 @@ void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
  * 1.29x at 1024^3 and 1.47x at 2049x4097x1025, where the prologue, the
  * reconstruction and the last partial wave weigh; the FP32 contract met on
  * random, normal and wide inputs, error 2.5e-8 on random (cuBLAS 1.2e-6). */
-static void ozaki_plan(const tsr_problem *p, tsr_plan *pl) {
+void tsr__emit_ozaki_plan(const tsr_problem *p, tsr_plan *pl) {
   pl->mma = TSR_MMA_WGMMA_S8;
   pl->split = TSR_SPLIT_PRODUCER_BULK;
   pl->acc = TSR_ACC_STEP;
@@ -259,6 +259,11 @@ static void ozaki_plan(const tsr_problem *p, tsr_plan *pl) {
   pl->tm = pl->tn = 1;
   pl->splitk = 1;
   pl->minblocks = 0;
+  pl->a = pl->b = TSR_IN_STAGED;
+  pl->threads = 0;
+  pl->isa = TSR_ISA_AUTO;
+  pl->kfrag = TSR_PACK_NONE;
+  pl->kloop = 0;
   pl->bm = 256, pl->bn = 128, pl->bk = 64, pl->wm = 128, pl->wn = 128, pl->stages = 6;
   pl->walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
   /* the fewest moduli that keep 25 bits per operand: a row's largest
@@ -291,7 +296,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
    * each operand once (~2-20 us incl. the launch) for a main kernel at the
    * aligned rate. */
   if (mode == TSR_PREC_OZAKI) {
-    ozaki_plan(p, &pl);
+    tsr__emit_ozaki_plan(p, &pl);
     *out = pl;
     return;
   }
@@ -434,14 +439,14 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
         pl.wm = 128, pl.wn = 128;
         pl.stages = 8;
         pl.split = TSR_SPLIT_PRODUCER_BULK;
-        /* auto, deep enough for the residue family (ozaki_plan), whose
+        /* auto, deep enough for the residue family (tsr__emit_ozaki_plan), whose
          * workspace (planes, residues, the guard's sums: ~8 GB at 16384^3)
          * stays within 16 GiB */
         double ozws = 9.0 * (double)p->batch * ((double)p->m + (double)p->n) * (double)p->k +
                       12.0 * (double)p->batch * (double)p->m * (double)p->n;
         if (mode == TSR_PREC_AUTO && p->k >= 2048 && p->k <= 16384 && wide_tiles >= 462 &&
             ozws <= 0x1p34) {
-          ozaki_plan(p, &pl);
+          tsr__emit_ozaki_plan(p, &pl);
           *out = pl;
           return;
         }

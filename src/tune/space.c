@@ -385,28 +385,17 @@ static int gen_cuda_ozaki(const tsr_problem *p, const tsr_plan *base, plan_vec *
       {256, 128, 128, 128, 64, 6}, {128, 256, 64, 256, 64, 6}, {256, 128, 128, 128, 128, 3},
       {128, 128, 64, 128, 64, 8},  {128, 64, 64, 64, 64, 8}};
   const tsr_walk walks[] = {{TSR_WALK_RECT, 8, 16}, {TSR_WALK_LINEAR, 1, 1}};
-  int m0 = tsr__ozaki_moduli_for(p->k, 25);
+  tsr_plan def = *base;
+  tsr__emit_ozaki_plan(p, &def); /* the family's fixed fields and its moduli */
   for (size_t gi = 0; gi < sizeof geo / sizeof geo[0]; gi++)
     for (int w = 0; w < 2; w++)
       for (int extra = 0; extra < 2; extra++) {
-        if (m0 + extra > TSR__OZAKI_MAX_MODULI) continue;
-        tsr_plan pl = *base;
-        pl.mma = TSR_MMA_WGMMA_S8;
-        pl.split = TSR_SPLIT_PRODUCER_BULK;
-        pl.acc = TSR_ACC_STEP;
-        pl.pack = TSR_PACK_AB;
+        if (def.moduli + extra > TSR__OZAKI_MAX_MODULI) continue;
+        tsr_plan pl = def;
         pl.bm = geo[gi].bm, pl.bn = geo[gi].bn, pl.wm = geo[gi].wm, pl.wn = geo[gi].wn;
         pl.bk = geo[gi].bk, pl.stages = geo[gi].stages;
-        pl.tm = pl.tn = 1;
-        pl.vec = 4;
-        pl.pad = 0;
-        pl.a = pl.b = TSR_IN_STAGED;
         pl.walk = walks[w];
-        pl.splitk = 1;
-        pl.minblocks = 0;
-        pl.kfrag = TSR_PACK_NONE;
-        pl.kloop = 0;
-        pl.moduli = m0 + extra;
+        pl.moduli += extra;
         if (push(pv, &pl)) return -1;
       }
   return 0;
