@@ -456,17 +456,21 @@ static tsr_status tune_search(tsr_context *ctx, const tsr__tune_config *cfg, con
                               const tsr__workload *w, const tsr__workload *wacc, float *C,
                               tsr__tune_db *db, double t_start, tsr__tune_result *r) {
   /* A candidate block (cfg->block of cfg->nblocks) keeps every role but
-   * search, and the search candidates of prior rank j with j % nblocks ==
-   * block: dealt round-robin, each block holds a share of the most
-   * promising ones. The others belong to other blocks. */
+   * search, and the search candidates whose realized plan text hashes to
+   * it (FNV-1a mod nblocks). The deal depends on the plan alone: dealt by
+   * prior rank, a block's share shifted whenever another item's winner came
+   * back as this item's previous plan (no longer a search candidate), and
+   * two blocks measured the same plan. The others belong to other blocks. */
   int nb = cfg->nblocks > 1 ? cfg->nblocks : 1;
   unsigned char *mine = malloc(r->n + 1);
   if (!mine) return tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of memory");
-  size_t nlegal_kept = 0, j = 0;
+  size_t nlegal_kept = 0;
   for (size_t i = 0; i < r->n; i++) {
     mine[i] = 1;
     if (r->cands[i].status != TSR__CAND_UNMEASURED) continue;
-    if (r->cands[i].role == TSR__ROLE_SEARCH && (int)(j++ % (size_t)nb) != cfg->block % nb) {
+    uint64_t h = 1469598103934665603ull;
+    for (const char *q = r->cands[i].realized; *q; q++) h = (h ^ (unsigned char)*q) * 1099511628211ull;
+    if (r->cands[i].role == TSR__ROLE_SEARCH && (int)(h % (uint64_t)nb) != cfg->block % nb) {
       mine[i] = 0;
       r->other_blocks++;
       continue;
