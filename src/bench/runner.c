@@ -113,21 +113,69 @@ static json_t *sample_json(int64_t ns, int64_t calls) {
   return s;
 }
 
+/* ---- per-phase wall times (row.phase_ns, docs/protocol.md) --------------- */
+/* Where a row's child time goes outside the timed samples: each phase's
+ * total over the row (both workloads, every validated call), so a slow row
+ * shows which host-side step to cut. A phase that did not run is absent. */
+typedef enum {
+  PH_PLAN,       /* plan lookup and realization */
+  PH_INPUTS,     /* input generation (timing and accuracy workloads) */
+  PH_ORACLE,     /* oracle cache load or computation (both workloads) */
+  PH_PREPARE,    /* prepared calls: compile, allocate, upload */
+  PH_CALL,       /* validated calls: reset, call, synchronize, poison, download */
+  PH_CHECK,      /* validation of every output element */
+  PH_OUTPUT_SHA, /* the receipts' output SHA-256 */
+  PH_TIMING,     /* warm-up, calibration and the timed samples */
+  PH_TORCH,      /* torch rows: the python3 process, reading its outputs */
+  PH_TEARDOWN,   /* freeing buffers, prepared calls and the context */
+  PH_COUNT
+} row_phase;
+
+static const char *const phase_names[PH_COUNT] = {
+    "plan", "inputs", "oracle", "prepare", "call", "check", "output_sha", "timing", "torch",
+    "teardown"};
+
+typedef struct {
+  int64_t ns[PH_COUNT]; /* -1: did not run */
+} row_phases;
+
+/* Adds the time since *t0 to phase ph and restarts *t0. */
+static void phase_add(row_phases *ph, row_phase k, int64_t *t0) {
+  int64_t now = tsr__now_ns();
+  ph->ns[k] = (ph->ns[k] < 0 ? 0 : ph->ns[k]) + (now - *t0);
+  *t0 = now;
+}
+
+static void phase_add_workload(row_phases *ph, const tsr__workload *w) {
+  if (!w) return;
+  ph->ns[PH_INPUTS] = (ph->ns[PH_INPUTS] < 0 ? 0 : ph->ns[PH_INPUTS]) + w->inputs_ns;
+  ph->ns[PH_ORACLE] = (ph->ns[PH_ORACLE] < 0 ? 0 : ph->ns[PH_ORACLE]) + w->oracle_ns;
+}
+
+static json_t *phases_json(const row_phases *ph) {
+  json_t *o = json_object();
+  for (int k = 0; k < PH_COUNT; k++)
+    if (ph->ns[k] >= 0) json_object_set_new(o, phase_names[k], json_integer(ph->ns[k]));
+  return o;
+}
+
 /* SHA-256 of the output C that a receipt judged: the downloaded buffer,
  * count floats as stored in memory (little-endian IEEE binary32, row-major
  * batch x M x N), so two runs can be compared bit for bit. */
-static void add_output_hash(json_t *receipt, const float *c, size_t count) {
+static void add_output_hash(json_t *receipt, const float *c, size_t count, row_phases *ph) {
   char sha[65];
+  int64_t t0 = tsr__now_ns();
   int ok = c && !tsr__sha256_hex(c, count * sizeof *c, sha);
+  phase_add(ph, PH_OUTPUT_SHA, &t0);
   json_object_set_new(receipt, "output_sha256", ok ? json_string(sha) : json_null());
 }
 
 /* Appends the receipt to row.validation; a failure marks the row. */
 static int add_receipt(json_t *row, const tsr_problem *p, const tsr_receipt *r, const char *phase,
-                       const float *c, size_t count) {
+                       const float *c, size_t count, row_phases *ph) {
   int64_t expected = p->batch * p->m * p->n;
   json_t *o = tsr__receipt_json(r, phase, expected);
-  add_output_hash(o, c, count);
+  add_output_hash(o, c, count, ph);
   json_array_append_new(json_object_get(row, "validation"), o);
   int ok = r->passed && r->checked == expected;
   if (!ok) {
@@ -153,10 +201,10 @@ static json_t *oracle_json(const tsr__workload *w) {
  * inputs (docs/accuracy.md). A route that breaks its mode's contract is a
  * failed row: no route is ever faster by being less accurate. */
 static int add_accuracy(json_t *row, const tsr__workload *w, tsr_precision mode,
-                        const tsr_receipt *r, const float *c, size_t count) {
+                        const tsr_receipt *r, const float *c, size_t count, row_phases *ph) {
   int64_t expected = w->p.batch * w->p.m * w->p.n;
   json_t *o = tsr__receipt_json(r, "accuracy", expected);
-  add_output_hash(o, c, count);
+  add_output_hash(o, c, count, ph);
   json_object_set_new(o, "inputs", json_string(tsr_inputs_name(w->inputs)));
   json_object_set_new(o, "seed", json_integer((json_int_t)w->seed));
   json_object_set_new(o, "oracle", oracle_json(w));
@@ -261,6 +309,7 @@ typedef struct {
   tsr_exec *e, *eacc;
   float *host_c;
   size_t nc; /* floats of host_c */
+  row_phases *ph;
 } backend_run;
 
 /* A failed step: its status and the context's message. */
@@ -314,6 +363,8 @@ static int backend_prepare(backend_run *m) {
     set_error(row, "error", "%s", msg);
     return -1;
   }
+  phase_add_workload(m->ph, m->w);
+  int64_t t0 = tsr__now_ns();
   json_object_set_new(row, "oracle", oracle_json(m->w));
   m->nc = (size_t)tsr_problem_elems_c(&m->p);
   m->host_c = malloc(m->nc * sizeof *m->host_c);
@@ -321,7 +372,9 @@ static int backend_prepare(backend_run *m) {
     set_error(row, "error", "out of host memory for the output");
     return -1;
   }
-  if ((st = route_exec(m->ctx, route, &m->p, &m->plan, m->w, &m->e))) {
+  st = route_exec(m->ctx, route, &m->p, &m->plan, m->w, &m->e);
+  phase_add(m->ph, PH_PREPARE, &t0);
+  if (st) {
     set_error(row, "error", "prepare: %s: %s", tsr_status_str(st), tsr_context_message(m->ctx));
     return -1;
   }
@@ -354,14 +407,21 @@ static int backend_prepare(backend_run *m) {
  * second validated call. */
 static int backend_time(backend_run *m) {
   const tsr__run_params *rp = m->rp;
+  row_phases *ph = m->ph;
   int corrupt = hook("TSR_BENCH_TEST_CORRUPT", rp->route->name);
   tsr_receipt rec;
-  tsr_status st = tsr__validated_call(m->e, m->w, m->info.precision, rp->atol, rp->rtol,
-                                      m->host_c, corrupt, &rec);
+  ph->ns[PH_CALL] = ph->ns[PH_CHECK] = 0;
+  tsr_status st = tsr__validated_call_ns(m->e, m->w, m->info.precision, rp->atol, rp->rtol,
+                                         m->host_c, corrupt, &rec, &ph->ns[PH_CALL],
+                                         &ph->ns[PH_CHECK]);
   if (st) return fail_status(m, st);
-  if (!add_receipt(m->row, &m->p, &rec, "before_timing", m->host_c, m->nc)) return -1;
+  if (!add_receipt(m->row, &m->p, &rec, "before_timing", m->host_c, m->nc, ph)) return -1;
+  int64_t t0 = tsr__now_ns();
   tsr__calibration cal;
-  if ((st = tsr__calibrate(m->e, rp->warmup_ms, rp->sample_ms, &cal))) return fail_status(m, st);
+  if ((st = tsr__calibrate(m->e, rp->warmup_ms, rp->sample_ms, &cal))) {
+    phase_add(ph, PH_TIMING, &t0);
+    return fail_status(m, st);
+  }
   json_object_set_new(m->row, "calibration", calibration_json(&cal));
   json_t *metrics = json_object_get(m->row, "metrics");
   int gpu = tsr__exec_is_gpu(m->e);
@@ -372,11 +432,12 @@ static int backend_time(backend_run *m) {
     json_object_set_new(metrics, tsr__metric_name(ms[i]), arr);
     st = time_metric(m->e, ms[i], cal.calls_per_batch, rp->samples, arr);
   }
+  phase_add(ph, PH_TIMING, &t0);
   if (st) return fail_status(m, st);
-  if ((st = tsr__validated_call(m->e, m->w, m->info.precision, rp->atol, rp->rtol, m->host_c,
-                                corrupt, &rec)))
+  if ((st = tsr__validated_call_ns(m->e, m->w, m->info.precision, rp->atol, rp->rtol, m->host_c,
+                                   corrupt, &rec, &ph->ns[PH_CALL], &ph->ns[PH_CHECK])))
     return fail_status(m, st);
-  if (!add_receipt(m->row, &m->p, &rec, "after_timing", m->host_c, m->nc)) return -1;
+  if (!add_receipt(m->row, &m->p, &rec, "after_timing", m->host_c, m->nc, ph)) return -1;
   return 0;
 }
 
@@ -393,30 +454,39 @@ static int backend_accuracy(backend_run *m) {
     set_error(m->row, "error", "accuracy workload: %s", msg);
     return -1;
   }
-  if ((st = route_exec(m->ctx, rp->route, &m->p, &m->plan, m->wacc, &m->eacc)))
-    return fail_status(m, st);
+  phase_add_workload(m->ph, m->wacc);
+  int64_t t0 = tsr__now_ns();
+  st = route_exec(m->ctx, rp->route, &m->p, &m->plan, m->wacc, &m->eacc);
+  phase_add(m->ph, PH_PREPARE, &t0);
+  if (st) return fail_status(m, st);
   tsr_receipt rec;
-  if ((st = tsr__validated_call(m->eacc, m->wacc, m->info.precision, 0.0, 0.0, m->host_c,
-                                hook("TSR_BENCH_TEST_INACCURATE", rp->route->name), &rec)))
+  if ((st = tsr__validated_call_ns(m->eacc, m->wacc, m->info.precision, 0.0, 0.0, m->host_c,
+                                   hook("TSR_BENCH_TEST_INACCURATE", rp->route->name), &rec,
+                                   &m->ph->ns[PH_CALL], &m->ph->ns[PH_CHECK])))
     return fail_status(m, st);
-  add_accuracy(m->row, m->wacc, m->info.precision, &rec, m->host_c, m->nc);
+  add_accuracy(m->row, m->wacc, m->info.precision, &rec, m->host_c, m->nc, m->ph);
   return 0;
 }
 
-static void measure_backend(const tsr__run_params *rp, json_t *row) {
-  backend_run m = {.rp = rp, .row = row, .p = route_problem(rp)};
+static void measure_backend(const tsr__run_params *rp, json_t *row, row_phases *ph) {
+  backend_run m = {.rp = rp, .row = row, .p = route_problem(rp), .ph = ph};
+  int64_t t0 = tsr__now_ns();
   if (tsr_context_create(&m.ctx)) {
     set_error(row, "error", "cannot create a context");
     return;
   }
-  if (!backend_plan(&m) && !backend_prepare(&m) && !backend_time(&m) && rp->accuracy >= 0)
+  int planned = !backend_plan(&m);
+  phase_add(ph, PH_PLAN, &t0);
+  if (planned && !backend_prepare(&m) && !backend_time(&m) && rp->accuracy >= 0)
     backend_accuracy(&m);
+  t0 = tsr__now_ns();
   tsr_exec_destroy(m.e);
   tsr_exec_destroy(m.eacc);
   free(m.host_c);
   tsr__workload_destroy(m.w);
   tsr__workload_destroy(m.wacc);
   tsr_context_destroy(m.ctx);
+  phase_add(ph, PH_TEARDOWN, &t0);
 }
 
 /* ---- torch: a python3 process produces samples and outputs -------------- */
@@ -682,13 +752,17 @@ static json_t *torch_run(const tsr__run_params *rp, char **argv, json_t *row) {
 /* The receipts of the outputs torch wrote (before and after timing against
  * w, accuracy against wacc when there is one); 1 when every one passed. */
 static int torch_receipts(const tsr__run_params *rp, const tsr_problem *p, const torch_args *t,
-                          const tsr__workload *w, const tsr__workload *wacc, json_t *row) {
+                          const tsr__workload *w, const tsr__workload *wacc, json_t *row,
+                          row_phases *ph) {
   size_t count = (size_t)(p->batch * p->m * p->n);
   float *c = malloc(count * sizeof *c);
   int ok = c != NULL;
   static const char *const phases[3] = {"before_timing", "after_timing", "accuracy"};
   for (int i = 0; i < (wacc ? 3 : 2) && ok; i++) {
-    if (read_floats(t->paths[i], c, count) != 0) {
+    int64_t t0 = tsr__now_ns();
+    int got = read_floats(t->paths[i], c, count);
+    phase_add(ph, PH_TORCH, &t0);
+    if (got != 0) {
       set_error(row, "error", "torch output %s missing or of the wrong size", t->paths[i]);
       ok = 0;
       break;
@@ -698,14 +772,15 @@ static int torch_receipts(const tsr__run_params *rp, const tsr_problem *p, const
     if (corrupt) c[0] += 1.0f;
     tsr_receipt r;
     tsr__workload_check(i < 2 ? w : wacc, p->precision, rp->atol, rp->rtol, c, &r);
-    ok = i < 2 ? add_receipt(row, p, &r, phases[i], c, count)
-               : add_accuracy(row, wacc, p->precision, &r, c, count);
+    phase_add(ph, PH_CHECK, &t0);
+    ok = i < 2 ? add_receipt(row, p, &r, phases[i], c, count, ph)
+               : add_accuracy(row, wacc, p->precision, &r, c, count, ph);
   }
   free(c);
   return ok;
 }
 
-static void measure_torch(const tsr__run_params *rp, json_t *row) {
+static void measure_torch(const tsr__run_params *rp, json_t *row, row_phases *ph) {
   tsr_problem p = route_problem(rp);
   char msg[512];
   if (torch_check(rp, &p, row)) return;
@@ -715,6 +790,8 @@ static void measure_torch(const tsr__run_params *rp, json_t *row) {
   if (!st && rp->accuracy >= 0)
     st = tsr__workload_create(&p, (tsr_inputs)rp->accuracy, rp->accuracy_seed, rp->oracle_cache, 1,
                               &wacc, msg, sizeof msg);
+  phase_add_workload(ph, w);
+  phase_add_workload(ph, wacc);
   if (st) {
     set_error(row, "error", "%s", msg);
     tsr__workload_destroy(w);
@@ -723,7 +800,9 @@ static void measure_torch(const tsr__run_params *rp, json_t *row) {
   json_object_set_new(row, "oracle", oracle_json(w));
   torch_args t;
   torch_argv(rp, &p, wacc, &t);
+  int64_t t0 = tsr__now_ns();
   json_t *res = torch_run(rp, t.argv, row);
+  phase_add(ph, PH_TORCH, &t0);
   if (res) {
     json_object_set(row, "calibration", json_object_get(res, "calibration"));
     json_object_update(json_object_get(row, "versions"), json_object_get(res, "versions"));
@@ -735,13 +814,15 @@ static void measure_torch(const tsr__run_params *rp, json_t *row) {
     json_object_set_new(plan_info, "source_sha256", json_null());
     json_object_set_new(row, "plan_info", plan_info);
     /* Samples count only when every output validated. */
-    if (torch_receipts(rp, &p, &t, w, wacc, row))
+    if (torch_receipts(rp, &p, &t, w, wacc, row, ph))
       json_object_set(row, "metrics", json_object_get(res, "metrics"));
   }
+  t0 = tsr__now_ns();
   for (int i = 0; i < 3; i++) unlink(t.paths[i]);
   json_decref(res);
   tsr__workload_destroy(w);
   tsr__workload_destroy(wacc);
+  phase_add(ph, PH_TEARDOWN, &t0);
 }
 
 /* ---- instrumentation markers --------------------------------------------- */
@@ -824,10 +905,13 @@ json_t *tsr__run_measure(const tsr__run_params *rp) {
   json_object_set_new(row, "versions", json_object());
   json_object_set_new(row, "threads_requested", json_integer(rp->threads));
   apply_crash_hang_hooks(rp->route->name);
+  row_phases ph;
+  for (int k = 0; k < PH_COUNT; k++) ph.ns[k] = -1;
   int64_t t0 = tsr__now_ns();
-  if (rp->route->kind == TSR_ROUTE_TORCH) measure_torch(rp, row);
-  else measure_backend(rp, row);
+  if (rp->route->kind == TSR_ROUTE_TORCH) measure_torch(rp, row, &ph);
+  else measure_backend(rp, row, &ph);
   json_object_set_new(row, "child_ns", json_integer(tsr__now_ns() - t0));
+  json_object_set_new(row, "phase_ns", phases_json(&ph));
   if (strcmp(json_string_value(json_object_get(row, "status")), "ok"))
     json_object_set_new(row, "metrics", json_object()); /* a failed row never has a time */
   json_object_set_new(row, "libraries", tsr__mapped_libraries());

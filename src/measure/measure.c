@@ -146,12 +146,16 @@ tsr_status tsr__workload_create(const tsr_problem *p, tsr_inputs inputs, uint64_
     tsr__workload_destroy(w);
     return TSR_ERR_NOMEM;
   }
+  int64_t t0 = tsr__now_ns();
   tsr_fill(q, TSR_TENSOR_A, inputs, seed, w->a);
   tsr_fill(q, TSR_TENSOR_B, inputs, seed, w->b);
   if (w->c0) tsr_fill(q, TSR_TENSOR_C, inputs, seed, w->c0);
+  int64_t t1 = tsr__now_ns();
   const char *src = "";
   st = tsr__oracle_cached(q, inputs, seed, w->a, w->b, w->c0, cache_dir, w->ref, w->scale,
                           &w->strict_rel_fro, &src, w->key_sha, msg, cap);
+  w->inputs_ns = t1 - t0;
+  w->oracle_ns = tsr__now_ns() - t1;
   if (st) {
     tsr__workload_destroy(w);
     return st;
@@ -201,18 +205,31 @@ void tsr__receipt_summary(const tsr_receipt *r, char *buf, size_t cap) {
 }
 
 /* ---- the validated call -------------------------------------------------- */
-tsr_status tsr__validated_call(tsr_exec *e, const tsr__workload *w, tsr_precision mode,
-                               double atol, double rtol, float *host_c, int corrupt,
-                               tsr_receipt *r) {
+tsr_status tsr__validated_call_ns(tsr_exec *e, const tsr__workload *w, tsr_precision mode,
+                                  double atol, double rtol, float *host_c, int corrupt,
+                                  tsr_receipt *r, int64_t *call_ns, int64_t *check_ns) {
+  int64_t t0 = tsr__now_ns();
   tsr_status st = tsr__exec_reset(e);
   if (!st) st = tsr__exec_launch(e, 1);
   if (!st) st = tsr__exec_sync(e);
+  if (!st) {
+    tsr_poison(&w->p, host_c);
+    st = tsr__exec_download(e, host_c);
+  }
+  int64_t t1 = tsr__now_ns();
+  *call_ns += t1 - t0;
   if (st) return st;
-  tsr_poison(&w->p, host_c);
-  if ((st = tsr__exec_download(e, host_c))) return st;
   if (corrupt) host_c[0] += 1.0f;
   tsr__workload_check(w, mode, atol, rtol, host_c, r);
+  *check_ns += tsr__now_ns() - t1;
   return TSR_OK;
+}
+
+tsr_status tsr__validated_call(tsr_exec *e, const tsr__workload *w, tsr_precision mode,
+                               double atol, double rtol, float *host_c, int corrupt,
+                               tsr_receipt *r) {
+  int64_t call_ns = 0, check_ns = 0;
+  return tsr__validated_call_ns(e, w, mode, atol, rtol, host_c, corrupt, r, &call_ns, &check_ns);
 }
 
 /* ---- calibration and samples --------------------------------------------- */

@@ -27,6 +27,7 @@ typedef struct {
   double strict_rel_fro; /* the strict FP32 reference's rel. Frobenius error */
   char oracle_source[16]; /* "gpu", "cpu", "cache:gpu", "cache:cpu" */
   char key[512], key_sha[65];
+  int64_t inputs_ns, oracle_ns; /* wall time of generating the inputs, of the oracle */
 } tsr__workload;
 
 /* Generates the inputs and loads or computes the oracle (cache_dir NULL: no
@@ -99,6 +100,11 @@ void tsr__receipt_summary(const tsr_receipt *r, char *buf, size_t cap);
 tsr_status tsr__validated_call(tsr_exec *e, const tsr__workload *w, tsr_precision mode,
                                double atol, double rtol, float *host_c, int corrupt,
                                tsr_receipt *r);
+/* The same, adding its wall time to *call_ns (reset, call, synchronize,
+ * poison, download) and *check_ns (the receipt). */
+tsr_status tsr__validated_call_ns(tsr_exec *e, const tsr__workload *w, tsr_precision mode,
+                                  double atol, double rtol, float *host_c, int corrupt,
+                                  tsr_receipt *r, int64_t *call_ns, int64_t *check_ns);
 
 /* ---- calibration and samples --------------------------------------------- */
 typedef struct {

@@ -90,6 +90,8 @@ check "results.json stores the digest and a chain over every row" pyassert "$W/r
 check "report.md quotes the digest" grep -q "^- digest sha256:$dg " "$W/run1/report.md"
 check "every receipt carries its output SHA-256; tessera-cpu's before and after agree" pyassert "$W/run1/results.json" \
   "all(len(v['output_sha256'])==64 for r in d['rows'] for v in r['result']['validation']+[r['result']['accuracy']]) and all(r['result']['validation'][0]['output_sha256']==r['result']['validation'][1]['output_sha256'] for r in d['rows'] if r['route']=='tessera-cpu')"
+check "every row records its phase times, within its child time" pyassert "$W/run1/results.json" \
+  "all(set(r['result']['phase_ns'])=={'plan','inputs','oracle','prepare','call','check','output_sha','timing','teardown'} and all(isinstance(v,int) and v>=0 for v in r['result']['phase_ns'].values()) and sum(r['result']['phase_ns'].values())<=r['result']['child_ns'] for r in d['rows'])"
 sanitized=0
 grep -Eq '^TSR_(SANITIZE|FUZZ):BOOL=ON' "$B/CMakeCache.txt" 2>/dev/null && sanitized=1
 if [ "$sanitized" = 0 ]; then  # (a sanitizer build's rows are instrumented: the audit rejects them)
