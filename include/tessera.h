@@ -275,6 +275,13 @@ typedef struct {
    * and about 8 bits to the integer product, so the operands keep more bits);
    * 0 for every other family. Named in the plan text only when not 0. */
   int moduli;
+  /* mma=wgmma-s8 only (docs/accuracy.md "ozaki", the guard): the guard's
+   * magnitude GEMM sums every gstride-th K block only (blocks 0, gstride,
+   * 2 gstride, ...): a sum over fewer nonnegative products is still a lower
+   * bound of |A||B|, looser by about gstride on spread-out rows, and costs
+   * 1/gstride of an INT8 GEMM. 0 (or 1): every block. Named in the plan text
+   * only when not 0. */
+  int gstride;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

@@ -2233,6 +2233,9 @@ static void emit_oz_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo
       "static constexpr int NMOD = %d, BITS_A = %d, BITS_B = %d; // moduli; bits of the scaled "
       "integers (sign included)\n",
       g->nmod, g->bits_a, g->bits_b);
+  if (g->gstride > 1)
+    put(s, "static constexpr int GSTRIDE = %d; // the magnitudes' GEMM: K blocks 0, GSTRIDE, ...\n",
+        g->gstride);
   put(s,
       "static constexpr long long KP = %lld, PRA = %lld, PRB = %lld; // k padded to BK; rows "
       "padded to the tiles\n",
@@ -2240,14 +2243,14 @@ static void emit_oz_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo
   put(s,
       "// W, bytes: residue planes of A and B (plane j of batch item z at (j * BATCH + z) *\n"
       "// PLANE_x), the row / column scale exponents (int32), the product residues (uint8,\n"
-      "// batch x modulus x M x N)\n"
-      "static constexpr long long PLANE_A = PRA * KP, PLANE_B = PRB * KP;\n"
+      "// batch x modulus x M rows of NP bytes: N rounded up to 16, for 16-byte rows)\n"
+      "static constexpr long long PLANE_A = PRA * KP, PLANE_B = PRB * KP, NP = %lld;\n"
       "static constexpr long long WB_PA = %lldll, WB_PB = %lldll, WB_SA = %lldll, WB_SB = %lldll, "
       "WB_R = %lldll;\n"
       "// ... plane NMOD: the magnitudes floor(|v| 2^(sh - BITS + 8)) (<= 127); the rows' /\n"
       "// columns' 1-norms (double) and the magnitudes' int32 product (the guard)\n"
       "static constexpr long long WB_NA = %lldll, WB_NB = %lldll, WB_L = %lldll;\n",
-      (long long)g->wb_pa, (long long)g->wb_pb, (long long)g->wb_sa, (long long)g->wb_sb,
+      (long long)((p->n + 15) / 16 * 16), (long long)g->wb_pa, (long long)g->wb_pb, (long long)g->wb_sa, (long long)g->wb_sb,
       (long long)g->wb_r, (long long)g->wb_na, (long long)g->wb_nb, (long long)g->wb_l);
   put(s, "static constexpr int TSR_NOSCALE = -1000000; // a row / column with a NaN or an infinity\n");
   put(s, "// moduli:");
@@ -2462,7 +2465,15 @@ static void emit_oz_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
                       : g->tail_m            ? "row < M"
                       : g->tail_n            ? "col < N"
                                              : "true";
-  int vec16 = p->n % 16 == 0 && !g->tail_m && !g->tail_n;
+  /* the K loops of the producer and the consumers: with gstride, the
+   * magnitudes' item (the guard's lower bound) takes every GSTRIDE-th block */
+  const char *ploop = g->gstride > 1
+                          ? "        const int ks = w / TILES == NMOD ? GSTRIDE : 1;\n"
+                            "        for (int kb = 0; kb < NKB; kb += ks, ++it) {\n"
+                          : "        for (int kb = 0; kb < NKB; ++kb, ++it) {\n";
+  const char *cloop = g->gstride > 1 ? "    const int ks = mod == NMOD ? GSTRIDE : 1;\n"
+                                       "    for (int kb = 0; kb < NKB; kb += ks, ++it) {\n"
+                                     : "    for (int kb = 0; kb < NKB; ++kb, ++it) {\n";
   put(s,
       "static constexpr int LST = BN + 16; // staging row, bytes (rows 4 banks apart)\n"
       "// the residues of this thread's accumulators, modulo MD, into the staging tile\n"
@@ -2511,7 +2522,7 @@ static void emit_oz_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
       "        const long long pl = (long long)(w / TILES) * BATCH;\n"
       "        const char *at = Pa + pl * PLANE_A + (long long)tr * BM * KP;\n"
       "        const char *bt = Pb + pl * PLANE_B + (long long)tc * BN * KP;\n"
-      "        for (int kb = 0; kb < NKB; ++kb, ++it) {\n"
+      "%s"
       "          const int st = it %% STAGES;\n"
       "          tsr_mbar_wait(bars + 8u * (STAGES + st), ((it / STAGES) & 1) ^ 1); // stage free\n"
       "          tsr_mbar_arrive_tx(bars + 8u * st, (unsigned)(A_STAGE + B_STAGE));\n"
@@ -2539,7 +2550,7 @@ static void emit_oz_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
       "#pragma unroll\n    for (int i = 0; i < MW; ++i)\n"
       "#pragma unroll\n      for (int j = 0; j < NC; ++j)\n"
       "#pragma unroll\n        for (int r = 0; r < WN / 2; ++r) acc[i][j][r] = 0;\n"
-      "    for (int kb = 0; kb < NKB; ++kb, ++it) {\n"
+      "%s"
       "      const int cur = it %% STAGES;\n"
       "      tsr_mbar_wait(bars + 8u * cur, (it / STAGES) & 1); // block kb's tiles landed\n"
       "      const unsigned a0 = sa + (unsigned)(cur * A_STAGE + wg * WM * BK);\n"
@@ -2577,24 +2588,27 @@ static void emit_oz_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
       "    }\n"
       "    tsr_consumer_sync(); // the last item's staging tile is out\n"
       "    switch (mod) { // a constant modulus per case: the remainders are multiplications\n",
-      p->batch > 1 ? "(int)blockIdx.z" : "0", guard);
+      p->batch > 1 ? "(int)blockIdx.z" : "0", ploop, cloop, guard);
   for (int j = 0; j < g->nmod; j++)
     put(s, "      case %d: tsr_stage_res<%d>(stg, acc, rl, cl); break;\n", j, tsr__ozaki_moduli[j]);
   put(s,
       "      default: break;\n"
       "    }\n"
       "    tsr_consumer_sync(); // the staging tile is complete\n"
-      "    unsigned char *res = reinterpret_cast<unsigned char *>(W) + WB_R + ((long long)bz * NMOD + mod) * M * N;\n"
+      "    unsigned char *res = reinterpret_cast<unsigned char *>(W) + WB_R + ((long long)bz * NMOD + mod) * M * NP;\n"
       "    for (int e = tid; e < BM * (BN / 16); e += 128 * WGS) {\n"
       "      const int r = e / (BN / 16), c = (e %% (BN / 16)) * 16, row = m0 + r, col = n0 + c;\n");
-  if (vec16)
-    put(s,
-        "      *reinterpret_cast<uint4 *>(res + (long long)row * N + col) =\n"
-        "          *reinterpret_cast<const uint4 *>(stg + r * LST + c); // 16-byte rows (N %% 16 == 0)\n");
-  else
-    put(s,
-        "      if (row < M)\n"
-        "        for (int q = 0; q < 16 && col + q < N; ++q) res[(long long)row * N + col + q] = stg[r * LST + c + q];\n");
+  /* 16-byte rows always: the planes' pitch NP is N rounded up to 16 and a
+   * chunk starts at a multiple of 16, so it lies wholly inside [0, NP) or
+   * wholly past it (byte stores where N % 16 != 0 cost 2049x4097x1025 its
+   * copy-out: 653 us against ~250 predicted, session 7) */
+  put(s,
+      "      %s*reinterpret_cast<uint4 *>(res + (long long)row * NP + col) =\n"
+      "          *reinterpret_cast<const uint4 *>(stg + r * LST + c);\n",
+      g->tail_m && g->tail_n ? "if (row < M && col < NP) "
+      : g->tail_m            ? "if (row < M) "
+      : g->tail_n            ? "if (col < NP) "
+                             : "");
   put(s, "    }\n  }\n}\n\n");
 }
 
@@ -2645,7 +2659,9 @@ static void emit_oz_recon(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g)
       "    *c = %s;\n"
       "    return;\n"
       "  }\n"
-      "  const unsigned char *r = reinterpret_cast<const unsigned char *>(w + WB_R) + (long long)bz * NMOD * MN + e;\n"
+      "  constexpr long long RPL = (long long)M * NP; // a residue plane, bytes\n"
+      "  const unsigned char *r =\n"
+      "      reinterpret_cast<const unsigned char *>(w + WB_R) + bz * NMOD * RPL + (long long)row * NP + col;\n"
       "  // digits: v_j = (r_j - sum_i<j v_i P_i) / P_j mod m_j, balanced; t_j kept >= 0 by a\n"
       "  // multiple of m_j, so the remainders are unsigned\n"
       "  const int v0 = (int)(signed char)r[0]; // m_0 = 256\n",
@@ -2655,7 +2671,7 @@ static void emit_oz_recon(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g)
     int mj = tsr__ozaki_moduli[j];
     long long pm = 1; /* P_i mod m_j */
     long long off = ((long long)j * 128 * 255 / mj + 1) * mj;
-    put(s, "  const unsigned t%d = (unsigned)((int)r[%d * MN] + %lld", j, j, off);
+    put(s, "  const unsigned t%d = (unsigned)((int)r[%d * RPL] + %lld", j, j, off);
     for (int i = 0; i < j; i++) {
       if (pm) put(s, " - v%d * %lld", i, pm);
       pm = pm * tsr__ozaki_moduli[i] % mj;

@@ -51,6 +51,12 @@ _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_RE
  * and the tuner take 25: docs/accuracy.md "ozaki") */
 #define TSR__OZAKI_MAX_MODULI 12
 int tsr__ozaki_moduli_for(int64_t k, int bits);
+/* The guard's K stride (plan key gstride) of the default plans and the
+ * tuner at depth k in bk-deep blocks: the magnitudes' GEMM keeps at least 32
+ * blocks (2048 k values at bk = 64), where a simulation of the guard
+ * (scripts/ozaki-guard-sim, docs/accuracy.md "ozaki") recomputed no output
+ * of the wide family at K = 2048..16384; 0 below 64 blocks (every block) */
+int tsr__ozaki_gstride_for(int64_t k, int bk);
 /* The Ozaki family's default plan for p (precision ozaki's, and auto's in
  * the large class): every field of *pl set */
 void tsr__emit_ozaki_plan(const tsr_problem *p, tsr_plan *pl);

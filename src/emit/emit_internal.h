@@ -99,6 +99,7 @@ typedef struct {
    * scale exponents (int32, batch-major) and the product residues (uint8,
    * batch x modulus x M x N). */
   int s8, nmod, bits_a, bits_b;
+  int gstride; /* the guard's magnitude GEMM sums K blocks 0, gstride, ... (>= 1) */
   int64_t kp;
   uint64_t wb_pa, wb_pb, wb_sa, wb_sb, wb_r;
   /* ... the rows' / columns' 1-norms (FP64) and the magnitude product's

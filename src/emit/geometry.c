@@ -263,6 +263,9 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   if (pl->moduli != 0)
     return reject(msg, cap, "plan: moduli=%d is unused by mma=%s and must be 0", pl->moduli,
                   mma_name(pl->mma));
+  if (pl->gstride != 0)
+    return reject(msg, cap, "plan: gstride=%d is unused by mma=%s and must be 0", pl->gstride,
+                  mma_name(pl->mma));
   return TSR_OK;
 }
 
@@ -686,7 +689,7 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
   const fixed_field fixed[] = {
       {"wm", pl->wm, 1},       {"wn", pl->wn, 1},         {"tm", pl->tm, 1},
       {"tn", pl->tn, 1},       {"stages", pl->stages, 1}, {"pad", pl->pad, 0},
-      {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}};
+      {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}, {"gstride", pl->gstride, 0}};
   tsr_status fs = check_fixed_fields(pl, "gemv", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_INLINE)
@@ -875,6 +878,10 @@ static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl,
 const int tsr__ozaki_moduli[TSR__OZAKI_MAX_MODULI] = {256, 255, 253, 251, 247, 241,
                                                       239, 233, 229, 227, 223, 217};
 
+/* The guard's K stride (plan key gstride): past 64 the magnitude GEMM's
+ * share is already below 1/(64 (moduli + 1)) of the main kernel. */
+#define OZAKI_MAX_GSTRIDE 64
+
 /* bits_a + bits_b for n moduli at depth k */
 static int ozaki_total_bits(int n, int64_t k) {
   double lp = 0;
@@ -882,6 +889,11 @@ static int ozaki_total_bits(int n, int64_t k) {
   int lk = 0;
   while ((1ll << lk) < k) lk++;
   return (int)floor(lp) - lk + 1;
+}
+
+int tsr__ozaki_gstride_for(int64_t k, int bk) {
+  int64_t nkb = (k + bk - 1) / bk, s = nkb / 32;
+  return s < 2 ? 0 : s > OZAKI_MAX_GSTRIDE ? OZAKI_MAX_GSTRIDE : (int)s;
 }
 
 int tsr__ozaki_moduli_for(int64_t k, int bits) {
@@ -925,6 +937,9 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
   if (pl->minblocks > 1)
     return reject(msg, cap, "plan: minblocks=%d; split=producer-bulk runs one block per SM "
                   "(minblocks 0 or 1)", pl->minblocks);
+  if (pl->gstride < 0 || pl->gstride > OZAKI_MAX_GSTRIDE)
+    return reject(msg, cap, "plan: gstride=%d; the guard's K stride is 0 to %d (0: every K block)",
+                  pl->gstride, OZAKI_MAX_GSTRIDE);
   const struct { const char *name; int v; } pos[] = {
       {"bm", pl->bm}, {"bn", pl->bn}, {"bk", pl->bk}, {"wm", pl->wm}, {"wn", pl->wn},
       {"stages", pl->stages}};
@@ -954,6 +969,7 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
                   "(mma=wgmma-s8)",
                   (long long)p->k, OZAKI_MAX_K);
   g->nmod = pl->moduli;
+  g->gstride = pl->gstride > 1 ? pl->gstride : 1;
   g->producer = 1;
   g->pbulk = 1;
   g->wgs = pl->bm / pl->wm;
@@ -1010,9 +1026,11 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
   uint64_t bt = (uint64_t)p->batch, nm = (uint64_t)g->nmod;
   uint64_t pa = (uint64_t)g->a.prows * (uint64_t)g->kp, pb = (uint64_t)g->b.prows * (uint64_t)g->kp;
   uint64_t mn = (uint64_t)p->m * (uint64_t)p->n;
+  /* the product residues' rows are N rounded up to 16 bytes (16-byte stores) */
+  uint64_t mnp = (uint64_t)p->m * (((uint64_t)p->n + 15u) / 16u * 16u);
   /* planes: one per modulus and the magnitudes' (the guard's) */
   const double total = (double)(nm + 1) * (double)bt * ((double)pa + (double)pb) +
-                       (double)bt * (double)mn * ((double)nm + 4.0) +
+                       (double)bt * ((double)mn * 4.0 + (double)mnp * (double)nm) +
                        12.0 * (double)bt * (double)(g->a.prows + g->b.prows);
   if (total > 0x1p61)
     return reject(msg, cap, "plan: mma=wgmma-s8 workspace (%.3g bytes) exceeds the int64 index space",
@@ -1026,7 +1044,7 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
   g->wb_nb = OZ_ALIGN(g->wb_na + 8u * bt * (uint64_t)g->a.prows);
   g->wb_l = OZ_ALIGN(g->wb_nb + 8u * bt * (uint64_t)g->b.prows);
   g->wb_r = OZ_ALIGN(g->wb_l + 4u * bt * mn);
-  g->workspace_bytes = OZ_ALIGN(g->wb_r + bt * nm * mn);
+  g->workspace_bytes = OZ_ALIGN(g->wb_r + bt * nm * mnp);
 #undef OZ_ALIGN
   /* the pack prologue: one CTA per 8 rows (a core matrix's) per batch item */
   g->a.pre_blocks = (uint64_t)g->a.prows / 8;

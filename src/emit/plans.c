@@ -270,6 +270,8 @@ void tsr__emit_ozaki_plan(const tsr_problem *p, tsr_plan *pl) {
    * values, in the top binade, then round to themselves (24 bits rounded
    * FLT_MAX up to 2^128 in tests/emit) */
   pl->moduli = tsr__ozaki_moduli_for(p->k, 25);
+  /* the guard's magnitudes over every gstride-th K block (>= 32 blocks) */
+  pl->gstride = tsr__ozaki_gstride_for(p->k, pl->bk);
 }
 
 void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out) {

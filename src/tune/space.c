@@ -82,9 +82,10 @@ static double prior_cpu(const tsr_problem *p, const tsr_plan_info *info) {
  * and shared memory; wave quantization = tiles / (waves × 132 × blocks). */
 /* mma=wgmma-s8, from the H200's session 7 (docs/emit.md "Ozaki"): moduli + 1
  * INT8 GEMMs at ~1.5 POP/s (76 % of peak) over persistent work items, the
- * packs ~6.2 ps per operand value, the reconstruction ~10.6 ps per output */
+ * packs ~6.2 ps per operand value, the reconstruction ~10.6 ps per output;
+ * the guard's magnitude GEMM over every gstride-th K block only */
 static double prior_ozaki(const tsr_problem *p, const tsr_plan *pl) {
-  double b = (double)p->batch, gemms = (double)pl->moduli + 1.0;
+  double b = (double)p->batch, gemms = (double)pl->moduli + 1.0 / (pl->gstride > 1 ? pl->gstride : 1);
   double tiles = ceil((double)p->m / pl->bm) * ceil((double)p->n / pl->bn);
   double items = tiles * gemms, rounds = ceil(items / 132.0);
   double eff = items / (rounds * 132.0);
@@ -396,6 +397,7 @@ static int gen_cuda_ozaki(const tsr_problem *p, const tsr_plan *base, plan_vec *
         pl.bk = geo[gi].bk, pl.stages = geo[gi].stages;
         pl.walk = walks[w];
         pl.moduli += extra;
+        pl.gstride = tsr__ozaki_gstride_for(p->k, pl.bk);
         if (push(pv, &pl)) return -1;
       }
   return 0;

@@ -350,6 +350,8 @@ static void test_cuda_wgmma_matrix(void **state) {
       "mma=wgmma-s8,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=64,wm=128,wn=128,stages=6,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1,moduli=8",
       "mma=wgmma-s8,tm=1,tn=1,pad=0,vec=4,bm=128,bn=256,bk=128,wm=64,wn=256,stages=3,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1,moduli=7",
       "mma=wgmma-s8,tm=1,tn=1,pad=0,vec=4,bm=64,bn=64,bk=32,wm=64,wn=64,stages=2,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1,moduli=9",
+      /* ... the guard's magnitudes over every 3rd K block (shorter items) */
+      "mma=wgmma-s8,tm=1,tn=1,pad=0,vec=4,bm=256,bn=128,bk=64,wm=128,wn=128,stages=6,minblocks=0,pack=ab,split=producer-bulk,acc=step,splitk=1,moduli=8,gstride=3",
   };
   int fails = 0, runs = 0;
   for (size_t pi = 0; pi < sizeof plans / sizeof plans[0]; pi++)
@@ -603,6 +605,7 @@ static const family families[] = {
     {"cuda ozaki", TSR_BACKEND_CUDA, TSR_PREC_OZAKI, "moduli=8", 0},
     {"cuda ozaki 128x256", TSR_BACKEND_CUDA, TSR_PREC_OZAKI,
      "bm=128,bn=256,bk=128,wm=64,wn=256,stages=3,moduli=8", 0},
+    {"cuda ozaki gstride=2", TSR_BACKEND_CUDA, TSR_PREC_OZAKI, "moduli=8,gstride=2", 0},
     /* stage 2 (scripts/device/wgmma-run's variants): two partial-sum
      * buffers, the producer warpgroup with cp.async or register loads */
 #define WG2 "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,minblocks=0,acc=step,splitk=1,"

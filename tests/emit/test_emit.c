@@ -409,6 +409,10 @@ static void test_rejections(void **state) {
     expect_reject_on(&sm80, oz, OZB OZ1 "bk=64,stages=6,moduli=8",
                      "mma=wgmma-s8 needs sm_90a (wgmma); the target is sm_80");
     expect_reject(big, "moduli=8", "moduli=8 is unused by mma=ffma and must be 0");
+    expect_accept_on(SM90, oz, OZB OZ1 "bk=64,stages=6,moduli=8,gstride=64");
+    expect_reject(oz, OZB OZ1 "bk=64,stages=6,moduli=8,gstride=65",
+                  "gstride=65; the guard's K stride is 0 to 64");
+    expect_reject(big, "gstride=4", "gstride=4 is unused by mma=ffma and must be 0");
 #undef OZ1
 #undef OZB
   }
@@ -655,9 +659,18 @@ static void test_default_table(void **state) {
   assert_int_equal(pl.mma, TSR_MMA_WGMMA_S8);
   assert_int_equal(pl.moduli, 8);
   assert_int_equal(pl.pack, TSR_PACK_AB);
+  /* the guard's magnitudes over >= 32 of the 64-deep K blocks */
+  assert_int_equal(pl.gstride, 2);
   q = P(4096, 4096, 16384);
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.moduli, 8);
+  assert_int_equal(pl.gstride, 8);
+  q = P(2048, 2048, 4095); /* 64 blocks make a stride of 2; 63 none */
+  assert_int_equal(tsr__ozaki_gstride_for(q.k, 64), 0);
+  assert_int_equal(tsr__ozaki_gstride_for(4096, 64), 2);
+  assert_int_equal(tsr__ozaki_gstride_for(100000, 64), 48);
+  assert_int_equal(tsr__ozaki_gstride_for(131071, 64), 64);
+  assert_int_equal(tsr__ozaki_gstride_for(131071, 32), 64);
   q = P(4096, 4096, 32768); /* 9 moduli would be needed: the 3xTF32 plan */
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
@@ -1488,6 +1501,20 @@ static const emu_case emu_cases[] = {
     {"contract ozaki 4 moduli K=2048 guard", {64, 64, 2048, 1, 'N', 'T', 0},
      OZ "bm=64,bn=64,bk=128,wm=64,wn=64,stages=3,moduli=4", .random = 1,
      .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI},
+    /* gstride: the guard's magnitudes over every 2nd / 3rd / 4th K block
+     * only (K blocks 0, 2, 4 of 5 on the wide family; 0, 3, ..., 15 of 16
+     * with the guard firing everywhere; a stride past the last block) */
+    {"contract ozaki 8 moduli 96x80x129 wide gstride 2", {96, 80, 129, 1, 'N', 'N', 0},
+     OZ "bm=128,bn=128,bk=32,wm=64,wn=128,stages=3,moduli=8,gstride=2", .random = 2,
+     .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI, .seed = 3},
+    {"contract ozaki 8 moduli K=2048 NT random gstride 4", {64, 64, 2048, 1, 'N', 'T', 0},
+     OZ "bm=64,bn=64,bk=128,wm=64,wn=64,stages=3,moduli=8,gstride=4", .random = 1,
+     .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI},
+    {"contract ozaki 4 moduli K=2048 guard gstride 3", {64, 64, 2048, 1, 'N', 'T', 0},
+     OZ "bm=64,bn=64,bk=128,wm=64,wn=64,stages=3,moduli=4,gstride=3", .random = 1,
+     .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI},
+    {"ozaki TT batch2 beta ld pad gstride 9", {70, 66, 37, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
+     OZ "bm=128,bn=64,bk=32,wm=64,wn=32,stages=2,moduli=5,gstride=9", .prec = TSR_PREC_OZAKI},
     {"specials ozaki NT", {40, 36, 52, 1, 'N', 'T', 0},
      OZ "bm=64,bn=64,bk=32,wm=64,wn=64,stages=3,moduli=8", .random = 1,
      .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI, .special = 1},
