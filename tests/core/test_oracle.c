@@ -164,6 +164,136 @@ static void test_parallel_fill_validate(void **state) {
   free(ref);
 }
 
+/* The one-thread, element-by-element definition of both receipts (the
+ * validator before its vectorized fast path): the library must match it bit
+ * for bit on every field, whichever path each row takes. */
+static int ref_class(float x) { return isnan(x) ? 3 : isinf(x) ? (x > 0 ? 1 : 2) : 0; }
+
+static void ref_receipt(const tsr_problem *p, const float *c, const double *ref, const float *scale,
+                        double atol, double rtol, double coef, double under, tsr_receipt *r) {
+  memset(r, 0, sizeof *r);
+  r->first_fail = -1;
+  double err2 = 0, ref2 = 0;
+  int64_t ldc = p->ldc ? p->ldc : p->n, sc = p->stride_c ? p->stride_c : p->m * ldc;
+  for (int64_t g = 0; g < p->batch * p->m; g++)
+    for (int64_t x = 0; x < p->n; x++) {
+      double want = ref[g * p->n + x];
+      float got = c[(g / p->m) * sc + (g % p->m) * ldc + x];
+      int wc = ref_class((float)want), gc = ref_class(got), ok;
+      r->checked++;
+      if (wc) {
+        ok = gc == wc;
+        r->class_failed += !ok;
+      } else if (gc) {
+        ok = 0;
+        r->class_failed++;
+        r->max_abs_err = r->max_rel_err = err2 = INFINITY;
+        ref2 += want * want;
+      } else {
+        double err = fabs((double)got - want);
+        if (scale) {
+          double bound = coef * (double)scale[g * p->n + x] + under;
+          double ratio = bound > 0 ? err / bound : (err <= bound ? 0.0 : INFINITY);
+          ok = err <= bound;
+          r->bound_failed += !ok;
+          if (ratio > r->worst_bound_ratio) r->worst_bound_ratio = ratio;
+        } else {
+          ok = err <= atol + rtol * fabs(want);
+        }
+        if (err > r->max_abs_err) r->max_abs_err = err;
+        double rel = want != 0.0 ? err / fabs(want) : (err == 0.0 ? 0.0 : INFINITY);
+        if (rel > r->max_rel_err) r->max_rel_err = rel;
+        err2 += err * err;
+        ref2 += want * want;
+      }
+      if (!ok) {
+        if (!r->failed) r->first_fail = g * p->n + x;
+        r->failed++;
+      }
+    }
+  r->rel_fro_err = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
+}
+
+static void same_receipt(const tsr_receipt *got, const tsr_receipt *want, int trial) {
+#define SAME_I(f) \
+  if (got->f != want->f) fail_msg("trial %d: " #f " %lld, want %lld", trial, (long long)got->f, (long long)want->f)
+#define SAME_D(f) \
+  if (memcmp(&got->f, &want->f, sizeof got->f)) fail_msg("trial %d: " #f " %a, want %a", trial, got->f, want->f)
+  SAME_I(checked);
+  SAME_I(failed);
+  SAME_I(first_fail);
+  SAME_I(bound_failed);
+  SAME_I(class_failed);
+  SAME_D(max_abs_err);
+  SAME_D(max_rel_err);
+  SAME_D(worst_bound_ratio);
+  SAME_D(rel_fro_err);
+  if (got->passed != (want->failed == 0)) fail_msg("trial %d: passed %d", trial, got->passed);
+#undef SAME_I
+#undef SAME_D
+}
+
+/* Rows of many widths (a lone tail lane, several 256-element blocks, the
+ * last one partial), padded C, batches; outputs near the reference, with
+ * NaN/Inf outputs and references, references that overflow as floats (the
+ * half-way point 0x1.ffffffp127 included), zero references, elements just
+ * past the tolerance or the bound, each in random rows: the fast path and
+ * the element-by-element path give the same receipt bit for bit. */
+static void test_validate_fast_path(void **state) {
+  static const int64_t widths[] = {1, 2, 3, 7, 255, 256, 257, 600, 1001};
+  static const double specials[] = {NAN, INFINITY, -INFINITY, 0x1.ffffffp127, -0x1.ffffffp127,
+                                    0x1.fffffep127, 0x1.ffffff8p127, 1e300, 0.0};
+  uint64_t x = 12345;
+#define RND() (x = x * 6364136223846793005ull + 1442695040888963407ull, (double)(x >> 11) * 0x1p-53)
+  for (int trial = 0; trial < 300; trial++) {
+    tsr_problem p;
+    char msg[128];
+    int64_t n = widths[trial % 9], m = 1 + (int64_t)(RND() * 9);
+    tsr_problem_init(&p, m, n, 5);
+    p.batch = 1 + trial % 2;
+    p.ldc = n + (trial % 3);
+    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+    int64_t nc = tsr_problem_elems_c(&p), nout = p.batch * m * n;
+    float *c = malloc((size_t)nc * sizeof *c), *scale = malloc((size_t)nout * sizeof *scale);
+    double *ref = malloc((size_t)nout * sizeof *ref);
+    tsr_poison(&p, c); /* padding: NaN, never read */
+    int64_t ldc = p.ldc, sc = p.stride_c ? p.stride_c : m * ldc;
+    for (int64_t i = 0; i < nout; i++) {
+      ref[i] = (RND() - 0.5) * 64.0 * (i % 11 == 0 ? 0x1p-20 : 1.0);
+      scale[i] = (float)(fabs(ref[i]) + 1.0);
+      float *ci = &c[(i / n / m) * sc + (i / n % m) * ldc + i % n];
+      *ci = (float)ref[i] + (float)((RND() - 0.5) * 1e-6);
+    }
+    int bad = trial % 4 == 0 ? 0 : 1 + (int)(RND() * 4);
+    for (int k = 0; k < bad; k++) { /* damage a few random elements */
+      int64_t i = (int64_t)(RND() * (double)nout);
+      float *ci = &c[(i / n / m) * sc + (i / n % m) * ldc + i % n];
+      int what = (int)(RND() * 5);
+      if (what == 0) *ci = (float)specials[(int)(RND() * 3)];
+      else if (what == 1) ref[i] = specials[(int)(RND() * 9)];
+      else if (what == 2) *ci += 0.5f; /* past the tolerance and the bound */
+      else if (what == 3) ref[i] = *ci = 0.0f;
+      else {
+        ref[i] = 0.0;
+        *ci = 1e-30f;
+      }
+    }
+    tsr_receipt got, want;
+    double tol = trial % 3 ? 1e-5 : 0.0;
+    tsr_validate(&p, c, ref, tol, tol, &got);
+    ref_receipt(&p, c, ref, NULL, tol, tol, 0, 0, &want);
+    same_receipt(&got, &want, trial);
+    /* the strict contract's bound: (K + C0) u scale + (K + 2) 2^-149 */
+    tsr_validate_contract(&p, c, ref, scale, 1e-7, TSR_PREC_STRICT, &got);
+    ref_receipt(&p, c, ref, scale, 0, 0, (5.0 + TSR_CONTRACT_C0) * 0x1p-24, 7.0 * 0x1p-149, &want);
+    same_receipt(&got, &want, trial);
+    free(c);
+    free(scale);
+    free(ref);
+  }
+#undef RND
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dyadic_values),
@@ -171,6 +301,7 @@ int main(void) {
       cmocka_unit_test(test_oracle_by_hand),
       cmocka_unit_test(test_validate),
       cmocka_unit_test(test_parallel_fill_validate),
+      cmocka_unit_test(test_validate_fast_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
