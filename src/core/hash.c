@@ -1,5 +1,6 @@
 #include <openssl/evp.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/hash.h"
 
@@ -20,16 +21,23 @@ int tsr__sha256_hex(const void *data, size_t len, char out[65]) {
   return 0;
 }
 
-int tsr__sha256_hex_parts(const void *const *data, const size_t *len, int n, char out[65]) {
+int tsr__sha256_parts(const void *const *data, const size_t *len, int n, unsigned char out[32]) {
   EVP_MD_CTX *c = EVP_MD_CTX_new();
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned got = 0;
   int ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL);
   for (int i = 0; ok && i < n; i++) ok = EVP_DigestUpdate(c, data[i], len[i]);
-  ok = ok && EVP_DigestFinal_ex(c, md, &got);
+  ok = ok && EVP_DigestFinal_ex(c, md, &got) && got == 32;
   EVP_MD_CTX_free(c);
   if (!ok) return -1;
-  to_hex(md, got, out);
+  memcpy(out, md, 32);
+  return 0;
+}
+
+int tsr__sha256_hex_parts(const void *const *data, const size_t *len, int n, char out[65]) {
+  unsigned char md[32];
+  if (tsr__sha256_parts(data, len, n, md)) return -1;
+  to_hex(md, 32, out);
   return 0;
 }
 

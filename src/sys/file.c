@@ -89,6 +89,19 @@ int tsr__read_full(int fd, void *buf, size_t n) {
   return 0;
 }
 
+int tsr__pread_full(int fd, void *buf, size_t n, uint64_t off) {
+  char *p = buf;
+  while (n) {
+    ssize_t r = pread(fd, p, n, (off_t)off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    p += r;
+    n -= (size_t)r;
+    off += (uint64_t)r;
+  }
+  return 0;
+}
+
 int tsr__read_file_capped(const char *path, size_t max_bytes, char **buf, size_t *len, char *msg,
                           size_t cap) {
   *buf = NULL;

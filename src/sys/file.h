@@ -29,6 +29,9 @@ int tsr__read_file_capped(const char *path, size_t max_bytes, char **buf, size_t
 /* Reads exactly n bytes from fd (retrying short reads and EINTR). Returns
  * 0, or -1 at an error or end of file before n bytes. */
 int tsr__read_full(int fd, void *buf, size_t n);
+/* The same at file offset off (pread: the file position is untouched, so
+ * threads may read one descriptor at once). */
+int tsr__pread_full(int fd, void *buf, size_t n, uint64_t off);
 
 /* One part of a file written by tsr__write_atomic. */
 typedef struct {

@@ -20,6 +20,7 @@
 
 #include "core/backend.h"
 #include "core/context.h"
+#include "core/hash.h"
 #include "measure/measure.h"
 #include "tessera.h"
 
@@ -115,6 +116,97 @@ static void test_oracle_cache(void **state) {
   tsr__workload_destroy(w2);
   tsr__workload_destroy(w3);
   tsr__workload_destroy(NULL);
+}
+
+/* Reads the entry at path: the header's digest line and the payload. */
+static unsigned char *read_entry(const char *path, char digest[80], size_t *payload_len, char magic[64]) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  char line[1100];
+  for (int i = 0; i < 6; i++) {
+    assert_non_null(fgets(line, sizeof line, f));
+    line[strcspn(line, "\n")] = '\0';
+    if (i == 0) snprintf(magic, 64, "%.63s", line);
+    if (i == 4) snprintf(digest, 80, "%.79s", line);
+  }
+  long start = ftell(f);
+  fseek(f, 0, SEEK_END);
+  *payload_len = (size_t)(ftell(f) - start);
+  fseek(f, start, SEEK_SET);
+  unsigned char *buf = malloc(*payload_len);
+  assert_int_equal(fread(buf, 1, *payload_len, f), *payload_len);
+  fclose(f);
+  return buf;
+}
+
+/* Flips one byte of the entry at path, offset from the payload's start. */
+static void damage(const char *path, size_t header, size_t off) {
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  fseek(f, (long)(header + off), SEEK_SET);
+  int c = fgetc(f);
+  fseek(f, (long)(header + off), SEEK_SET);
+  fputc(c ^ 0x20, f);
+  fclose(f);
+}
+
+/* The chunked payload digest (oracle_cache.c, docs/protocol.md): SHA-256
+ * over the raw SHA-256s of the payload's 4 MiB pieces. An entry of 640x640
+ * outputs is 4915200 payload bytes: chunk 0 holds all of ref and the start
+ * of scale, chunk 1 the rest. Damage anywhere in either chunk is a miss
+ * (recomputed, stored anew, then a hit); an entry of the previous format
+ * (magic /3) is a miss. */
+static void test_oracle_cache_chunks(void **state) {
+  tsr_problem p = prob(640, 640, 1, 0.0f);
+  char cache[300], msg[256], path[600], digest[80], magic[64];
+  snprintf(cache, sizeof cache, "%s/oracle", dir);
+  tsr__workload *w1 = NULL, *w2 = NULL;
+  assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 3, cache, 0, &w1, msg, sizeof msg), TSR_OK);
+  assert_string_equal(w1->oracle_source, "cpu");
+  snprintf(path, sizeof path, "%s/%s.f64", cache, w1->key_sha);
+  size_t len;
+  unsigned char *pay = read_entry(path, digest, &len, magic);
+  const size_t count = 640 * 640, chunk = (size_t)4 << 20;
+  assert_string_equal(magic, "tessera-oracle/4");
+  assert_int_equal(len, count * 12);
+  assert_memory_equal(pay, w1->ref, count * 8);
+  assert_memory_equal(pay + count * 8, w1->scale, count * 4);
+  /* the digest, recomputed from its definition */
+  unsigned char mds[2][32];
+  for (size_t c = 0; c < 2; c++) {
+    size_t n = c ? len - chunk : chunk;
+    const void *part[1] = {pay + c * chunk};
+    assert_int_equal(tsr__sha256_parts(part, &n, 1, mds[c]), 0);
+  }
+  char want[65];
+  assert_int_equal(tsr__sha256_hex(mds, sizeof mds, want), 0);
+  assert_string_equal(digest, want);
+  free(pay);
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  size_t header = (size_t)sb.st_size - len;
+  const size_t offs[] = {100, count * 8 + 10, chunk + 10, len - 1};
+  for (int i = 0; i < 4; i++) {
+    damage(path, header, offs[i]);
+    assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 3, cache, 0, &w2, msg, sizeof msg), TSR_OK);
+    assert_string_equal(w2->oracle_source, "cpu");
+    tsr__workload_destroy(w2);
+    assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 3, cache, 0, &w2, msg, sizeof msg), TSR_OK);
+    assert_string_equal(w2->oracle_source, "cache:cpu");
+    assert_memory_equal(w1->ref, w2->ref, count * 8);
+    assert_memory_equal(w1->scale, w2->scale, count * 4);
+    tsr__workload_destroy(w2);
+  }
+  /* the previous format's magic: a miss, never trusted */
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  fseek(f, (long)strlen("tessera-oracle/"), SEEK_SET);
+  fputc('3', f);
+  fclose(f);
+  assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 3, cache, 0, &w2, msg, sizeof msg), TSR_OK);
+  assert_string_equal(w2->oracle_source, "cpu");
+  tsr__workload_destroy(w2);
+  tsr__workload_destroy(w1);
 }
 
 /* The input families: exact dyadic eighths; uniform in [-1, 1); normal with
@@ -546,6 +638,7 @@ static void test_peer_steps(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_oracle_cache, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_oracle_cache_chunks, setup, teardown),
       cmocka_unit_test(test_families),
       cmocka_unit_test(test_contract_cpu),
       cmocka_unit_test(test_specials_cpu),
