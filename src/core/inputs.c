@@ -113,14 +113,72 @@ typedef struct {
   float *buf;
 } fill_job;
 
+/* Stored row r of batch item b, cols values: tsr__input_value's formulas
+ * with what is the same along a row hoisted out of the column loop (one
+ * call per value, its switch and the dyadic family's division cost more
+ * than the values themselves). Bit-identical to tsr__input_value
+ * (tests/core/test_oracle.c checks every family). */
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The 64-bit multiplies of splitmix64 vectorize with AVX-512DQ (8 lanes);
+ * integer arithmetic and exact conversions: the same values on either. */
+__attribute__((target_clones("default", "arch=x86-64-v4")))
+#endif
+static void fill_row(const fill_job *j, int64_t b, int64_t r, float *row) {
+  const int64_t cols = j->cols;
+  const uint64_t seed = j->seed, tag = (uint64_t)(j->t + 1) << 60;
+  const uint64_t idx0 = ((uint64_t)b * 0x100000000ull + (uint64_t)r) * (uint64_t)cols;
+  switch (j->kind) {
+    case TSR_INPUTS_DYADIC: {
+      /* the residue steps by cb mod q along the row; its q values tabled */
+      const int64_t q = dyadic[j->t].q, step = dyadic[j->t].cb % q;
+      float value[32];
+      for (int64_t v = 0; v < q; v++) value[v] = (float)(v - dyadic[j->t].o) / 8.0f;
+      int64_t v = (r * dyadic[j->t].ca + b * dyadic[j->t].cd) % q;
+      for (int64_t c = 0; c < cols; c++) {
+        row[c] = value[v];
+        v += step;
+        if (v >= q) v -= q;
+      }
+      break;
+    }
+    case TSR_INPUTS_NORMAL:
+      for (int64_t c = 0; c < cols; c++) {
+        uint64_t base = tsr__splitmix64((idx0 + (uint64_t)c) ^ tag), sum = 0;
+        for (uint64_t i = 0; i < 12; i++)
+          sum += tsr__splitmix64(seed ^ base ^ (2ull << 56) ^ (i * 0x9e3779b97f4a7c15ull)) >> 40;
+        row[c] = (float)((double)sum * (1.0 / 16777216.0) - 6.0);
+      }
+      break;
+    case TSR_INPUTS_WIDE:
+      for (int64_t c = 0; c < cols; c++) {
+        uint64_t base = tsr__splitmix64((idx0 + (uint64_t)c) ^ tag);
+        uint64_t d0 = tsr__splitmix64(seed ^ base ^ (3ull << 56));
+        uint64_t d1 = tsr__splitmix64(seed ^ base ^ (3ull << 56) ^ 0x9e3779b97f4a7c15ull);
+        double u = (double)(d0 >> 40) * (1.0 / 8388608.0) - 1.0;
+        int e = (int)((d1 >> 32) % 41u) - 20;
+        /* u * 2^e is exact (24 significant bits, |e| <= 20): ldexp's value */
+        double pow2;
+        uint64_t bits = (uint64_t)(1023 + e) << 52;
+        memcpy(&pow2, &bits, sizeof pow2);
+        row[c] = (float)(u * pow2);
+      }
+      break;
+    default:
+      for (int64_t c = 0; c < cols; c++) {
+        uint64_t x = tsr__splitmix64(seed ^ tsr__splitmix64((idx0 + (uint64_t)c) ^ tag));
+        row[c] = (float)((double)(x >> 40) * (1.0 / 8388608.0) - 1.0);
+      }
+      break;
+  }
+}
+
 /* Rows g in [g0, g1) of the batch*rows stored rows; padding set to 0. */
 static void fill_rows(void *arg, int chunk, int64_t g0, int64_t g1) {
   const fill_job *j = arg;
   for (int64_t g = g0; g < g1; g++) {
     int64_t b = g / j->rows, r = g % j->rows;
     float *row = j->buf + b * j->stride + r * j->ld;
-    for (int64_t c = 0; c < j->cols; c++)
-      row[c] = tsr__input_value(j->t, j->kind, j->seed, b, r, c, j->cols);
+    fill_row(j, b, r, row);
     /* ld padding; the stored tensor ends right after the last row's data */
     int64_t end = g + 1 == j->total_rows ? j->cols : j->ld;
     for (int64_t c = j->cols; c < end; c++) row[c] = 0.0f;
