@@ -138,6 +138,9 @@ static void test_parallel_fill_validate(void **state) {
   int64_t n = tsr_problem_elems_c(&p);
   float *c = malloc((size_t)n * sizeof *c);
   for (int64_t i = 0; i < n; i++) c[i] = 99.0f;
+  tsr_poison(&p, c); /* in parallel blocks: every element, the last block's tail too */
+  for (int64_t i = 0; i < n; i++)
+    if (!isnan(c[i])) fail_msg("element %lld of %lld not poisoned", (long long)i, (long long)n);
   tsr_fill(&p, TSR_TENSOR_C, TSR_INPUTS_DYADIC, 0, c);
   for (int64_t i = 0; i < n; i++) {
     int64_t b = i / p.stride_c, in = i % p.stride_c, r = in / p.ldc, col = in % p.ldc;
