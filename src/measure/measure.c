@@ -134,11 +134,27 @@ tsr_status tsr__workload_create(const tsr_problem *p, tsr_inputs inputs, uint64_
   const tsr_problem *q = &w->p;
   size_t na = (size_t)tsr_problem_elems_a(q), nb = (size_t)tsr_problem_elems_b(q),
          nc = (size_t)tsr_problem_elems_c(q), nout = (size_t)(q->batch * q->m * q->n);
+  w->ref = malloc(nout * sizeof *w->ref);
+  w->scale = malloc(nout * sizeof *w->scale);
+  const char *src = "";
+  if (oracle_only && w->ref && w->scale) {
+    /* a cached oracle needs no inputs: none are generated (a torch row
+     * loads two 8192^2 entries and makes its own inputs) */
+    int64_t t0 = tsr__now_ns();
+    int hit = !tsr__oracle_cache_load(q, inputs, seed, cache_dir, w->ref, w->scale,
+                                      &w->strict_rel_fro, &src, w->key_sha);
+    w->oracle_ns = tsr__now_ns() - t0;
+    if (hit) {
+      snprintf(w->oracle_source, sizeof w->oracle_source, "%s", src);
+      tsr__oracle_key(q, inputs, seed, w->key, sizeof w->key);
+      *out = w;
+      return TSR_OK;
+    }
+    w->strict_rel_fro = NAN;
+  }
   w->a = malloc(na * sizeof *w->a);
   w->b = malloc(nb * sizeof *w->b);
   w->c0 = q->beta != 0.0f ? malloc(nc * sizeof *w->c0) : NULL;
-  w->ref = malloc(nout * sizeof *w->ref);
-  w->scale = malloc(nout * sizeof *w->scale);
   if (!w->a || !w->b || (q->beta != 0.0f && !w->c0) || !w->ref || !w->scale) {
     snprintf(msg, cap, "workload: cannot allocate %.1f MiB of host memory for %lldx%lldx%lld",
              tsr__workload_bytes(q) / 1048576.0, (long long)q->m, (long long)q->n,
@@ -151,11 +167,10 @@ tsr_status tsr__workload_create(const tsr_problem *p, tsr_inputs inputs, uint64_
   tsr_fill(q, TSR_TENSOR_B, inputs, seed, w->b);
   if (w->c0) tsr_fill(q, TSR_TENSOR_C, inputs, seed, w->c0);
   int64_t t1 = tsr__now_ns();
-  const char *src = "";
   st = tsr__oracle_cached(q, inputs, seed, w->a, w->b, w->c0, cache_dir, w->ref, w->scale,
                           &w->strict_rel_fro, &src, w->key_sha, msg, cap);
   w->inputs_ns = t1 - t0;
-  w->oracle_ns = tsr__now_ns() - t1;
+  w->oracle_ns += tsr__now_ns() - t1; /* (a missed cache-only load counts too) */
   if (st) {
     tsr__workload_destroy(w);
     return st;

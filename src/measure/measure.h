@@ -139,6 +139,12 @@ tsr_status tsr__oracle_cached(const tsr_problem *p, tsr_inputs inputs, uint64_t 
                               const char *cache_dir, double *ref, float *scale,
                               double *strict_rel_fro, const char **source, char key_sha[65],
                               char *msg, size_t cap);
+/* Only the cache: 0 when cache_dir holds a verified entry for (p, inputs,
+ * seed), loaded into ref and scale as tsr__oracle_cached does; else -1
+ * (ref and scale then hold anything). key_sha is set either way. */
+int tsr__oracle_cache_load(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
+                           const char *cache_dir, double *ref, float *scale,
+                           double *strict_rel_fro, const char **source, char key_sha[65]);
 /* Canonical key text of (shape, ops, alpha, beta, batch, inputs, seed). */
 void tsr__oracle_key(const tsr_problem *p, tsr_inputs inputs, uint64_t seed, char *buf,
                      size_t cap);

@@ -193,6 +193,17 @@ static void store(const char *dir, const char *path, const char *key, size_t cou
   tsr__write_atomic(path, parts, 3, msg, sizeof msg); /* a failure: a cache miss later, nothing worse */
 }
 
+int tsr__oracle_cache_load(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
+                           const char *cache_dir, double *ref, float *scale,
+                           double *strict_rel_fro, const char **source, char key_sha[65]) {
+  char key[512], path[4200];
+  tsr__oracle_key(p, inputs, seed, key, sizeof key);
+  tsr__sha256_hex(key, strlen(key), key_sha);
+  if (!cache_dir) return -1;
+  snprintf(path, sizeof path, "%s/%s.f64", cache_dir, key_sha);
+  return load(path, key, (size_t)(p->batch * p->m * p->n), ref, scale, strict_rel_fro, source);
+}
+
 tsr_status tsr__oracle_cached(const tsr_problem *p, tsr_inputs inputs, uint64_t seed,
                               const float *a, const float *b, const float *c0,
                               const char *cache_dir, double *ref, float *scale,

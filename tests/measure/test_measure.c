@@ -69,6 +69,17 @@ static void test_oracle_cache(void **state) {
   }
   assert_true(fabs(w2->ref[2 * 5 + 3] - want) < 1e-12);
   assert_true(fabsf(w2->scale[2 * 5 + 3] - (float)sc) <= 1e-6f * (float)sc);
+  /* oracle only (a route that makes its own inputs): a cache hit generates
+   * none, same oracle */
+  assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_RANDOM, 9, cache, 1, &w3, msg, sizeof msg), TSR_OK);
+  assert_string_equal(w3->oracle_source, "cache:cpu");
+  assert_true(w3->a == NULL && w3->b == NULL && w3->c0 == NULL && w3->inputs_ns == 0);
+  assert_string_equal(w3->key_sha, w1->key_sha);
+  assert_string_equal(w3->key, w1->key);
+  assert_memory_equal(w1->ref, w3->ref, 35 * sizeof(double));
+  assert_memory_equal(w1->scale, w3->scale, 35 * sizeof(float));
+  assert_true(w1->strict_rel_fro == w3->strict_rel_fro);
+  tsr__workload_destroy(w3);
   /* a different family is a different key */
   assert_int_equal(tsr__workload_create(&p, TSR_INPUTS_WIDE, 9, cache, 0, &w3, msg, sizeof msg), TSR_OK);
   assert_string_equal(w3->oracle_source, "cpu");
