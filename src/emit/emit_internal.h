@@ -1,8 +1,11 @@
-/* Emitter internals shared by emit.c and plans.c: the geometry a (problem,
- * plan) pair realizes, computed once by tsr__emit_geometry and used by the
- * legality check and every code generator. */
+/* Emitter internals shared by emit.c, ozaki.c, geometry.c and plans.c: the
+ * geometry a (problem, plan) pair realizes, computed once by
+ * tsr__emit_geometry and used by the legality check and every code
+ * generator; the generators' string builder and shared pieces. */
 #ifndef TSR_EMIT_EMIT_INTERNAL_H
 #define TSR_EMIT_EMIT_INTERNAL_H
+
+#include <stdarg.h>
 
 #include "emit/emit.h"
 
@@ -115,5 +118,23 @@ extern const int tsr__ozaki_moduli[TSR__OZAKI_MAX_MODULI];
 /* Fills g; TSR_OK or a rejection with one line in msg. */
 tsr_status tsr__emit_geometry(const tsr_problem *p, const tsr_plan *plan,
                               const tsr__gpu_target *t, tsr__emit_geo *g, char *msg, size_t cap);
+
+/* The generated source under construction: appended to with printf formats;
+ * a failed allocation sets oom and makes every later append a no-op (the
+ * caller reports it once). */
+typedef struct {
+  char *p;
+  size_t len, cap;
+  int oom;
+} tsr__sb;
+void tsr__sb_vput(tsr__sb *s, const char *fmt, va_list ap);
+
+/* Pieces of emit.c that the Ozaki generator (ozaki.c) prints too: the index
+ * type of the problem's extents, the walk (linear ordinal -> tile), the strict
+ * k-ascending fix-up tsr_fix; and that generator itself (mma=wgmma-s8). */
+const char *tsr__emit_idx_t(const tsr__emit_geo *g);
+void tsr__emit_walk(tsr__sb *s, const tsr__emit_geo *g);
+void tsr__emit_fix(tsr__sb *s, const tsr__emit_geo *g);
+void tsr__emit_ozaki(tsr__sb *s, const tsr_problem *p, const tsr__emit_geo *g);
 
 #endif

@@ -1,0 +1,61 @@
+/* PTX helper source shared by the generators of the wgmma families
+ * (src/emit/emit.c) and the Ozaki family (src/emit/ozaki.c): format strings,
+ * printed with the generators' put(). */
+#ifndef TSR_EMIT_PTX_SRC_H
+#define TSR_EMIT_PTX_SRC_H
+
+/* PTX helpers shared by the wgmma families and mma=wgmma-s8 (format strings:
+ * put() prints them) */
+#define WG_SYNC_SRC \
+    "__device__ __forceinline__ void tsr_wg_fence() { // before a wgmma that touches registers used since\n" \
+    "  asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n" \
+    "}\n" \
+    "__device__ __forceinline__ void tsr_wg_commit() {\n" \
+    "  asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");\n" \
+    "}\n" \
+    "template <int PENDING> __device__ __forceinline__ void tsr_wg_wait() {\n" \
+    "  asm volatile(\"wgmma.wait_group.sync.aligned %%0;\\n\" :: \"n\"(PENDING) : \"memory\");\n" \
+    "}\n" \
+    "// generic-proxy shared stores (the split) -> visible to the async proxy (wgmma)\n" \
+    "__device__ __forceinline__ void tsr_proxy_fence() {\n" \
+    "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n" \
+    "}\n" \
+    "// pins an accumulator register: no read of it moves above the wait_group before\n" \
+    "__device__ __forceinline__ void tsr_wg_pin(float &x) { asm volatile(\"\" : \"+f\"(x) :: \"memory\"); }\n"
+#define MBAR_SRC \
+    "// mbarriers (PTX ISA \"Parallel Synchronization and Communication Instructions:\n" \
+    "// mbarrier\"): arrive has release, try_wait acquire semantics at CTA scope\n" \
+    "__device__ __forceinline__ void tsr_mbar_init(unsigned bar, unsigned count) {\n" \
+    "  asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %%1;\\n\" :: \"r\"(bar), \"r\"(count) : \"memory\");\n" \
+    "}\n" \
+    "__device__ __forceinline__ void tsr_mbar_arrive(unsigned bar) {\n" \
+    "  asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.shared::cta.b64 st, [%%0];\\n}\\n\" :: \"r\"(bar) : \"memory\");\n" \
+    "}\n" \
+    "// returns once the phase of parity `parity` has completed\n" \
+    "__device__ __forceinline__ void tsr_mbar_wait(unsigned bar, unsigned parity) {\n" \
+    "  asm volatile(\"{\\n.reg .pred done;\\nTSR_MBAR_WAIT:\\n\"\n" \
+    "               \"mbarrier.try_wait.parity.shared::cta.b64 done, [%%0], %%1;\\n\"\n" \
+    "               \"@!done bra TSR_MBAR_WAIT;\\n}\\n\" :: \"r\"(bar), \"r\"(parity) : \"memory\");\n" \
+    "}\n" \
+    "// the producer warpgroup's own barrier (named barrier 1; __syncthreads is 0)\n" \
+    "__device__ __forceinline__ void tsr_producer_sync() { asm volatile(\"bar.sync 1, 128;\\n\" ::: \"memory\"); }\n"
+#define BULK_SRC \
+    "// arrive once and expect `bytes` more of bulk copies in this phase (the phase\n" \
+    "// completes when the arrivals and the bytes are all in)\n" \
+    "__device__ __forceinline__ void tsr_mbar_arrive_tx(unsigned bar, unsigned bytes) {\n" \
+    "  asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%%0], %%1;\\n}\\n\"\n" \
+    "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n" \
+    "}\n" \
+    "// bulk copy (TMA, no tensor map): `bytes` contiguous bytes global -> shared,\n" \
+    "// completing on mbarrier bar (both addresses 16-byte aligned, bytes %% 16 == 0)\n" \
+    "__device__ __forceinline__ void tsr_bulk(float *dst, const float *src, unsigned bytes, unsigned bar) {\n" \
+    "  asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\\n\"\n" \
+    "               :: \"r\"(tsr_smem_addr(dst)), \"l\"(src), \"r\"(bytes), \"r\"(bar) : \"memory\");\n" \
+    "}\n"
+#define SETMAXNREG_BULK_FMT \
+    "// 384 threads start at 168 registers (64512 per CTA): the producer (one thread\n" \
+    "// issuing bulk copies) gives 128 to each consumer thread (40 x 128 + 232 x 256)\n" \
+    "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n" \
+    "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n"
+
+#endif
