@@ -30,7 +30,7 @@ size_t tsr_cli_problem_table(tsr_cli_problem_opts *o, tsr_cli_opt *out) {
                          "key=value,... over the backend's default plan, e.g.\n"
                          "bm=128,bn=128,bk=16,walk=rect:4x8 (tessera plan shows every key\n"
                          "but the FFMA-only kfrag and kloop and the Ozaki family's\n"
-                         "moduli and gstride, which it shows when set)"),
+                         "moduli, gstride and rvec, which it shows when set)"),
       TSR_CLI_OPT_STRING("--backend", &o->backend, "B",
                          "auto (default: cuda when a GPU is usable, else cpu), cpu, cuda,\n"
                          "cublas, hand"),

@@ -282,6 +282,11 @@ typedef struct {
    * 1/gstride of an INT8 GEMM. 0 (or 1): every block. Named in the plan text
    * only when not 0. */
   int gstride;
+  /* mma=wgmma-s8 only: outputs per thread of the reconstruction kernel, 1 or
+   * 4 (four of one row: the residues read as one 32-bit word per modulus,
+   * the row's scale and norm once). 0 = 1. Named in the plan text only when
+   * not 0. */
+  int rvec;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

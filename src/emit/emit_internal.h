@@ -103,6 +103,7 @@ typedef struct {
    * batch x modulus x M x N). */
   int s8, nmod, bits_a, bits_b;
   int gstride; /* the guard's magnitude GEMM sums K blocks 0, gstride, ... (>= 1) */
+  int rvec;    /* outputs per reconstruction thread: 1, or 4 of one row */
   int64_t kp;
   uint64_t wb_pa, wb_pb, wb_sa, wb_sb, wb_r;
   /* ... the rows' / columns' 1-norms (FP64) and the magnitude product's

@@ -266,6 +266,9 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   if (pl->gstride != 0)
     return reject(msg, cap, "plan: gstride=%d is unused by mma=%s and must be 0", pl->gstride,
                   mma_name(pl->mma));
+  if (pl->rvec != 0)
+    return reject(msg, cap, "plan: rvec=%d is unused by mma=%s and must be 0", pl->rvec,
+                  mma_name(pl->mma));
   return TSR_OK;
 }
 
@@ -689,7 +692,8 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
   const fixed_field fixed[] = {
       {"wm", pl->wm, 1},       {"wn", pl->wn, 1},         {"tm", pl->tm, 1},
       {"tn", pl->tn, 1},       {"stages", pl->stages, 1}, {"pad", pl->pad, 0},
-      {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}, {"gstride", pl->gstride, 0}};
+      {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}, {"gstride", pl->gstride, 0},
+      {"rvec", pl->rvec, 0}};
   tsr_status fs = check_fixed_fields(pl, "gemv", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_INLINE)
@@ -970,6 +974,10 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
                   (long long)p->k, OZAKI_MAX_K);
   g->nmod = pl->moduli;
   g->gstride = pl->gstride > 1 ? pl->gstride : 1;
+  if (pl->rvec != 0 && pl->rvec != 1 && pl->rvec != 4)
+    return reject(msg, cap, "plan: rvec=%d; the reconstruction takes 1 or 4 outputs per thread",
+                  pl->rvec);
+  g->rvec = pl->rvec == 4 ? 4 : 1;
   g->producer = 1;
   g->pbulk = 1;
   g->wgs = pl->bm / pl->wm;
@@ -1049,7 +1057,8 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
   /* the pack prologue: one CTA per 8 rows (a core matrix's) per batch item */
   g->a.pre_blocks = (uint64_t)g->a.prows / 8;
   g->b.pre_blocks = (uint64_t)g->b.prows / 8;
-  g->reduce_blocks = (bt * mn + 255) / 256;
+  /* rvec=4: a thread per quad of the residue planes' NP-byte rows */
+  g->reduce_blocks = g->rvec == 4 ? (bt * mnp / 4 + 255) / 256 : (bt * mn + 255) / 256;
   if (g->a.pre_blocks > t->grid[0] || g->b.pre_blocks > t->grid[0] || g->reduce_blocks > t->grid[0])
     return reject(msg, cap, "plan: the prologue or reconstruction grid exceeds the gridDim.x limit %llu",
                   (unsigned long long)t->grid[0]);

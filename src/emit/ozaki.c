@@ -454,12 +454,51 @@ static void emit_oz_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
   put(s, "    }\n  }\n}\n\n");
 }
 
+/* The reconstruction's value of one output from its residues (res: a format
+ * naming residue j, v0 already set): Garner's balanced digits v_j, X in FP64,
+ * alpha X 2^-(sa + sb) (+ beta C), rounded once; an overflow recomputed
+ * strictly. Ends the enclosing function. */
+static void put_oz_value(sb_t *s, const tsr__emit_geo *g, int beta0, const char *fix, const char *res) {
+  int n = g->nmod;
+  TSR_ASSERT(tsr__ozaki_moduli[0] == 256);
+  for (int j = 1; j < n; j++) {
+    int mj = tsr__ozaki_moduli[j];
+    long long pm = 1; /* P_i mod m_j */
+    long long off = ((long long)j * 128 * 255 / mj + 1) * mj;
+    put(s, "  const unsigned t%d = (unsigned)((int)", j);
+    put(s, res, j);
+    put(s, " + %lld", off);
+    for (int i = 0; i < j; i++) {
+      if (pm) put(s, " - v%d * %lld", i, pm);
+      pm = pm * tsr__ozaki_moduli[i] % mj;
+    }
+    put(s,
+        ");\n  const int d%d = (int)((t%d %% %du) * %du %% %du), v%d = d%d > %d ? d%d - %d : d%d;\n", j,
+        j, mj, oz_inv((int)pm, mj), mj, j, j, mj - 1 - mj / 2, j, mj, j);
+  }
+  put(s, "  double x = (double)v%d;\n", n - 1);
+  for (int j = n - 2; j >= 0; j--) put(s, "  x = (double)v%d + %d.0 * x;\n", j, tsr__ozaki_moduli[j]);
+  put(s,
+      "  const double y = (double)alpha * x * tsr_p2d(-(sa + sb));\n"
+      "  const float f = (float)(%s);\n"
+      "  // an overflow, where the operands' rounding may have crossed FLT_MAX: strictly\n"
+      "  *c = tsr_finite(f) ? f : %s;\n"
+      "}\n",
+      beta0 ? "y" : "y + (double)beta * (double)*c", fix);
+}
+
 /* The reconstruction (the reduction slot of the kernel ABI): one thread per
  * output. Garner's digits v_j (balanced) from the residues r_j, with the
  * constants P_i mod m_j (P_i the product of the first i moduli) and
  * (P_j mod m_j)^-1 baked in; X = v_0 + m_0 (v_1 + m_1 (v_2 + ...)) in FP64. */
+static void emit_oz_recon4(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g);
+
 static void emit_oz_recon(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
-  int beta0 = p->beta == 0.0f, n = g->nmod;
+  if (g->rvec == 4) {
+    emit_oz_recon4(s, p, g);
+    return;
+  }
+  int beta0 = p->beta == 0.0f;
   int small = (double)p->batch * (double)p->m * (double)p->n < 2147483648.0 - 256.0;
   const char *fix = beta0 ? "alpha * tsr_fix(A, B, bz, row, col, 0, K)"
                           : "alpha * tsr_fix(A, B, bz, row, col, 0, K) + beta * *c";
@@ -508,29 +547,78 @@ static void emit_oz_recon(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g)
       "  // multiple of m_j, so the remainders are unsigned\n"
       "  const int v0 = (int)(signed char)r[0]; // m_0 = 256\n",
       fix);
-  TSR_ASSERT(tsr__ozaki_moduli[0] == 256);
-  for (int j = 1; j < n; j++) {
-    int mj = tsr__ozaki_moduli[j];
-    long long pm = 1; /* P_i mod m_j */
-    long long off = ((long long)j * 128 * 255 / mj + 1) * mj;
-    put(s, "  const unsigned t%d = (unsigned)((int)r[%d * RPL] + %lld", j, j, off);
-    for (int i = 0; i < j; i++) {
-      if (pm) put(s, " - v%d * %lld", i, pm);
-      pm = pm * tsr__ozaki_moduli[i] % mj;
-    }
-    put(s,
-        ");\n  const int d%d = (int)((t%d %% %du) * %du %% %du), v%d = d%d > %d ? d%d - %d : d%d;\n", j,
-        j, mj, oz_inv((int)pm, mj), mj, j, j, mj - 1 - mj / 2, j, mj, j);
-  }
-  put(s, "  double x = (double)v%d;\n", n - 1);
-  for (int j = n - 2; j >= 0; j--) put(s, "  x = (double)v%d + %d.0 * x;\n", j, tsr__ozaki_moduli[j]);
+  put_oz_value(s, g, beta0, fix, "r[%d * RPL]");
+}
+
+/* rvec=4: four outputs of one row per thread, columns 4q .. 4q + 3 of the
+ * residue planes' NP-byte rows (NP % 16 == 0, so every row holds whole
+ * quads; the outputs past N are skipped). The row's scale exponent and
+ * 1-norm are read once, each modulus's four residues as one 32-bit word;
+ * each output then takes the rvec=1 path (tsr_recon_out): the specials, the
+ * guard, Garner's digits, one rounding. */
+static void emit_oz_recon4(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  int beta0 = p->beta == 0.0f;
+  int small = (double)p->batch * (double)p->m * (double)((p->n + 15) / 16 * 16) < 2147483648.0 - 256.0;
+  const char *fix = beta0 ? "alpha * tsr_fix(A, B, bz, row, col, 0, K)"
+                          : "alpha * tsr_fix(A, B, bz, row, col, 0, K) + beta * *c";
   put(s,
-      "  const double y = (double)alpha * x * tsr_p2d(-(sa + sb));\n"
-      "  const float f = (float)(%s);\n"
-      "  // an overflow, where the operands' rounding may have crossed FLT_MAX: strictly\n"
-      "  *c = tsr_finite(f) ? f : %s;\n"
-      "}\n",
-      beta0 ? "y" : "y + (double)beta * (double)*c", fix);
+      "// Reconstruction, four outputs of one row per thread (rvec=4): the residues of a'b'\n"
+      "// -> X = a'b' (Garner, balanced digits) -> alpha X 2^-(sa + sb) (+ beta C) in FP64,\n"
+      "// rounded once to FP32.\n"
+      "typedef %s tsr_ridx; // outputs of all batch items\n"
+      "__device__ __forceinline__ void tsr_recon_out(const float *__restrict__ A, const float *__restrict__ B,\n"
+      "                                              float *c, int bz, int row, int col, int sa, int sb,\n"
+      "                                              double na, double nb, int lq, const int (&rr)[NMOD],\n"
+      "                                              float alpha, float beta) {\n"
+      "  if (sa == TSR_NOSCALE || sb == TSR_NOSCALE) { // a NaN or an infinity: strictly\n"
+      "    *c = %s;\n"
+      "    return;\n"
+      "  }\n"
+      "  // the guard (docs/accuracy.md \"ozaki\"), as with rvec=1\n"
+      "  const double ea = na > 0.0 ? tsr_p2d(-(sa + 1)) : 0.0, eb = nb > 0.0 ? tsr_p2d(-(sb + 1)) : 0.0;\n"
+      "  const double err = ea * nb + eb * na + (double)K * ea * eb;\n"
+      "  const double low = (double)lq * tsr_p2d(-(sa + sb - BITS_A - BITS_B + 16));\n"
+      "  if (err > ((double)K + 32.0) * 0x1p-24 * low) {\n"
+      "    *c = %s;\n"
+      "    return;\n"
+      "  }\n"
+      "  const int v0 = (int)(signed char)rr[0]; // m_0 = 256\n",
+      small ? "int" : "long long", fix, fix);
+  put_oz_value(s, g, beta0, fix, "rr[%d]");
+  put(s,
+      "extern \"C\" __global__ void __launch_bounds__(256)\n"
+      "tsr_gemm_reduce(const float *__restrict__ A, const float *__restrict__ B,\n"
+      "                float *__restrict__ C, const float *__restrict__ W, float alpha, float beta) {\n"
+      "  constexpr int NQ = (int)(NP / 4); // quads of a residue row\n"
+      "  constexpr tsr_ridx MQ = (tsr_ridx)M * NQ;\n"
+      "  const tsr_ridx i = (tsr_ridx)blockIdx.x * 256 + (tsr_ridx)threadIdx.x;\n"
+      "  if (i >= MQ * BATCH) return;\n"
+      "  const int bz = (int)(i / MQ);\n"
+      "  const tsr_ridx e4 = i - (tsr_ridx)bz * MQ;\n"
+      "  const int row = (int)(e4 / NQ), col = 4 * (int)(e4 - (tsr_ridx)row * NQ);\n"
+      "  const long long e = (long long)row * N + col; // the first output's index in its item\n"
+      "  const char *w = reinterpret_cast<const char *>(W);\n"
+      "  const int sa = reinterpret_cast<const int *>(w + WB_SA)[(long long)bz * PRA + row];\n"
+      "  const double na = reinterpret_cast<const double *>(w + WB_NA)[(long long)bz * PRA + row];\n"
+      "  const int *sbp = reinterpret_cast<const int *>(w + WB_SB) + (long long)bz * PRB + col;\n"
+      "  const double *nbp = reinterpret_cast<const double *>(w + WB_NB) + (long long)bz * PRB + col;\n"
+      "  const int *lqp = reinterpret_cast<const int *>(w + WB_L) + (long long)bz * M * N + e;\n"
+      "  constexpr long long RPL = (long long)M * NP; // a residue plane, bytes\n"
+      "  const unsigned char *r =\n"
+      "      reinterpret_cast<const unsigned char *>(w + WB_R) + bz * NMOD * RPL + (long long)row * NP + col;\n"
+      "  unsigned rw[NMOD]; // residue j of outputs col .. col + 3, a byte each\n"
+      "#pragma unroll\n"
+      "  for (int j = 0; j < NMOD; ++j) rw[j] = *reinterpret_cast<const unsigned *>(r + j * RPL);\n"
+      "  float *c = C + (tsr_idx)bz * SC + (tsr_idx)row * LDC + col;\n"
+      "#pragma unroll\n"
+      "  for (int q = 0; q < 4; ++q) {\n"
+      "    if (col + q >= N) break; // past the row's end (N %% 4 != 0)\n"
+      "    int rr[NMOD];\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < NMOD; ++j) rr[j] = (int)((rw[j] >> (8 * q)) & 255u);\n"
+      "    tsr_recon_out(A, B, c + q, bz, row, col + q, sa, sbp[q], na, nbp[q], lqp[q], rr, alpha, beta);\n"
+      "  }\n"
+      "}\n");
 }
 
 void tsr__emit_ozaki(tsr__sb *s, const tsr_problem *p, const tsr__emit_geo *g) {

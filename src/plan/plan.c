@@ -40,6 +40,7 @@ static const struct {
     {"kloop", K_INT, offsetof(tsr_plan, kloop), 0},
     {"moduli", K_INT, offsetof(tsr_plan, moduli), 0},
     {"gstride", K_INT, offsetof(tsr_plan, gstride), 0},
+    {"rvec", K_INT, offsetof(tsr_plan, rvec), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -180,7 +181,7 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
 int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   char walk[64], extra[64] = "";
   tsr_walk_format(&p->walk, walk, sizeof walk);
-  /* kfrag, kloop, moduli and gstride are named only when set: the text of every plan that
+  /* kfrag, kloop, moduli, gstride and rvec are named only when set: the text of every plan that
    * predates them (tuning databases, results, the generated sources'
    * headers) is unchanged */
   size_t x = 0;
@@ -189,7 +190,8 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
                           pack_names[(unsigned)p->kfrag < 4 ? (unsigned)p->kfrag : 0]);
   if (p->kloop != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",kloop=%d", p->kloop);
   if (p->moduli != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",moduli=%d", p->moduli);
-  if (p->gstride != 0) snprintf(extra + x, sizeof extra - x, ",gstride=%d", p->gstride);
+  if (p->gstride != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",gstride=%d", p->gstride);
+  if (p->rvec != 0) snprintf(extra + x, sizeof extra - x, ",rvec=%d", p->rvec);
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
                   "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s,split=%s%s",
@@ -213,5 +215,5 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          a->threads == b->threads && a->isa == b->isa && a->mma == b->mma && a->acc == b->acc &&
          a->minblocks == b->minblocks && a->pack == b->pack && a->split == b->split &&
          a->kfrag == b->kfrag && a->kloop == b->kloop &&
-         a->moduli == b->moduli && a->gstride == b->gstride;
+         a->moduli == b->moduli && a->gstride == b->gstride && a->rvec == b->rvec;
 }

@@ -651,6 +651,7 @@ static const family families[] = {
     {"cuda ozaki 128x256", TSR_BACKEND_CUDA, TSR_PREC_OZAKI,
      "bm=128,bn=256,bk=128,wm=64,wn=256,stages=3,moduli=8", 0},
     {"cuda ozaki gstride=2", TSR_BACKEND_CUDA, TSR_PREC_OZAKI, "moduli=8,gstride=2", 0},
+    {"cuda ozaki rvec=4", TSR_BACKEND_CUDA, TSR_PREC_OZAKI, "moduli=8,rvec=4", 0},
     /* stage 2 (scripts/device/wgmma-run's variants): two partial-sum
      * buffers, the producer warpgroup with cp.async or register loads */
 #define WG2 "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,minblocks=0,acc=step,splitk=1,"

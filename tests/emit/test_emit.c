@@ -413,6 +413,10 @@ static void test_rejections(void **state) {
     expect_reject(oz, OZB OZ1 "bk=64,stages=6,moduli=8,gstride=65",
                   "gstride=65; the guard's K stride is 0 to 64");
     expect_reject(big, "gstride=4", "gstride=4 is unused by mma=ffma and must be 0");
+    expect_accept_on(SM90, oz, OZB OZ1 "bk=64,stages=6,moduli=8,rvec=4");
+    expect_reject(oz, OZB OZ1 "bk=64,stages=6,moduli=8,rvec=2",
+                  "rvec=2; the reconstruction takes 1 or 4 outputs per thread");
+    expect_reject(big, "rvec=4", "rvec=4 is unused by mma=ffma and must be 0");
 #undef OZ1
 #undef OZB
   }
@@ -517,6 +521,30 @@ static void test_rejections(void **state) {
     wg_check(&sm89, big, "", "mma=wgmma-tf32x3 needs sm_90a (wgmma); the target is sm_89");
     wg_check(&sm100, big, "", "needs sm_90a (wgmma); the target is sm_100");
   }
+}
+
+/* mma=wgmma-s8, rvec=4: the four-output reconstruction, a thread per quad
+ * of the residue planes' rows (N rounded up to 16), also where N % 4 != 0;
+ * rvec=1's a thread per output; the guard's stride reaches the main kernel's
+ * K loops. */
+static void test_ozaki_rvec_gstride(void **state) {
+  (void)state;
+  tsr_plan pl = mkplan("mma=wgmma-s8,split=producer-bulk,tm=1,tn=1,pad=0,vec=4,bm=128,bn=64,bk=32,"
+                       "wm=64,wn=64,stages=3,moduli=8,rvec=4,gstride=3");
+  tsr_problem p4 = P(256, 190, 512);
+  p4.precision = TSR_PREC_OZAKI;
+  tsr__kernel_src k4, k1;
+  emit_ok(&p4, &pl, &k4);
+  assert_non_null(strstr(k4.source, "four outputs of one row per thread (rvec=4)"));
+  assert_int_equal(k4.reduce_grid[0], (256 * 192 / 4 + 255) / 256);
+  pl.rvec = 0;
+  emit_ok(&p4, &pl, &k1);
+  assert_null(strstr(k1.source, "rvec=4)"));
+  assert_int_equal(k1.reduce_grid[0], (256 * 190 + 255) / 256);
+  assert_non_null(strstr(k4.source, "static constexpr int GSTRIDE = 3;"));
+  assert_non_null(strstr(k4.source, "kb += ks"));
+  tsr__kernel_src_free(&k4);
+  tsr__kernel_src_free(&k1);
 }
 
 /* wgmma: the source says it needs sm_90a (the backend's NVRTC option follows
@@ -665,8 +693,9 @@ static void test_default_table(void **state) {
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.moduli, 8);
   assert_int_equal(pl.gstride, 8);
-  q = P(2048, 2048, 4095); /* 64 blocks make a stride of 2; 63 none */
-  assert_int_equal(tsr__ozaki_gstride_for(q.k, 64), 0);
+  /* 63 blocks of 64: every block; 64 blocks: a stride of 2 */
+  assert_int_equal(tsr__ozaki_gstride_for(4032, 64), 0);
+  assert_int_equal(tsr__ozaki_gstride_for(4033, 64), 2);
   assert_int_equal(tsr__ozaki_gstride_for(4096, 64), 2);
   assert_int_equal(tsr__ozaki_gstride_for(100000, 64), 48);
   assert_int_equal(tsr__ozaki_gstride_for(131071, 64), 64);
@@ -1515,6 +1544,30 @@ static const emu_case emu_cases[] = {
      .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI},
     {"ozaki TT batch2 beta ld pad gstride 9", {70, 66, 37, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
      OZ "bm=128,bn=64,bk=32,wm=64,wn=32,stages=2,moduli=5,gstride=9", .prec = TSR_PREC_OZAKI},
+    /* rvec=4: four outputs of a row per reconstruction thread (N % 4 == 0),
+     * through the guard, the specials and the FLT_MAX overflow; N = 66 and 70:
+     * the last quad of a row half past N */
+    {"contract ozaki 8 moduli 96x80x129 wide rvec 4", {96, 80, 129, 1, 'N', 'N', 0},
+     OZ "bm=128,bn=128,bk=64,wm=64,wn=128,stages=3,moduli=8,rvec=4", .random = 2,
+     .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI, .seed = 3},
+    {"contract ozaki 4 moduli K=2048 guard rvec 4", {64, 64, 2048, 1, 'N', 'T', 0},
+     OZ "bm=64,bn=64,bk=128,wm=64,wn=64,stages=3,moduli=4,rvec=4", .random = 1,
+     .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI},
+    {"ozaki NT 256x128 tails beta rect rvec 4", {260, 136, 100, 1, 'N', 'T', 0.5f},
+     OZ "bm=256,bn=128,bk=32,wm=128,wn=128,stages=3,moduli=8,walk=rect:2x2,rvec=4", .prec = TSR_PREC_OZAKI},
+    {"ozaki TT batch2 beta ld pad rvec 4 N%4=2", {70, 66, 37, 2, 'T', 'T', 1.0f, 1, 3, 2, 5},
+     OZ "bm=128,bn=64,bk=32,wm=64,wn=32,stages=2,moduli=5,rvec=4", .prec = TSR_PREC_OZAKI},
+    {"ozaki NN batch2 beta ld pad rvec 4", {70, 68, 37, 2, 'N', 'N', 1.0f, 1, 3, 2, 5},
+     OZ "bm=128,bn=64,bk=32,wm=64,wn=32,stages=2,moduli=6,rvec=4", .prec = TSR_PREC_OZAKI},
+    {"contract ozaki 8 moduli 98x70x129 random rvec 4 N%4=2", {98, 70, 129, 1, 'N', 'T', 0},
+     OZ "bm=128,bn=128,bk=64,wm=64,wn=128,stages=3,moduli=8,rvec=4", .random = 1,
+     .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI},
+    {"specials ozaki NT rvec 4", {40, 36, 52, 1, 'N', 'T', 0},
+     OZ "bm=64,bn=64,bk=32,wm=64,wn=64,stages=3,moduli=8,rvec=4", .random = 1,
+     .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI, .special = 1},
+    {"specials ozaki 7 moduli FLT_MAX NN rvec 4 (Frobenius breach)", {96, 80, 256, 1, 'N', 'N', 0},
+     OZ "bm=64,bn=64,bk=64,wm=64,wn=64,stages=2,moduli=7,rvec=4", .random = 1,
+     .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI, .special = 2, .breach = 1},
     {"specials ozaki NT", {40, 36, 52, 1, 'N', 'T', 0},
      OZ "bm=64,bn=64,bk=32,wm=64,wn=64,stages=3,moduli=8", .random = 1,
      .contract = TSR_PREC_OZAKI, .prec = TSR_PREC_OZAKI, .special = 1},
@@ -2419,6 +2472,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_walk_identity),
       cmocka_unit_test(test_rejections),      cmocka_unit_test(test_target_limits),
       cmocka_unit_test(test_wgmma_contract),
+      cmocka_unit_test(test_ozaki_rvec_gstride),
       cmocka_unit_test(test_beta_zero_source),
       cmocka_unit_test(test_default_table),   cmocka_unit_test(test_pack_contract),
       cmocka_unit_test(test_split_contract),  cmocka_unit_test(test_ownership),
