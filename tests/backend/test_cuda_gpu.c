@@ -515,6 +515,17 @@ static void test_out_of_memory(void **state) {
   }
 }
 
+/* The backend's default plan for p, realized and prepared on x's inputs */
+static void *prepare_default(const tsr__backend *be, const tsr_problem *p, const bufs *x,
+                             tsr_plan_info *info) {
+  tsr_plan plan;
+  be->default_plan(ctx, p, &plan);
+  assert_int_equal(be->realize(ctx, p, &plan, info), TSR_OK);
+  void *ex = NULL;
+  assert_int_equal(be->prepare(ctx, p, &info->plan, x->a, x->b, NULL, &ex), TSR_OK);
+  return ex;
+}
+
 /* exec_info reports compile resources; event_time measures n calls. */
 static void test_exec_info_and_timing(void **state) {
   NEED_GPU();
@@ -526,12 +537,8 @@ static void test_exec_info_and_timing(void **state) {
     make_problem(&p, &s, TSR_OP_N, TSR_OP_N, 0);
     bufs x = {0};
     make_bufs(&p, TSR_INPUTS_DYADIC, &x);
-    tsr_plan plan;
-    be->default_plan(ctx, &p, &plan);
     tsr_plan_info info;
-    assert_int_equal(be->realize(ctx, &p, &plan, &info), TSR_OK);
-    void *ex = NULL;
-    assert_int_equal(be->prepare(ctx, &p, &info.plan, x.a, x.b, NULL, &ex), TSR_OK);
+    void *ex = prepare_default(be, &p, &x, &info);
     be->exec_info(ex, &info);
     if (kinds[i] != TSR_BACKEND_CUBLAS) {
       assert_true(info.regs > 0);
@@ -572,12 +579,8 @@ static void test_download_layouts(void **state) {
       assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
       bufs x = {0};
       make_bufs(&p, TSR_INPUTS_DYADIC, &x);
-      tsr_plan plan;
-      be->default_plan(ctx, &p, &plan);
       tsr_plan_info info;
-      assert_int_equal(be->realize(ctx, &p, &plan, &info), TSR_OK);
-      void *ex = NULL;
-      assert_int_equal(be->prepare(ctx, &p, &info.plan, x.a, x.b, NULL, &ex), TSR_OK);
+      void *ex = prepare_default(be, &p, &x, &info);
       assert_int_equal(be->launch(ex, 1), TSR_OK);
       assert_int_equal(be->sync(ex), TSR_OK);
       size_t nc = (size_t)tsr_problem_elems_c(&p);
