@@ -12,7 +12,10 @@
  *
  *   gpu_bench [--samples N] [--sample-ms MS] [--warmup-ms MS] [--check-only]
  *             [--routes R,...] [--plan TEXT] [--ops NN|NT|TN|TT] [--beta B]
- *             [--accuracy off|FAMILY,...] [--json FILE] [MxNxK ...]
+ *             [--accuracy off|FAMILY,...] [--json FILE] [[B*]MxNxK[:XY] ...]
+ *
+ * Shapes are the bench's tokens: an optional batch B and ops XY of their
+ * own (else --ops).
  *
  * Routes: cublas (pedantic, strict), cublas-tf32, auto (tessera default),
  * strict, fp32x3, fp32x3-pack (split=pack: the TF32 parts made once by the
@@ -31,6 +34,7 @@
 #include <jansson.h>
 
 #include "measure/measure.h"
+#include "measure/zoo.h"
 #include "tool_args.h"
 #include "sys/file.h"
 #include "tessera.h"
@@ -241,8 +245,8 @@ static int prepare_routes(tsr_context *ctx, const options *o, const char *shape,
       continue;
     }
     if (o->check_only) {
-      printf("# %s %s %s beta %g: valid (exact), precision %s\n", shape, o->ops, x->def->name,
-             o->beta, tsr_precision_name(x->info.precision));
+      printf("# %s %c%c %s beta %g: valid (exact), precision %s\n", shape,
+             x->p.op_a == TSR_OP_T ? 'T' : 'N', x->p.op_b == TSR_OP_T ? 'T' : 'N', x->def->name, o->beta, tsr_precision_name(x->info.precision));
       continue;
     }
     tsr__calibration cal;
@@ -379,12 +383,16 @@ static int write_json(const char *path, const json_t *doc) {
 static int run_shape(tsr_context *ctx, const options *o, const char *shape, json_t *jdoc,
                      tables *t) {
   char msg[512];
-  int64_t m, n, k;
-  if (tsr_shape_parse(shape, &m, &n, &k, msg, sizeof msg)) return usage_error("%s", msg);
+  /* the bench's shape token "[B*]MxNxK[:XY]": its own batch and ops, else --ops */
+  tsr__shape_token tok;
+  if (tsr__shape_token_parse(shape, &tok, msg, sizeof msg))
+    return usage_error("shape '%s': %s", shape, msg);
+  int64_t m = tok.m, n = tok.n, k = tok.k;
   tsr_problem p;
   tsr_problem_init(&p, m, n, k);
-  p.op_a = o->ops[0] == 'T' ? TSR_OP_T : TSR_OP_N;
-  p.op_b = o->ops[1] == 'T' ? TSR_OP_T : TSR_OP_N;
+  p.batch = tok.batch;
+  p.op_a = tok.has_ops ? tok.op_a : o->ops[0] == 'T' ? TSR_OP_T : TSR_OP_N;
+  p.op_b = tok.has_ops ? tok.op_b : o->ops[1] == 'T' ? TSR_OP_T : TSR_OP_N;
   p.beta = o->beta;
   tsr__workload *w = NULL;
   if (tsr__workload_create(&p, TSR_INPUTS_DYADIC, 1, NULL, 0, &w, msg, sizeof msg)) {
@@ -402,7 +410,7 @@ static int run_shape(tsr_context *ctx, const options *o, const char *shape, json
                              "accuracy");
   json_array_append_new(json_object_get(jdoc, "shapes"), jshape);
   int bad = prepare_routes(ctx, o, shape, w, rr, c);
-  if (!o->check_only) bad |= time_routes(ctx, o, shape, 2.0 * (double)m * (double)n * (double)k, rr, jshape, t);
+  if (!o->check_only) bad |= time_routes(ctx, o, shape, 2.0 * (double)tok.batch * (double)m * (double)n * (double)k, rr, jshape, t);
   for (int r = 0; r < o->nr; r++)
     if (rr[r].ex) {
       tsr_exec_destroy(rr[r].ex);
