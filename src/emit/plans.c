@@ -402,24 +402,42 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
   } else {
     packs = 1;
     pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
+    int64_t t256 = ((p->m + 255) / 256) * ((p->n + 127) / 128) * p->batch;
+    int64_t wide_tiles = ((p->m + 127) / 128) * ((p->n + 255) / 256) * p->batch;
+    /* sm_90a, fewer than two waves of 256x128 tiles: 3xTF32 runs the
+     * producer-bulk wgmma kernel in 128x128 tiles from K = 384 on, and auto
+     * takes strict FFMA below (aligned rows). H200, session 9
+     * (scripts/device/shortk-*.txt), time over cuBLAS pedantic's: 2048^3
+     * wgmma 128x128 0.508x (256x128 0.612x, 128x64 0.697x, the mma.sync plan
+     * below 1.168x), 4096x1024x384 0.644x (strict 1.063x), 4096x1024x512
+     * 0.662x (strict 1.113x); at shorter K the wgmma kernel's pack and
+     * pipeline fill cost more than its MMAs save: 32768x128x128 1.320x,
+     * 64*256^3 1.305x, against strict FFMA kloop=1 0.963x / 1.067x (mma.sync
+     * 1.309x / 1.287x). Unaligned rows at short K keep the packed mma.sync
+     * plan: 2049x2049x129 1.697x against strict's 1.780x */
+    int mid90 = cc == 90 && tc && mode != TSR_PREC_TF32 && wide_tiles < 462 && t256 < 2 * 132;
+    if (mid90 && mode == TSR_PREC_AUTO && p->k < 384 && !unaligned) tc = 0;
     if (!tc) {
       ffma_tiles(&pl, 1);
       /* kloop=1 (per-thread copy pointers, running slots, one basic block
        * per K block; docs/emit.md), 3 stages: on the H200 (session 5,
        * scripts/device/ffma-variants*.txt) 4096^3 NN 1.101x cuBLAS's time
        * (1.286x without; 1.172x with 4 stages), 8192^3 1.083x,
-       * 4096x4096x11008 1.085x, TN 1.065x, NT 1.222x. Packed (unaligned)
-       * operands and short K (batched 256^3, 32768x128x128): not measured,
-       * so not changed */
-      if (!unaligned && p->k >= 1024) pl.kloop = 1;
+       * 4096x4096x11008 1.085x, TN 1.065x, NT 1.222x; short K (session 9):
+       * 32768x128x128 0.963x (1.142x without), 64*256^3 1.067x (1.197x).
+       * Packed (unaligned) operands: not measured, so not changed */
+      if (!unaligned) pl.kloop = 1;
+    } else if (mid90 && p->k >= 384) {
+      pl.mma = TSR_MMA_WGMMA_TF32X3;
+      pl.split = TSR_SPLIT_PRODUCER_BULK;
+      pl.pad = 0;
+      pl.bm = 128, pl.bn = 128, pl.bk = 16, pl.wm = 64, pl.wn = 128, pl.stages = 6;
     } else {
       pl.mma = tc_mma;
       pl.pad = 0; /* XOR-swizzled shared layout */
-      int64_t wide_tiles = ((p->m + 127) / 128) * ((p->n + 255) / 256) * p->batch;
       /* op(A) = T stores A's tile as [k][m]: its scalar/permuted fragment
        * loads need more registers than ldmatrix, and with acc=step the 64x64
        * warp tile spills (8 bytes at 253 registers): 128x128 tiles there */
-      int64_t t256 = ((p->m + 255) / 256) * ((p->n + 127) / 128) * p->batch;
       if (cc == 90 && mode != TSR_PREC_TF32 && (wide_tiles >= 462 || t256 >= 2 * 132)) {
         /* sm_90a: wgmma with a producer warpgroup (docs/emit.md "wgmma"):
          * 256x128 tiles of two consumer warpgroups; the pack prologue splits

@@ -808,7 +808,7 @@ static void test_default_table(void **state) {
   }
   {
     /* strict: 128x128 FFMA with running copy pointers (kloop), any op pair
-     * with aligned rows and K >= 1024; not short K */
+     * with aligned rows, short K too (session 9) */
     tsr_problem qs = q;
     qs.precision = TSR_PREC_STRICT;
     tsr__emit_default_plan(&qs, &pl);
@@ -823,7 +823,36 @@ static void test_default_table(void **state) {
     tsr_problem sk = P(32768, 128, 128);
     sk.precision = TSR_PREC_STRICT;
     tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.kloop, 0);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    /* auto on sm_90a, fewer than two waves of 256x128 tiles: strict FFMA
+     * below K = 384 (aligned rows), the 128x128 producer-bulk 3xTF32 kernel
+     * from there on; unaligned short K keeps the packed mma.sync plan */
+    sk.precision = TSR_PREC_AUTO;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_FFMA);
+    assert_int_equal(pl.kloop, 1);
+    sk = P(4096, 1024, 384);
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
+    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_BULK);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.bn, 128);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = P(2048, 2048, 2048);
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
+    assert_int_equal(pl.bn, 128);
+    sk = P(4096, 1024, 256);
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_FFMA);
+    sk = P(2049, 2049, 129);
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_TF32X3);
+    sk = P(32768, 128, 128);
+    sk.precision = TSR_PREC_FP32X3; /* asked for: 3xTF32 at short K too */
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_TF32X3);
     /* llm-train's 512x4096x4096: one wave of 128x128 tiles, no split-K */
     sk = P(512, 4096, 4096);
     sk.precision = TSR_PREC_STRICT;
