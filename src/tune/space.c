@@ -95,9 +95,25 @@ static double prior_ozaki(const tsr_problem *p, const tsr_plan *pl) {
   return t_main + t_pass + 12e-6;
 }
 
+/* mma=gemv: reading the big operand once (docs/emit.md "mma=gemv": 15 us
+ * of 67 MB at ~4.5 TB/s), slower with fewer than ~16 resident warps per SM
+ * to hide its latency, narrower loads, and split-K's partials pass */
+static double prior_gemv(const tsr_problem *p, const tsr_plan_info *info) {
+  const tsr_plan *pl = &info->plan;
+  double x = p->m <= p->n ? (double)p->n : (double)p->m, s = p->m <= p->n ? p->m : p->n;
+  double bytes = 4.0 * (double)p->batch * (x * p->k + s * p->k + 2.0 * x * s);
+  bytes *= pl->vec >= 4 ? 1.0 : pl->vec == 2 ? 1.15 : 1.35;
+  double ctas = (double)info->grid_rows * info->grid_cols * info->grid_batch;
+  double warps = ctas * (info->threads ? info->threads : 256) / 32.0 / 132.0;
+  double t = bytes / (4.5e12 * fmin(1.0, warps / 16.0)) + 3e-6;
+  if (pl->splitk > 1) t += 8.0 * (double)p->batch * x * s * pl->splitk / 4.5e12 + 2e-6;
+  return t;
+}
+
 static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
   const tsr_plan *pl = &info->plan;
   if (pl->mma == TSR_MMA_WGMMA_S8) return prior_ozaki(p, pl);
+  if (pl->mma == TSR_MMA_GEMV) return prior_gemv(p, info);
   const double sms = 132, peak = 64e12, bw = 4e12;
   double threads = info->threads ? info->threads : 256;
   double regs = info->regs > 0 ? info->regs : fmin(255.0, pl->tm * pl->tn + 2.0 * (pl->tm + pl->tn) + 40);
@@ -135,8 +151,12 @@ static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
   }
   double flops = 2.0 * (double)p->m * p->n * p->k * (double)p->batch;
   double t_comp = flops / (peak * inner * wave_eff * lat);
-  double traffic = 4.0 * (double)p->m * p->n * p->k * (double)p->batch *
-                   (1.0 / pl->bm + 1.0 / pl->bn);
+  /* A read once per column of tiles, B once per row of tiles: a tile wider
+   * than the problem reads its operand once, not M/bm times (8x4096x4096
+   * with bm=32 read all of B, not a quarter; session 9) */
+  double traffic = 4.0 * (double)p->batch *
+                   ((double)p->m * p->k * ceil((double)p->n / pl->bn) +
+                    (double)p->k * p->n * ceil((double)p->m / pl->bm));
   traffic *= (pl->vec >= 4 ? 1.0 : pl->vec == 2 ? 1.15 : 1.35);
   traffic *= (pl->a == TSR_IN_VIEW ? 1.3 : 1.0) * (pl->b == TSR_IN_VIEW ? 1.3 : 1.0);
   double t_mem = traffic / bw;
@@ -252,7 +272,25 @@ static int family_ok(const tsr_problem *p, int mma) {
   }
 }
 
-static int gen_cuda(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
+/* The default plan's fields that belong to its own family cleared: a
+ * candidate of another family made from it would otherwise carry them
+ * (threads=256 of a gemv default, the moduli of an Ozaki one, kloop of a
+ * strict one) and the planner would refuse it (zoo-tune, session 9: 11
+ * planner-legal candidates of 364064 at every GEMV shape, 18 at 4096^3). */
+static tsr_plan family_base(const tsr_plan *base) {
+  tsr_plan pl = *base;
+  pl.threads = 0;
+  pl.kloop = 0;
+  pl.kfrag = TSR_PACK_NONE;
+  pl.pack = TSR_PACK_NONE;
+  pl.moduli = 0;
+  pl.gstride = 0;
+  pl.rvec = 0;
+  return pl;
+}
+
+static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
+  const tsr_plan fb = family_base(base0), *base = &fb;
   static const int tiles[] = {32, 64, 128, 256};
   static const int bks[] = {8, 16, 32};
   static const int warps[] = {16, 32, 64, 128};
@@ -332,7 +370,8 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
  * split modes measured on the H200 (docs/emit.md "wgmma", notebook runs
  * 14-17), each with its own K block and stages, rather than the product of
  * every key: most products exceed the registers or shared memory. */
-static int gen_cuda_wgmma(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
+static int gen_cuda_wgmma(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
+  const tsr_plan fb = family_base(base0), *base = &fb;
   static const struct { int bm, bn, wm, wn; } geo[] = {
       {256, 128, 128, 128}, {128, 256, 64, 128}, {128, 128, 64, 128}, {128, 128, 64, 64}, {128, 64, 64, 64}};
   static const struct { tsr_split split; int bk, stages; } modes[] = {
@@ -386,7 +425,7 @@ static int gen_cuda_ozaki(const tsr_problem *p, const tsr_plan *base, plan_vec *
       {256, 128, 128, 128, 64, 6}, {128, 256, 64, 256, 64, 6}, {256, 128, 128, 128, 128, 3},
       {128, 128, 64, 128, 64, 8},  {128, 64, 64, 64, 64, 8}};
   const tsr_walk walks[] = {{TSR_WALK_RECT, 8, 16}, {TSR_WALK_LINEAR, 1, 1}};
-  tsr_plan def = *base;
+  tsr_plan def = family_base(base);
   tsr__emit_ozaki_plan(p, &def); /* the family's fixed fields and its moduli */
   for (size_t gi = 0; gi < sizeof geo / sizeof geo[0]; gi++)
     for (int w = 0; w < 2; w++)
@@ -400,6 +439,44 @@ static int gen_cuda_ozaki(const tsr_problem *p, const tsr_plan *base, plan_vec *
         pl.gstride = tsr__ozaki_gstride_for(p->k, pl.bk);
         if (push(pv, &pl)) return -1;
       }
+  return 0;
+}
+
+/* mma=gemv (strict; docs/emit.md "mma=gemv"), where one side is at most 16:
+ * the CTA's outputs along the big axis, its threads, the K block and the
+ * split-K around the default's guesses; the short side's tile is 16 (it
+ * covers S whole). The planner refuses the combinations its rules do not
+ * allow (threads against the tile, bk against vec, split-K against K). */
+static int gen_cuda_gemv(const tsr_problem *p, const tsr_plan *base, plan_vec *pv) {
+  if (!family_ok(p, 0) || (p->m > 16 && p->n > 16)) return 0;
+  static const int bxs[] = {4, 8, 16, 32, 64, 128, 256};
+  static const int thr[] = {64, 128, 256, 512};
+  static const int bks[] = {64, 128, 256, 512, 1024};
+  static const int sks[] = {1, 2, 4, 8, 16, 32};
+  int bigb = p->m <= p->n;
+  for (size_t xi = 0; xi < sizeof bxs / sizeof bxs[0]; xi++)
+    for (size_t ti = 0; ti < sizeof thr / sizeof thr[0]; ti++)
+      for (size_t ki = 0; ki < sizeof bks / sizeof bks[0]; ki++)
+        for (size_t si = 0; si < sizeof sks / sizeof sks[0]; si++) {
+          if ((int64_t)bks[ki] * sks[si] > 2 * p->k) continue; /* an empty slice */
+          tsr_plan pl = family_base(base);
+          pl.mma = TSR_MMA_GEMV;
+          pl.acc = TSR_ACC_STEP;
+          pl.split = TSR_SPLIT_INLINE;
+          pl.wm = pl.wn = pl.tm = pl.tn = 1;
+          pl.stages = 1;
+          pl.pad = 0;
+          pl.a = pl.b = TSR_IN_STAGED;
+          pl.minblocks = 0;
+          pl.walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
+          if (base->mma != TSR_MMA_GEMV) pl.vec = 1; /* the default's vec fits the layout */
+          if (bigb) pl.bm = 16, pl.bn = bxs[xi];
+          else pl.bm = bxs[xi], pl.bn = 16;
+          pl.threads = thr[ti];
+          pl.bk = bks[ki];
+          pl.splitk = sks[si];
+          if (push(pv, &pl)) return -1;
+        }
   return 0;
 }
 
@@ -449,6 +526,7 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   if (!rc) rc = b == TSR_BACKEND_CPU ? gen_cpu(p, &def, &pv) : gen_cuda(p, &def, &pv);
   if (!rc && b == TSR_BACKEND_CUDA) rc = gen_cuda_wgmma(p, &def, &pv);
   if (!rc && b == TSR_BACKEND_CUDA) rc = gen_cuda_ozaki(p, &def, &pv);
+  if (!rc && b == TSR_BACKEND_CUDA) rc = gen_cuda_gemv(p, &def, &pv);
   legal_t *legal = rc ? NULL : malloc((pv.n ? pv.n : 1) * sizeof *legal);
   tsr__tune_cand *rej = rc ? NULL : calloc(TSR__TUNE_KEEP_REJECTED, sizeof *rej);
   roles = rc ? NULL : calloc(pv.n ? pv.n : 1, sizeof *roles);

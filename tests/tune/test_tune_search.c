@@ -309,6 +309,40 @@ static void test_cuda_space_has_wgmma(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* Every family's candidates start from the default with the other families'
+ * keys cleared: a GEMV default (threads=256) and an Ozaki default (moduli)
+ * once left 11 and 18 planner-legal candidates of 364064 (session 9). The
+ * GEMV family is searched where a side is at most 16. */
+static void test_cuda_space_families(void **state) {
+  (void)state;
+  tsr_context *ctx = NULL;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr_problem p;
+  tsr_problem_init(&p, 8, 4096, 4096);
+  p.op_b = TSR_OP_T;
+  p.ldb = 4096;
+  p.precision = TSR_PREC_STRICT;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  tsr__tune_space_t sp;
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  assert_int_equal(sp.cands[0].plan.mma, TSR_MMA_GEMV); /* the incumbent */
+  int gemv = 0, ffma = 0;
+  for (size_t i = 1; i < sp.n; i++) {
+    const tsr__tune_cand *c = &sp.cands[i];
+    if (!c->realized[0]) continue;
+    if (c->plan.mma == TSR_MMA_GEMV) gemv++;
+    if (c->plan.mma == TSR_MMA_FFMA) {
+      ffma++;
+      assert_int_equal(c->plan.threads, 0);
+    }
+  }
+  assert_true(gemv >= 20);
+  assert_true(ffma >= 100);
+  free(sp.cands);
+  tsr_context_destroy(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_max_candidates, setup, teardown),
@@ -317,6 +351,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_inaccurate_fastest_never_wins, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
       cmocka_unit_test(test_cuda_space_has_wgmma),
+      cmocka_unit_test(test_cuda_space_families),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
