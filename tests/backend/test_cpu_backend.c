@@ -362,6 +362,8 @@ static void gemv_cases(void) {
 
 static void test_gemv(void **state) {
   gemv_cases(); /* AVX-512 where present */
+  tsr__cpu_isa_limit(TSR_ISA_AVX2);
+  gemv_cases(); /* the AVX2 kernels where present */
   tsr__cpu_isa_limit(TSR_ISA_GENERIC);
   gemv_cases(); /* the portable kernel */
   tsr__cpu_isa_limit(TSR_ISA_AVX512);
@@ -373,8 +375,10 @@ static void test_gemv(void **state) {
  * 0 x Inf, a NaN in C with beta != 0. */
 static void test_gemv_contract(void **state) {
   static const int64_t dims[][3] = {{1, 2100, 3000}, {2100, 1, 3000}, {1, 1200, 40}, {1200, 1, 40}};
-  for (int isa = 0; isa < 2; isa++) {
-    tsr__cpu_isa_limit(isa ? TSR_ISA_GENERIC : TSR_ISA_AVX512);
+  static const tsr_isa limit[] = {TSR_ISA_AVX512, TSR_ISA_AVX2, TSR_ISA_GENERIC};
+  static const char *const lname[] = {"auto", "avx2", "generic"};
+  for (int isa = 0; isa < 3; isa++) {
+    tsr__cpu_isa_limit(limit[isa]);
     for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
       for (int t = 0; t < 4; t++)
         for (int kind = 0; kind < 7; kind++) {
@@ -410,7 +414,7 @@ static void test_gemv_contract(void **state) {
             tsr__receipt_summary(&r, msg, sizeof msg);
             fail_msg("gemv %lldx%lldx%lld op=%d%d kind %d isa %s: %s", (long long)p.m,
                      (long long)p.n, (long long)p.k, (int)p.op_a, (int)p.op_b, kind,
-                     isa ? "generic" : "auto", msg);
+                     lname[isa], msg);
           }
           if (kind == 0 && len >= 1024) /* the blocked sums beat the k-ascending chain */
             assert_true(r.rel_fro_err <= w->strict_rel_fro * 1.25);

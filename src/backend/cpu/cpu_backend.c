@@ -807,7 +807,9 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   if (st) return tsr__fail(ctx, st, "%s", msg);
   TSR_ASSERT((kern != NULL) != (dk != NULL)); /* a legal plan has exactly one kernel */
   job j = {.p = p, .plan = plan, .kern = kern ? kern->fn : NULL, .dkern = dk, .a = a, .b = b, .c = c};
-  j.pack = kern && kern->isa == TSR_ISA_AVX512 ? tsr__cpu_pack_avx512 : tsr__cpu_pack_generic;
+  j.pack = kern && kern->isa == TSR_ISA_AVX512 ? tsr__cpu_pack_avx512
+           : kern && kern->isa == TSR_ISA_AVX2  ? tsr__cpu_pack_avx2
+                                                : tsr__cpu_pack_generic;
   int64_t rows, cols;
   tsr__stored_dims(p, TSR_TENSOR_A, &rows, &cols, &j.lda, &j.sa);
   tsr__stored_dims(p, TSR_TENSOR_B, &rows, &cols, &j.ldb, &j.sb);
@@ -821,10 +823,13 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   j.plan = &pl;
   int nthreads = run_threads(plan, j.tasks);
   if (p->m == 1 || p->n == 1) {
-    const int use512 = (kern ? kern->isa : disa) == TSR_ISA_AVX512;
+    const tsr_isa gisa = kern ? kern->isa : disa;
     const int64_t ars = p->op_a == TSR_OP_N ? j.lda : 1, aks = p->op_a == TSR_OP_N ? 1 : j.lda;
     const int64_t brs = p->op_b == TSR_OP_N ? 1 : j.ldb, bks = p->op_b == TSR_OP_N ? j.ldb : 1;
-    gemv_job g = {.fn = use512 ? tsr__cpu_gemv_avx512 : tsr__cpu_gemv_generic, .k = p->k,
+    gemv_job g = {.fn = gisa == TSR_ISA_AVX512 ? tsr__cpu_gemv_avx512
+                        : gisa == TSR_ISA_AVX2 ? tsr__cpu_gemv_avx2
+                                               : tsr__cpu_gemv_generic,
+                  .k = p->k,
                   .alpha = p->alpha, .beta = p->beta, .sy = j.sc};
     if (p->m == 1) { /* y = op(A) row 0 · op(B): outputs along the columns of op(B) */
       g.len = p->n, g.mat = b, g.rs = brs, g.ks = bks, g.smat = j.sb;

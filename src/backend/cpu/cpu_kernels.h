@@ -33,11 +33,13 @@ extern const tsr__cpu_kernel tsr__cpu_kernels_generic[];
 extern const tsr__cpu_kernel tsr__cpu_kernels_avx2[];
 extern const tsr__cpu_kernel tsr__cpu_kernels_avx512[];
 
-/* Packers, per ISA (the AVX-512 one transposes in registers). */
+/* Packers, per ISA (the AVX-512 and AVX2 ones transpose in registers). */
 void tsr__cpu_pack_generic(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
                            float *dst);
 void tsr__cpu_pack_avx512(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
                           float *dst);
+void tsr__cpu_pack_avx2(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
+                        float *dst);
 
 /* Direct (view) kernels, for plans with a=view,b=view: no packing. Computes
  * the mr×nr tile (mr ≤ tm, nr ≤ tn) C[i*ldc + j] = alpha * sum_k
@@ -72,6 +74,9 @@ typedef void (*tsr__cpu_gemv)(int64_t len, int64_t k, const float *mat, int64_t 
 void tsr__cpu_gemv_avx512(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
                           const float *x, int64_t incx, float *y, int64_t incy, float alpha,
                           float beta);
+void tsr__cpu_gemv_avx2(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
+                        const float *x, int64_t incx, float *y, int64_t incy, float alpha,
+                        float beta);
 void tsr__cpu_gemv_generic(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
                            const float *x, int64_t incx, float *y, int64_t incy, float alpha,
                            float beta);
