@@ -229,7 +229,8 @@ static int parse_args(int argc, char **argv, tune_args *a) {
       TSR_CLI_OPT_INT("--rounds", &a->rounds, 2, TSR__TUNE_MAX_ROUNDS, "R", "replay rounds, even (default 4)"),
       TSR_CLI_OPT_INT("--spill-limit", &a->spill, 0, 1 << 24, "B",
                       "GPU: reject candidates with more than B local bytes per thread\n"
-                      "(default 0: any spill rejects)"),
+                      "(default 0: any spill rejects; the incumbent, the default plan\n"
+                      "that runs anyway, is measured whatever it spills)"),
       {.name = "--db", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &a->db_opt),
        .flags = TSR_CLI_NONEMPTY, .metavar = "PATH",
        .help = "tuning database (default $TESSERA_TUNE_DB, else\n"
