@@ -80,6 +80,21 @@ void tsr__cpu_gemv_avx2(int64_t len, int64_t k, const float *mat, int64_t rs, in
 void tsr__cpu_gemv_generic(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
                            const float *x, int64_t incx, float *y, int64_t incy, float alpha,
                            float beta);
+/* The vector GEMV kernels' common driver: output chunks of
+ * TSR__CPU_GEMV_CHUNK, rs == 1 through `axpy` per K block of
+ * TSR__CPU_GEMV_AXPY_KB (blocks summed apart, then added in order), else
+ * `dot` per K block of TSR__CPU_GEMV_KB (a strided x gathered first), then
+ * y = alpha·acc (+ beta·y as one FMA). The kernels read and write acc with
+ * aligned vector accesses (64 bytes). axpy(n, kn, m0, ks, x, incx, acc):
+ * acc[i] += sum over kn rows; dot(rows, kn, m0, rs, xb, acc): acc[r] += the
+ * dot product of row r with the contiguous xb. */
+typedef void (*tsr__cpu_gemv_axpy_fn)(int64_t n, int64_t kn, const float *m0, int64_t ks,
+                                      const float *x, int64_t incx, float *acc);
+typedef void (*tsr__cpu_gemv_dot_fn)(int64_t rows, int64_t kn, const float *m0, int64_t rs,
+                                     const float *xb, float *acc);
+void tsr__cpu_gemv_drive(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
+                         const float *x, int64_t incx, float *y, int64_t incy, float alpha,
+                         float beta, tsr__cpu_gemv_axpy_fn axpy, tsr__cpu_gemv_dot_fn dot);
 /* Outputs per accumulator chunk (axpy form, on the stack) and K per block of
  * the dot form (its strided x is gathered into a stack block of this size). */
 #define TSR__CPU_GEMV_CHUNK 2048

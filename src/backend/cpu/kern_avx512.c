@@ -315,58 +315,10 @@ __attribute__((target("avx512f"))) static void gemv_dot(int64_t rows, int64_t kn
   }
 }
 
-__attribute__((target("avx512f"))) void tsr__cpu_gemv_avx512(int64_t len, int64_t k,
-                                                             const float *mat, int64_t rs,
-                                                             int64_t ks, const float *x,
-                                                             int64_t incx, float *y,
-                                                             int64_t incy, float alpha,
-                                                             float beta) {
-  _Alignas(64) float acc[TSR__CPU_GEMV_CHUNK];
-  _Alignas(64) float xs[TSR__CPU_GEMV_KB];
-  _Alignas(64) float blk[TSR__CPU_GEMV_CHUNK];
-  for (int64_t i0 = 0; i0 < len; i0 += TSR__CPU_GEMV_CHUNK) {
-    const int64_t n = len - i0 < TSR__CPU_GEMV_CHUNK ? len - i0 : TSR__CPU_GEMV_CHUNK;
-    const float *m0 = mat + i0 * rs;
-    for (int64_t i = 0; i < n; i += 16) _mm512_store_ps(acc + i, _mm512_setzero_ps());
-    if (rs == 1) { /* K blocks summed apart, then added: (KB + K/KB)·u, not K·u */
-      for (int64_t k0 = 0; k0 < k; k0 += TSR__CPU_GEMV_AXPY_KB) {
-        const int64_t kn = k - k0 < TSR__CPU_GEMV_AXPY_KB ? k - k0 : TSR__CPU_GEMV_AXPY_KB;
-        if (k0 == 0) {
-          gemv_axpy(n, kn, m0, ks, x, incx, acc);
-          continue;
-        }
-        for (int64_t i = 0; i < n; i += 16) _mm512_store_ps(blk + i, _mm512_setzero_ps());
-        gemv_axpy(n, kn, m0 + k0 * ks, ks, x + k0 * incx, incx, blk);
-        for (int64_t i = 0; i < n; i += 16)
-          _mm512_store_ps(acc + i, _mm512_add_ps(_mm512_load_ps(acc + i), _mm512_load_ps(blk + i)));
-      }
-    } else {
-      for (int64_t k0 = 0; k0 < k; k0 += TSR__CPU_GEMV_KB) {
-        const int64_t kn = k - k0 < TSR__CPU_GEMV_KB ? k - k0 : TSR__CPU_GEMV_KB;
-        const float *xb = x + k0 * incx;
-        if (incx != 1) { /* gather the strided vector once per block */
-          for (int64_t kk = 0; kk < kn; kk++) xs[kk] = xb[kk * incx];
-          xb = xs;
-        }
-        gemv_dot(n, kn, m0 + k0, rs, xb, acc);
-      }
-    }
-    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    if (incy == 1) {
-      float *yc = y + i0;
-      for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 m = lanes((int)(n - i));
-        __m512 r = _mm512_mul_ps(va, _mm512_load_ps(acc + i));
-        if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yc + i), r);
-        _mm512_mask_storeu_ps(yc + i, m, r);
-      }
-    } else {
-      for (int64_t i = 0; i < n; i++) {
-        float *yi = y + (i0 + i) * incy;
-        *yi = beta == 0.0f ? alpha * acc[i] : __builtin_fmaf(beta, *yi, alpha * acc[i]);
-      }
-    }
-  }
+void tsr__cpu_gemv_avx512(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
+                          const float *x, int64_t incx, float *y, int64_t incy, float alpha,
+                          float beta) {
+  tsr__cpu_gemv_drive(len, k, mat, rs, ks, x, incx, y, incy, alpha, beta, gemv_axpy, gemv_dot);
 }
 #else
 const tsr__cpu_kernel tsr__cpu_kernels_avx512[] = {{TSR_ISA_AVX512, 0, 0, NULL}};

@@ -143,3 +143,44 @@ void tsr__cpu_gemv_generic(int64_t len, int64_t k, const float *mat, int64_t rs,
     }
   }
 }
+
+void tsr__cpu_gemv_drive(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
+                         const float *x, int64_t incx, float *y, int64_t incy, float alpha,
+                         float beta, tsr__cpu_gemv_axpy_fn axpy, tsr__cpu_gemv_dot_fn dot) {
+  _Alignas(64) float acc[TSR__CPU_GEMV_CHUNK];
+  _Alignas(64) float xs[TSR__CPU_GEMV_KB];
+  _Alignas(64) float blk[TSR__CPU_GEMV_CHUNK];
+  for (int64_t i0 = 0; i0 < len; i0 += TSR__CPU_GEMV_CHUNK) {
+    const int64_t n = len - i0 < TSR__CPU_GEMV_CHUNK ? len - i0 : TSR__CPU_GEMV_CHUNK;
+    const float *m0 = mat + i0 * rs;
+    /* whole 16-float vectors: the kernels' tail vectors read past n */
+    const size_t zbytes = (size_t)((n + 15) & ~(int64_t)15) * sizeof *acc;
+    memset(acc, 0, zbytes);
+    if (rs == 1) { /* K blocks summed apart, then added: (KB + K/KB)·u, not K·u */
+      for (int64_t k0 = 0; k0 < k; k0 += TSR__CPU_GEMV_AXPY_KB) {
+        const int64_t kn = k - k0 < TSR__CPU_GEMV_AXPY_KB ? k - k0 : TSR__CPU_GEMV_AXPY_KB;
+        if (k0 == 0) {
+          axpy(n, kn, m0, ks, x, incx, acc);
+          continue;
+        }
+        memset(blk, 0, zbytes);
+        axpy(n, kn, m0 + k0 * ks, ks, x + k0 * incx, incx, blk);
+        for (int64_t i = 0; i < n; i++) acc[i] += blk[i];
+      }
+    } else {
+      for (int64_t k0 = 0; k0 < k; k0 += TSR__CPU_GEMV_KB) {
+        const int64_t kn = k - k0 < TSR__CPU_GEMV_KB ? k - k0 : TSR__CPU_GEMV_KB;
+        const float *xb = x + k0 * incx;
+        if (incx != 1) { /* gather the strided vector once per block */
+          for (int64_t kk = 0; kk < kn; kk++) xs[kk] = xb[kk * incx];
+          xb = xs;
+        }
+        dot(n, kn, m0 + k0, rs, xb, acc);
+      }
+    }
+    for (int64_t i = 0; i < n; i++) {
+      float *yi = y + (i0 + i) * incy;
+      *yi = beta == 0.0f ? alpha * acc[i] : __builtin_fmaf(beta, *yi, alpha * acc[i]);
+    }
+  }
+}
