@@ -68,6 +68,11 @@ typedef struct tsr__backend {
   /* The default planner's class of the problem (static text), or NULL: the
    * tuning database's class lookup (docs/tune.md "Lookup"). */
   const char *(*plan_class)(const tsr_problem *p);
+  /* realize without the source hash (info->source_sha256 left empty): the
+   * same legality and resources, for callers that check many plans (the
+   * tuner's space); NULL: realize is already cheap. */
+  tsr_status (*check)(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                      tsr_plan_info *info);
 } tsr__backend;
 
 /* A backend that runs only the given modes (bitmask of 1 << tsr_precision)
@@ -75,6 +80,11 @@ typedef struct tsr__backend {
  * mask is TSR_ERR_UNSUPPORTED naming the backend. *runs gets the mode. */
 tsr_status tsr__precision_require(tsr_context *ctx, const char *backend, const tsr_problem *p,
                                   unsigned modes, tsr_precision auto_mode, tsr_precision *runs);
+
+/* tsr_plan_realize through the backend's check slot when it has one (no
+ * source hash in info); the same acceptance and resources otherwise. */
+tsr_status tsr__plan_check(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                           const tsr_plan *plan, tsr_plan_info *info);
 
 /* Table lookup; never NULL for a valid kind other than AUTO. */
 const tsr__backend *tsr__backend_get(tsr_backend_kind k);

@@ -10,6 +10,10 @@
 struct tsr_context {
   char msg[TSR__MSG_CAP];
   void *backend_state[TSR_BACKEND_COUNT]; /* owned by each backend, freed by its vtable */
+  /* A GPU backend found no driver or no device here: its planner uses the
+   * built-in target from then on without retrying the load (the tuner's
+   * space checks ~10^5 plans; each retry searched the library folders). */
+  unsigned char device_absent[TSR_BACKEND_COUNT];
 };
 
 /* printf into ctx->msg (when ctx is non-NULL) and return s. */

@@ -2133,6 +2133,55 @@ tsr_status tsr__emit_check(const tsr_problem *p, const tsr_plan *plan,
   return tsr__emit_geometry(p, plan, target, &g, msg, cap);
 }
 
+/* The launch geometry of a checked plan: kernel names, grids, blocks,
+ * shared memory, workspace, prologues and the reduction (everything of
+ * *out but the source text and its hash). */
+static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kernel_src *out) {
+  snprintf(out->main_name, sizeof out->main_name, "tsr_gemm_main");
+  out->grid[0] = g->h * g->w * (g->s8 ? (uint32_t)g->nmod + 1 : 1u);
+  out->persistent = g->s8; /* wgmma-s8: work items per CTA; the runtime caps the grid */
+  /* wgmma-s8: one modulus per grid row, then the magnitudes' product */
+  out->grid[1] = (uint32_t)(g->s8 ? 1 : g->plan.splitk);
+  out->grid[2] = (uint32_t)p->batch;
+  out->block[0] = (uint32_t)g->nthreads;
+  out->block[1] = out->block[2] = 1;
+  out->smem_bytes = (uint32_t)g->smem_bytes;
+  out->workspace_bytes = g->workspace_bytes;
+  /* 384 threads: ptxas compiles for 65536 / 384 rounded down to 8 = 168 */
+  out->regs_exact = g->maxnreg ? 168 : 0;
+  for (int i = 0; i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    if (!o->packed) continue;
+    int n = out->npre++;
+    snprintf(out->pre[n].name, sizeof out->pre[n].name, "tsr_gemm_pack_%c", o->name);
+    out->pre[n].grid[0] = (uint32_t)o->pre_blocks;
+    out->pre[n].grid[1] = (uint32_t)p->batch;
+    out->pre[n].grid[2] = 1;
+    out->pre[n].block[0] = 256;
+    out->pre[n].block[1] = out->pre[n].block[2] = 1;
+    out->pack_off[i] = (uint64_t)o->poff;
+  }
+  if (g->plan.splitk > 1 || g->s8) { /* wgmma-s8: the reconstruction */
+    snprintf(out->reduce_name, sizeof out->reduce_name, "tsr_gemm_reduce");
+    out->reduce_grid[0] = (uint32_t)g->reduce_blocks;
+    out->reduce_grid[1] = out->reduce_grid[2] = 1;
+    out->reduce_block[0] = 256;
+    out->reduce_block[1] = out->reduce_block[2] = 1;
+  }
+}
+
+tsr_status tsr__emit_gemm_launch(const tsr_problem *p, const tsr_plan *plan,
+                                 const tsr__gpu_target *target, tsr__kernel_src *out, char *msg,
+                                 size_t cap) {
+  if (!out) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL output");
+  memset(out, 0, sizeof *out);
+  tsr__emit_geo g;
+  tsr_status st = tsr__emit_geometry(p, plan, target, &g, msg, cap);
+  if (st != TSR_OK) return st;
+  fill_launch(p, &g, out);
+  return TSR_OK;
+}
+
 tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
                           const tsr__gpu_target *target, tsr__kernel_src *out, char *msg,
                           size_t cap) {
@@ -2158,37 +2207,7 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
     tsr__kernel_src_free(out);
     return tsr__failbuf(msg, cap, TSR_ERR_NOMEM, "emit: SHA-256 failed");
   }
-  snprintf(out->main_name, sizeof out->main_name, "tsr_gemm_main");
-  out->grid[0] = g.h * g.w * (g.s8 ? (uint32_t)g.nmod + 1 : 1u);
-  out->persistent = g.s8; /* wgmma-s8: work items per CTA; the runtime caps the grid */
-  /* wgmma-s8: one modulus per grid row, then the magnitudes' product */
-  out->grid[1] = (uint32_t)(g.s8 ? 1 : g.plan.splitk);
-  out->grid[2] = (uint32_t)p->batch;
-  out->block[0] = (uint32_t)g.nthreads;
-  out->block[1] = out->block[2] = 1;
-  out->smem_bytes = (uint32_t)g.smem_bytes;
-  out->workspace_bytes = g.workspace_bytes;
-  /* 384 threads: ptxas compiles for 65536 / 384 rounded down to 8 = 168 */
-  out->regs_exact = g.maxnreg ? 168 : 0;
-  for (int i = 0; i < 2; i++) {
-    const tsr__emit_operand *o = i ? &g.b : &g.a;
-    if (!o->packed) continue;
-    int n = out->npre++;
-    snprintf(out->pre[n].name, sizeof out->pre[n].name, "tsr_gemm_pack_%c", o->name);
-    out->pre[n].grid[0] = (uint32_t)o->pre_blocks;
-    out->pre[n].grid[1] = (uint32_t)p->batch;
-    out->pre[n].grid[2] = 1;
-    out->pre[n].block[0] = 256;
-    out->pre[n].block[1] = out->pre[n].block[2] = 1;
-    out->pack_off[i] = (uint64_t)o->poff;
-  }
-  if (g.plan.splitk > 1 || g.s8) { /* wgmma-s8: the reconstruction */
-    snprintf(out->reduce_name, sizeof out->reduce_name, "tsr_gemm_reduce");
-    out->reduce_grid[0] = (uint32_t)g.reduce_blocks;
-    out->reduce_grid[1] = out->reduce_grid[2] = 1;
-    out->reduce_block[0] = 256;
-    out->reduce_block[1] = out->reduce_block[2] = 1;
-  }
+  fill_launch(p, &g, out);
   return TSR_OK;
 }
 

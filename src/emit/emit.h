@@ -101,6 +101,12 @@ tsr_status tsr__emit_check(const tsr_problem *p, const tsr_plan *plan,
 tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
                           const tsr__gpu_target *target, tsr__kernel_src *out, char *msg,
                           size_t cap);
+/* tsr__emit_gemm without the source: every launch field of *out, source
+ * NULL and sha256 empty (the tuner's space realizes ~10^5 plans; the
+ * source text was most of that cost). */
+tsr_status tsr__emit_gemm_launch(const tsr_problem *p, const tsr_plan *plan,
+                                 const tsr__gpu_target *target, tsr__kernel_src *out, char *msg,
+                                 size_t cap);
 void tsr__kernel_src_free(tsr__kernel_src *k); /* NULL is a no-op */
 
 /* The precision mode a GPU plan runs: ffma strict, tf32x3 fp32x3, tf32 tf32. */

@@ -11,8 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/space.h"
+#include "core/backend.h"
 #include "core/context.h"
+#include "core/space.h"
 #include "emit/emit.h"
 #include "tune/tune.h"
 
@@ -498,6 +499,22 @@ static int cmp_legal(const void *a, const void *b) {
   return (x->prior > y->prior) - (x->prior < y->prior);
 }
 
+/* Inserts the plan's formatted text into the open-addressed set of FNV-1a
+ * hashes; returns 1 when it was not there yet. Equal 64-bit hashes are
+ * treated as equal plans (a collision would only drop one candidate). */
+static int first_time(uint64_t *set, size_t cap, const tsr_plan *pl) {
+  char text[TSR__TUNE_PLAN_CAP];
+  tsr_plan_format(pl, text, sizeof text);
+  uint64_t h = 1469598103934665603ull;
+  for (const char *q = text; *q; q++) h = (h ^ (unsigned char)*q) * 1099511628211ull;
+  if (!h) h = 1;
+  size_t j = h & (cap - 1);
+  while (set[j] && set[j] != h) j = (j + 1) & (cap - 1);
+  if (set[j] == h) return 0;
+  set[j] = h;
+  return 1;
+}
+
 static void init_cand(tsr__tune_cand *c, const tsr_plan *pl, tsr__cand_role role) {
   memset(c, 0, sizeof *c);
   c->plan = *pl;
@@ -542,13 +559,16 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
     roles[1 + i] = extra_roles ? extra_roles[i] : TSR__ROLE_USER;
   size_t nlegal = 0, nrej = 0, nrej_kept = 0;
   out->generated = pv.n - nfixed;
-  /* Dedup on the realized text: a hash set of formatted strings. */
+  /* Dedup on the realized text: a hash set of formatted strings; and
+   * before realizing, on the generated text (the families' products repeat
+   * plans: about half of the generated ones at 4096^3). */
   size_t hcap = 1;
   while (hcap < 2 * pv.n + 16) hcap <<= 1;
-  uint64_t *hset = calloc(hcap, sizeof *hset);
+  uint64_t *hset = calloc(hcap, sizeof *hset), *gset = calloc(hcap, sizeof *gset);
   for (size_t i = 0; i < pv.n; i++) {
+    if (gset && !first_time(gset, hcap, &pv.v[i])) continue;
     tsr_plan_info info;
-    tsr_status st = tsr_plan_realize(ctx, b, p, &pv.v[i], &info);
+    tsr_status st = tsr__plan_check(ctx, b, p, &pv.v[i], &info);
     if (st) {
       nrej++;
       if (nrej_kept < TSR__TUNE_KEEP_REJECTED) {
@@ -559,21 +579,7 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
       }
       continue;
     }
-    char text[TSR__TUNE_PLAN_CAP];
-    tsr_plan_format(&info.plan, text, sizeof text);
-    uint64_t hsh = 1469598103934665603ull; /* FNV-1a */
-    for (const char *q = text; *q; q++) hsh = (hsh ^ (unsigned char)*q) * 1099511628211ull;
-    if (!hsh) hsh = 1;
-    int dup = 0;
-    if (hset) {
-      size_t j = hsh & (hcap - 1);
-      while (hset[j] && hset[j] != hsh) j = (j + 1) & (hcap - 1);
-      /* equal 64-bit hashes are treated as equal plans (a collision would
-       * only drop one candidate from the space) */
-      dup = hset[j] == hsh;
-      hset[j] = hsh;
-    }
-    if (dup) continue;
+    if (hset && !first_time(hset, hcap, &info.plan)) continue;
     legal_t *l = &legal[nlegal++];
     l->plan = pv.v[i];
     l->realized = info.plan;
@@ -583,6 +589,7 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   }
   tsr__clear(ctx);
   free(hset);
+  free(gset);
   free(roles);
   free(pv.v);
   qsort(legal, nlegal, sizeof *legal, cmp_legal);

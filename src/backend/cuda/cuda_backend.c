@@ -24,8 +24,8 @@ static void cuda_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *
   tsr__emit_default_plan_cc(p, cc ? cc : 90, out); /* before any device: the sm_90 table */
 }
 
-static tsr_status cuda_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
-                               tsr_plan_info *info) {
+static tsr_status realize_ex(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                             tsr_plan_info *info, int with_source) {
   memset(info, 0, sizeof *info);
   info->plan = *plan;
   info->regs = info->local_bytes = -1;
@@ -49,7 +49,8 @@ static tsr_status cuda_realize(tsr_context *ctx, const tsr_problem *p, const tsr
   tsr__gpu_target_get(ctx, &t);
   tsr__kernel_src k;
   memset(&k, 0, sizeof k);
-  st = tsr__emit_gemm(p, &info->plan, &t, &k, msg, sizeof msg);
+  st = with_source ? tsr__emit_gemm(p, &info->plan, &t, &k, msg, sizeof msg)
+                   : tsr__emit_gemm_launch(p, &info->plan, &t, &k, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
   info->grid_rows = (uint32_t)h;
   info->grid_cols = (uint32_t)w;
@@ -83,6 +84,16 @@ static tsr_status cuda_realize(tsr_context *ctx, const tsr_problem *p, const tsr
                        k.pre[q].name, "xyz"[i], k.pre[q].grid[i], mg[i]);
   tsr__kernel_src_free(&k);
   return st;
+}
+
+static tsr_status cuda_realize(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                               tsr_plan_info *info) {
+  return realize_ex(ctx, p, plan, info, 1);
+}
+
+static tsr_status cuda_check(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                             tsr_plan_info *info) {
+  return realize_ex(ctx, p, plan, info, 0);
 }
 
 static int local_limit(void) {
@@ -185,6 +196,7 @@ const tsr__backend tsr__backend_cuda = {
     .available = cuda_available,
     .default_plan = cuda_default_plan,
     .realize = cuda_realize,
+    .check = cuda_check,
     .prepare = cuda_prepare,
     TSR__GEXEC_OPS,
     .context_release = cuda_release,

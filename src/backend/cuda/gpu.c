@@ -131,12 +131,16 @@ tsr_status tsr__gpu_bind(tsr_context *ctx, tsr__gpu *g) {
 
 void tsr__gpu_target_get(tsr_context *ctx, tsr__gpu_target *out) {
   tsr__gpu *g;
-  if (tsr__gpu_get(ctx, TSR_BACKEND_CUDA, &g) == TSR_OK) {
+  *out = tsr__target_sm90;
+  if (ctx && ctx->device_absent[TSR_BACKEND_CUDA]) return;
+  tsr_status st = tsr__gpu_get(ctx, TSR_BACKEND_CUDA, &g);
+  if (st == TSR_OK) {
     *out = g->target;
     return;
   }
+  if (ctx && (st == TSR_ERR_NO_CUDA || st == TSR_ERR_NO_DEVICE))
+    ctx->device_absent[TSR_BACKEND_CUDA] = 1;
   tsr__clear(ctx);
-  *out = tsr__target_sm90;
 }
 
 static const char *const field_names[] = {"bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages",
