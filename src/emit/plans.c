@@ -160,6 +160,18 @@ static void gemv_plan(const tsr_problem *p, tsr_plan *pl) {
     pl->threads = 256;
     bx = 8 * (S <= 2 ? 1 : 2); /* 4 outputs a warp at S = 16: 193 registers (ptxas), 2: 64 */
     pl->bk = 32 * v * 4;
+    /* 3 <= S <= 16: two warps per CTA, 4 (S <= 8) or 8 outputs each CTA.
+     * H200, session 10 (scripts/device/s10-ffma.txt, NT, time over cuBLAS
+     * pedantic's): 8x11008x4096 0.790 (256 threads, 16 outputs: 1.000),
+     * 8x4096x4096 0.795 (0.812); 16x14336x4096 with 8 outputs and bk = 64
+     * 1.095 (1.660: 80 registers, 8 bytes spilled; 4 outputs, bk = 512:
+     * 1.219). The tuner found both (zoo-tune, session 10). At S = 1 the 64
+     * threads ran 0.931 against 0.869, so S <= 2 keeps 256. */
+    if (S >= 3) {
+      pl->threads = 64;
+      bx = S <= 8 ? 4 : 8;
+      if (S > 8) pl->bk = 16 * v;
+    }
   } else {
     pl->threads = S > 8 ? 128 : 256;
     bx = 32 * v;
@@ -376,6 +388,11 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
     } else if (wave128) {
       ffma_tiles(&pl, 1);
       pl.kloop = 1;
+      /* under one wave (128 tiles on 132 SMs): split-K 2 lets two CTAs
+       * share an SM. H200, session 10 (s10-ffma.txt): 512x4096x4096 1.076x
+       * cuBLAS's time (1.109x without), 512x4096x11008 NT 1.274x (1.302x);
+       * 128x64 tiles instead: 1.083x / 1.382x */
+      if (t128 < 132) pl.splitk = 2;
     } else if (!tc) {
       ffma_tiles(&pl, 0);
     } else {
@@ -452,13 +469,22 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
          * inputs (error 0.36x / 0.75x cuBLAS's). The pack prologue makes
          * every op pair, unaligned rows and tails the same main kernel, and
          * its epilogue with beta compiles without spills at 232 registers.
-         * Two waves of these tiles suffice: 2049x4097x1025 (297 tiles)
-         * 0.734x, against 1.03x for the mma.sync 128x64 plan below. */
+         * From two waves of these tiles (2049x4097x1025, 297 tiles: 0.734x,
+         * against 1.03x for the mma.sync 128x64 plan below; K < 1536 now
+         * takes 128x128 tiles, below). */
         pl.mma = TSR_MMA_WGMMA_TF32X3;
         pl.bm = 256, pl.bn = 128, pl.bk = 8;
         pl.wm = 128, pl.wn = 128;
         pl.stages = 8;
         pl.split = TSR_SPLIT_PRODUCER_BULK;
+        /* K below 1536: 128x128 tiles x 6 stages, as for the mid shapes.
+         * H200, session 10 (scripts/device/s10-wgmma.txt): 2049x4097x1025
+         * 0.583x cuBLAS's time (256x128: 0.743x; 561 tiles fill 4.25 waves
+         * where 297 filled 2.25), 64*512^3 0.783x (0.900x at the same wave
+         * count: the shorter pipeline per tile); errors unchanged */
+        if (p->k < 1536) {
+          pl.bm = 128, pl.bn = 128, pl.bk = 16, pl.wm = 64, pl.wn = 128, pl.stages = 6;
+        }
         /* auto, deep enough for the residue family (tsr__emit_ozaki_plan), whose
          * workspace (planes, residues, the guard's sums: ~8 GB at 16384^3)
          * stays within 16 GiB */

@@ -677,7 +677,8 @@ static const char *stored_class(const char *(*plan_class)(const tsr_problem *), 
 
 int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
                         const char *(*plan_class)(const tsr_problem *),
-                        int (*check)(void *arg, const tsr_plan *plan), void *arg, tsr_plan *out,
+                        int (*check)(void *arg, const tsr_plan *plan, int pass), void *arg,
+                        tsr_plan *out,
                         char *source, size_t cap, char *msg, size_t msgcap) {
   sqlite3 *h = db->h;
   sqlite3_stmt *s;
@@ -730,7 +731,7 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
       tsr_plan pl = *out;
       char pmsg[256];
       if (!txt || tsr_plan_parse(txt, &pl, pmsg, sizeof pmsg)) continue;
-      if (check && !check(arg, &pl)) continue;
+      if (check && !check(arg, &pl, pass)) continue;
       *out = pl;
       found = 1;
       best_d = d;

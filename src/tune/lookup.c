@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/backend.h"
 #include "core/context.h"
 #include "tune/tune.h"
 
@@ -108,12 +109,22 @@ typedef struct {
   tsr_context *ctx;
   tsr_backend_kind b;
   const tsr_problem *p;
+  const tsr_plan *def;
 } check_arg;
 
-static int plan_fits(void *arg, const tsr_plan *plan) {
+int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                          const tsr_plan *plan, const tsr_plan *def) {
+  tsr_plan_info info, dinfo;
+  if (tsr__plan_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
+  if (!def || tsr__plan_check(ctx, b, p, def, &dinfo) != TSR_OK) return 1;
+  return tsr__tune_prior(b, p, &info) <= tsr__tune_prior(b, p, &dinfo);
+}
+
+static int plan_fits(void *arg, const tsr_plan *plan, int pass) {
   check_arg *c = arg;
+  if (pass == 2) return tsr__tune_transfer_ok(c->ctx, c->b, c->p, plan, c->def);
   tsr_plan_info info;
-  return tsr_plan_realize(c->ctx, c->b, c->p, plan, &info) == TSR_OK;
+  return tsr__plan_check(c->ctx, c->b, c->p, plan, &info) == TSR_OK;
 }
 
 /* The class lookup's classifier (only the cuda backend has planner classes). */
@@ -175,7 +186,7 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
         if (first) fprintf(stderr, "tessera: note: %s\n", msg);
       }
       tsr_problem q2 = *p;
-      check_arg ca = {ctx, b, &q2};
+      check_arg ca = {ctx, b, &q2, &def};
       int r = tsr__tune_db_lookup(db, &t, p, b == TSR_BACKEND_CUDA ? cuda_class : NULL, plan_fits,
                                   &ca, out, src, sizeof src, msg, sizeof msg);
       if (r < 0) broken = 1;

@@ -64,13 +64,22 @@ int tsr__tune_db_busy_side(const char *path, char *side, size_t cap);
  * the nearest accepted winner of the same planner class at any distance
  * (docs/tune.md). Returns 1 with *out and source ("tuned (exact)", "tuned
  * (nearest MxNxK)", "tuned (class C, from MxNxK)"), 0 when nothing
- * matches, -1 on a database error (msg). check(plan) is consulted for each
- * candidate row (e.g. tsr_plan_realize on the real problem); rows it
+ * matches, -1 on a database error (msg). check(plan, pass) is consulted for
+ * each candidate row, pass 0 exact, 1 nearest, 2 class (e.g. the planner on
+ * the real problem; the class pass also tsr__tune_transfer_ok); rows it
  * refuses are skipped. */
 int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
                         const char *(*plan_class)(const tsr_problem *),
-                        int (*check)(void *arg, const tsr_plan *plan), void *arg, tsr_plan *out,
-                        char *source, size_t cap, char *msg, size_t msgcap);
+                        int (*check)(void *arg, const tsr_plan *plan, int pass), void *arg,
+                        tsr_plan *out, char *source, size_t cap, char *msg, size_t msgcap);
+/* Whether a plan tuned on another shape may be served to p (the class
+ * pass): the planner accepts it on p, and the tuner's prior does not
+ * predict it slower there than the built-in default def. On the H200
+ * (session 10) the class pass served 16384x64x4096's winner (128x128, 128
+ * tiles) to 1000^3 and 64x4096x4096, where it filled half and a quarter of
+ * the SMs and ran 2.98x and 3.70x the default's time. */
+int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                          const tsr_plan *plan, const tsr_plan *def);
 
 /* SQL condition: tuned row x is better than tuned row y under the merge
  * rule (a stored time beats none, then the faster time, then the smaller

@@ -737,8 +737,9 @@ static void test_default_table(void **state) {
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.mma, TSR_MMA_GEMV);
   assert_int_equal(pl.bm, 16);
-  assert_int_equal(pl.bn, 16); /* k-contiguous B: 8 warps of 2 outputs */
-  assert_int_equal(pl.threads, 256);
+  assert_int_equal(pl.bn, 4); /* k-contiguous B, 3 <= M <= 8: 2 warps of 2 outputs */
+  assert_int_equal(pl.threads, 64);
+  assert_int_equal(pl.bk, 512);
   assert_int_equal(pl.splitk, 2); /* 2048 warps: 3 wanted, 2 divides the 8 K blocks */
   assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
   {
@@ -764,9 +765,11 @@ static void test_default_table(void **state) {
   q = mkprob((prob_spec){.m = 4096, .n = 16, .k = 16384, .opb = 'T'}); /* read along k: gemv */
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.mma, TSR_MMA_GEMV);
-  assert_int_equal(pl.bm, 16); /* 8 warps of 2 outputs */
+  assert_int_equal(pl.bm, 8); /* 9 <= N <= 16: 2 warps of 4 outputs, 64-deep K blocks */
   assert_int_equal(pl.bn, 16);
-  assert_int_equal(pl.splitk, 2); /* 2048 warps: 3 wanted, 2 divides the 32 K blocks */
+  assert_int_equal(pl.threads, 64);
+  assert_int_equal(pl.bk, 64);
+  assert_int_equal(pl.splitk, 4); /* 1024 warps: 5 wanted, 4 divides the 256 K blocks */
   assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
   q = P(1, 4096, 4096); /* x-contiguous B: a warp per K row of 128 outputs */
   tsr__emit_default_plan(&q, &pl);
@@ -853,13 +856,32 @@ static void test_default_table(void **state) {
     sk.precision = TSR_PREC_FP32X3; /* asked for: 3xTF32 at short K too */
     tsr__emit_default_plan(&sk, &pl);
     assert_int_equal(pl.mma, TSR_MMA_TF32X3);
-    /* llm-train's 512x4096x4096: one wave of 128x128 tiles, no split-K */
+    /* llm-train's 512x4096x4096: 128 tiles of 128x128, under one wave:
+     * split-K 2 (two CTAs an SM) */
     sk = P(512, 4096, 4096);
     sk.precision = TSR_PREC_STRICT;
     tsr__emit_default_plan(&sk, &pl);
     assert_int_equal(pl.bm, 128);
     assert_int_equal(pl.kloop, 1);
+    assert_int_equal(pl.splitk, 2);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = P(1024, 4096, 4096); /* 256 tiles: no split */
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
     assert_int_equal(pl.splitk, 1);
+    /* 3xTF32, large class, K < 1536: 128x128 wgmma tiles (2049x4097x1025
+     * 0.583x cuBLAS's time against 0.743x for 256x128); from 1536 256x128 */
+    sk = P(2049, 4097, 1025);
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.bn, 128);
+    assert_int_equal(pl.pack, TSR_PACK_AB);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = P(4096, 4096, 2048);
+    sk.precision = TSR_PREC_FP32X3;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bm, 256);
     assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
     tsr__emit_default_plan(&q, &pl);
   }

@@ -343,6 +343,46 @@ static void test_cuda_space_families(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* The class pass's guard (tsr__tune_transfer_ok): session 10's H200 replay
+ * served 16384x64x4096's winner (128x128 tiles, 128 of them there) to
+ * 1000^3 (64 tiles) and 64x4096x4096 (32), which ran 2.98x and 3.70x their
+ * defaults' time; the prior predicts both slower than the default, and
+ * still takes the plan where it fills the GPU (32768x64x4096) and a GEMV
+ * winner at another decode shape. */
+static int transfer_ok(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int trans_b,
+                       const char *text) {
+  tsr_problem p;
+  tsr_problem_init(&p, m, n, k);
+  if (trans_b) {
+    p.op_b = TSR_OP_T;
+    p.ldb = k;
+  }
+  char msg[256];
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  tsr_plan def, pl;
+  tsr_plan_builtin(ctx, TSR_BACKEND_CUDA, &p, &def);
+  pl = def;
+  assert_int_equal(tsr_plan_parse(text, &pl, msg, sizeof msg), TSR_OK);
+  return tsr__tune_transfer_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, &def);
+}
+
+static void test_transfer_guard(void **state) {
+  (void)state;
+  tsr_context *ctx = NULL;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  const char *tall = "bm=128,bn=128,bk=16,wm=64,wn=128,tm=1,tn=1,stages=4,vec=4,pad=0,"
+                     "walk=linear,splitk=1,mma=wgmma-tf32x3,acc=step,pack=none,split=inline";
+  const char *gemv = "bm=16,bn=4,bk=512,wm=1,wn=1,tm=1,tn=1,stages=1,vec=4,pad=0,walk=linear,"
+                     "splitk=1,threads=64,mma=gemv,pack=none,split=inline";
+  assert_false(transfer_ok(ctx, 1000, 1000, 1000, 0, tall));
+  assert_false(transfer_ok(ctx, 64, 4096, 4096, 0, tall));
+  assert_true(transfer_ok(ctx, 32768, 64, 4096, 0, tall));
+  assert_true(transfer_ok(ctx, 8, 4096, 11008, 1, gemv));
+  /* a plan the planner refuses on the asked shape is never served */
+  assert_false(transfer_ok(ctx, 32, 4096, 4096, 1, gemv));
+  tsr_context_destroy(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_max_candidates, setup, teardown),
@@ -352,6 +392,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
       cmocka_unit_test(test_cuda_space_has_wgmma),
       cmocka_unit_test(test_cuda_space_families),
+      cmocka_unit_test(test_transfer_guard),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
