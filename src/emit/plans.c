@@ -380,7 +380,10 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       if (t256 >= 2 * 132) {
         pl.bm = 256, pl.bn = 128, pl.bk = 8, pl.wm = 128, pl.wn = 128, pl.stages = 8;
       } else if (p->k >= 1536 && 2 * t128 <= 2 * 132) {
-        pl.bm = 128, pl.bn = 128, pl.bk = 16, pl.wm = 64, pl.wn = 128, pl.stages = 6;
+        /* 32-deep K blocks x 3 stages (session 10, s10d-wgmma.txt):
+         * 1024x1024x1537 0.651x (bk = 16 x 6 stages: 0.689x), 512x4096x4096
+         * 0.567x (0.575x), 1024x1024x4096 0.602x (0.614x); errors unchanged */
+        pl.bm = 128, pl.bn = 128, pl.bk = 32, pl.wm = 64, pl.wn = 128, pl.stages = 3;
         pl.splitk = 2;
       } else {
         pl.bm = 128, pl.bn = 64, pl.bk = 16, pl.wm = 64, pl.wn = 64, pl.stages = 8;

@@ -24,6 +24,12 @@ tsr_status tsr__exec_create_vt(tsr_context *ctx, const struct tsr__backend *vt,
                                const tsr_problem *p, const tsr_plan *plan, const float *a,
                                const float *bmat, const float *c0, int flags, tsr_exec **out);
 
+/* tsr_plan_realize through the backend's check slot where it has one: the
+ * same acceptance and resources, no source hash in info (the tuner's space
+ * and lookup check ~10^5 plans; emitting each one's source was most of it). */
+tsr_status tsr__exec_check(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                           const tsr_plan *plan, tsr_plan_info *info);
+
 /* 1 for a GPU backend (device-event timing exists), else 0. */
 int tsr__exec_is_gpu(const tsr_exec *e);
 /* The problem as prepared (checked, with the route's precision). */

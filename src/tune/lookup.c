@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/backend.h"
 #include "core/context.h"
+#include "measure/exec.h"
 #include "tune/tune.h"
 
 /* ---- target ------------------------------------------------------------ */
@@ -115,8 +115,8 @@ typedef struct {
 int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                           const tsr_plan *plan, const tsr_plan *def) {
   tsr_plan_info info, dinfo;
-  if (tsr__plan_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
-  if (!def || tsr__plan_check(ctx, b, p, def, &dinfo) != TSR_OK) return 1;
+  if (tsr__exec_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
+  if (!def || tsr__exec_check(ctx, b, p, def, &dinfo) != TSR_OK) return 1;
   return tsr__tune_prior(b, p, &info) <= tsr__tune_prior(b, p, &dinfo);
 }
 
@@ -124,7 +124,7 @@ static int plan_fits(void *arg, const tsr_plan *plan, int pass) {
   check_arg *c = arg;
   if (pass == 2) return tsr__tune_transfer_ok(c->ctx, c->b, c->p, plan, c->def);
   tsr_plan_info info;
-  return tsr__plan_check(c->ctx, c->b, c->p, plan, &info) == TSR_OK;
+  return tsr__exec_check(c->ctx, c->b, c->p, plan, &info) == TSR_OK;
 }
 
 /* The class lookup's classifier (only the cuda backend has planner classes). */

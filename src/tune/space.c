@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/backend.h"
 #include "core/context.h"
 #include "core/space.h"
 #include "emit/emit.h"
+#include "measure/exec.h"
 #include "tune/tune.h"
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -568,7 +568,7 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   for (size_t i = 0; i < pv.n; i++) {
     if (gset && !first_time(gset, hcap, &pv.v[i])) continue;
     tsr_plan_info info;
-    tsr_status st = tsr__plan_check(ctx, b, p, &pv.v[i], &info);
+    tsr_status st = tsr__exec_check(ctx, b, p, &pv.v[i], &info);
     if (st) {
       nrej++;
       if (nrej_kept < TSR__TUNE_KEEP_REJECTED) {
