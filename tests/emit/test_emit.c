@@ -680,6 +680,15 @@ static void test_default_table(void **state) {
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.pack, TSR_PACK_A);
   assert_int_equal(pl.vec, 4);
+  /* the medium 128x128 split-K 2 wgmma plan: 32-deep K blocks x 3 stages
+   * (H200 session 10: 0.651x cuBLAS's time against 0.689x for 16 x 6) */
+  assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
+  assert_int_equal(pl.bm, 128);
+  assert_int_equal(pl.bn, 128);
+  assert_int_equal(pl.bk, 32);
+  assert_int_equal(pl.stages, 3);
+  assert_int_equal(pl.splitk, 2);
+  assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
   /* auto's large class at 2048 <= K <= 16384: the Ozaki family, 8 moduli
    * (25 bits per operand up to K = 16384), its prologue packing both */
   q = P(4096, 4096, 4096);
