@@ -154,16 +154,27 @@ static tsr_status cpu_available(tsr_context *ctx) { return TSR_OK; }
  *    cut into equal tiles and the grid split further until its tiles divide
  *    evenly among the cores, so small shapes (512³) still keep every core
  *    busy. */
+/* Whether a grid of h tile rows and ncols tile columns (all batch items)
+ * runs as whole-column tasks (run_column) on nt threads: several rows and
+ * enough columns to share evenly (docs/log/perf-notebook.md, session 5:
+ * llm-train). */
+static int column_tasks(int64_t h, uint64_t ncols, int64_t nt) {
+  return h > 1 && (ncols >= 4 * (uint64_t)nt ||
+                   (ncols >= 2 * (uint64_t)nt && ncols % (uint64_t)nt == 0));
+}
+
 /* Cuts m×n into equal tiles of at most mc_max×nc_max (multiples of tm, tn),
  * then splits further (M first, then N) until the tasks share evenly among
- * nt cores or there are at least 8 per core. Returns the task count. */
+ * nt cores or there are at least 8 per core. An M of at most m_keep rows is
+ * kept whole when N fits one tile column. Returns the task count. */
 static int64_t split_grid(int64_t m, int64_t n, int64_t batch, int64_t nt, int tm, int tn,
-                          int64_t mc_max, int64_t nc_max, int64_t *bm, int64_t *bn) {
+                          int64_t mc_max, int64_t nc_max, int64_t m_keep, int64_t *bm,
+                          int64_t *bn) {
   int64_t gm0 = cdiv(m, mc_max), gn0 = cdiv(n, nc_max), tasks = 0;
   /* An M that fits one tile row is not cut: one tile row packs op(B) once
    * inside its tiles, with no prepack phase and its second hand-off
    * (docs/log/perf-notebook.md, session 5: 64x2240x64). */
-  const int m_whole = gm0 == 1;
+  const int m_whole = gm0 == 1 || (gn0 == 1 && m <= m_keep);
   for (int extra = 0; extra < 16; extra++) {
     int64_t gm = m_whole ? 1 : gm0 + (extra + 1) / 2, gn = m_whole ? gn0 + extra : gn0 + extra / 2;
     int64_t cbm = round_up(cdiv(m, gm), tm), cbn = round_up(cdiv(n, gn), tn);
@@ -223,7 +234,13 @@ static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *o
    * one and two threads tie on the median, and two lose whole rounds 10×
    * when the second vCPU is late). */
   int64_t bm, bn;
-  int64_t tasks = split_grid(m, n, batch, splitk > 1 ? 1 : nt, tm, tn, mc_max, nc_max, &bm, &bn);
+  /* AVX2: a single tile column of up to two A blocks' rows is cut along N
+   * instead of M, so no prepack phase runs before the tiles (each thread
+   * packs all of A, at most ~768 KiB): 256³ on 2 cores 1.05 -> 0.98-0.99
+   * of OpenBLAS's time (Zen 3, session 10; AVX-512 not measured). */
+  const int64_t m_keep = isa == TSR_ISA_AVX512 ? mc_max : 2 * mc_max;
+  int64_t tasks =
+      split_grid(m, n, batch, splitk > 1 ? 1 : nt, tm, tn, mc_max, nc_max, m_keep, &bm, &bn);
   /* Wide tiles only when there are still plenty of tasks: with fewer than
    * 8 per core one late thread leaves the other idle for a whole tile
    * (docs/perf.md, step 10: 1024×1024×1537 had 10 tasks at bn 1024). */
@@ -231,7 +248,20 @@ static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *o
     bm = round_up(m, tm);
     bn = round_up(n, tn);
   } else if (nc_max > 512 && tasks < 8 * nt)
-    split_grid(m, n, batch, nt, tm, tn, mc_max, 512, &bm, &bn);
+    split_grid(m, n, batch, nt, tm, tn, mc_max, 512, m_keep, &bm, &bn);
+  else if (isa != TSR_ISA_AVX512 && p->op_b == TSR_OP_N && nc_max < 1024) {
+    /* Column tasks pack only a bk×bn block of op(B), so the K×bn bound
+     * above does not apply to them; up to 1024 columns halve A's re-packs.
+     * On AVX2 A's 8x8 transposing pack costs more than AVX-512's 16x16 one:
+     * 512x4096x4096, one thread, 0.97 -> 0.98 of OpenBLAS (Zen 3, session
+     * 10; on AVX-512 wider bn was neutral, session 5, so it keeps 512).
+     * op(B) = T packs B by transposing too: 512x4096x11008:NT read 1.00 ->
+     * 1.02 of OpenBLAS's time with 1024, so it keeps 512. */
+    int64_t wbm, wbn;
+    int64_t wt = split_grid(m, n, batch, nt, tm, tn, mc_max, 1024, m_keep, &wbm, &wbn);
+    if (wt >= 8 * nt && column_tasks(cdiv(m, wbm), (uint64_t)(cdiv(n, wbn) * batch), nt))
+      bm = wbm, bn = wbn;
+  }
   /* Walk down each tile column (stripe over the whole grid height): tasks
    * running at the same time share one K×bn column of packed op(B), which
    * stays in L3, so B leaves DRAM once per column rather than once per tile
@@ -489,19 +519,25 @@ static void pack_block(tsr__cpu_packer pack, int64_t kc, int64_t len, int w, con
       pack(kc, len - r0 < w ? (int)(len - r0) : w, w, src + r0 * rs, rs, ks, dst + r0 * kc);
     return;
   }
-  /* Whole panels of the default width copy a constant size, which the
-   * compiler inlines: a libc call per 128 bytes cost about as much as the
-   * copy (docs/log/perf-notebook.md, session 5: llm-train). */
-  const int64_t whole = w == 32 ? len / 32 * 32 : 0;
+  /* Whole panels of the default widths (avx512 32, avx2 16) copy a constant
+   * size, which the compiler inlines: a libc call per 128 bytes cost about
+   * as much as the copy (docs/log/perf-notebook.md, session 5: llm-train). */
+  const int64_t whole = w == 32 || w == 16 ? len / w * w : 0;
   for (int64_t k = 0; k < kc; k++) {
     const float *s = src + k * ks;
     float *d = dst + k * w;
     const float *pf = prefetch && k + 8 < kc ? s + 8 * ks : s; /* the run 8 k-steps ahead */
-    for (int64_t r0 = 0; r0 < whole; r0 += 32) {
-      __builtin_prefetch(pf + r0);
-      __builtin_prefetch(pf + r0 + 16);
-      memcpy(d + r0 * kc, s + r0, 32 * sizeof *d);
-    }
+    if (w == 32)
+      for (int64_t r0 = 0; r0 < whole; r0 += 32) {
+        __builtin_prefetch(pf + r0);
+        __builtin_prefetch(pf + r0 + 16);
+        memcpy(d + r0 * kc, s + r0, 32 * sizeof *d);
+      }
+    else
+      for (int64_t r0 = 0; r0 < whole; r0 += 16) {
+        __builtin_prefetch(pf + r0);
+        memcpy(d + r0 * kc, s + r0, 16 * sizeof *d);
+      }
     for (int64_t r0 = whole; r0 < len; r0 += w) {
       int n = len - r0 < w ? (int)(len - r0) : w;
       memcpy(d + r0 * kc, s + r0, (size_t)n * sizeof *d);
@@ -885,9 +921,7 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
    * (docs/log/perf-notebook.md, session 5: llm-train). */
   const uint64_t ncols = (uint64_t)j.w * (uint64_t)p->batch;
   const int nt_all = plan->threads > 0 ? plan->threads : online_cores();
-  j.columns = plan->splitk == 1 && j.h > 1 &&
-              (ncols >= 4 * (uint64_t)nt_all ||
-               (ncols >= 2 * (uint64_t)nt_all && ncols % (uint64_t)nt_all == 0));
+  j.columns = plan->splitk == 1 && column_tasks(j.h, ncols, nt_all);
   if (j.columns) {
     j.tasks = ncols;
     nthreads = run_threads(plan, j.tasks);
