@@ -112,8 +112,8 @@ tsr_backend_kind tsr__backend_resolve(tsr_context *ctx, tsr_backend_kind k) {
   return TSR_BACKEND_CPU;
 }
 
-tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
-                            const tsr_plan *plan, tsr_plan_info *info) {
+static tsr_status realize(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                          const tsr_plan *plan, tsr_plan_info *info, int light) {
   tsr__clear(ctx);
   const tsr__backend *be = tsr__backend_get(tsr__backend_resolve(ctx, b));
   if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
@@ -122,5 +122,15 @@ tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_prob
   tsr_status st = tsr_problem_check(&q, msg, sizeof msg);
   if (st) return tsr__fail(ctx, st, "%s", msg);
   tsr_plan_info tmp;
-  return be->realize(ctx, &q, plan, info ? info : &tmp);
+  return (light && be->check ? be->check : be->realize)(ctx, &q, plan, info ? info : &tmp);
+}
+
+tsr_status tsr_plan_realize(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                            const tsr_plan *plan, tsr_plan_info *info) {
+  return realize(ctx, b, p, plan, info, 0);
+}
+
+tsr_status tsr__backend_check(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                              const tsr_plan *plan, tsr_plan_info *info) {
+  return realize(ctx, b, p, plan, info, 1);
 }

@@ -81,6 +81,12 @@ typedef struct tsr__backend {
 tsr_status tsr__precision_require(tsr_context *ctx, const char *backend, const tsr_problem *p,
                                   unsigned modes, tsr_precision auto_mode, tsr_precision *runs);
 
+/* tsr_plan_realize through the backend's check slot where it has one (no
+ * source hash in info); the measure layer's tsr__exec_check for the layers
+ * above. */
+tsr_status tsr__backend_check(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                              const tsr_plan *plan, tsr_plan_info *info);
+
 /* Table lookup; never NULL for a valid kind other than AUTO. */
 const tsr__backend *tsr__backend_get(tsr_backend_kind k);
 /* AUTO → the first available of cuda, cpu. */

@@ -2170,25 +2170,30 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
   }
 }
 
+/* Both entry points: the geometry (the planner's acceptance) and *out's
+ * launch fields. */
+static tsr_status launch(const tsr_problem *p, const tsr_plan *plan,
+                         const tsr__gpu_target *target, tsr__kernel_src *out, tsr__emit_geo *g,
+                         char *msg, size_t cap) {
+  if (!out) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL output");
+  memset(out, 0, sizeof *out);
+  tsr_status st = tsr__emit_geometry(p, plan, target, g, msg, cap);
+  if (st == TSR_OK) fill_launch(p, g, out);
+  return st;
+}
+
 tsr_status tsr__emit_gemm_launch(const tsr_problem *p, const tsr_plan *plan,
                                  const tsr__gpu_target *target, tsr__kernel_src *out, char *msg,
                                  size_t cap) {
-  if (!out) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL output");
-  memset(out, 0, sizeof *out);
   tsr__emit_geo g;
-  tsr_status st = tsr__emit_geometry(p, plan, target, &g, msg, cap);
-  if (st != TSR_OK) return st;
-  fill_launch(p, &g, out);
-  return TSR_OK;
+  return launch(p, plan, target, out, &g, msg, cap);
 }
 
 tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
                           const tsr__gpu_target *target, tsr__kernel_src *out, char *msg,
                           size_t cap) {
-  if (!out) return tsr__failbuf(msg, cap, TSR_ERR_INVALID, "emit: NULL output");
-  memset(out, 0, sizeof *out);
   tsr__emit_geo g;
-  tsr_status st = tsr__emit_geometry(p, plan, target, &g, msg, cap);
+  tsr_status st = launch(p, plan, target, out, &g, msg, cap);
   if (st != TSR_OK) return st;
 
   sb_t s = {0};
@@ -2207,7 +2212,6 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
     tsr__kernel_src_free(out);
     return tsr__failbuf(msg, cap, TSR_ERR_NOMEM, "emit: SHA-256 failed");
   }
-  fill_launch(p, &g, out);
   return TSR_OK;
 }
 

@@ -54,15 +54,7 @@ tsr_status tsr__exec_create_vt(tsr_context *ctx, const tsr__backend *be, const t
 
 tsr_status tsr__exec_check(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                            const tsr_plan *plan, tsr_plan_info *info) {
-  const tsr__backend *be = tsr__backend_get(tsr__backend_resolve(ctx, b));
-  if (!be || !be->check) return tsr_plan_realize(ctx, b, p, plan, info);
-  tsr__clear(ctx);
-  tsr_problem q = *p;
-  char msg[512];
-  tsr_status st = tsr_problem_check(&q, msg, sizeof msg);
-  if (st) return tsr__fail(ctx, st, "%s", msg);
-  tsr_plan_info tmp;
-  return be->check(ctx, &q, plan, info ? info : &tmp);
+  return tsr__backend_check(ctx, b, p, plan, info);
 }
 
 tsr_status tsr__exec_create(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,

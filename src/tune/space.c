@@ -559,14 +559,11 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
     roles[1 + i] = extra_roles ? extra_roles[i] : TSR__ROLE_USER;
   size_t nlegal = 0, nrej = 0, nrej_kept = 0;
   out->generated = pv.n - nfixed;
-  /* Dedup on the realized text: a hash set of formatted strings; and
-   * before realizing, on the generated text (the families' products repeat
-   * plans: about half of the generated ones at 4096^3). */
+  /* Dedup on the realized text: a hash set of formatted strings. */
   size_t hcap = 1;
   while (hcap < 2 * pv.n + 16) hcap <<= 1;
-  uint64_t *hset = calloc(hcap, sizeof *hset), *gset = calloc(hcap, sizeof *gset);
+  uint64_t *hset = calloc(hcap, sizeof *hset);
   for (size_t i = 0; i < pv.n; i++) {
-    if (gset && !first_time(gset, hcap, &pv.v[i])) continue;
     tsr_plan_info info;
     tsr_status st = tsr__exec_check(ctx, b, p, &pv.v[i], &info);
     if (st) {
@@ -589,7 +586,6 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   }
   tsr__clear(ctx);
   free(hset);
-  free(gset);
   free(roles);
   free(pv.v);
   qsort(legal, nlegal, sizeof *legal, cmp_legal);

@@ -505,6 +505,17 @@ static int64_t prepack_cols(int tn) {
 /* Largest prepacked op(B) (all batch items); beyond it B is packed per tile. */
 #define TSR__CPU_PREPACK_MAX_BYTES (512ull << 20)
 
+/* Whole panels of W floats, a line prefetched per 16; inlined with W a
+ * constant, so each memcpy has a constant size (pack_block). */
+static inline __attribute__((always_inline)) void copy_panels(float *d, const float *s,
+                                                              const float *pf, int64_t whole,
+                                                              int64_t kc, const int w) {
+  for (int64_t r0 = 0; r0 < whole; r0 += w) {
+    for (int j = 0; j < w; j += 16) __builtin_prefetch(pf + r0 + j);
+    memcpy(d + r0 * kc, s + r0, (size_t)w * sizeof *d);
+  }
+}
+
 /* Packs rows [0, len) of a block into consecutive w-wide micro-panels
  * (panel q at dst + q*w*kc). When each k-step is contiguous in memory
  * (rs == 1) the block is read k-row by k-row: long sequential runs that the
@@ -527,17 +538,8 @@ static void pack_block(tsr__cpu_packer pack, int64_t kc, int64_t len, int w, con
     const float *s = src + k * ks;
     float *d = dst + k * w;
     const float *pf = prefetch && k + 8 < kc ? s + 8 * ks : s; /* the run 8 k-steps ahead */
-    if (w == 32)
-      for (int64_t r0 = 0; r0 < whole; r0 += 32) {
-        __builtin_prefetch(pf + r0);
-        __builtin_prefetch(pf + r0 + 16);
-        memcpy(d + r0 * kc, s + r0, 32 * sizeof *d);
-      }
-    else
-      for (int64_t r0 = 0; r0 < whole; r0 += 16) {
-        __builtin_prefetch(pf + r0);
-        memcpy(d + r0 * kc, s + r0, 16 * sizeof *d);
-      }
+    if (w == 32) copy_panels(d, s, pf, whole, kc, 32);
+    else copy_panels(d, s, pf, whole, kc, 16);
     for (int64_t r0 = whole; r0 < len; r0 += w) {
       int n = len - r0 < w ? (int)(len - r0) : w;
       memcpy(d + r0 * kc, s + r0, (size_t)n * sizeof *d);
