@@ -89,6 +89,13 @@ static void print_summary(const tsr__tune_config *cfg, const tsr__tune_result *r
          by[TSR__CAND_REJ_ACCURACY], by[TSR__CAND_REJ_RUN], r->unmeasured);
   printf("time      oracle %.1f s, search %.1f s, replay %.1f s, total %.1f s\n", r->oracle_s,
          r->search_s, r->replay_s, r->total_s);
+  /* A budget the replay reserve nearly fills searches almost nothing: say so. */
+  if (cfg->max_seconds > 0 && r->reserve_s > 0.5 * cfg->max_seconds)
+    printf("note      the replay reserve, %.1f s (2 x %d rounds of the incumbent's measurement), is "
+           "%.0f%% of --max-seconds %.3g: the search stopped after %zu candidate(s); a larger "
+           "budget searches more\n",
+           r->reserve_s, cfg->rounds, 100.0 * r->reserve_s / cfg->max_seconds, cfg->max_seconds,
+           r->measured);
   int shown = 0;
   for (size_t i = 0; i < r->n && shown < 5; i++) {
     const tsr__tune_cand *c = &r->cands[i];

@@ -517,6 +517,7 @@ static tsr_status tune_search(tsr_context *ctx, const tsr__tune_config *cfg, con
     progress(cfg, r, done, nlegal_kept, t_start, 0);
   }
   r->search_s = now_s() - t_search;
+  r->reserve_s = reserve;
   progress(cfg, r, done, nlegal_kept, t_start, 1);
   for (size_t i = 0; i < r->n; i++)
     r->unmeasured += r->cands[i].status == TSR__CAND_UNMEASURED && mine[i];
@@ -719,11 +720,12 @@ char *tsr__tune_result_json(const tsr__tune_config *cfg, const tsr__tune_result 
                                          : json_null());
   json_object_set_new(
       o, "budget",
-      json_pack("{s:I, s:o, s:I, s:f, s:o, s:o, s:o, s:o}", "max_candidates",
+      json_pack("{s:I, s:o, s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "max_candidates",
                 (json_int_t)cfg->max_candidates, "max_seconds", jreal(cfg->max_seconds),
                 "measured", (json_int_t)r->measured, "seconds_total", r->total_s,
                 "seconds_oracle", jreal(r->oracle_s), "seconds_search", jreal(r->search_s),
-                "seconds_replay", jreal(r->replay_s), "unmeasured",
+                "seconds_replay", jreal(r->replay_s), "seconds_replay_reserve",
+                jreal(r->reserve_s), "unmeasured",
                 json_integer((json_int_t)r->unmeasured)));
   json_object_set_new(o, "space",
                       json_pack("{s:I, s:I, s:I, s:I}", "generated", (json_int_t)r->generated,

@@ -252,6 +252,7 @@ typedef struct {
   long *tie;             /* indices of the tie set */
   size_t ntie;
   double oracle_s, search_s, replay_s, total_s;
+  double reserve_s;      /* replay reserve the search kept out of max_seconds */
   int64_t run_id;        /* database row, 0 without a database */
   char started[32], finished[32];
 } tsr__tune_result;

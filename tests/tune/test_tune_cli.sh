@@ -43,6 +43,14 @@ grep -q "more than --max-seconds 1" "$tmp/err" || fail "time refusal message: $(
 [ ! -e "$tmp/refused.db" ] && [ ! -e "$tmp/refused" ] || fail "a refused tune created its database or --out"
 [ ! -e "$XDG_CACHE_HOME/tessera/oracle" ] || fail "a refused tune wrote to the oracle cache"
 
+# ---- a budget the replay reserve fills: said, with the reserve ---------------
+expect_rc 0 "tiny budget" $T tune --shape 32x32x32 --backend cpu --max-seconds 0.05 --rounds 2 \
+  --no-db --out "$tmp/tiny" --quiet
+grep -q "^note      the replay reserve, .* of --max-seconds 0.05: the search stopped after 1 candidate" \
+  "$tmp/out" || fail "no replay-reserve note at --max-seconds 0.05: $(cat "$tmp/out")"
+grep -q '"seconds_replay_reserve": [0-9]' "$tmp/tiny/tune_cpu_32x32x32.json" ||
+  fail "results file lacks budget.seconds_replay_reserve"
+
 # ---- tune, store, then gemm uses it ------------------------------------------
 db=$tmp/tune.db
 expect_rc 0 "tune 96x64x80" $T tune --shape 96x64x80 --backend cpu --max-candidates 5 \
