@@ -287,6 +287,13 @@ typedef struct {
    * the row's scale and norm once). 0 = 1. Named in the plan text only when
    * not 0. */
   int rvec;
+  /* mma=gemv with a big operand contiguous along k only (docs/emit.md
+   * "GEMV", lane per row): 0 = lanes along k (a warp per output, shuffle
+   * sum); 1, 2 or 4 = each lane owns that many big-operand rows and walks
+   * its K slice along them, the short operand's K block staged in shared
+   * memory as [k][S] (broadcast reads). Named in the plan text only when
+   * not 0. */
+  int lanerows;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

@@ -1903,6 +1903,128 @@ static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
  * kernel. Every order depends only on the plan and the problem. The sums
  * are not k-ascending, so a non-finite one is recomputed strictly over the
  * slice's K range (tsr_fix), as the tensor-core epilogues do. */
+/* Lane per row (plan lanerows, k-contiguous big operand): thread t owns
+ * rows x0 + t + r * NT (r < RL) and sums each over its slice in ascending k
+ * with vec-wide loads along the row. Lanes then need the same short values
+ * at the same k, so the short operand's K block is staged once per CTA as
+ * Ss[k][SP] (zero past k1 and S) and read with broadcast 128-bit loads (one
+ * wavefront per warp) instead of S per-lane L1 loads per chunk. Two shared
+ * buffers and two register sets of row values, the K loop unrolled by two:
+ * block c + 1 is staged and its row values loaded before block c is
+ * multiplied, so each thread keeps RL * BK / VEC loads in flight across the
+ * block (ptxas spreads loads written inside the multiply through it, ~2 in
+ * flight), and one barrier per block. Row values past k1 load as zero: with
+ * the staged zeros 0 * 0 adds +0, which leaves every sum as the strict order
+ * has it, so the multiply needs no guard. */
+static void put_lpr_load(sb_t *s, const char *d, const char *kc, int guard) {
+  put(s,
+      "#pragma unroll\n      for (int r = 0; r < RL; ++r)\n"
+      "#pragma unroll\n        for (int j = 0; j < BK / VEC; ++j)");
+  if (!guard) put(s, " tsr_ld(%s[r][j], bp[r] + %s + j * VEC);\n", d, kc);
+  else
+    put(s,
+        "\n#pragma unroll\n          for (int e = 0; e < VEC; ++e) {\n"
+        "            const int k = %s + j * VEC + e;\n"
+        "            %s[r][j][e] = k < k1 ? bp[r][k] : 0.0f;\n"
+        "          }\n",
+        kc, d);
+}
+
+/* The row values of block kc into register set d, guarded only in a partial
+ * last block (K % BK). */
+static void put_lpr_fetch(sb_t *s, const char *d, const char *kc, int tail_k) {
+  if (!tail_k) {
+    put_lpr_load(s, d, kc, 0);
+    return;
+  }
+  put(s, "      if (%s + BK <= k1) {\n", kc);
+  put_lpr_load(s, d, kc, 0);
+  put(s, "      } else { // the partial last block\n");
+  put_lpr_load(s, d, kc, 1);
+  put(s, "      }\n");
+}
+
+/* One K block: register set d times the staged buffer ss. */
+static void put_lpr_block(sb_t *s, const char *d, const char *ss) {
+  put(s,
+      "#pragma unroll\n"
+      "    for (int j = 0; j < BK / VEC; ++j)\n"
+      "#pragma unroll\n      for (int e = 0; e < VEC; ++e)\n"
+      "#pragma unroll\n        for (int q = 0; q < SP / 4; ++q) {\n"
+      "          // every lane reads the same 16 bytes: a broadcast\n"
+      "          const float4 t = *reinterpret_cast<const float4 *>(%s + (j * VEC + e) * SP + 4 * q);\n"
+      "          const float sv[4] = {t.x, t.y, t.z, t.w};\n"
+      "#pragma unroll\n          for (int i = 0; i < 4; ++i)\n"
+      "            if (4 * q + i < S)\n"
+      "#pragma unroll\n              for (int r = 0; r < RL; ++r)\n"
+      "                acc[r][4 * q + i] = fmaf(%s[r][j][e], sv[i], acc[r][4 * q + i]);\n"
+      "        }\n",
+      ss, d);
+}
+
+static void emit_gemv_lpr(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, int tail_x,
+                          const char *row, const char *col) {
+  int tail_k = p->k % g->plan.bk != 0;
+  put(s,
+      "  const int tid = (int)threadIdx.x;\n"
+      "  float *sbuf = tsr_dynamic_smem(); // 2 x BK x SP\n"
+      "  const float *__restrict__ bp[RL];\n"
+      "#pragma unroll\n"
+      "  for (int r = 0; r < RL; ++r) bp[r] = Xg + tsr_big(%s, 0);\n"
+      "  float acc[RL][S];\n"
+      "#pragma unroll\n  for (int r = 0; r < RL; ++r)\n"
+      "#pragma unroll\n    for (int s = 0; s < S; ++s) acc[r][s] = 0.0f;\n"
+      "  // the short operand's K block at kc into buffer d: Ss[k][s], zero past k1 and S\n"
+      "  auto stage = [&](int kc, float *d) {\n"
+      "    for (int i = tid; i < BK * SP; i += NT) {\n"
+      "      const int s = i %% SP, k = kc + i / SP;\n"
+      "      d[i] = s < S && k < k1 ? Sg[tsr_small(s, k)] : 0.0f;\n"
+      "    }\n"
+      "  };\n"
+      "  float b0[RL][BK / VEC][VEC], b1[RL][BK / VEC][VEC]; // row values of even, odd blocks\n"
+      "  if (k0 < k1) {\n"
+      "    stage(k0, sbuf);\n"
+      "    {\n",
+      tail_x ? "x0 + r * NT + tid < X ? x0 + r * NT + tid : X - 1 /* tail: loads clamped, never stored */"
+             : "x0 + r * NT + tid");
+  put_lpr_fetch(s, "b0", "k0", tail_k);
+  put(s,
+      "    }\n"
+      "  }\n"
+      "  __syncthreads();\n"
+      "  // blocks alternate: even ones in b0 and buffer 0, odd ones in b1 and buffer 1; the\n"
+      "  // next block is fetched into the other set, which everyone left at the last barrier\n"
+      "  for (int kc = k0; kc < k1; kc += 2 * BK) {\n"
+      "    if (kc + BK < k1) {\n"
+      "      stage(kc + BK, sbuf + BK * SP);\n");
+  put_lpr_fetch(s, "b1", "kc + BK", tail_k);
+  put(s, "    }\n");
+  put_lpr_block(s, "b0", "sbuf");
+  put(s,
+      "    __syncthreads();\n"
+      "    if (kc + BK >= k1) break;\n"
+      "    if (kc + 2 * BK < k1) {\n"
+      "      stage(kc + 2 * BK, sbuf);\n");
+  put_lpr_fetch(s, "b0", "kc + 2 * BK", tail_k);
+  put(s, "    }\n");
+  put_lpr_block(s, "b1", "sbuf + BK * SP");
+  put(s,
+      "    __syncthreads();\n"
+      "  }\n"
+      "#pragma unroll\n  for (int r = 0; r < RL; ++r) {\n"
+      "    const int x = x0 + r * NT + tid;\n"
+      "    %s{\n"
+      "#pragma unroll\n      for (int s = 0; s < S; ++s) {\n"
+      "        float v = acc[r][s];\n"
+      "        if (!tsr_finite(v)) v = tsr_fix(A, B, bz, %s, %s, k0, k1);\n"
+      "        tsr_put(out, s, x, alpha, beta, v);\n"
+      "      }\n"
+      "    }\n"
+      "  }\n"
+      "}\n\n",
+      tail_x ? "if (x < X) " : "", row, col);
+}
+
 static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   const tsr_plan *pl = &g->plan;
   const tsr__emit_operand *bo = g->gv_bigb ? &g->b : &g->a, *so = g->gv_bigb ? &g->a : &g->b;
@@ -1925,17 +2047,20 @@ static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       "static constexpr int S = %d, X = %lld, BX = %d, VEC = %d;\n",
       BU, g->gv_kc ? "contiguous" : "strided", g->gv_kc ? "k" : g->gv_bigb ? "n" : "m", SU,
       g->gv_s, X, g->gv_bx, v);
-  if (g->gv_kc) put(s, "static constexpr int R = %d; // outputs per warp\n\n", g->gv_r);
+  if (g->gv_lr)
+    put(s, "static constexpr int RL = %d, SP = %d; // rows per thread; S padded to 4\n\n",
+        g->gv_lr, g->gv_sp);
+  else if (g->gv_kc) put(s, "static constexpr int R = %d; // outputs per warp\n\n", g->gv_r);
   else put(s, "static constexpr int KG = %d; // thread groups along k\n\n", g->gv_kg);
 
   put(s, "// tsr:ptx-begin\n");
-  if (g->gv_kg > 1)
+  if (g->gv_kg > 1 || g->gv_lr)
     put(s,
         "__device__ __forceinline__ float *tsr_dynamic_smem() {\n"
         "  extern __shared__ float4 tsr_smem4[]; // float4: 16-byte aligned base\n"
         "  return reinterpret_cast<float *>(tsr_smem4);\n"
         "}\n");
-  if (g->gv_kc)
+  if (g->gv_kc && !g->gv_lr)
     put(s,
         "__device__ __forceinline__ float tsr_shfl_xor(float v, int m) {\n"
         "  return __shfl_xor_sync(0xffffffffu, v, m);\n"
@@ -1978,6 +2103,10 @@ static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       g->gv_bigb ? "col" : "row", p->batch > 1 ? "(int)blockIdx.z" : "0", BU, BU, SU, SU);
   put_slice_range(s, pl->splitk);
   put(s, "  const int k0 = kb_begin * BK, k1 = kb_end * BK < K ? kb_end * BK : K;\n");
+  if (g->gv_lr) {
+    emit_gemv_lpr(s, p, g, tail_x, row, col);
+    return;
+  }
   if (g->gv_kc) {
     put(s,
         "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"

@@ -94,6 +94,8 @@ typedef struct {
   int gv_r;    /* k-contiguous: outputs per warp */
   int gv_kg;   /* x-contiguous: thread groups splitting the CTA's K range (vec outputs a thread) */
   int gv_svec; /* k-contiguous: the short operand's loads along k are vec wide */
+  int gv_lr;   /* lane per row (plan lanerows): big-operand rows per thread; 0: lanes along k */
+  int gv_sp;   /* lane per row: S padded to a multiple of 4 (the staged [k][SP] rows) */
   /* mma=wgmma-s8 (docs/emit.md "Ozaki"): nmod moduli; A's rows and B's
    * columns scaled to integers of at most bits_a / bits_b bits (sign
    * included); planes of kp int8 residues per packed row (prows = the

@@ -269,6 +269,9 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   if (pl->rvec != 0)
     return reject(msg, cap, "plan: rvec=%d is unused by mma=%s and must be 0", pl->rvec,
                   mma_name(pl->mma));
+  if (pl->lanerows != 0)
+    return reject(msg, cap, "plan: lanerows=%d is unused by mma=%s and must be 0", pl->lanerows,
+                  mma_name(pl->mma));
   return TSR_OK;
 }
 
@@ -744,7 +747,41 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
   if (v > 1 && p->batch > 1 && bo->stride % v)
     return reject(msg, cap, "plan: vec=%d needs stride_%c=%lld to be a multiple of %d", v,
                   bo->name, (long long)bo->stride, v);
-  if (g->gv_kc) {
+  if (pl->lanerows != 0 && pl->lanerows != 1 && pl->lanerows != 2 && pl->lanerows != 4)
+    return reject(msg, cap, "plan: lanerows=%d is not 0, 1, 2 or 4", pl->lanerows);
+  if (pl->lanerows && !g->gv_kc)
+    return reject(msg, cap,
+                  "plan: lanerows=%d needs the big operand %c contiguous along k (op %s); it is "
+                  "contiguous along %s",
+                  pl->lanerows, B, bo->name == 'a' ? "N" : "T", g->gv_bigb ? "n" : "m");
+  if (pl->lanerows) {
+    /* lane per row: each thread owns lanerows rows of the big operand and
+     * walks its K slice along them; the short operand's K block is staged
+     * as [k][SP] (S padded to a multiple of 4) in two buffers */
+    g->gv_lr = pl->lanerows;
+    g->gv_sp = (g->gv_s + 3) / 4 * 4;
+    if (g->gv_bx != pl->threads * pl->lanerows)
+      return reject(msg, cap,
+                    "plan: mma=gemv lanerows=%d gives each of the %d threads %d rows: %s=%d must "
+                    "be threads x lanerows = %d",
+                    pl->lanerows, pl->threads, pl->lanerows, bxn, g->gv_bx,
+                    pl->threads * pl->lanerows);
+    if (pl->bk % v)
+      return reject(msg, cap,
+                    "plan: vec=%d needs bk=%d to be a multiple of %d (%c is contiguous along k)", v,
+                    pl->bk, v, B);
+    g->smem_bytes = 2u * (uint64_t)pl->bk * (uint64_t)g->gv_sp * 4u;
+    /* two register sets of the rows' K block (the next one loads while this
+     * one is multiplied), the sums, addresses */
+    int64_t regs = 2 * (int64_t)g->gv_lr * pl->bk + (int64_t)g->gv_lr * g->gv_s + 24;
+    if (regs > (int64_t)t->regs_thread)
+      return reject(msg, cap,
+                    "plan: mma=gemv lanerows=%d with bk=%d holds 2 x %d row values and %d sums "
+                    "per thread: an estimated %lld registers exceed %u",
+                    pl->lanerows, pl->bk, g->gv_lr * pl->bk, g->gv_lr * g->gv_s, (long long)regs,
+                    t->regs_thread);
+    g->reg_estimate = (int)regs;
+  } else if (g->gv_kc) {
     /* a warp per output (R outputs per warp at once), lanes along k */
     if (g->gv_bx % warps)
       return reject(msg, cap,
@@ -779,6 +816,12 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
     if (g->gv_kg > 1) g->smem_bytes = (uint64_t)g->gv_kg * (uint64_t)small * (uint64_t)g->gv_bx * 4;
     g->reg_estimate = g->gv_s * v + v + 24;
   }
+  if (g->gv_lr && g->smem_bytes > t->smem_block_optin)
+    return reject(msg, cap,
+                  "plan: shared memory %.1f KiB (%llu bytes: 2 buffers of bk=%d x %d short "
+                  "values) exceeds the %.1f KiB limit",
+                  g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes, pl->bk, g->gv_sp,
+                  t->smem_block_optin / 1024.0);
   if (g->smem_bytes > t->smem_block_optin)
     return reject(msg, cap,
                   "plan: shared memory %.1f KiB (%llu bytes: %d thread groups x %d x %s=%d "
@@ -928,7 +971,7 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
   const fixed_field fixed[] = {
       {"tm", pl->tm, 1},     {"tn", pl->tn, 1},         {"pad", pl->pad, 0},
       {"kloop", pl->kloop, 0}, {"threads", pl->threads, 0}, {"splitk", pl->splitk, 1},
-      {"vec", pl->vec, 4}};
+      {"vec", pl->vec, 4},   {"lanerows", pl->lanerows, 0}};
   tsr_status fs = check_fixed_fields(pl, "wgmma-s8", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_PRODUCER_BULK)

@@ -25,6 +25,7 @@
  * cp.async stores are all conflict-free (docs/emit.md); FFMA uses pad=4
  * (16-byte rows for LDS.128). vec is the widest of 4, 2, 1 that the
  * problem's leading dimensions and batch strides allow. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit/emit_internal.h"
@@ -140,6 +141,23 @@ static void skinny_tiles(const tsr_problem *p, tsr_plan *pl) {
  * divisor is near. */
 #define GEMV_WARPS (32 * 132)
 
+/* Lane per row (plan lanerows, docs/emit.md "GEMV"), opt-in only
+ * (TSR_GEMV_LANEROWS=1; not a default before an H200 run): a k-contiguous
+ * big operand with 9 <= S <= 16, where the lanes-along-k layout's S
+ * per-lane 16-byte L1 loads per chunk saturate L1 (128 B/clk/SM; measured
+ * 1.11-1.33x cuBLAS's time at 16x4096x4096 .. 4096x16x16384 NT, session
+ * 10). S <= 8 keeps it (0.79-0.80x there). One row per thread, 128
+ * threads, bk = 32 (two register sets of 32 row values: ~126 registers,
+ * 4 CTAs per SM, 8 16-byte loads per thread in flight over a block), split
+ * K toward GEMV_LPR_CTAS (one wave of those CTAs), equal slices where a
+ * divisor is near. scripts/device/s11-gemv.txt measures it. */
+#define GEMV_LPR_CTAS (4 * 132)
+
+static int gemv_lanerows_opted_in(void) {
+  const char *e = getenv("TSR_GEMV_LANEROWS");
+  return e && strcmp(e, "1") == 0;
+}
+
 static void gemv_plan(const tsr_problem *p, tsr_plan *pl) {
   int bigb = p->m <= p->n;
   int64_t S = bigb ? p->m : p->n, X = bigb ? p->n : p->m;
@@ -176,6 +194,28 @@ static void gemv_plan(const tsr_problem *p, tsr_plan *pl) {
     pl->threads = S > 8 ? 128 : 256;
     bx = 32 * v;
     pl->bk = 64;
+  }
+  if (kc && S >= 9 && gemv_lanerows_opted_in()) {
+    pl->lanerows = 1;
+    pl->threads = 128;
+    bx = 128;
+    pl->bk = 32;
+    if (bigb) pl->bm = 16, pl->bn = bx;
+    else pl->bm = bx, pl->bn = 16;
+    int64_t ctas = (X + bx - 1) / bx * p->batch, nkb = (p->k + pl->bk - 1) / pl->bk;
+    int64_t want = ctas >= GEMV_LPR_CTAS ? 1 : (GEMV_LPR_CTAS + ctas - 1) / ctas;
+    if (want > nkb / 2) want = nkb / 2;
+    if (want > SPLITK_MAX) want = SPLITK_MAX;
+    pl->splitk = 1;
+    if (want > 1) {
+      pl->splitk = (int)want;
+      for (int64_t d = want; 2 * d >= want; d--)
+        if (nkb % d == 0) {
+          pl->splitk = (int)d;
+          break;
+        }
+    }
+    return;
   }
   if (bigb) pl->bm = 16, pl->bn = bx;
   else pl->bm = bx, pl->bn = 16;

@@ -41,6 +41,7 @@ static const struct {
     {"moduli", K_INT, offsetof(tsr_plan, moduli), 0},
     {"gstride", K_INT, offsetof(tsr_plan, gstride), 0},
     {"rvec", K_INT, offsetof(tsr_plan, rvec), 0},
+    {"lanerows", K_INT, offsetof(tsr_plan, lanerows), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -179,9 +180,9 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
 }
 
 int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
-  char walk[64], extra[64] = "";
+  char walk[64], extra[128] = "";
   tsr_walk_format(&p->walk, walk, sizeof walk);
-  /* kfrag, kloop, moduli, gstride and rvec are named only when set: the text of every plan that
+  /* kfrag, kloop, moduli, gstride, rvec and lanerows are named only when set: the text of every plan that
    * predates them (tuning databases, results, the generated sources'
    * headers) is unchanged */
   size_t x = 0;
@@ -191,7 +192,8 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   if (p->kloop != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",kloop=%d", p->kloop);
   if (p->moduli != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",moduli=%d", p->moduli);
   if (p->gstride != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",gstride=%d", p->gstride);
-  if (p->rvec != 0) snprintf(extra + x, sizeof extra - x, ",rvec=%d", p->rvec);
+  if (p->rvec != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",rvec=%d", p->rvec);
+  if (p->lanerows != 0) snprintf(extra + x, sizeof extra - x, ",lanerows=%d", p->lanerows);
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
                   "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s,split=%s%s",
@@ -215,5 +217,6 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          a->threads == b->threads && a->isa == b->isa && a->mma == b->mma && a->acc == b->acc &&
          a->minblocks == b->minblocks && a->pack == b->pack && a->split == b->split &&
          a->kfrag == b->kfrag && a->kloop == b->kloop &&
-         a->moduli == b->moduli && a->gstride == b->gstride && a->rvec == b->rvec;
+         a->moduli == b->moduli && a->gstride == b->gstride && a->rvec == b->rvec &&
+         a->lanerows == b->lanerows;
 }

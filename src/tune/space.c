@@ -287,6 +287,7 @@ static tsr_plan family_base(const tsr_plan *base) {
   pl.moduli = 0;
   pl.gstride = 0;
   pl.rvec = 0;
+  pl.lanerows = 0;
   return pl;
 }
 

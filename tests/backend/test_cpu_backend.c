@@ -730,6 +730,8 @@ static void test_rejections(void **state) {
   expect_reject(&p, &pl, "kloop=1 is not used by the cpu backend");
   pl = base; pl.kfrag = TSR_PACK_A;
   expect_reject(&p, &pl, "kfrag=a is not used by the cpu backend");
+  pl = base; pl.lanerows = 1;
+  expect_reject(&p, &pl, "lanerows=1 is not used by the cpu backend (a GPU kernel key)");
   pl = base; pl.bm = base.tm + 1;
   expect_reject(&p, &pl, "bm=");
   pl = base; pl.bn = base.tn + 1;

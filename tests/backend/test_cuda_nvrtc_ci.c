@@ -17,6 +17,8 @@
 #include "core/backend.h"
 #include "core/context.h"
 #include "emit/emit.h"
+#include "measure/zoo.h"
+#include "source_dir.h"
 #include "tessera.h"
 
 static const int64_t shapes[][3] = {
@@ -195,10 +197,94 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
   assert_int_equal(fails, 0);
 }
 
+/* The GEMV variants to measure next on the H200 (scripts/device/s11-gemv.txt,
+ * "OPS PLAN SHAPES..." lines as scripts/device/default-check's ffvar part
+ * runs them: PLAN over each shape's strict default): every overlay line
+ * realizes at each of its shapes and compiles for sm_90 without spills, so
+ * a GPU call is not spent on a line that cannot run. */
+static void test_s11_gemv_variants_compile_clean(void **state) {
+  char msg[1024];
+  if (!tsr__nvrtc_load(msg, sizeof msg)) {
+    printf("# NVRTC absent: %s\n", msg);
+    skip();
+  }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/scripts/device/s11-gemv.txt", test_source_dir());
+  FILE *f = fopen(path, "r");
+  if (!f) fail_msg("cannot open %s", path);
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  int fails = 0, kernels = 0, lines = 0;
+  char line[1024];
+  while (fgets(line, sizeof line, f)) {
+    char *save = NULL, *ops = strtok_r(line, " \t\n", &save);
+    if (!ops || ops[0] == '#') continue;
+    char *overlay = strtok_r(NULL, " \t\n", &save);
+    assert_non_null(overlay);
+    /* the defaults: test_emit_nvcc compiles the GEMV ones (4096x16x16384 NT among them) */
+    if (strcmp(overlay, "default") == 0) continue;
+    lines++;
+    for (char *tok; (tok = strtok_r(NULL, " \t\n", &save));) {
+      tsr__shape_token st;
+      if (tsr__shape_token_parse(tok, &st, msg, sizeof msg)) fail_msg("%s: %s", tok, msg);
+      tsr_problem p;
+      tsr_problem_init(&p, st.m, st.n, st.k);
+      p.batch = st.batch;
+      p.op_a = st.has_ops ? st.op_a : ops[0] == 'T' ? TSR_OP_T : TSR_OP_N;
+      p.op_b = st.has_ops ? st.op_b : ops[1] == 'T' ? TSR_OP_T : TSR_OP_N;
+      p.precision = TSR_PREC_STRICT;
+      assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+      tsr_plan plan;
+      tsr__emit_default_plan(&p, &plan);
+      if (tsr_plan_parse(overlay, &plan, msg, sizeof msg))
+        fail_msg("%s: %s", overlay, msg);
+      char what[700], pt[400];
+      tsr_plan_format(&plan, pt, sizeof pt);
+      snprintf(what, sizeof what, "s11 %s:%s [%s]", tok, ops, pt);
+      tsr_plan_info info;
+      if (tsr__backend_cuda.realize(ctx, &p, &plan, &info)) {
+        printf("FAIL %s: realize: %s\n", what, tsr_context_message(ctx));
+        fails++;
+        continue;
+      }
+      tsr__kernel_src k;
+      memset(&k, 0, sizeof k);
+      if (tsr__emit_gemm(&p, &info.plan, &tsr__target_sm90, &k, msg, sizeof msg)) {
+        printf("FAIL %s: emit: %s\n", what, msg);
+        fails++;
+        continue;
+      }
+      void *bin = NULL;
+      size_t n = 0;
+      char *log = NULL;
+      if (tsr__nvrtc_compile(ctx, k.source, 9, 0, &bin, &n, &log)) {
+        printf("FAIL %s: %s\n", what, tsr_context_message(ctx));
+        fails++;
+      } else {
+        fails += check_function(log, k.main_name, k.block[0], what);
+        kernels++;
+        if (k.reduce_name[0]) {
+          fails += check_function(log, k.reduce_name, k.reduce_block[0], what);
+          kernels++;
+        }
+      }
+      free(bin);
+      free(log);
+      tsr__kernel_src_free(&k);
+    }
+  }
+  fclose(f);
+  printf("# %d lines, %d kernels compiled for sm_90, %d failures\n", lines, kernels, fails);
+  tsr_context_destroy(ctx);
+  assert_true(lines > 0);
+  assert_int_equal(fails, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_default_plans_compile_clean),
       cmocka_unit_test(test_wgmma_compiles_for_sm90a),
+      cmocka_unit_test(test_s11_gemv_variants_compile_clean),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -373,6 +373,33 @@ static void test_rejections(void **state) {
     tsr_problem odd = mkprob((prob_spec){.m = 1, .n = 4096, .k = 4096, .ldb_pad = 1});
     expect_reject(odd, GV "threads=64,bm=16,bn=128,vec=4", "vec=4 needs ldb=4097 to be a multiple of 4");
     expect_reject(P(16, 4096, 4096), GV "threads=1024,bm=16,bn=1024,vec=4", "shared memory 256.0 KiB");
+    /* lanerows: lane per row of a k-contiguous big operand */
+    expect_accept_on(SM90, nt, GV "threads=64,bm=16,bn=128,bk=32,vec=4,lanerows=2");
+    expect_accept_on(SM90, P(4096, 16, 4096),
+                     GV "threads=128,bm=128,bn=16,bk=64,vec=4,lanerows=1");
+    expect_reject(nt, GV "threads=64,bm=16,bn=192,bk=32,vec=4,lanerows=3",
+                  "plan: lanerows=3 is not 0, 1, 2 or 4");
+    expect_reject(nt, GV "threads=64,bm=16,bn=64,bk=32,vec=4,lanerows=2",
+                  "lanerows=2 gives each of the 64 threads 2 rows: bn=64 must be threads x lanerows = 128");
+    expect_reject(gv, GV "threads=64,bm=16,bn=128,vec=4,lanerows=2",
+                  "lanerows=2 needs the big operand B contiguous along k (op T); it is contiguous along n");
+    expect_reject(nt, GV "threads=64,bm=16,bn=128,bk=30,vec=4,lanerows=2",
+                  "vec=4 needs bk=30 to be a multiple of 4");
+    expect_reject(nt, GV "threads=64,bm=16,bn=128,bk=64,vec=4,lanerows=2",
+                  "lanerows=2 with bk=64 holds 2 x 128 row values and 2 sums per thread: an "
+                  "estimated 282 registers exceed 255");
+    {
+      /* the register estimate keeps bk <= 115, the two staged blocks within
+       * 15 KiB: a smaller target */
+      tsr__gpu_target small = tsr__target_sm90;
+      small.smem_block_optin = 8 * 1024 - 4;
+      tsr_problem nt16 = mkprob((prob_spec){.m = 16, .n = 4096, .k = 4096, .opb = 'T'});
+      expect_reject_on(&small, nt16, GV "threads=64,bm=16,bn=64,bk=64,vec=4,lanerows=1",
+                       "shared memory 8.0 KiB (8192 bytes: 2 buffers of bk=64 x 16 short values)");
+      small.smem_block_optin = 8 * 1024;
+      expect_accept_on(&small, nt16, GV "threads=64,bm=16,bn=64,bk=64,vec=4,lanerows=1");
+    }
+    expect_reject(big, "lanerows=1", "lanerows=1 is unused by mma=ffma and must be 0");
     gv.precision = TSR_PREC_FP32X3;
     expect_reject(gv, GV "threads=64,bm=16,bn=128",
                   "mma=gemv runs precision strict, but the problem asks for fp32x3");
@@ -779,7 +806,39 @@ static void test_default_table(void **state) {
   assert_int_equal(pl.threads, 64);
   assert_int_equal(pl.bk, 64);
   assert_int_equal(pl.splitk, 4); /* 1024 warps: 5 wanted, 4 divides the 256 K blocks */
+  assert_int_equal(pl.lanerows, 0);
   assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
+  {
+    /* lane per row, opt-in only (TSR_GEMV_LANEROWS=1): a k-contiguous big
+     * operand with 9 <= S <= 16; anything else keeps its plan */
+    tsr_plan off;
+    tsr__emit_default_plan(&q, &off);
+    assert_int_equal(setenv("TSR_GEMV_LANEROWS", "1", 1), 0);
+    tsr__emit_default_plan(&q, &pl); /* 4096x16x16384 NT: A big */
+    assert_int_equal(pl.lanerows, 1);
+    assert_int_equal(pl.threads, 128);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.bn, 16);
+    assert_int_equal(pl.bk, 32);
+    assert_int_equal(pl.splitk, 16); /* 32 CTAs: 17 wanted, 16 divides the 512 K blocks */
+    assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
+    tsr_problem r = mkprob((prob_spec){.m = 12, .n = 11008, .k = 4096, .opb = 'T'});
+    tsr__emit_default_plan(&r, &pl);
+    assert_int_equal(pl.lanerows, 1);
+    assert_int_equal(pl.bn, 128);
+    assert_int_equal(pl.splitk, 4); /* 86 CTAs: 7 wanted, 4 divides the 128 K blocks */
+    assert_int_equal(tsr__emit_check(&r, &pl, SM90, msg, sizeof msg), TSR_OK);
+    r = mkprob((prob_spec){.m = 8, .n = 4096, .k = 4096, .opb = 'T'}); /* S = 8 keeps its plan */
+    tsr__emit_default_plan(&r, &pl);
+    assert_int_equal(pl.lanerows, 0);
+    r = mkprob((prob_spec){.m = 16, .n = 4096, .k = 4096}); /* x-contiguous B */
+    tsr__emit_default_plan(&r, &pl);
+    assert_int_equal(pl.lanerows, 0);
+    assert_int_equal(setenv("TSR_GEMV_LANEROWS", "0", 1), 0);
+    tsr__emit_default_plan(&q, &pl);
+    assert_true(tsr_plan_equal(&pl, &off));
+    assert_int_equal(unsetenv("TSR_GEMV_LANEROWS"), 0);
+  }
   q = P(1, 4096, 4096); /* x-contiguous B: a warp per K row of 128 outputs */
   tsr__emit_default_plan(&q, &pl);
   assert_int_equal(pl.bn, 128);
@@ -1104,7 +1163,7 @@ static void test_ownership(void **state) {
 
 /* ---- host emulation ---------------------------------------------------------- */
 /* The source with its PTX section removed, wrapped by the harness. */
-static void write_emu_source(const char *path, const tsr__kernel_src *k, int rz) {
+static void write_emu_source(const char *path, const tsr__kernel_src *k, int rz, int poison) {
   const char *b = strstr(k->source, "// tsr:ptx-begin\n");
   const char *e = strstr(k->source, "// tsr:ptx-end\n");
   assert_non_null(b);
@@ -1112,6 +1171,9 @@ static void write_emu_source(const char *path, const tsr__kernel_src *k, int rz)
   FILE *f = fopen(path, "w");
   assert_non_null(f);
   if (rz) fprintf(f, "#define TSR_EMU_MMA_RZ 1\n");
+  /* finite poison: a read of unwritten shared memory or workspace gives wrong
+   * finite sums, which no tsr_fix recomputation repairs */
+  if (poison) fprintf(f, "#define TSR_EMU_POISON 30000.0f\n");
   fprintf(f, "#include \"harness.hpp\"\n");
   fwrite(k->source, 1, (size_t)(b - k->source), f);
   fputs(e + strlen("// tsr:ptx-end\n"), f);
@@ -1249,6 +1311,7 @@ typedef struct {
   tsr_precision prec, contract;
   int rz, breach, special;
   unsigned seed; /* input seed; 0: 7 */
+  int poison;    /* 1: unwritten shared memory and workspace hold 30000, not NaN */
 } emu_case;
 
 static const emu_case emu_cases[] = {
@@ -1706,6 +1769,31 @@ static const emu_case emu_cases[] = {
     {"specials gemv M=5 NN x-contig Inf vs overflow", {5, 40, 52, 1, 'N', 'N', 0},
      GV "threads=64,bm=8,bn=16,bk=8,vec=4", .random = 1, .contract = TSR_PREC_STRICT,
      .special = 3},
+    /* lanerows (lane per row, k-contiguous big operand): the short operand's
+     * K blocks staged as [k][SP] in two buffers; tails along the big axis
+     * (clamped loads), K % vec and K % bk (the guarded last block), S not a
+     * multiple of 4 (SP padding), both big operands, short operand along k
+     * and across it, vec 1/2/4, split-K 2/3, batch, beta 0/0.5/1 */
+    {"gemv lanerows 2 M=13 NT tails x k splitk2", {13, 70, 101, 1, 'N', 'T', 0, 0, 3},
+     GV "threads=32,bm=16,bn=64,bk=8,vec=4,lanerows=2,splitk=2", .random = 1,
+     .contract = TSR_PREC_STRICT, .poison = 1},
+    {"gemv lanerows 1 N=9 NT A big vec2 batch2 beta ld pad", {70, 9, 50, 2, 'N', 'T', 0.5f, 4, 1, 3, 4},
+     GV "threads=32,bm=32,bn=16,bk=16,vec=2,lanerows=1", .random = 1, .poison = 1},
+    {"gemv lanerows 4 M=16 NT splitk3 batch2 beta1 tail x", {16, 200, 96, 2, 'N', 'T', 1.0f},
+     GV "threads=32,bm=16,bn=128,bk=8,vec=4,lanerows=4,splitk=3", .random = 1,
+     .contract = TSR_PREC_STRICT, .poison = 1},
+    {"gemv lanerows 1 M=5 TT short across k vec1 K tail", {5, 40, 37, 1, 'T', 'T', 0},
+     GV "threads=32,bm=8,bn=32,bk=4,vec=1,lanerows=1", .poison = 1},
+    {"gemv lanerows 1 M=1 NT K below vec", {1, 33, 3, 1, 'N', 'T', 0, 0, 1},
+     GV "threads=32,bm=1,bn=32,bk=8,vec=4,lanerows=1", .random = 1, .poison = 1},
+    {"gemv lanerows 2 N=16 NN A big 64 threads bk32", {300, 16, 200, 1, 'N', 'N', 0},
+     GV "threads=64,bm=128,bn=16,bk=32,vec=4,lanerows=2", .random = 1, .poison = 1},
+    {"specials gemv lanerows 2 M=12 NT", {12, 40, 52, 1, 'N', 'T', 0},
+     GV "threads=32,bm=12,bn=64,bk=8,vec=4,lanerows=2", .random = 1, .contract = TSR_PREC_STRICT,
+     .special = 1},
+    {"specials gemv lanerows 1 N=13 NN Inf vs overflow splitk2", {40, 13, 52, 1, 'N', 'N', 0},
+     GV "threads=32,bm=32,bn=13,bk=8,vec=4,lanerows=1,splitk=2", .random = 1,
+     .contract = TSR_PREC_STRICT, .special = 3},
 #undef GV
     {"default gemv 1x4096x4096 plan (x-contig, split-K)", {1, 300, 1024, 1, 'N', 'N', 0}, NULL, 1,
      1, 4096, 4096},
@@ -1776,7 +1864,7 @@ static void test_emulated(void **state) {
     char path[512];
     snprintf(path, sizeof path, "%s/emu%zu.cpp", dir, i);
     if (skipped[i]) snprintf(path, sizeof path, "%s/skip%zu.cpp", dir, i);
-    write_emu_source(path, &ks[i], c->rz);
+    write_emu_source(path, &ks[i], c->rz, c->poison);
   }
   /* a shard without cases would pass without testing anything */
   if (!only && nrun == 0) fail_msg("shard %d of %d has no cases", emu_shard, TSR_EMU_SHARDS);
@@ -2021,7 +2109,7 @@ static void test_emulated_split_identity(void **state) {
       emit_ok(&probs[i], &pl, &ks[2 * i + v]);
       char path[512];
       snprintf(path, sizeof path, "%s/%s%zu.cpp", dir, sel[i] ? "emu" : "skip", 2 * i + v);
-      write_emu_source(path, &ks[2 * i + v], 0);
+      write_emu_source(path, &ks[2 * i + v], 0, 0);
     }
     /* the pair differs where it should: the inline loop splits, the packed one loads parts */
     assert_true(block_calls(ks[2 * i].source, "tsr_split"));
@@ -2177,7 +2265,7 @@ static void test_emulated_wgmma_mutations(void **state) {
     }
     char path[512];
     snprintf(path, sizeof path, "%s/emu%zu.cpp", dir, i);
-    write_emu_source(path, &m, 0);
+    write_emu_source(path, &m, 0, 0);
     free(src);
     idx[i] = i;
   }
@@ -2264,7 +2352,7 @@ static void test_emulated_walks(void **state) {
     emit_ok(&p, &pl, &k);
     char path[512];
     snprintf(path, sizeof path, "%s/emu%zu.cpp", dir, i);
-    write_emu_source(path, &k, 0);
+    write_emu_source(path, &k, 0, 0);
     tsr__kernel_src_free(&k);
     walks[i] = pl.walk;
     hs[i] = (uint32_t)((cases[i].m + 31) / 32);

@@ -40,7 +40,8 @@ static void test_round_trip_many(void **state) {
       "split=producer-pack", "kfrag=a",      "kfrag=b,pack=b",        "kfrag=ab",       "kloop=1",
       "kfrag=a,kloop=1", "mma=wgmma-s8,moduli=8,split=producer-bulk", "moduli=12",
       "mma=wgmma-s8,moduli=8,gstride=4", "kfrag=ab,kloop=1,moduli=12,gstride=64",
-      "mma=wgmma-s8,moduli=8,rvec=4", "kfrag=ab,kloop=1,moduli=12,gstride=64,rvec=4"};
+      "mma=wgmma-s8,moduli=8,rvec=4", "kfrag=ab,kloop=1,moduli=12,gstride=64,rvec=4",
+      "mma=gemv,lanerows=2", "kfrag=ab,kloop=65536,moduli=65536,gstride=65536,rvec=65536,lanerows=65536"};
   for (size_t i = 0; i < sizeof overlays / sizeof overlays[0]; i++) {
     tsr_plan p = base, q = base;
     char msg[256], t1[512], t2[512];
@@ -48,7 +49,8 @@ static void test_round_trip_many(void **state) {
     assert_false(tsr_plan_equal(&p, &base) && strcmp(overlays[i], "walk=linear") != 0);
     tsr_plan_format(&p, t1, sizeof t1);
     memset(&q, 0x55, sizeof q);
-    /* the full text names every key, but kfrag, kloop, moduli, gstride and rvec only when set */
+    /* the full text names every key, but kfrag, kloop, moduli, gstride, rvec and lanerows only
+     * when set */
     if (p.kfrag == TSR_PACK_NONE) {
       assert_null(strstr(t1, "kfrag"));
       q.kfrag = TSR_PACK_NONE;
@@ -78,6 +80,12 @@ static void test_round_trip_many(void **state) {
       q.rvec = 0;
     } else {
       assert_non_null(strstr(t1, ",rvec="));
+    }
+    if (p.lanerows == 0) {
+      assert_null(strstr(t1, "lanerows"));
+      q.lanerows = 0;
+    } else {
+      assert_non_null(strstr(t1, ",lanerows="));
     }
     assert_int_equal(tsr_plan_parse(t1, &q, msg, sizeof msg), TSR_OK);
     assert_true(tsr_plan_equal(&p, &q));

@@ -4,6 +4,12 @@
 //                        na nb nc deferred; DIR/{A,B,C}.bin in, DIR/out.bin out
 //                        optional DIR/pre: "name g0 g1 g2 block" per prologue kernel,
 //                        run in order before the main kernel
+// Unwritten shared memory and workspace hold TSR_EMU_POISON: NaN by default;
+// a case may ask for a finite value, so that a read of unwritten memory
+// cannot hide behind a kernel's strict recomputation of non-finite sums.
+#ifndef TSR_EMU_POISON
+#define TSR_EMU_POISON NAN
+#endif
 typedef void (*emu_main_fn)(const float *, const float *, float *, float *, float, float);
 typedef void (*emu_reduce_fn)(const float *, const float *, float *, const float *, float, float);
 
@@ -77,7 +83,7 @@ static void emu_launch(int is_reduce, const unsigned grid[3], unsigned block, si
       for (unsigned x = 0; x < grid[0]; x++) {
         emu_smem_bytes = smem;
         emu_smem = smem ? (float *)malloc(smem) : nullptr;
-        for (size_t i = 0; i < smem / 4; i++) emu_smem[i] = NAN;
+        for (size_t i = 0; i < smem / 4; i++) emu_smem[i] = TSR_EMU_POISON;
         emu_cur = {x, y, z, 0, is_reduce, a, b, c, w, alpha, beta};
         pthread_barrier_wait(&emu_cta_bar); /* start */
         pthread_barrier_wait(&emu_cta_bar); /* every thread finished the CTA */
@@ -129,7 +135,7 @@ int main(int argc, char **argv) {
   float *a = emu_read(dir, "A.bin", na), *b = emu_read(dir, "B.bin", nb),
         *c = emu_read(dir, "C.bin", nc);
   float *w = ws ? (float *)malloc(ws) : nullptr;
-  for (size_t i = 0; i < ws / 4; i++) w[i] = NAN;
+  for (size_t i = 0; i < ws / 4; i++) w[i] = TSR_EMU_POISON;
   snprintf(path, sizeof path, "%s/pre", dir);
   if (FILE *pf = fopen(path, "r")) {
     char name[64];
