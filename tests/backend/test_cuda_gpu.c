@@ -272,7 +272,11 @@ static void test_cuda_gemv_matrix(void **state) {
   NEED_GPU();
   static const shape sk[] = {{1, 4100, 300, 1},  {3, 2050, 257, 1},  {4099, 1, 129, 1},
                              {2051, 13, 77, 1}, {16, 1100, 1, 1}, {5, 1030, 70, 3}};
-  static const char *const overlays[] = {NULL, "splitk=3,bk=32", "vec=1"};
+  /* the lane-per-row layout (lanerows) where it applies: a big operand
+   * contiguous along k (B with op T when M <= N, A with op N otherwise) */
+  static const char *const overlays[] = {NULL, "splitk=3,bk=32", "vec=1",
+                                         "lanerows=1,threads=128,bk=32,splitk=2",
+                                         "lanerows=2,threads=64,bk=16"};
   int fails = 0, runs = 0;
   for (size_t oi = 0; oi < sizeof overlays / sizeof *overlays; oi++)
     for (size_t sI = 0; sI < sizeof sk / sizeof *sk; sI++)
@@ -293,6 +297,12 @@ static void test_cuda_gemv_matrix(void **state) {
             if (overlays[oi]) {
               if (strstr(overlays[oi], "splitk") && sk[sI].k < 96) continue;
               assert_int_equal(tsr_plan_parse(overlays[oi], &plan, msg, sizeof msg), TSR_OK);
+              if (plan.lanerows) {
+                int bigb = p.m <= p.n;
+                if (bigb ? p.op_b != TSR_OP_T : p.op_a != TSR_OP_N) continue;
+                if (bigb) plan.bn = plan.threads * plan.lanerows;
+                else plan.bm = plan.threads * plan.lanerows;
+              }
             }
             int rc = run_on_fresh_bufs(&p, &plan, (tsr_inputs)in);
             if (rc == RUN_REJECTED) {
