@@ -427,15 +427,28 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
         pl.splitk = 2;
       } else {
         pl.bm = 128, pl.bn = 64, pl.bk = 16, pl.wm = 64, pl.wn = 64, pl.stages = 8;
+        /* a quarter wave of tiles or less with K >= 512 (512^3: 32 CTAs):
+         * split-K 4, 32-deep K blocks x 4 stages. H200, session 11
+         * (s11-wgmma.txt): 512^3 1.133x -> 0.933x cuBLAS's time (split-K 2
+         * 0.971x); 768^3 (72 tiles) and K <= 256 lost with any split */
+        int64_t t64 = ((p->m + 127) / 128) * ((p->n + 63) / 64) * p->batch;
+        if (4 * t64 <= 132 && p->k >= 512) pl.splitk = 4, pl.bk = 32, pl.stages = 4;
       }
     } else if (wave128) {
       ffma_tiles(&pl, 1);
       pl.kloop = 1;
+      /* a side of at most 64 fills half a 128-wide tile: 128x64 (64x128)
+       * tiles of four warps instead, the same 8x8 thread tiles. H200,
+       * session 11 (zoo strict): 16384x64x4096 ran 2.08x cuBLAS's time and
+       * 64x16384x4096 TN 1.96x in 128x128 tiles (s11b-ffma.txt measures) */
+      if (p->n <= 64) pl.bn = 64;
+      else if (p->m <= 64) pl.bm = 64, pl.wm = 32, pl.wn = 64;
+      int64_t tw = ((p->m + pl.bm - 1) / pl.bm) * ((p->n + pl.bn - 1) / pl.bn) * p->batch;
       /* under one wave (128 tiles on 132 SMs): split-K 2 lets two CTAs
        * share an SM. H200, session 10 (s10-ffma.txt): 512x4096x4096 1.076x
        * cuBLAS's time (1.109x without), 512x4096x11008 NT 1.274x (1.302x);
        * 128x64 tiles instead: 1.083x / 1.382x */
-      if (t128 < 132) pl.splitk = 2;
+      if (tw < 132) pl.splitk = 2;
     } else if (!tc) {
       ffma_tiles(&pl, 0);
     } else {

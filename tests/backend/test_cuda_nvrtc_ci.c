@@ -197,24 +197,19 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
   assert_int_equal(fails, 0);
 }
 
-/* The GEMV variants to measure next on the H200 (scripts/device/s11-gemv.txt,
- * "OPS PLAN SHAPES..." lines as scripts/device/default-check's ffvar part
- * runs them: PLAN over each shape's strict default): every overlay line
- * realizes at each of its shapes and compiles for sm_90 without spills, so
- * a GPU call is not spent on a line that cannot run. */
-static void test_s11_gemv_variants_compile_clean(void **state) {
-  char msg[1024];
-  if (!tsr__nvrtc_load(msg, sizeof msg)) {
-    printf("# NVRTC absent: %s\n", msg);
-    skip();
-  }
-  char path[1024];
-  snprintf(path, sizeof path, "%s/scripts/device/s11-gemv.txt", test_source_dir());
+/* The strict variants measured on the H200 in session 11
+ * (scripts/device/s11-gemv.txt, s11b-ffma.txt: "OPS PLAN SHAPES..." lines
+ * as scripts/device/default-check's ffvar part runs them, PLAN over each
+ * shape's strict default): every overlay line realizes at each of its
+ * shapes and compiles for sm_90 without spills, so a GPU call is not spent
+ * on a line that cannot run. */
+static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
+                                       int *kernels) {
+  char msg[1024], path[1024];
+  snprintf(path, sizeof path, "%s/scripts/device/%s", test_source_dir(), name);
   FILE *f = fopen(path, "r");
   if (!f) fail_msg("cannot open %s", path);
-  tsr_context *ctx;
-  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
-  int fails = 0, kernels = 0, lines = 0;
+  int fails = 0;
   char line[1024];
   while (fgets(line, sizeof line, f)) {
     char *save = NULL, *ops = strtok_r(line, " \t\n", &save);
@@ -223,7 +218,7 @@ static void test_s11_gemv_variants_compile_clean(void **state) {
     assert_non_null(overlay);
     /* the defaults: test_emit_nvcc compiles the GEMV ones (4096x16x16384 NT among them) */
     if (strcmp(overlay, "default") == 0) continue;
-    lines++;
+    (*lines)++;
     for (char *tok; (tok = strtok_r(NULL, " \t\n", &save));) {
       tsr__shape_token st;
       if (tsr__shape_token_parse(tok, &st, msg, sizeof msg)) fail_msg("%s: %s", tok, msg);
@@ -240,7 +235,7 @@ static void test_s11_gemv_variants_compile_clean(void **state) {
         fail_msg("%s: %s", overlay, msg);
       char what[700], pt[400];
       tsr_plan_format(&plan, pt, sizeof pt);
-      snprintf(what, sizeof what, "s11 %s:%s [%s]", tok, ops, pt);
+      snprintf(what, sizeof what, "%s %s:%s [%s]", name, tok, ops, pt);
       tsr_plan_info info;
       if (tsr__backend_cuda.realize(ctx, &p, &plan, &info)) {
         printf("FAIL %s: realize: %s\n", what, tsr_context_message(ctx));
@@ -262,10 +257,10 @@ static void test_s11_gemv_variants_compile_clean(void **state) {
         fails++;
       } else {
         fails += check_function(log, k.main_name, k.block[0], what);
-        kernels++;
+        (*kernels)++;
         if (k.reduce_name[0]) {
           fails += check_function(log, k.reduce_name, k.reduce_block[0], what);
-          kernels++;
+          (*kernels)++;
         }
       }
       free(bin);
@@ -274,9 +269,26 @@ static void test_s11_gemv_variants_compile_clean(void **state) {
     }
   }
   fclose(f);
-  printf("# %d lines, %d kernels compiled for sm_90, %d failures\n", lines, kernels, fails);
+  return fails;
+}
+
+static void test_s11_variants_compile_clean(void **state) {
+  char msg[1024];
+  if (!tsr__nvrtc_load(msg, sizeof msg)) {
+    printf("# NVRTC absent: %s\n", msg);
+    skip();
+  }
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  static const char *const files[] = {"s11-gemv.txt", "s11b-ffma.txt"};
+  int fails = 0;
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    int lines = 0, kernels = 0;
+    fails += variants_file_compile_clean(ctx, files[i], &lines, &kernels);
+    printf("# %s: %d lines, %d kernels compiled for sm_90\n", files[i], lines, kernels);
+    assert_true(lines > 0);
+  }
   tsr_context_destroy(ctx);
-  assert_true(lines > 0);
   assert_int_equal(fails, 0);
 }
 
@@ -284,7 +296,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_default_plans_compile_clean),
       cmocka_unit_test(test_wgmma_compiles_for_sm90a),
-      cmocka_unit_test(test_s11_gemv_variants_compile_clean),
+      cmocka_unit_test(test_s11_variants_compile_clean),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
