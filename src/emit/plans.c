@@ -25,7 +25,6 @@
  * cp.async stores are all conflict-free (docs/emit.md); FFMA uses pad=4
  * (16-byte rows for LDS.128). vec is the widest of 4, 2, 1 that the
  * problem's leading dimensions and batch strides allow. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "emit/emit_internal.h"
@@ -141,23 +140,6 @@ static void skinny_tiles(const tsr_problem *p, tsr_plan *pl) {
  * divisor is near. */
 #define GEMV_WARPS (32 * 132)
 
-/* Lane per row (plan lanerows, docs/emit.md "GEMV"), opt-in only
- * (TSR_GEMV_LANEROWS=1; not a default before an H200 run): a k-contiguous
- * big operand with 9 <= S <= 16, where the lanes-along-k layout's S
- * per-lane 16-byte L1 loads per chunk saturate L1 (128 B/clk/SM; measured
- * 1.11-1.33x cuBLAS's time at 16x4096x4096 .. 4096x16x16384 NT, session
- * 10). S <= 8 keeps it (0.79-0.80x there). One row per thread, 128
- * threads, bk = 32 (two register sets of 32 row values: ~126 registers,
- * 4 CTAs per SM, 8 16-byte loads per thread in flight over a block), split
- * K toward GEMV_LPR_CTAS (one wave of those CTAs), equal slices where a
- * divisor is near. scripts/device/s11-gemv.txt measures it. */
-#define GEMV_LPR_CTAS (4 * 132)
-
-static int gemv_lanerows_opted_in(void) {
-  const char *e = getenv("TSR_GEMV_LANEROWS");
-  return e && strcmp(e, "1") == 0;
-}
-
 static void gemv_plan(const tsr_problem *p, tsr_plan *pl) {
   int bigb = p->m <= p->n;
   int64_t S = bigb ? p->m : p->n, X = bigb ? p->n : p->m;
@@ -194,28 +176,6 @@ static void gemv_plan(const tsr_problem *p, tsr_plan *pl) {
     pl->threads = S > 8 ? 128 : 256;
     bx = 32 * v;
     pl->bk = 64;
-  }
-  if (kc && S >= 9 && gemv_lanerows_opted_in()) {
-    pl->lanerows = 1;
-    pl->threads = 128;
-    bx = 128;
-    pl->bk = 32;
-    if (bigb) pl->bm = 16, pl->bn = bx;
-    else pl->bm = bx, pl->bn = 16;
-    int64_t ctas = (X + bx - 1) / bx * p->batch, nkb = (p->k + pl->bk - 1) / pl->bk;
-    int64_t want = ctas >= GEMV_LPR_CTAS ? 1 : (GEMV_LPR_CTAS + ctas - 1) / ctas;
-    if (want > nkb / 2) want = nkb / 2;
-    if (want > SPLITK_MAX) want = SPLITK_MAX;
-    pl->splitk = 1;
-    if (want > 1) {
-      pl->splitk = (int)want;
-      for (int64_t d = want; 2 * d >= want; d--)
-        if (nkb % d == 0) {
-          pl->splitk = (int)d;
-          break;
-        }
-    }
-    return;
   }
   if (bigb) pl->bm = 16, pl->bn = bx;
   else pl->bm = bx, pl->bn = 16;
@@ -382,6 +342,16 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       pl.wm = 16, pl.wn = 32, pl.tm = 4, pl.tn = 4;
       pl.stages = 2;
       pl.pad = 4;
+      /* short K (32..64) over a large output, one problem, aligned rows:
+       * the large class's 128x128 kloop tiles. H200, session 11
+       * (s11b-ffma.txt), 8192x8192x64: 0.908x cuBLAS's time against 1.132x
+       * in 32x32 tiles (64x64 kloop 1.002x); measured at that shape only
+       * (8192x8192x16 NT, K < 32, keeps 32x32: 0.736x) */
+      int64_t t128 = ((p->m + 127) / 128) * ((p->n + 127) / 128);
+      if (p->batch == 1 && p->k >= 32 && !unaligned && t128 >= 8 * 132) {
+        ffma_tiles(&pl, 1);
+        pl.kloop = 1;
+      }
     }
     pl.splitk = pick_splitk(p, &pl, SPLITK_CTAS);
   } else if (cls == CLS_SMALL_UNALIGNED) {
@@ -451,6 +421,22 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       if (tw < 132) pl.splitk = 2;
     } else if (!tc) {
       ffma_tiles(&pl, 0);
+      /* 64 rows or fewer against long N and K, aligned rows (decode-like
+       * 64x4096x4096): kloop tiles, split K. H200, session 11
+       * (s11b-ffma.txt): NN 64x128 tiles, split-K toward two waves (8 at
+       * 64x4096x4096): 1.022x cuBLAS's time against 1.193x (64x64, split-K
+       * 4); NT keeps 64x64 with kloop and split-K 2: 64x11008x4096 1.435x
+       * against 1.931x (64x128 there: 1.739x). Other op pairs: not
+       * measured, so not changed */
+      if (!unaligned && p->m <= 64 && p->n >= 2048 && p->k >= 2048 && p->op_a == TSR_OP_N) {
+        if (p->op_b == TSR_OP_N) {
+          pl.bn = 128, pl.wn = 64, pl.tm = 8;
+          pl.kloop = 1;
+        } else {
+          pl.kloop = 1;
+          pl.splitk = 2;
+        }
+      }
     } else {
       pl.mma = tc_mma;
       pl.bm = 64, pl.bn = 64, pl.bk = 32;

@@ -106,6 +106,10 @@ static double prior_gemv(const tsr_problem *p, const tsr_plan_info *info) {
   bytes *= pl->vec >= 4 ? 1.0 : pl->vec == 2 ? 1.15 : 1.35;
   double ctas = (double)info->grid_rows * info->grid_cols * info->grid_batch;
   double warps = ctas * (info->threads ? info->threads : 256) / 32.0 / 132.0;
+  /* one rate for both layouts: at S = 16 lanes along k streamed
+   * 1.05-1.6 TB/s and a lane per row (lanerows) 1.34-1.5 (H200, session
+   * 11), both far under this, but the ordering against the FFMA tiles'
+   * prior is what keeps GEMV candidates in the kept set */
   double t = bytes / (4.5e12 * fmin(1.0, warps / 16.0)) + 3e-6;
   if (pl->splitk > 1) t += 8.0 * (double)p->batch * x * s * pl->splitk / 4.5e12 + 2e-6;
   return t;
@@ -476,6 +480,34 @@ static int gen_cuda_gemv(const tsr_problem *p, const tsr_plan *base, plan_vec *p
           else pl.bm = bxs[xi], pl.bn = 16;
           pl.threads = thr[ti];
           pl.bk = bks[ki];
+          pl.splitk = sks[si];
+          if (push(pv, &pl)) return -1;
+        }
+  /* lane per row (docs/emit.md "GEMV"; the planner refuses it unless the
+   * big operand runs along k): a thread per RL rows, the CTA's tile
+   * threads x RL along the big axis */
+  static const int rls[] = {1, 2}, lthr[] = {64, 128}, lbks[] = {16, 32};
+  for (size_t ri = 0; ri < sizeof rls / sizeof rls[0]; ri++)
+    for (size_t ti = 0; ti < sizeof lthr / sizeof lthr[0]; ti++)
+      for (size_t ki = 0; ki < sizeof lbks / sizeof lbks[0]; ki++)
+        for (size_t si = 0; si < sizeof sks / sizeof sks[0]; si++) {
+          if ((int64_t)lbks[ki] * sks[si] > 2 * p->k) continue;
+          tsr_plan pl = family_base(base);
+          pl.mma = TSR_MMA_GEMV;
+          pl.acc = TSR_ACC_STEP;
+          pl.split = TSR_SPLIT_INLINE;
+          pl.wm = pl.wn = pl.tm = pl.tn = 1;
+          pl.stages = 1;
+          pl.pad = 0;
+          pl.a = pl.b = TSR_IN_STAGED;
+          pl.minblocks = 0;
+          pl.walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
+          pl.vec = 4;
+          pl.lanerows = rls[ri];
+          pl.threads = lthr[ti];
+          if (bigb) pl.bm = 16, pl.bn = lthr[ti] * rls[ri];
+          else pl.bm = lthr[ti] * rls[ri], pl.bn = 16;
+          pl.bk = lbks[ki];
           pl.splitk = sks[si];
           if (push(pv, &pl)) return -1;
         }

@@ -809,35 +809,13 @@ static void test_default_table(void **state) {
   assert_int_equal(pl.lanerows, 0);
   assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
   {
-    /* lane per row, opt-in only (TSR_GEMV_LANEROWS=1): a k-contiguous big
-     * operand with 9 <= S <= 16; anything else keeps its plan */
-    tsr_plan off;
-    tsr__emit_default_plan(&q, &off);
-    assert_int_equal(setenv("TSR_GEMV_LANEROWS", "1", 1), 0);
-    tsr__emit_default_plan(&q, &pl); /* 4096x16x16384 NT: A big */
-    assert_int_equal(pl.lanerows, 1);
-    assert_int_equal(pl.threads, 128);
-    assert_int_equal(pl.bm, 128);
-    assert_int_equal(pl.bn, 16);
-    assert_int_equal(pl.bk, 32);
-    assert_int_equal(pl.splitk, 16); /* 32 CTAs: 17 wanted, 16 divides the 512 K blocks */
-    assert_int_equal(tsr__emit_check(&q, &pl, SM90, msg, sizeof msg), TSR_OK);
-    tsr_problem r = mkprob((prob_spec){.m = 12, .n = 11008, .k = 4096, .opb = 'T'});
-    tsr__emit_default_plan(&r, &pl);
-    assert_int_equal(pl.lanerows, 1);
-    assert_int_equal(pl.bn, 128);
-    assert_int_equal(pl.splitk, 4); /* 86 CTAs: 7 wanted, 4 divides the 128 K blocks */
-    assert_int_equal(tsr__emit_check(&r, &pl, SM90, msg, sizeof msg), TSR_OK);
-    r = mkprob((prob_spec){.m = 8, .n = 4096, .k = 4096, .opb = 'T'}); /* S = 8 keeps its plan */
-    tsr__emit_default_plan(&r, &pl);
-    assert_int_equal(pl.lanerows, 0);
-    r = mkprob((prob_spec){.m = 16, .n = 4096, .k = 4096}); /* x-contiguous B */
-    tsr__emit_default_plan(&r, &pl);
-    assert_int_equal(pl.lanerows, 0);
-    assert_int_equal(setenv("TSR_GEMV_LANEROWS", "0", 1), 0);
-    tsr__emit_default_plan(&q, &pl);
-    assert_true(tsr_plan_equal(&pl, &off));
-    assert_int_equal(unsetenv("TSR_GEMV_LANEROWS"), 0);
+    /* lane per row is a plan key, not a default (H200, session 11: it won
+     * only at 16x4096x4096 NT): its bk=32 plan realizes where the big
+     * operand runs along k */
+    tsr_plan lr = pl;
+    assert_int_equal(tsr_plan_parse("lanerows=1,threads=128,bm=128,bk=32,splitk=16", &lr, msg,
+                                    sizeof msg), TSR_OK);
+    assert_int_equal(tsr__emit_check(&q, &lr, SM90, msg, sizeof msg), TSR_OK);
   }
   q = P(1, 4096, 4096); /* x-contiguous B: a warp per K row of 128 outputs */
   tsr__emit_default_plan(&q, &pl);
