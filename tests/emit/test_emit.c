@@ -915,6 +915,61 @@ static void test_default_table(void **state) {
     sk.precision = TSR_PREC_STRICT;
     tsr__emit_default_plan(&sk, &pl);
     assert_int_equal(pl.splitk, 1);
+    /* session 11: a side of 64 in the one-wave branch: 128x64 / 64x128
+     * tiles of four warps, not half-empty 128x128 ones */
+    sk = P(16384, 64, 4096);
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.bn, 64);
+    assert_int_equal(pl.splitk, 2);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = mkprob((prob_spec){.m = 64, .n = 16384, .k = 4096, .opa = 'T'});
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bm, 64);
+    assert_int_equal(pl.bn, 128);
+    assert_int_equal(pl.wm, 32);
+    assert_int_equal(pl.wn, 64);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    /* short K over a large output: 128x128 kloop; K < 32 keeps 32x32 */
+    sk = P(8192, 8192, 64);
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = P(8192, 8192, 16);
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bm, 32);
+    /* 64 decode rows: NN 64x128 kloop split toward two waves, NT 64x64
+     * kloop split-K 2 */
+    sk = P(64, 4096, 4096);
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bm, 64);
+    assert_int_equal(pl.bn, 128);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(pl.splitk, 8);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = mkprob((prob_spec){.m = 64, .n = 11008, .k = 4096, .opb = 'T'});
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bn, 64);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(pl.splitk, 2);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    /* fp32x3 512^3: 32 tiles of 128x64, a quarter wave: split-K 4 */
+    sk = P(512, 512, 512);
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
+    assert_int_equal(pl.splitk, 4);
+    assert_int_equal(pl.bk, 32);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = P(768, 768, 768); /* 72 tiles: no split */
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.splitk, 1);
     /* 3xTF32, large class, K < 1536: 128x128 wgmma tiles (2049x4097x1025
      * 0.583x cuBLAS's time against 0.743x for 256x128); from 1536 256x128 */
     sk = P(2049, 4097, 1025);
