@@ -46,7 +46,8 @@ void tsr__workload_destroy(tsr__workload *w); /* NULL is a no-op */
 double tsr__workload_bytes(const tsr_problem *p);
 /* Host bytes of one prepared call of p on backend b (info: its realized
  * plan, NULL when unknown). CPU: the call's own C and C0 copies, the packing
- * buffers (info) and the prepacked op(B) (at most 512 MiB); GPU backends:
+ * buffers (info), the prepacked op(B) (at most 512 MiB) and op(A) (at most
+ * 16 MiB); GPU backends:
  * the staging copy of C a download makes. Device memory is not counted: a
  * device allocation that fails is an error status, never host exhaustion. */
 double tsr__exec_host_bytes(const tsr_problem *p, tsr_backend_kind b, const tsr_plan_info *info);

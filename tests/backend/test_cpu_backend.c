@@ -545,10 +545,12 @@ static void test_split_k_contract(void **state) {
  * whole column that packs each B block once for all its rows; with too few
  * the tiles run after a prepack of op(B). Here 3 columns per batch item:
  * batch 1 runs as columns on 1 thread and prepacked on 2 and 3; batch 2 as
- * columns on 1, 2 and 3 threads. Both orders must give bit-identical
- * outputs (the same kernel calls, K blocks in the same order) and meet the
- * contract: random and special inputs, M, N and K tails, both transposes,
- * alpha/beta, batch and padding. */
+ * columns on 1, 2 and 3 threads. On AVX2 and generic kernels op(A) is then
+ * packed once up front; a fourth run with one tile column packs it per
+ * tile. Every order must give bit-identical outputs (the same kernel calls,
+ * K blocks in the same order) and meet the contract: random and special
+ * inputs, M, N and K tails, both transposes, alpha/beta, batch and
+ * padding. */
 static void test_column_tasks(void **state) {
   for (int kind = 0; kind < 5; kind++)
     for (int t = 0; t < 4; t++)
@@ -603,13 +605,14 @@ static void test_column_tasks(void **state) {
         if (pl.tn == 8) pl.bn = 64;
         pl.walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
         const int64_t nc = tsr_problem_elems_c(&w->p);
-        float *c[3];
-        for (int th = 1; th <= 3; th++) {
+        float *c[4];
+        for (int th = 1; th <= 4; th++) {
           float *out = c[th - 1] = malloc((size_t)nc * sizeof *out);
           assert_non_null(out);
           if (w->c0) memcpy(out, w->c0, (size_t)nc * sizeof *out);
           else tsr_poison(&w->p, out);
-          pl.threads = th;
+          pl.threads = th < 4 ? th : 2;
+          if (th == 4) pl.bn = (int)((p.n + pl.tn - 1) / pl.tn * pl.tn); /* one tile column */
           assert_int_equal(tsr_gemm(g_ctx, TSR_BACKEND_CPU, &w->p, &pl, w->a, w->b, out), TSR_OK);
           tsr_receipt r;
           tsr__workload_check(w, TSR_PREC_STRICT, 0.0, 0.0, out, &r);
@@ -619,11 +622,12 @@ static void test_column_tasks(void **state) {
           }
         }
         for (int64_t i = 0; i < nc; i++)
-          if (memcmp(&c[0][i], &c[1][i], sizeof(float)) || memcmp(&c[0][i], &c[2][i], sizeof(float)))
+          if (memcmp(&c[0][i], &c[1][i], sizeof(float)) || memcmp(&c[0][i], &c[2][i], sizeof(float)) ||
+              memcmp(&c[0][i], &c[3][i], sizeof(float)))
             fail_msg("kind %d ops %d batch %lld: element %lld differs between thread counts "
-                     "(%a, %a, %a)",
-                     kind, t, (long long)batch, (long long)i, c[0][i], c[1][i], c[2][i]);
-        for (int i = 0; i < 3; i++) free(c[i]);
+                     "and tilings (%a, %a, %a, %a)",
+                     kind, t, (long long)batch, (long long)i, c[0][i], c[1][i], c[2][i], c[3][i]);
+        for (int i = 0; i < 4; i++) free(c[i]);
         tsr__workload_destroy(w);
       }
 }

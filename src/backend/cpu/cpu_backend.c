@@ -482,6 +482,12 @@ typedef struct {
    * + j0*K. */
   float *bfull;
   int64_t bstride;
+  /* op(A) of every batch item packed once up front (NULL: per tile):
+   * tm-row panels of K×tm, row i0 of item bt at afull + bt*astride + i0*K;
+   * the first bunits prepack items pack op(B), the rest op(A). */
+  float *afull;
+  int64_t astride;
+  uint64_t bunits;
   /* Tasks are whole tile columns (run_column), batch-major: task t is
    * column t % w of batch item t / w. */
   int columns;
@@ -505,6 +511,9 @@ static int64_t prepack_cols(int tn) {
 }
 /* Largest prepacked op(B) (all batch items); beyond it B is packed per tile. */
 #define TSR__CPU_PREPACK_MAX_BYTES (512ull << 20)
+/* Largest prepacked op(A) (all batch items): half of a 32 MiB L3, so that
+ * the packed panels stay there beside the B blocks the tiles pack. */
+#define TSR__CPU_PREPACK_A_MAX_BYTES (16ull << 20)
 
 /* Whole panels of W floats, a line prefetched per 16; inlined with W a
  * constant, so each memcpy has a constant size (pack_block). */
@@ -560,11 +569,11 @@ static void tile_span(const job *j, uint32_t row, uint32_t col, int64_t *i0, int
 }
 
 /* The macro-kernel: an mlen×nlen block of C (at C, row stride ldd) from a
- * packed A block (tm-row micro-panels, kc deep) and packed B micro-panels
- * (tn-column panel q at bp + q*bq). */
-static void macro_kernel(const job *j, const float *apack, const float *bp, int64_t bq,
-                         float *edge, float *C, int64_t ldd, int64_t mlen, int64_t nlen,
-                         int64_t kc, float alpha, float beta) {
+ * packed A block (tm-row micro-panel q at apack + q*aq, kc deep) and packed
+ * B micro-panels (tn-column panel q at bp + q*bq). */
+static void macro_kernel(const job *j, const float *apack, int64_t aq, const float *bp,
+                         int64_t bq, float *edge, float *C, int64_t ldd, int64_t mlen,
+                         int64_t nlen, int64_t kc, float alpha, float beta) {
   const int tm = j->plan->tm, tn = j->plan->tn;
   for (int64_t jr = 0; jr < nlen; jr += tn, bp += bq) { /* B micro-panels (L1) */
     const int nr = nlen - jr < tn ? (int)(nlen - jr) : tn;
@@ -572,11 +581,11 @@ static void macro_kernel(const job *j, const float *apack, const float *bp, int6
       const int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
       float *ct = C + ir * ldd + jr;
       if (mr == tm && nr == tn) {
-        j->kern(kc, apack + ir * kc, bp, ct, ldd, alpha, beta);
+        j->kern(kc, apack + ir / tm * aq, bp, ct, ldd, alpha, beta);
         continue;
       }
       /* Edge tile: full tile into the buffer, then merge the valid part. */
-      j->kern(kc, apack + ir * kc, bp, edge, tn, 1.0f, 0.0f);
+      j->kern(kc, apack + ir / tm * aq, bp, edge, tn, 1.0f, 0.0f);
       for (int i = 0; i < mr; i++) {
         float *cr = ct + i * ldd;
         const float *er = edge + i * tn;
@@ -613,13 +622,18 @@ static void run_tile(const job *j, float *apack, float *bpack, float *edge, int6
   for (int64_t p0 = kbeg; p0 < kend; p0 += bk) { /* K blocks */
     const int64_t kc = kend - p0 < bk ? kend - p0 : bk;
     const float beta = p0 == kbeg ? beta0 : 1.0f;
-    pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack, 1);
+    const float *ap = apack;
+    int64_t aq = kc * tm;
+    if (j->afull)
+      ap = j->afull + bt * j->astride + i0 * p->k + p0 * tm, aq = p->k * tm;
+    else
+      pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack, 1);
     if (j->bfull)
-      macro_kernel(j, apack, j->bfull + bt * j->bstride + j0 * p->k + p0 * tn, p->k * tn, edge,
+      macro_kernel(j, ap, aq, j->bfull + bt * j->bstride + j0 * p->k + p0 * tn, p->k * tn, edge,
                    C, ldd, mlen, nlen, kc, alpha, beta);
     else {
       pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack, 1);
-      macro_kernel(j, apack, bpack, kc * tn, edge, C, ldd, mlen, nlen, kc, alpha, beta);
+      macro_kernel(j, ap, aq, bpack, kc * tn, edge, C, ldd, mlen, nlen, kc, alpha, beta);
     }
   }
 }
@@ -645,9 +659,14 @@ static void run_column(const job *j, float *apack, float *bpack, float *edge, in
     pack_block(j->pack, kc, nlen, tn, B + j0 * brs + p0 * bks, brs, bks, bpack, 1);
     for (uint32_t row = 0; row < j->h; row++) {
       tile_span(j, row, col, &i0, &j0, &mlen, &nlen);
-      pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack, 1);
-      macro_kernel(j, apack, bpack, kc * tn, edge, C + i0 * j->ldc, j->ldc, mlen, nlen, kc,
-                   p->alpha, beta);
+      if (j->afull)
+        macro_kernel(j, j->afull + bt * j->astride + i0 * p->k + p0 * tm, p->k * tm, bpack,
+                     kc * tn, edge, C + i0 * j->ldc, j->ldc, mlen, nlen, kc, p->alpha, beta);
+      else {
+        pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack, 1);
+        macro_kernel(j, apack, kc * tm, bpack, kc * tn, edge, C + i0 * j->ldc, j->ldc, mlen,
+                     nlen, kc, p->alpha, beta);
+      }
     }
   }
 }
@@ -755,7 +774,8 @@ static void reduce_worker(void *arg, int tid) {
   }
 }
 
-/* Phase 1 when B is prepacked: column groups of every batch item. */
+/* Phase 1 when B or A is prepacked: column groups of op(B), then tile rows
+ * of op(A), of every batch item. */
 static void prepack_worker(void *arg, int tid) {
   job *j = arg;
   const tsr_problem *p = j->p;
@@ -766,6 +786,14 @@ static void prepack_worker(void *arg, int tid) {
   for (;;) {
     uint64_t u = __atomic_fetch_add(&j->next_unit, 1, __ATOMIC_RELAXED);
     if (u >= j->pack_units) break;
+    if (u >= j->bunits) { /* tile row r of op(A) */
+      const int64_t ars = p->op_a == TSR_OP_N ? j->lda : 1, aks = p->op_a == TSR_OP_N ? 1 : j->lda;
+      const int64_t bt = (int64_t)((u - j->bunits) / j->h), bm = j->plan->bm;
+      const int64_t i0 = (int64_t)((u - j->bunits) % j->h) * bm;
+      pack_block(j->pack, p->k, p->m - i0 < bm ? p->m - i0 : bm, j->plan->tm,
+                 j->a + bt * j->sa + i0 * ars, ars, aks, j->afull + bt * j->astride + i0 * p->k, 0);
+      continue;
+    }
     int64_t bt = (int64_t)(u / per_item), c0 = (int64_t)(u % per_item) * ucols;
     int64_t len = p->n - c0 < ucols ? p->n - c0 : ucols;
     pack_block(j->pack, p->k, len, tn, j->b + bt * j->sb + c0 * brs, brs, bks,
@@ -947,10 +975,25 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
     j.nkb = cdiv(p->k, plan->bk);
     j.red_units = (uint64_t)cdiv(p->m, TSR__CPU_REDUCE_ROWS) * (uint64_t)p->batch;
   }
-  if (prepack) {
-    j.bfull = tsr__cpu_pool_shared(pool, (size_t)bbytes);
-    j.pack_units = (uint64_t)cdiv(p->n, prepack_cols(plan->tn)) * (uint64_t)p->batch;
-    if (j.bfull) {
+  /* AVX2 and generic: with several tile rows and columns, op(A) is packed
+   * once too, in the same phase, rather than once per tile column (4 times
+   * at 512x4096x4096, 22 at 512x4096x11008:NT, by the 8x8 transposing
+   * packer; OpenBLAS packs it once per K block and shares it). While it
+   * stays well within L3 the tiles re-read the packed panels from there
+   * (docs/log/perf-notebook.md, session 11). AVX-512 not measured: it keeps
+   * packing A per tile. */
+  j.astride = round_up(p->m, plan->tm) * p->k;
+  const uint64_t abytes = (uint64_t)j.astride * (uint64_t)p->batch * sizeof(float);
+  const int prepack_a = plan->splitk == 1 && kern->isa != TSR_ISA_AVX512 && j.h > 1 && j.w > 1 &&
+                        (j.columns || prepack) && abytes <= TSR__CPU_PREPACK_A_MAX_BYTES;
+  if (prepack || prepack_a) {
+    const uint64_t boff = prepack ? (bbytes + 63) & ~63ull : 0;
+    float *sh = tsr__cpu_pool_shared(pool, (size_t)(boff + (prepack_a ? abytes : 0)));
+    j.bunits = prepack ? (uint64_t)cdiv(p->n, prepack_cols(plan->tn)) * (uint64_t)p->batch : 0;
+    j.pack_units = j.bunits + (prepack_a ? (uint64_t)j.h * (uint64_t)p->batch : 0);
+    if (sh) { /* else every tile packs its own blocks */
+      j.bfull = prepack ? sh : NULL;
+      j.afull = prepack_a ? sh + boff / 4 : NULL;
       int pt = nthreads < (int64_t)j.pack_units ? nthreads : (int)j.pack_units;
       rc = tsr__cpu_pool_run(pool, pt, prepack_worker, &j);
     }
