@@ -448,6 +448,21 @@ static int gen_cuda_ozaki(const tsr_problem *p, const tsr_plan *base, plan_vec *
   return 0;
 }
 
+/* The fields every mma=gemv candidate shares (the family fixes them). */
+static tsr_plan gemv_base(const tsr_plan *base) {
+  tsr_plan pl = family_base(base);
+  pl.mma = TSR_MMA_GEMV;
+  pl.acc = TSR_ACC_STEP;
+  pl.split = TSR_SPLIT_INLINE;
+  pl.wm = pl.wn = pl.tm = pl.tn = 1;
+  pl.stages = 1;
+  pl.pad = 0;
+  pl.a = pl.b = TSR_IN_STAGED;
+  pl.minblocks = 0;
+  pl.walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
+  return pl;
+}
+
 /* mma=gemv (strict; docs/emit.md "mma=gemv"), where one side is at most 16:
  * the CTA's outputs along the big axis, its threads, the K block and the
  * split-K around the default's guesses; the short side's tile is 16 (it
@@ -465,16 +480,7 @@ static int gen_cuda_gemv(const tsr_problem *p, const tsr_plan *base, plan_vec *p
       for (size_t ki = 0; ki < sizeof bks / sizeof bks[0]; ki++)
         for (size_t si = 0; si < sizeof sks / sizeof sks[0]; si++) {
           if ((int64_t)bks[ki] * sks[si] > 2 * p->k) continue; /* an empty slice */
-          tsr_plan pl = family_base(base);
-          pl.mma = TSR_MMA_GEMV;
-          pl.acc = TSR_ACC_STEP;
-          pl.split = TSR_SPLIT_INLINE;
-          pl.wm = pl.wn = pl.tm = pl.tn = 1;
-          pl.stages = 1;
-          pl.pad = 0;
-          pl.a = pl.b = TSR_IN_STAGED;
-          pl.minblocks = 0;
-          pl.walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
+          tsr_plan pl = gemv_base(base);
           if (base->mma != TSR_MMA_GEMV) pl.vec = 1; /* the default's vec fits the layout */
           if (bigb) pl.bm = 16, pl.bn = bxs[xi];
           else pl.bm = bxs[xi], pl.bn = 16;
@@ -492,16 +498,7 @@ static int gen_cuda_gemv(const tsr_problem *p, const tsr_plan *base, plan_vec *p
       for (size_t ki = 0; ki < sizeof lbks / sizeof lbks[0]; ki++)
         for (size_t si = 0; si < sizeof sks / sizeof sks[0]; si++) {
           if ((int64_t)lbks[ki] * sks[si] > 2 * p->k) continue;
-          tsr_plan pl = family_base(base);
-          pl.mma = TSR_MMA_GEMV;
-          pl.acc = TSR_ACC_STEP;
-          pl.split = TSR_SPLIT_INLINE;
-          pl.wm = pl.wn = pl.tm = pl.tn = 1;
-          pl.stages = 1;
-          pl.pad = 0;
-          pl.a = pl.b = TSR_IN_STAGED;
-          pl.minblocks = 0;
-          pl.walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
+          tsr_plan pl = gemv_base(base);
           pl.vec = 4;
           pl.lanerows = rls[ri];
           pl.threads = lthr[ti];

@@ -41,6 +41,50 @@ static int check_function(const char *log, const char *name, uint64_t threads, c
   return bad;
 }
 
+/* Realize plan on p, emit it for sm_90 and compile it through NVRTC; every
+ * kernel of the source (main, pack prologues, split-K reduction) within the
+ * register file and without spills. Returns the failures, counts kernels. */
+static int compile_clean(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                         const char *what, int *kernels) {
+  char msg[1024];
+  tsr_plan_info info;
+  if (tsr__backend_cuda.realize(ctx, p, plan, &info)) {
+    printf("FAIL %s: realize: %s\n", what, tsr_context_message(ctx));
+    return 1;
+  }
+  tsr__kernel_src k;
+  memset(&k, 0, sizeof k);
+  if (tsr__emit_gemm(p, &info.plan, &tsr__target_sm90, &k, msg, sizeof msg)) {
+    printf("FAIL %s: emit: %s\n", what, msg);
+    return 1;
+  }
+  int fails = 0;
+  void *bin = NULL;
+  size_t n = 0;
+  char *log = NULL;
+  if (tsr__nvrtc_compile(ctx, k.source, 9, 0, &bin, &n, &log)) {
+    printf("FAIL %s: %s\n", what, tsr_context_message(ctx));
+    fails++;
+  } else {
+    uint64_t threads = (uint64_t)k.block[0] * k.block[1] * k.block[2];
+    fails += check_function(log, k.main_name, threads, what);
+    (*kernels)++;
+    for (int q = 0; q < k.npre; q++) { /* pack prologue kernels */
+      fails += check_function(log, k.pre[q].name, k.pre[q].block[0], what);
+      (*kernels)++;
+    }
+    if (k.reduce_name[0]) {
+      uint64_t rt = (uint64_t)k.reduce_block[0] * k.reduce_block[1] * k.reduce_block[2];
+      fails += check_function(log, k.reduce_name, rt, what);
+      (*kernels)++;
+    }
+  }
+  free(bin);
+  free(log);
+  tsr__kernel_src_free(&k);
+  return fails;
+}
+
 static void test_default_plans_compile_clean(void **state) {
   char msg[1024];
   if (!tsr__nvrtc_load(msg, sizeof msg)) {
@@ -74,45 +118,7 @@ static void test_default_plans_compile_clean(void **state) {
       snprintf(what, sizeof what, "%lldx%lldx%lld %c%c beta %g [%s]", (long long)p.m,
                (long long)p.n, (long long)p.k, p.op_a ? 'T' : 'N', p.op_b ? 'T' : 'N', p.beta,
                pt);
-      tsr_plan_info info;
-      tsr_status st = tsr__backend_cuda.realize(ctx, &p, &plan, &info);
-      if (st) {
-        printf("FAIL %s: realize: %s\n", what, tsr_context_message(ctx));
-        fails++;
-        continue;
-      }
-      tsr__kernel_src k;
-      memset(&k, 0, sizeof k);
-      st = tsr__emit_gemm(&p, &info.plan, &tsr__target_sm90, &k, msg, sizeof msg);
-      if (st) {
-        printf("FAIL %s: emit: %s\n", what, msg);
-        fails++;
-        continue;
-      }
-      void *bin = NULL;
-      size_t n = 0;
-      char *log = NULL;
-      st = tsr__nvrtc_compile(ctx, k.source, 9, 0, &bin, &n, &log);
-      if (st) {
-        printf("FAIL %s: %s\n", what, tsr_context_message(ctx));
-        fails++;
-      } else {
-        uint64_t threads = (uint64_t)k.block[0] * k.block[1] * k.block[2];
-        fails += check_function(log, k.main_name, threads, what);
-        kernels++;
-        for (int q = 0; q < k.npre; q++) { /* pack prologue kernels */
-          fails += check_function(log, k.pre[q].name, k.pre[q].block[0], what);
-          kernels++;
-        }
-        if (k.reduce_name[0]) {
-          uint64_t rt = (uint64_t)k.reduce_block[0] * k.reduce_block[1] * k.reduce_block[2];
-          fails += check_function(log, k.reduce_name, rt, what);
-          kernels++;
-        }
-      }
-      free(bin);
-      free(log);
-      tsr__kernel_src_free(&k);
+      fails += compile_clean(ctx, &p, &plan, what, &kernels);
     }
   printf("# %d kernels compiled for sm_90, %d failures\n", kernels, fails);
   tsr_context_destroy(ctx);
@@ -236,36 +242,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
       char what[700], pt[400];
       tsr_plan_format(&plan, pt, sizeof pt);
       snprintf(what, sizeof what, "%s %s:%s [%s]", name, tok, ops, pt);
-      tsr_plan_info info;
-      if (tsr__backend_cuda.realize(ctx, &p, &plan, &info)) {
-        printf("FAIL %s: realize: %s\n", what, tsr_context_message(ctx));
-        fails++;
-        continue;
-      }
-      tsr__kernel_src k;
-      memset(&k, 0, sizeof k);
-      if (tsr__emit_gemm(&p, &info.plan, &tsr__target_sm90, &k, msg, sizeof msg)) {
-        printf("FAIL %s: emit: %s\n", what, msg);
-        fails++;
-        continue;
-      }
-      void *bin = NULL;
-      size_t n = 0;
-      char *log = NULL;
-      if (tsr__nvrtc_compile(ctx, k.source, 9, 0, &bin, &n, &log)) {
-        printf("FAIL %s: %s\n", what, tsr_context_message(ctx));
-        fails++;
-      } else {
-        fails += check_function(log, k.main_name, k.block[0], what);
-        (*kernels)++;
-        if (k.reduce_name[0]) {
-          fails += check_function(log, k.reduce_name, k.reduce_block[0], what);
-          (*kernels)++;
-        }
-      }
-      free(bin);
-      free(log);
-      tsr__kernel_src_free(&k);
+      fails += compile_clean(ctx, &p, &plan, what, kernels);
     }
   }
   fclose(f);
