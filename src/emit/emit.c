@@ -1887,25 +1887,10 @@ static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   put(s, "}\n");
 }
 
-/* ---- mma=gemv (docs/emit.md "GEMV") ------------------------------------------
- * M <= 16 or N <= 16: the big operand (B when M <= N, else A) is read once
- * with vec-wide loads along its contiguous axis; each CTA covers the short
- * side (S rows or columns) whole and BX outputs along the big axis, and
- * keeps the short operand's values in registers (re-read from L1/L2).
- *  k-contiguous big operand: R outputs per warp, lanes take vec-wide K
- *    chunks 32 * vec apart (coalesced), each lane sums its chunks in
- *    ascending k, then an XOR butterfly of shuffles (every lane ends with the
- *    same sum: a + b == b + a).
- *  x-contiguous big operand: vec consecutive outputs per thread, KG thread
- *    groups take every KG-th K row of the slice, then the CTA sums the
- *    groups' partials in group order through shared memory.
- * Split-K slices (blockIdx.y) go through the workspace and the reduction
- * kernel. Every order depends only on the plan and the problem. The sums
- * are not k-ascending, so a non-finite one is recomputed strictly over the
- * slice's K range (tsr_fix), as the tensor-core epilogues do. */
-/* Lane per row (plan lanerows, k-contiguous big operand): thread t owns
- * rows x0 + t + r * NT (r < RL) and sums each over its slice in ascending k
- * with vec-wide loads along the row. Lanes then need the same short values
+/* ---- mma=gemv, lane per row (plan lanerows; the family: emit_gemv below) --
+ * A k-contiguous big operand: thread t owns rows x0 + t + r * NT (r < RL)
+ * and sums each over its slice in ascending k with vec-wide loads along the
+ * row. Lanes then need the same short values
  * at the same k, so the short operand's K block is staged once per CTA as
  * Ss[k][SP] (zero past k1 and S) and read with broadcast 128-bit loads (one
  * wavefront per warp) instead of S per-lane L1 loads per chunk. Two shared
@@ -1962,6 +1947,21 @@ static void put_lpr_block(sb_t *s, const char *d, const char *ss) {
       ss, d);
 }
 
+/* Half of the K loop's unrolled pair: stage block next_k into next_buf and
+ * fetch its row values into next_set (when there is one), multiply the
+ * current set d by buffer ss, then the block's barrier. */
+static void put_lpr_step(sb_t *s, const char *next_k, const char *next_buf, const char *next_set,
+                         const char *d, const char *ss, int tail_k) {
+  put(s,
+      "    if (%s < k1) {\n"
+      "      stage(%s, %s);\n",
+      next_k, next_k, next_buf);
+  put_lpr_fetch(s, next_set, next_k, tail_k);
+  put(s, "    }\n");
+  put_lpr_block(s, d, ss);
+  put(s, "    __syncthreads();\n");
+}
+
 static void emit_gemv_lpr(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, int tail_x,
                           const char *row, const char *col) {
   int tail_k = p->k % g->plan.bk != 0;
@@ -1994,22 +1994,11 @@ static void emit_gemv_lpr(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g,
       "  __syncthreads();\n"
       "  // blocks alternate: even ones in b0 and buffer 0, odd ones in b1 and buffer 1; the\n"
       "  // next block is fetched into the other set, which everyone left at the last barrier\n"
-      "  for (int kc = k0; kc < k1; kc += 2 * BK) {\n"
-      "    if (kc + BK < k1) {\n"
-      "      stage(kc + BK, sbuf + BK * SP);\n");
-  put_lpr_fetch(s, "b1", "kc + BK", tail_k);
-  put(s, "    }\n");
-  put_lpr_block(s, "b0", "sbuf");
+      "  for (int kc = k0; kc < k1; kc += 2 * BK) {\n");
+  put_lpr_step(s, "kc + BK", "sbuf + BK * SP", "b1", "b0", "sbuf", tail_k);
+  put(s, "    if (kc + BK >= k1) break;\n");
+  put_lpr_step(s, "kc + 2 * BK", "sbuf", "b0", "b1", "sbuf + BK * SP", tail_k);
   put(s,
-      "    __syncthreads();\n"
-      "    if (kc + BK >= k1) break;\n"
-      "    if (kc + 2 * BK < k1) {\n"
-      "      stage(kc + 2 * BK, sbuf);\n");
-  put_lpr_fetch(s, "b0", "kc + 2 * BK", tail_k);
-  put(s, "    }\n");
-  put_lpr_block(s, "b1", "sbuf + BK * SP");
-  put(s,
-      "    __syncthreads();\n"
       "  }\n"
       "#pragma unroll\n  for (int r = 0; r < RL; ++r) {\n"
       "    const int x = x0 + r * NT + tid;\n"
@@ -2025,6 +2014,22 @@ static void emit_gemv_lpr(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g,
       tail_x ? "if (x < X) " : "", row, col);
 }
 
+/* ---- mma=gemv (docs/emit.md "GEMV") ------------------------------------------
+ * M <= 16 or N <= 16: the big operand (B when M <= N, else A) is read once
+ * with vec-wide loads along its contiguous axis; each CTA covers the short
+ * side (S rows or columns) whole and BX outputs along the big axis, and
+ * keeps the short operand's values in registers (re-read from L1/L2).
+ *  k-contiguous big operand: R outputs per warp, lanes take vec-wide K
+ *    chunks 32 * vec apart (coalesced), each lane sums its chunks in
+ *    ascending k, then an XOR butterfly of shuffles (every lane ends with the
+ *    same sum: a + b == b + a).
+ *  x-contiguous big operand: vec consecutive outputs per thread, KG thread
+ *    groups take every KG-th K row of the slice, then the CTA sums the
+ *    groups' partials in group order through shared memory.
+ * Split-K slices (blockIdx.y) go through the workspace and the reduction
+ * kernel. Every order depends only on the plan and the problem. The sums
+ * are not k-ascending, so a non-finite one is recomputed strictly over the
+ * slice's K range (tsr_fix), as the tensor-core epilogues do. */
 static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   const tsr_plan *pl = &g->plan;
   const tsr__emit_operand *bo = g->gv_bigb ? &g->b : &g->a, *so = g->gv_bigb ? &g->a : &g->b;

@@ -816,18 +816,17 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
     if (g->gv_kg > 1) g->smem_bytes = (uint64_t)g->gv_kg * (uint64_t)small * (uint64_t)g->gv_bx * 4;
     g->reg_estimate = g->gv_s * v + v + 24;
   }
-  if (g->gv_lr && g->smem_bytes > t->smem_block_optin)
-    return reject(msg, cap,
-                  "plan: shared memory %.1f KiB (%llu bytes: 2 buffers of bk=%d x %d short "
-                  "values) exceeds the %.1f KiB limit",
-                  g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes, pl->bk, g->gv_sp,
+  if (g->smem_bytes > t->smem_block_optin) {
+    char what[96];
+    if (g->gv_lr)
+      snprintf(what, sizeof what, "2 buffers of bk=%d x %d short values", pl->bk, g->gv_sp);
+    else
+      snprintf(what, sizeof what, "%d thread groups x %d x %s=%d partial sums", g->gv_kg,
+               g->gv_s, bxn, g->gv_bx);
+    return reject(msg, cap, "plan: shared memory %.1f KiB (%llu bytes: %s) exceeds the %.1f KiB limit",
+                  g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes, what,
                   t->smem_block_optin / 1024.0);
-  if (g->smem_bytes > t->smem_block_optin)
-    return reject(msg, cap,
-                  "plan: shared memory %.1f KiB (%llu bytes: %d thread groups x %d x %s=%d "
-                  "partial sums) exceeds the %.1f KiB limit",
-                  g->smem_bytes / 1024.0, (unsigned long long)g->smem_bytes, g->gv_kg, g->gv_s,
-                  bxn, g->gv_bx, t->smem_block_optin / 1024.0);
+  }
   if ((int64_t)g->reg_estimate > (int64_t)t->regs_thread)
     return reject(msg, cap, "plan: estimated %d registers per thread (accumulators) exceed %u",
                   g->reg_estimate, t->regs_thread);

@@ -429,13 +429,9 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
        * against 1.931x (64x128 there: 1.739x). Other op pairs: not
        * measured, so not changed */
       if (!unaligned && p->m <= 64 && p->n >= 2048 && p->k >= 2048 && p->op_a == TSR_OP_N) {
-        if (p->op_b == TSR_OP_N) {
-          pl.bn = 128, pl.wn = 64, pl.tm = 8;
-          pl.kloop = 1;
-        } else {
-          pl.kloop = 1;
-          pl.splitk = 2;
-        }
+        pl.kloop = 1;
+        if (p->op_b == TSR_OP_N) pl.bn = 128, pl.wn = 64, pl.tm = 8;
+        else pl.splitk = 2;
       }
     } else {
       pl.mma = tc_mma;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "sys/clock.h"
+#include "backend/cpu/cpu_kernels.h" /* the CPU backend's prepack limits */
 #include "core/context.h"
 #include "core/par.h"
 #include "measure/measure.h"
@@ -21,10 +22,6 @@ double tsr__workload_bytes(const tsr_problem *p) {
   return 4.0 * (na + nb + nc) + 16.0 * out;
 }
 
-/* cpu_backend.c prepacks op(B) of all batch items up to this size, and
- * op(A) up to the second. */
-#define CPU_PREPACK_MAX_BYTES (512.0 * 1048576.0)
-#define CPU_PREPACK_A_MAX_BYTES (16.0 * 1048576.0)
 
 double tsr__exec_host_bytes(const tsr_problem *p, tsr_backend_kind b, const tsr_plan_info *info) {
   double nc = (double)tsr_problem_elems_c(p);
@@ -35,7 +32,8 @@ double tsr__exec_host_bytes(const tsr_problem *p, tsr_backend_kind b, const tsr_
   double packed_b = 4.0 * (double)p->batch * (double)p->k * ceil((double)p->n / tn) * tn;
   double tm = info && info->plan.tm > 0 ? (double)info->plan.tm : 1.0;
   double packed_a = 4.0 * (double)p->batch * (double)p->k * ceil((double)p->m / tm) * tm;
-  return bytes + fmin(packed_b, CPU_PREPACK_MAX_BYTES) + fmin(packed_a, CPU_PREPACK_A_MAX_BYTES);
+  return bytes + fmin(packed_b, (double)TSR__CPU_PREPACK_MAX_BYTES) +
+         fmin(packed_a, (double)TSR__CPU_PREPACK_A_MAX_BYTES);
 }
 
 double tsr__measure_host_bytes(const tsr_problem *p, tsr_backend_kind b,

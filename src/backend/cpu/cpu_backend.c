@@ -509,11 +509,12 @@ static int64_t prepack_cols(int tn) {
   int64_t c = (TSR__CPU_PREPACK_COLS / tn) * tn;
   return c > 0 ? c : tn;
 }
-/* Largest prepacked op(B) (all batch items); beyond it B is packed per tile. */
-#define TSR__CPU_PREPACK_MAX_BYTES (512ull << 20)
-/* Largest prepacked op(A) (all batch items): half of a 32 MiB L3, so that
- * the packed panels stay there beside the B blocks the tiles pack. */
-#define TSR__CPU_PREPACK_A_MAX_BYTES (16ull << 20)
+
+/* Row i0 of batch item bt in the prepacked op(A), K step p0: tm-row panels
+ * of K x tm each (the panel stride is K * tm). */
+static float *apanel(const job *j, int64_t bt, int64_t i0, int64_t p0) {
+  return j->afull + bt * j->astride + i0 * j->p->k + p0 * j->plan->tm;
+}
 
 /* Whole panels of W floats, a line prefetched per 16; inlined with W a
  * constant, so each memcpy has a constant size (pack_block). */
@@ -625,7 +626,7 @@ static void run_tile(const job *j, float *apack, float *bpack, float *edge, int6
     const float *ap = apack;
     int64_t aq = kc * tm;
     if (j->afull)
-      ap = j->afull + bt * j->astride + i0 * p->k + p0 * tm, aq = p->k * tm;
+      ap = apanel(j, bt, i0, p0), aq = p->k * tm;
     else
       pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack, 1);
     if (j->bfull)
@@ -660,7 +661,7 @@ static void run_column(const job *j, float *apack, float *bpack, float *edge, in
     for (uint32_t row = 0; row < j->h; row++) {
       tile_span(j, row, col, &i0, &j0, &mlen, &nlen);
       if (j->afull)
-        macro_kernel(j, j->afull + bt * j->astride + i0 * p->k + p0 * tm, p->k * tm, bpack,
+        macro_kernel(j, apanel(j, bt, i0, p0), p->k * tm, bpack,
                      kc * tn, edge, C + i0 * j->ldc, j->ldc, mlen, nlen, kc, p->alpha, beta);
       else {
         pack_block(j->pack, kc, mlen, tm, A + i0 * ars + p0 * aks, ars, aks, apack, 1);
@@ -791,7 +792,7 @@ static void prepack_worker(void *arg, int tid) {
       const int64_t bt = (int64_t)((u - j->bunits) / j->h), bm = j->plan->bm;
       const int64_t i0 = (int64_t)((u - j->bunits) % j->h) * bm;
       pack_block(j->pack, p->k, p->m - i0 < bm ? p->m - i0 : bm, j->plan->tm,
-                 j->a + bt * j->sa + i0 * ars, ars, aks, j->afull + bt * j->astride + i0 * p->k, 0);
+                 j->a + bt * j->sa + i0 * ars, ars, aks, apanel(j, bt, i0, 0), 0);
       continue;
     }
     int64_t bt = (int64_t)(u / per_item), c0 = (int64_t)(u % per_item) * ucols;

@@ -95,6 +95,13 @@ typedef void (*tsr__cpu_gemv_dot_fn)(int64_t rows, int64_t kn, const float *m0, 
 void tsr__cpu_gemv_drive(int64_t len, int64_t k, const float *mat, int64_t rs, int64_t ks,
                          const float *x, int64_t incx, float *y, int64_t incy, float alpha,
                          float beta, tsr__cpu_gemv_axpy_fn axpy, tsr__cpu_gemv_dot_fn dot);
+/* Largest prepacked op(B) (all batch items); beyond it B is packed per
+ * tile. Largest prepacked op(A): half of a 32 MiB L3, so that its panels
+ * stay there beside the B blocks the tiles pack. The measure layer's host
+ * memory estimate counts both. */
+#define TSR__CPU_PREPACK_MAX_BYTES (512ull << 20)
+#define TSR__CPU_PREPACK_A_MAX_BYTES (16ull << 20)
+
 /* Outputs per accumulator chunk (axpy form, on the stack) and K per block of
  * the dot form (its strided x is gathered into a stack block of this size). */
 #define TSR__CPU_GEMV_CHUNK 2048
