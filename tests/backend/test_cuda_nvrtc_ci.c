@@ -85,7 +85,9 @@ static int compile_clean(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   return fails;
 }
 
-static void test_default_plans_compile_clean(void **state) {
+/* A context for a test that compiles through NVRTC; skips the test where
+ * libnvrtc is absent. */
+static tsr_context *nvrtc_context(void) {
   char msg[1024];
   if (!tsr__nvrtc_load(msg, sizeof msg)) {
     printf("# NVRTC absent: %s\n", msg);
@@ -93,6 +95,12 @@ static void test_default_plans_compile_clean(void **state) {
   }
   tsr_context *ctx;
   assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  return ctx;
+}
+
+static void test_default_plans_compile_clean(void **state) {
+  char msg[1024];
+  tsr_context *ctx = nvrtc_context();
   int fails = 0, kernels = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int v = 0; v < 16; v++) {
@@ -130,12 +138,7 @@ static void test_default_plans_compile_clean(void **state) {
  * reject wgmma), every op pair (x-contiguous operands packed), no spills. */
 static void test_wgmma_compiles_for_sm90a(void **state) {
   char msg[1024];
-  if (!tsr__nvrtc_load(msg, sizeof msg)) {
-    printf("# NVRTC absent: %s\n", msg);
-    skip();
-  }
-  tsr_context *ctx;
-  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr_context *ctx = nvrtc_context();
   const char *plans[] = {
       "mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,bm=128,bn=256,bk=16,wm=64,wn=128,stages=4,"
       "walk=rect:8x16,minblocks=0,pack=none,split=inline,acc=step,splitk=1",
@@ -250,13 +253,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 }
 
 static void test_s11_variants_compile_clean(void **state) {
-  char msg[1024];
-  if (!tsr__nvrtc_load(msg, sizeof msg)) {
-    printf("# NVRTC absent: %s\n", msg);
-    skip();
-  }
-  tsr_context *ctx;
-  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr_context *ctx = nvrtc_context();
   static const char *const files[] = {"s11-gemv.txt", "s11b-ffma.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
