@@ -195,6 +195,43 @@ static void gemv_plan(const tsr_problem *p, tsr_plan *pl) {
   }
 }
 
+static void ffma_tiles(tsr_plan *pl, int large);
+
+/* Small outputs with long K whose sides are both 96 or more (the long-k
+ * zoo class): the 32x32 tiles of the small class run their many slices at
+ * 4x4 per thread. H200, session 12 (s12-batched-*.txt), time over cuBLAS
+ * pedantic's: 256x256x32768 1.653x in 32x32 tiles (split-K 16) against
+ * 1.169x in 128x128 kloop tiles split-K 32 (64x64 split-K 8: 1.999x) and,
+ * in auto, 1.083x for the 128x128 producer-bulk 3xTF32 kernel split-K 32
+ * (error 2.4e-7 against cuBLAS's 4.3e-7); 128x128x16384 1.122x against
+ * 1.052x in 64x64 kloop tiles split-K 64 (split-K 32: 1.322x);
+ * 100x100x8000 1.097x against 0.992x in 64x64 tiles split-K 32. Each
+ * slice count is the measured one: about one wave of CTAs (128), two for
+ * whole 64x64 kloop tiles (sides multiples of 64; 100x100 ran without). Sides under 100 keep 32x32: 128x64x65536
+ * NT 1.057x (64x64 split-K 64: 1.078x), 96x160x12288 TN 0.583x. */
+static void long_k_tiles(const tsr_problem *p, tsr_precision mode, unsigned cc, tsr_pack unaligned,
+                         tsr_plan *pl) {
+  int64_t ctas = 128;
+  if (p->m >= 256 && p->n >= 256 && !unaligned) {
+    ffma_tiles(pl, 1);
+    pl->kloop = 1;
+    if (mode == TSR_PREC_AUTO && cc == 90) {
+      pl->mma = TSR_MMA_WGMMA_TF32X3;
+      pl->split = TSR_SPLIT_PRODUCER_BULK;
+      pl->pad = 0;
+      pl->kloop = 0;
+      pl->tm = pl->tn = 1;
+      pl->bk = 32, pl->wm = 64, pl->wn = 128, pl->stages = 3;
+    }
+  } else {
+    ffma_tiles(pl, 0);
+    if (!unaligned && p->m % 64 == 0 && p->n % 64 == 0) pl->kloop = 1, ctas = 256;
+  }
+  int64_t tiles = ((p->m + pl->bm - 1) / pl->bm) * ((p->n + pl->bn - 1) / pl->bn);
+  int64_t want = (ctas + tiles - 1) / tiles, most = (p->k / pl->bk) / SPLITK_MIN_KB;
+  pl->splitk = (int)(want < most ? want : most);
+}
+
 /* Strict FFMA plans for the classes the tensor-core families otherwise
  * take (docs/accuracy.md): 64x64 tiles of 4 warps (32x32 warp tiles of 4x8
  * micro-tiles) and 128x128 tiles of 8 warps (64x32 of 8x8). Guesses, not
@@ -318,6 +355,22 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
                                   (aligned4(p->ldb, p->stride_b, p->batch) ? 0 : TSR_PACK_B));
   pl.vec = pick_vec(p, TSR_PACK_NONE);
   plan_class cls = classify(p);
+  int64_t lo = p->m < p->n ? p->m : p->n;
+  /* auto, a batch of problems with a side of at most 128: strict FFMA. H200,
+   * session 12 (s12-batched-*.txt), time over cuBLAS pedantic's:
+   * 128*128x128x128 1.93x for the producer-bulk 3xTF32 kernel against 0.975x
+   * for FFMA 128x64 kloop tiles, 96*512x64x512 2.02x against 1.043x,
+   * 32*1024x128x1024 1.246x against 1.107x; each with the strict path's
+   * error (2.0e-7 / 4.1e-7 / 5.7e-7, cuBLAS's) */
+  if (mode == TSR_PREC_AUTO && p->batch > 1 && lo <= 128 && !unaligned) tc = 0;
+  /* auto, a side of at most 64 (decode rows, thin panels): strict FFMA, the
+   * 128x128 wgmma tiles run half empty. H200, session 12 (full zoo, auto
+   * against strict), time over cuBLAS pedantic's, wgmma / FFMA:
+   * 64x4096x4096 2.28x / 1.05x, 64x11008x4096 NT 2.07x / 1.45x,
+   * 16384x64x4096 1.76x / 1.15x, 64x16384x4096 TN 1.92x / 1.12x,
+   * 64x10944x4928 NT 2.19x / 1.55x; the strict path's error at most 1.7x
+   * cuBLAS's */
+  if (mode == TSR_PREC_AUTO && lo <= 64 && !unaligned) tc = 0;
   int packs = 0;
   /* gemv where the short operand is one row/column or is read along k: with
    * a short side of 16 read across k (4096x16x16384 NN, B's 16 values of a
@@ -345,15 +398,19 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       /* short K (32..64) over a large output, one problem, aligned rows:
        * the large class's 128x128 kloop tiles. H200, session 11
        * (s11b-ffma.txt), 8192x8192x64: 0.908x cuBLAS's time against 1.132x
-       * in 32x32 tiles (64x64 kloop 1.002x); measured at that shape only
-       * (8192x8192x16 NT, K < 32, keeps 32x32: 0.736x) */
-      int64_t t128 = ((p->m + 127) / 128) * ((p->n + 127) / 128);
-      if (p->batch == 1 && p->k >= 32 && !unaligned && t128 >= 8 * 132) {
+       * in 32x32 tiles (64x64 kloop 1.002x); (8192x8192x16 NT, K < 32,
+       * keeps 32x32: 0.736x). Batches count their tiles (session 12,
+       * s12-batched-ffma.txt): 96*512x512x64 NT 0.832x against 1.106x
+       * (64x64 kloop 0.989x) */
+      int64_t t128 = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
+      if (p->k >= 32 && !unaligned && t128 >= 8 * 132) {
         ffma_tiles(&pl, 1);
         pl.kloop = 1;
       }
     }
     pl.splitk = pick_splitk(p, &pl, SPLITK_CTAS);
+    if (pl.mma == TSR_MMA_FFMA && p->batch == 1 && p->k >= 4096 && lo >= 100)
+      long_k_tiles(p, mode, cc, unaligned, &pl);
   } else if (cls == CLS_SMALL_UNALIGNED) {
     /* small-medium, unaligned rows: FFMA 64x32 tiles of 64 threads (measured
      * 7.97 us = 0.995x cuBLAS at 513x257x129, vs 16.5 us for tf32x3 64x64x32
@@ -433,6 +490,15 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
         if (p->op_b == TSR_OP_N) pl.bn = 128, pl.wn = 64, pl.tm = 8;
         else pl.splitk = 2;
       }
+      /* a batch of problems of 65..128 a side: 128x64 kloop tiles of four
+       * warps (8x8 per thread). H200, session 12 (s12-batched-ffma.txt):
+       * 128*128x128x128 0.975x cuBLAS's time against 1.034x for 64x64
+       * (64x64 kloop 1.051x) */
+      if (!unaligned && p->batch > 1 && lo > 64 && p->m <= 128 && p->n <= 128) {
+        ffma_tiles(&pl, 1);
+        pl.bn = 64;
+        pl.kloop = 1;
+      }
     } else {
       pl.mma = tc_mma;
       pl.bm = 64, pl.bn = 64, pl.bk = 32;
@@ -482,6 +548,11 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
        * 32768x128x128 0.963x (1.142x without), 64*256^3 1.067x (1.197x).
        * Packed (unaligned) operands: not measured, so not changed */
       if (!unaligned) pl.kloop = 1;
+      /* a side of at most 64 (as in the medium class): 128x64 (64x128)
+       * tiles. H200, session 12 (s12-batched-ffma.txt): 96*512x64x512
+       * 1.043x cuBLAS's time against 1.748x in 128x128 tiles */
+      if (!unaligned && p->n <= 64) pl.bn = 64;
+      else if (!unaligned && p->m <= 64) pl.bm = 64, pl.wm = 32, pl.wn = 64;
     } else if (mid90 && p->k >= 384) {
       pl.mma = TSR_MMA_WGMMA_TF32X3;
       pl.split = TSR_SPLIT_PRODUCER_BULK;

@@ -960,6 +960,81 @@ static void test_default_table(void **state) {
     assert_int_equal(pl.kloop, 1);
     assert_int_equal(pl.splitk, 2);
     assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    /* session 12: auto at a side of at most 64 runs the strict plan (the
+     * wgmma tiles ran half empty: 64x4096x4096 2.28x cuBLAS's time) */
+    {
+      const int64_t side64[][3] = {{64, 4096, 4096}, {16384, 64, 4096}, {64, 11008, 4096}};
+      for (int i = 0; i < 3; i++) {
+        tsr_problem pa = P(side64[i][0], side64[i][1], side64[i][2]), ps = pa;
+        ps.precision = TSR_PREC_STRICT;
+        tsr_plan pla, pls;
+        tsr__emit_default_plan(&pa, &pla);
+        tsr__emit_default_plan(&ps, &pls);
+        assert_int_equal(pla.mma, TSR_MMA_FFMA);
+        char ta[512], ts[512];
+        tsr_plan_format(&pla, ta, sizeof ta);
+        tsr_plan_format(&pls, ts, sizeof ts);
+        assert_string_equal(ta, ts);
+      }
+    }
+    /* batches with a side of at most 128: FFMA in auto too; 128x64 kloop
+     * tiles at 128*128x128x128 and at a side of 64 (96*512x64x512), 128x128
+     * kloop tiles at short K over many tiles (96*512x512x64 NT) */
+    sk = mkprob((prob_spec){.m = 128, .n = 128, .k = 128, .batch = 128});
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_FFMA);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.bn, 64);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = mkprob((prob_spec){.m = 512, .n = 64, .k = 512, .batch = 96});
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_FFMA);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.bn, 64);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = mkprob((prob_spec){.m = 512, .n = 512, .k = 64, .batch = 96, .opb = 'T'});
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.bn, 128);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = mkprob((prob_spec){.m = 1024, .n = 1024, .k = 128, .batch = 32, .opb = 'T'});
+    tsr__emit_default_plan(&sk, &pl); /* sides of 1024: still 3xTF32 */
+    assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
+    /* long K with both sides 100 or more: 64x64 tiles split toward one wave
+     * (two for whole kloop tiles), 128x128 from 256 a side (auto: the
+     * producer-bulk 3xTF32 kernel) */
+    sk = P(100, 100, 8000);
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bm, 64);
+    assert_int_equal(pl.kloop, 0);
+    assert_int_equal(pl.splitk, 32);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = P(128, 128, 16384);
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.bm, 64);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(pl.splitk, 64);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = P(256, 256, 32768);
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.splitk, 32);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_FFMA);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(pl.splitk, 32);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    sk = mkprob((prob_spec){.m = 96, .n = 160, .k = 12288, .opa = 'T'});
+    tsr__emit_default_plan(&sk, &pl); /* a side under 100: 32x32 */
+    assert_int_equal(pl.bm, 32);
     /* fp32x3 512^3: 32 tiles of 128x64, a quarter wave: split-K 4 */
     sk = P(512, 512, 512);
     tsr__emit_default_plan(&sk, &pl);
