@@ -89,6 +89,16 @@ static void print_summary(const tsr__tune_config *cfg, const tsr__tune_result *r
          by[TSR__CAND_REJ_ACCURACY], by[TSR__CAND_REJ_RUN], r->unmeasured);
   printf("time      oracle %.1f s, search %.1f s, replay %.1f s, total %.1f s\n", r->oracle_s,
          r->search_s, r->replay_s, r->total_s);
+  const tsr__tune_prefetch_stats *pf = &r->prefetch;
+  if (pf->threads)
+    printf("prefetch  %d compile threads: %zu dispatched, %zu compiled, %zu found on disk, %zu "
+           "failed; measured %zu ready, %zu after a wait (%.1f s), %zu not precompiled; %zu "
+           "unused; join %.1f s\n",
+           pf->threads, pf->dispatched, pf->compiled, pf->found_on_disk, pf->failed,
+           pf->measured_ready, pf->measured_after_wait, pf->seconds_waited,
+           pf->measured_not_precompiled, pf->unused, pf->seconds_join);
+  else if (cfg->compile_threads > 0 && cfg->backend != TSR_BACKEND_CPU)
+    printf("prefetch  off: %s\n", pf->off);
   /* A budget the replay reserve nearly fills searches almost nothing: say so. */
   if (cfg->max_seconds > 0 && r->reserve_s > 0.5 * cfg->max_seconds)
     printf("note      the replay reserve, %.1f s (2 x %d rounds of the incumbent's measurement), is "
@@ -181,6 +191,7 @@ typedef struct {
   const char *db_opt, *out_dir, *oracle_opt;
   int preset, accuracy; /* accuracy -1: off */
   long long max_cand, samples, sample_ms, warmup_ms, rounds, spill, blocks;
+  long long compile_threads; /* -1 until given: online CPUs - 1, at most 8 */
   double max_seconds, max_memory;
   int show, json, quiet, no_db, in_process, child;
   const char *precision_text; /* --precision: one mode or a comma list */
@@ -202,6 +213,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
   a->rounds = 4;
   a->blocks = 1;
   a->max_seconds = 60.0;
+  a->compile_threads = -1;
   tsr_cli_problem_defaults(&a->o, "auto");
   tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 24];
   size_t n = tsr_cli_problem_table(&a->o, opts);
@@ -247,6 +259,10 @@ static int parse_args(int argc, char **argv, tune_args *a) {
        .flags = TSR_CLI_NONEMPTY, .metavar = "DIR",
        .help = "FP64 oracle cache (default ${XDG_CACHE_HOME:-~/.cache}/tessera/oracle;\n"
                "'off' disables; replay children then recompute the oracle)"},
+      TSR_CLI_OPT_INT("--compile-threads", &a->compile_threads, 0, 64, "N",
+                      "GPU: compile the next candidates' kernels on N background\n"
+                      "threads into the module cache while one is measured (default:\n"
+                      "online CPUs - 1, at most 8; 0: off)"),
       TSR_CLI_OPT_FLAG("--in-process", &a->in_process, "replay in this process (fresh prepare/compile each time)"),
       {.name = "--out", .kind = TSR_CLI_STRING, .dest = TSR_CLI_PTR_(const char *, &a->out_dir),
        .flags = TSR_CLI_NONEMPTY, .metavar = "DIR",
@@ -486,6 +502,12 @@ static int tune_items(const tune_args *a, char *const *shapes, int nshapes,
     snprintf(command + len, sizeof command - len, "%s%s", i ? " " : "tessera ", argv[i]);
   }
   int nb = (int)a->blocks;
+  /* --compile-threads' default: the cores the search's own thread leaves */
+  int compile_threads = (int)a->compile_threads;
+  if (compile_threads < 0) {
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    compile_threads = ncpu > 9 ? 8 : ncpu > 1 ? (int)ncpu - 1 : 0;
+  }
   tune_work w = {.a = a, .ctx = ctx, .nitems = nshapes * nprecs * nb};
   if (gethostname(w.host, sizeof w.host - 1)) snprintf(w.host, sizeof w.host, "unknown");
   w.items = calloc((size_t)w.nitems, sizeof *w.items);
@@ -498,6 +520,7 @@ static int tune_items(const tune_args *a, char *const *shapes, int nshapes,
             .backend = bk,
             .problem = probs[s],
             .max_candidates = (long)a->max_cand,
+            .compile_threads = compile_threads,
             .max_seconds = a->max_seconds,
             .measure = *mo,
             .rounds = (int)a->rounds,

@@ -73,6 +73,18 @@ typedef struct tsr__backend {
    * tuner's space); NULL: realize is already cheap. */
   tsr_status (*check)(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
                       tsr_plan_info *info);
+  /* Compile the plan's kernels for p (checked) into the backend's on-disk
+   * module cache for a device of compute capability cc_major.cc_minor (as
+   * describe reports it), so that a later prepare of the same plan loads
+   * them instead of compiling: emit and compile only, no device, no device
+   * memory, no module load. ctx serves only for the message, so a thread
+   * may run this with a context of its own while another thread uses the
+   * device through the context that described it (the tuner's background
+   * compiles, measure/exec.h). TSR_OK only when the compiled image is on
+   * disk afterwards; *cached: 1 when it already was. NULL: nothing to
+   * compile ahead (cpu, cublas, hand). */
+  tsr_status (*precompile)(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                           int cc_major, int cc_minor, int *cached);
 } tsr__backend;
 
 /* A backend that runs only the given modes (bitmask of 1 << tsr_precision)

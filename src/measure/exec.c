@@ -57,6 +57,32 @@ tsr_status tsr__exec_check(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   return tsr__backend_check(ctx, b, p, plan, info);
 }
 
+int tsr__exec_can_precompile(tsr_backend_kind b) {
+  if (b == TSR_BACKEND_AUTO) return 0;
+  const tsr__backend *be = tsr__backend_get(b);
+  return be && be->precompile;
+}
+
+tsr_status tsr__exec_precompile(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                                const tsr_plan *plan, int cc_major, int cc_minor, int *cached) {
+  int dummy;
+  if (!cached) cached = &dummy;
+  *cached = 0;
+  if (!p || !plan) return tsr__fail(ctx, TSR_ERR_INVALID, "precompile: NULL argument");
+  /* AUTO is not resolved here: resolving opens the device */
+  const tsr__backend *be = b == TSR_BACKEND_AUTO ? NULL : tsr__backend_get(b);
+  if (!be) return tsr__fail(ctx, TSR_ERR_INVALID, "precompile: backend %d is not a backend", (int)b);
+  if (!be->precompile)
+    return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "precompile: backend %s compiles nothing ahead",
+                     be->name);
+  /* the problem as tsr__exec_create prepares it */
+  tsr_problem q = *p;
+  char msg[512];
+  tsr_status st = tsr_problem_check(&q, msg, sizeof msg);
+  if (st) return tsr__fail(ctx, st, "%s", msg);
+  return be->precompile(ctx, &q, plan, cc_major, cc_minor, cached);
+}
+
 tsr_status tsr__exec_create(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                             const tsr_plan *plan, const float *a, const float *bmat,
                             const float *c0, int flags, tsr_exec **out) {

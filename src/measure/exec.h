@@ -30,6 +30,21 @@ tsr_status tsr__exec_create_vt(tsr_context *ctx, const struct tsr__backend *vt,
 tsr_status tsr__exec_check(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                            const tsr_plan *plan, tsr_plan_info *info);
 
+/* Compiling ahead (the backend's optional precompile slot): 1 when backend
+ * b (not AUTO) compiles kernels that a later prepare can find in its
+ * on-disk module cache (cuda), else 0 (cpu, cublas, hand). */
+int tsr__exec_can_precompile(tsr_backend_kind b);
+/* Compiles plan's kernels for p into b's on-disk module cache for a device
+ * of compute capability cc_major.cc_minor (tsr_backend_describe's), with no
+ * device, no device memory and no module load; the prepare of the same
+ * plan on that device then loads them from disk. Any thread may call it
+ * with a context of its own: ctx only gets the message, nothing of it is
+ * opened (the tuner's background compiles, src/tune/prefetch.c). *cached:
+ * 1 when the cache already held them. TSR_OK only when they are on disk;
+ * TSR_ERR_UNSUPPORTED when b has nothing to compile ahead. */
+tsr_status tsr__exec_precompile(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                                const tsr_plan *plan, int cc_major, int cc_minor, int *cached);
+
 /* 1 for a GPU backend (device-event timing exists), else 0. */
 int tsr__exec_is_gpu(const tsr_exec *e);
 /* The problem as prepared (checked, with the route's precision). */

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "measure/exec.h"
 #include "measure/stats.h"
 #include "sys/clock.h"
 #include "sys/spawn.h"
@@ -454,6 +455,32 @@ static tsr_status tune_workloads(tsr_context *ctx, const tsr__tune_config *cfg,
   return st ? tsr__fail(ctx, st, "tune: %s", msg) : TSR_OK;
 }
 
+/* Compiling ahead for the search (prefetch.c), or NULL with r->prefetch.off
+ * saying why not. The device's compute capability is read here, on the
+ * tuner's thread; the compile threads never touch ctx. */
+static tsr__tune_prefetch *search_prefetch(tsr_context *ctx, const tsr__tune_config *cfg,
+                                           const tsr_problem *p, tsr__tune_result *r) {
+  tsr__tune_prefetch_stats *st = &r->prefetch;
+  int cc_major = 0, cc_minor = 0;
+  if (cfg->compile_threads > 0 && tsr__exec_can_precompile(cfg->backend)) {
+    memset(st, 0, sizeof *st);
+    if (cfg->measure.bypass_cache) {
+      snprintf(st->off, sizeof st->off, "the search compiles from scratch (module caches bypassed)");
+      return NULL;
+    }
+    tsr_device_info dev;
+    if (tsr_backend_describe(ctx, cfg->backend, &dev)) {
+      snprintf(st->off, sizeof st->off, "no device facts: %.120s", tsr_context_message(ctx));
+      tsr__clear(ctx);
+      return NULL;
+    }
+    cc_major = dev.cc_major;
+    cc_minor = dev.cc_minor;
+  }
+  return tsr__tune_prefetch_start(cfg->backend, p, r->cands, r->n, cfg->compile_threads, cc_major,
+                                  cc_minor, st);
+}
+
 /* The search: candidates in prior order while the budget lasts. The replay
  * is reserved out of max_seconds once the incumbent's cost is known (2R
  * measurements, each about one candidate's cost plus process start-up when
@@ -486,6 +513,8 @@ static tsr_status tune_search(tsr_context *ctx, const tsr__tune_config *cfg, con
   double reserve = 0.0;
   size_t done = 0;
   double t_search = now_s();
+  tsr__tune_prefetch *pf = search_prefetch(ctx, cfg, p, r);
+  tsr_status st = TSR_OK;
   for (size_t i = 0; i < r->n; i++) {
     tsr__tune_cand *c = &r->cands[i];
     if (c->status != TSR__CAND_UNMEASURED || !mine[i]) continue;
@@ -494,7 +523,12 @@ static tsr_status tune_search(tsr_context *ctx, const tsr__tune_config *cfg, con
       if (cfg->max_candidates > 0 && (long)r->measured >= cfg->max_candidates) break;
       if (cfg->max_seconds > 0 && now_s() - t_start + reserve >= cfg->max_seconds) break;
     }
+    /* the next candidates compile in the background while this one is
+     * measured; a wait for this one's own compile counts in its seconds */
+    double waited = tsr__tune_prefetch_next(
+        pf, mine, i, cfg->max_candidates > 0 ? cfg->max_candidates - (long)r->measured - 1 : -1);
     tsr__tune_measure(ctx, cfg->backend, p, w, wacc, C, &cfg->measure, c);
+    c->seconds += waited;
     r->measured++;
     done++;
     if (c->status != TSR__CAND_OK) r->rejected++;
@@ -504,17 +538,25 @@ static tsr_status tune_search(tsr_context *ctx, const tsr__tune_config *cfg, con
       reserve = 2.0 * cfg->rounds *
                 (c->seconds + ro.samples * fmax(ro.sample_ms * 1e-3, per_call) +
                  (cfg->child_exe ? 0.3 + 0.1 * r->oracle_s : 0.0));
+      /* no compile starts once the search starts no candidate */
+      if (cfg->max_seconds > 0) tsr__tune_prefetch_deadline(pf, t_start + cfg->max_seconds - reserve);
     }
     if (db) {
       size_t one = i;
       char msg[1024];
-      tsr_status st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, &one, 1, msg, sizeof msg);
-      if (st) {
-        free(mine);
-        return tsr__fail(ctx, st, "%s", msg);
+      if ((st = tsr__tune_db_add_candidates(db, r->run_id, r->cands, &one, 1, msg, sizeof msg))) {
+        st = tsr__fail(ctx, st, "%s", msg);
+        break;
       }
     }
     progress(cfg, r, done, nlegal_kept, t_start, 0);
+  }
+  /* every compile thread joined before the replay (or the error return) */
+  if (pf) tsr__tune_prefetch_stop(pf, &r->prefetch);
+  else r->prefetch.measured_not_precompiled = r->measured; /* off: every one compiled itself */
+  if (st) {
+    free(mine);
+    return st;
   }
   r->search_s = now_s() - t_search;
   r->reserve_s = reserve;
@@ -727,6 +769,19 @@ char *tsr__tune_result_json(const tsr__tune_config *cfg, const tsr__tune_result 
                 "seconds_replay", jreal(r->replay_s), "seconds_replay_reserve",
                 jreal(r->reserve_s), "unmeasured",
                 json_integer((json_int_t)r->unmeasured)));
+  const tsr__tune_prefetch_stats *pf = &r->prefetch;
+  json_t *jp = json_pack(
+      "{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+      "compile_threads", cfg->compile_threads, "threads", pf->threads, "window", pf->window,
+      "dispatched", (json_int_t)pf->dispatched, "compiled", (json_int_t)pf->compiled,
+      "found_on_disk", (json_int_t)pf->found_on_disk, "failed", (json_int_t)pf->failed,
+      "taken_by_search", (json_int_t)pf->taken_by_search, "not_started",
+      (json_int_t)pf->not_started, "unused", (json_int_t)pf->unused, "measured_ready",
+      (json_int_t)pf->measured_ready, "measured_after_wait", (json_int_t)pf->measured_after_wait,
+      "measured_not_precompiled", (json_int_t)pf->measured_not_precompiled, "seconds_waited",
+      pf->seconds_waited, "seconds_join", pf->seconds_join);
+  if (pf->off[0]) json_object_set_new(jp, "off", json_string(pf->off));
+  json_object_set_new(o, "prefetch", jp);
   json_object_set_new(o, "space",
                       json_pack("{s:I, s:I, s:I, s:I}", "generated", (json_int_t)r->generated,
                                 "planner_legal", (json_int_t)r->legal, "planner_rejected",

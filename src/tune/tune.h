@@ -225,7 +225,65 @@ typedef struct {
    * run's replaces any. */
   const char *host;
   int rank, ranks;
+  /* Background compile threads (prefetch.c): while one candidate is
+   * measured, the next ones' kernels are compiled into the on-disk module
+   * cache; 0: off (the default of a zeroed config; the CLI's is online
+   * CPUs - 1, at most 8). Backends without a precompile slot ignore it. */
+  int compile_threads;
 } tsr__tune_config;
+
+/* ---- compiling ahead (prefetch.c) --------------------------------------- */
+/* The look-ahead window: the indices of the next candidates after pos that
+ * the search will measure in its order (status UNMEASURED and, with mine,
+ * mine[j]), at most window of them and at most left (< 0: no limit; the
+ * --max-candidates measurements left after pos), written to out (room for
+ * window). Returns how many. */
+size_t tsr__tune_lookahead(const tsr__tune_cand *c, const unsigned char *mine, size_t n,
+                           size_t pos, size_t window, long left, size_t *out);
+
+/* What compiling ahead did in one search (the result JSON's "prefetch").
+ * Every dispatched candidate ends in exactly one of compiled, found_on_disk,
+ * failed, taken_by_search (the search reached it before a thread had
+ * started on it and compiled it itself) and not_started (queued when the
+ * search stopped). Every measured candidate counts in exactly one of
+ * measured_ready (its compile had finished when its measurement began),
+ * measured_after_wait (a thread was compiling it: the search waited for
+ * that compile, seconds_waited in all, which its `seconds` include) and
+ * measured_not_precompiled (its own prepare compiled it, or found it in the
+ * cache by itself). unused: compiled or found ahead but never measured. */
+typedef struct {
+  int threads;       /* threads started (0: off) */
+  int window;        /* look-ahead window (2 x threads) */
+  char off[160];     /* why it is off ("" when on) */
+  size_t dispatched, compiled, found_on_disk, failed, taken_by_search, not_started, unused;
+  size_t measured_ready, measured_after_wait, measured_not_precompiled;
+  double seconds_waited; /* the search waiting for in-flight compiles */
+  double seconds_join;   /* stopping: waiting for the compiles still running */
+} tsr__tune_prefetch_stats;
+
+typedef struct tsr__tune_prefetch tsr__tune_prefetch;
+/* Starts `threads` compile threads for the candidates of one search (cands
+ * must stay in place until stop) of backend b on p, compiling for compute
+ * capability cc_major.cc_minor. Each thread has a context of its own; none
+ * opens the device. Returns NULL (nothing started, stats->off says why)
+ * when threads < 1, b compiles nothing ahead or no thread could start. */
+tsr__tune_prefetch *tsr__tune_prefetch_start(tsr_backend_kind b, const tsr_problem *p,
+                                             const tsr__tune_cand *cands, size_t n, int threads,
+                                             int cc_major, int cc_minor,
+                                             tsr__tune_prefetch_stats *stats);
+/* Called by the search right before it measures candidate pos (left: as
+ * for tsr__tune_lookahead): queues the look-ahead window after pos (those
+ * not queued before), then settles pos itself: a queued compile not yet
+ * started is taken back (the search compiles it), one in flight is waited
+ * for. Returns the seconds waited. NULL pf: nothing, 0. */
+double tsr__tune_prefetch_next(tsr__tune_prefetch *pf, const unsigned char *mine, size_t pos,
+                               long left);
+/* No compile starts after time t (tsr__now_ns seconds): the search starts
+ * no candidate after it either. */
+void tsr__tune_prefetch_deadline(tsr__tune_prefetch *pf, double t);
+/* Stops: queued compiles are dropped, running ones finish, every thread is
+ * joined, everything freed; the counts go to stats. NULL is a no-op. */
+void tsr__tune_prefetch_stop(tsr__tune_prefetch *pf, tsr__tune_prefetch_stats *stats);
 
 typedef struct {
   tsr__tune_cand *cands;
@@ -255,6 +313,7 @@ typedef struct {
   double reserve_s;      /* replay reserve the search kept out of max_seconds */
   int64_t run_id;        /* database row, 0 without a database */
   char started[32], finished[32];
+  tsr__tune_prefetch_stats prefetch; /* compiling ahead */
 } tsr__tune_result;
 
 /* The up-front refusals, before any database, input or oracle work (also

@@ -29,6 +29,13 @@ grep -q -- "--max-candidates" "$tmp/err" || fail "max-candidates 0 not named"
 expect_rc 2 "odd rounds" $T tune --shape 32x32x32 --backend cpu --rounds 3 --no-db
 grep -q -- "--rounds" "$tmp/err" || fail "--rounds 3 not named"
 expect_rc 2 "negative seconds" $T tune --shape 32x32x32 --backend cpu --max-seconds -1 --no-db
+expect_rc 2 "compile threads -1" $T tune --shape 32x32x32 --backend cpu --compile-threads -1 --no-db
+grep -q -- "--compile-threads: '-1' is not an integer in 0..64" "$tmp/err" ||
+  fail "--compile-threads -1 not named with its value: $(cat "$tmp/err")"
+expect_rc 2 "compile threads x" $T tune --shape 32x32x32 --backend cpu --compile-threads 2x --no-db
+grep -q -- "--compile-threads: '2x'" "$tmp/err" || fail "--compile-threads 2x not named"
+expect_rc 0 "tune --help" $T tune --help
+grep -q -- "--compile-threads N" "$tmp/out" || fail "tune --help does not show --compile-threads"
 expect_rc 2 "untunable backend" $T tune --shape 32x32x32 --backend cublas --no-db
 expect_rc 2 "unknown preset" $T tune --preset nope --backend cpu --no-db
 grep -q "seed" "$tmp/err" || fail "unknown preset: message does not list seed"
@@ -45,11 +52,17 @@ grep -q "more than --max-seconds 1" "$tmp/err" || fail "time refusal message: $(
 
 # ---- a budget the replay reserve fills: said, with the reserve ---------------
 expect_rc 0 "tiny budget" $T tune --shape 32x32x32 --backend cpu --max-seconds 0.05 --rounds 2 \
+  --compile-threads 2 \
   --no-db --out "$tmp/tiny" --quiet
 grep -q "^note      the replay reserve, .* of --max-seconds 0.05: the search stopped after 1 candidate" \
   "$tmp/out" || fail "no replay-reserve note at --max-seconds 0.05: $(cat "$tmp/out")"
 grep -q '"seconds_replay_reserve": [0-9]' "$tmp/tiny/tune_cpu_32x32x32.json" ||
   fail "results file lacks budget.seconds_replay_reserve"
+# the CPU backend compiles nothing ahead: recorded as off, every candidate its own
+grep -q '"off": "backend cpu compiles nothing ahead"' "$tmp/tiny/tune_cpu_32x32x32.json" ||
+  fail "results file lacks prefetch.off for the CPU backend"
+grep -q '"measured_not_precompiled": 1' "$tmp/tiny/tune_cpu_32x32x32.json" ||
+  fail "results file lacks prefetch.measured_not_precompiled"
 
 # ---- tune, store, then gemm uses it ------------------------------------------
 db=$tmp/tune.db

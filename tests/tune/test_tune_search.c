@@ -94,10 +94,21 @@ static void test_max_candidates(void **state) {
   tsr__tune_config cfg;
   config(&cfg, 96, 80, 64);
   cfg.max_candidates = 4;
+  cfg.compile_threads = 3; /* the CPU backend compiles nothing ahead: no thread starts */
   tsr__tune_result r;
   assert_int_equal(tsr__tune_run(ctx, &cfg, &r), TSR_OK);
   check_invariants(&r);
   assert_int_equal(r.measured, 4);
+  assert_int_equal(r.prefetch.threads, 0);
+  assert_string_equal(r.prefetch.off, "backend cpu compiles nothing ahead");
+  assert_int_equal(r.prefetch.dispatched, 0);
+  assert_int_equal(r.prefetch.measured_ready + r.prefetch.measured_after_wait, 0);
+  assert_int_equal(r.prefetch.measured_not_precompiled, 4);
+  char *doc = tsr__tune_result_json(&cfg, &r);
+  assert_non_null(doc);
+  assert_non_null(strstr(doc, "\"prefetch\""));
+  assert_non_null(strstr(doc, "\"measured_not_precompiled\": 4"));
+  free(doc);
   assert_true(r.legal > 4);
   size_t measured = 0;
   for (size_t i = 0; i < r.n; i++)

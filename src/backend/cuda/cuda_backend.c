@@ -24,25 +24,34 @@ static void cuda_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *
   tsr__emit_default_plan_cc(p, cc ? cc : 90, out); /* before any device: the sm_90 table */
 }
 
+/* The plan's tile grid (h rows by w columns of blocks). */
+static tsr_status tile_grid(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                            uint64_t *h, uint64_t *w) {
+  if (plan->bm < 1 || plan->bn < 1 || plan->bk < 1 || plan->splitk < 1)
+    return tsr__fail(ctx, TSR_ERR_REJECTED, "plan: bm, bn, bk and splitk must be at least 1");
+  *h = ((uint64_t)p->m + (uint64_t)plan->bm - 1) / (uint64_t)plan->bm;
+  *w = ((uint64_t)p->n + (uint64_t)plan->bn - 1) / (uint64_t)plan->bn;
+  if (*h > UINT32_MAX || *w > UINT32_MAX)
+    return tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: tile grid %llux%llu exceeds uint32",
+                     (unsigned long long)*h, (unsigned long long)*w);
+  return TSR_OK;
+}
+
 static tsr_status realize_ex(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
                              tsr_plan_info *info, int with_source) {
   memset(info, 0, sizeof *info);
   info->plan = *plan;
   info->regs = info->local_bytes = -1;
-  if (plan->bm < 1 || plan->bn < 1 || plan->bk < 1 || plan->splitk < 1)
-    return tsr__fail(ctx, TSR_ERR_REJECTED, "plan: bm, bn, bk and splitk must be at least 1");
-  uint64_t h = ((uint64_t)p->m + (uint64_t)plan->bm - 1) / (uint64_t)plan->bm;
-  uint64_t w = ((uint64_t)p->n + (uint64_t)plan->bn - 1) / (uint64_t)plan->bn;
-  if (h > UINT32_MAX || w > UINT32_MAX)
-    return tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: tile grid %llux%llu exceeds uint32",
-                     (unsigned long long)h, (unsigned long long)w);
+  uint64_t h = 0, w = 0;
+  tsr_status st = tile_grid(ctx, p, plan, &h, &w);
+  if (st) return st;
   uint64_t zb = (uint64_t)p->batch * (uint64_t)plan->splitk;
   if (zb > UINT32_MAX)
     return tsr__fail(ctx, TSR_ERR_OVERFLOW, "grid: batch %lld × splitk %d exceeds uint32",
                      (long long)p->batch, plan->splitk);
   char msg[512];
-  tsr_status st = tsr_walk_check(&plan->walk, (uint32_t)h, (uint32_t)w, msg, sizeof msg);
-  if (st) return tsr__fail(ctx, st, "%s", msg);
+  if ((st = tsr_walk_check(&plan->walk, (uint32_t)h, (uint32_t)w, msg, sizeof msg)))
+    return tsr__fail(ctx, st, "%s", msg);
   tsr_walk_normalize(&info->plan.walk, (uint32_t)h, (uint32_t)w);
   /* the device's limits, sm_90's when no device is present */
   tsr__gpu_target t;
@@ -169,6 +178,47 @@ static char *cuda_source(const tsr_problem *p, const tsr_plan *plan) {
   return k.source; /* ownership passes to the caller */
 }
 
+/* The kernels of a plan compiled ahead into the disk cache (the optional
+ * precompile slot): the source prepare would emit, the key prepare would
+ * look up. The walk is normalized as realize normalizes it (prepare gets
+ * the realized plan). The emitter's target only decides acceptance (an
+ * accepted plan's source does not depend on it, emit.h): sm_90's limits
+ * with the device's compute capability, any shared memory (realize on the
+ * owning thread checked the device's). Nothing here touches the device or
+ * the context's state, only its message. */
+static tsr_status cuda_precompile(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
+                                  int cc_major, int cc_minor, int *cached) {
+  *cached = 0;
+  if (cc_major < 1 || cc_major > 99 || cc_minor < 0 || cc_minor > 9)
+    return tsr__fail(ctx, TSR_ERR_INVALID, "precompile: compute capability %d.%d", cc_major,
+                     cc_minor);
+  uint64_t h = 0, w = 0;
+  tsr_status st = tile_grid(ctx, p, plan, &h, &w);
+  if (st) return st;
+  char msg[512];
+  tsr_plan rp = *plan;
+  if ((st = tsr_walk_check(&rp.walk, (uint32_t)h, (uint32_t)w, msg, sizeof msg)))
+    return tsr__fail(ctx, st, "%s", msg);
+  tsr_walk_normalize(&rp.walk, (uint32_t)h, (uint32_t)w);
+  tsr__gpu_target t = tsr__target_sm90;
+  t.cc = (uint32_t)(cc_major * 10 + cc_minor);
+  t.smem_block_optin = UINT32_MAX;
+  tsr__kernel_src k;
+  memset(&k, 0, sizeof k);
+  if ((st = tsr__emit_gemm(p, &rp, &t, &k, msg, sizeof msg))) return tsr__fail(ctx, st, "%s", msg);
+  void *bin = NULL;
+  size_t n = 0;
+  tsr__cubin_meta meta;
+  st = tsr__cubin_get(ctx, k.source, cc_major, cc_minor, 0, &bin, &n, NULL, &meta);
+  free(bin);
+  tsr__kernel_src_free(&k);
+  if (st) return st;
+  if (!meta.from_disk && !meta.disk_written)
+    return tsr__fail(ctx, TSR_ERR_IO, "precompile: the module cache could not store the CUBIN");
+  *cached = meta.from_disk;
+  return TSR_OK;
+}
+
 tsr_status tsr__gpu_backend_describe(tsr_context *ctx, tsr__backend_desc *out) {
   memset(out, 0, sizeof *out);
   tsr__cuda_device d;
@@ -204,6 +254,7 @@ const tsr__backend tsr__backend_cuda = {
     .prepare_flags = cuda_prepare_flags,
     .source = cuda_source,
     .plan_class = tsr__emit_plan_class,
+    .precompile = cuda_precompile,
 };
 
 tsr_status tsr__cuda_describe(tsr_context *ctx, tsr__cuda_device *out) {
