@@ -538,8 +538,13 @@ static tsr_status tune_search(tsr_context *ctx, const tsr__tune_config *cfg, con
       reserve = 2.0 * cfg->rounds *
                 (c->seconds + ro.samples * fmax(ro.sample_ms * 1e-3, per_call) +
                  (cfg->child_exe ? 0.3 + 0.1 * r->oracle_s : 0.0));
-      /* no compile starts once the search starts no candidate */
-      if (cfg->max_seconds > 0) tsr__tune_prefetch_deadline(pf, t_start + cfg->max_seconds - reserve);
+      /* no compile starts that would end after the search's last start:
+       * the threads are joined before the replay, so a compile still
+       * running there spends the replay's reserve (H200, session 12: a
+       * 3.3 s join at 512x4096x4096 with the stop alone). The incumbent's
+       * own cost stands for one compile. */
+      if (cfg->max_seconds > 0)
+        tsr__tune_prefetch_deadline(pf, t_start + cfg->max_seconds - reserve - c->seconds);
     }
     if (db) {
       size_t one = i;
