@@ -22,37 +22,19 @@
 #include "core/context.h"
 #include "measure/exec.h"
 #include "tessera.h"
+#include "test_cubin_cache.h"
 
-static char cache_root[256];
 static int have_nvrtc;
 
 static int setup(void **state) {
   char msg[1024];
   have_nvrtc = tsr__nvrtc_load(msg, sizeof msg) != NULL;
   if (!have_nvrtc) printf("# NVRTC absent: %s\n", msg);
-  snprintf(cache_root, sizeof cache_root, "/tmp/tsr-precompile-XXXXXX");
-  if (!mkdtemp(cache_root)) return -1;
-  setenv("XDG_CACHE_HOME", cache_root, 1);
-  return 0;
+  return cubin_cache_make("/tmp/tsr-precompile");
 }
 static int teardown(void **state) {
-  char cmd[400];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_root);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
-static int cubins_on_disk(void) {
-  char dir[512];
-  assert_int_equal(tsr__cubin_cache_dir(dir, sizeof dir), 0);
-  DIR *d = opendir(dir);
-  if (!d) return 0;
-  int n = 0;
-  for (struct dirent *e; (e = readdir(d));) {
-    size_t len = strlen(e->d_name);
-    n += len > 6 && !strcmp(e->d_name + len - 6, ".cubin");
-  }
-  closedir(d);
-  return n;
+  (void)state;
+  return cubin_cache_remove();
 }
 
 /* 256^3 with a 64x32 tile: a 4x8 grid, on which rect:4x8 is the linear

@@ -23,19 +23,15 @@
 #include "backend/cuda/gpu.h"
 #include "sys/clock.h"
 #include "tune/tune.h"
-
-static char cache_root[256];
+#include "test_cubin_cache.h"
 
 static int setup(void **state) {
-  snprintf(cache_root, sizeof cache_root, "/tmp/tsr-prefetch-XXXXXX");
-  if (!mkdtemp(cache_root)) return -1;
-  setenv("XDG_CACHE_HOME", cache_root, 1);
-  return 0;
+  (void)state;
+  return cubin_cache_make("/tmp/tsr-prefetch");
 }
 static int teardown(void **state) {
-  char cmd[400];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_root);
-  return system(cmd) == 0 ? 0 : -1;
+  (void)state;
+  return cubin_cache_remove();
 }
 
 /* ---- the window ----------------------------------------------------------- */
@@ -101,19 +97,6 @@ static void test_prefetch_off(void **state) {
 }
 
 /* ---- one compile thread, real kernels ------------------------------------- */
-static int cubins_on_disk(void) {
-  char dir[512];
-  assert_int_equal(tsr__cubin_cache_dir(dir, sizeof dir), 0);
-  DIR *d = opendir(dir);
-  if (!d) return 0;
-  int n = 0;
-  for (struct dirent *e; (e = readdir(d));) {
-    size_t len = strlen(e->d_name);
-    n += len > 6 && !strcmp(e->d_name + len - 6, ".cubin");
-  }
-  closedir(d);
-  return n;
-}
 
 /* 1 when candidate i's realized source is in the disk cache for sm_90. */
 static int on_disk(tsr_context *ctx, const tsr_problem *p, const tsr__tune_cand *c) {
