@@ -977,64 +977,42 @@ static void test_default_table(void **state) {
         assert_string_equal(ta, ts);
       }
     }
-    /* batches with a side of at most 128: FFMA in auto too; 128x64 kloop
-     * tiles at 128*128x128x128 and at a side of 64 (96*512x64x512), 128x128
-     * kloop tiles at short K over many tiles (96*512x512x64 NT) */
-    sk = mkprob((prob_spec){.m = 128, .n = 128, .k = 128, .batch = 128});
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.mma, TSR_MMA_FFMA);
-    assert_int_equal(pl.bm, 128);
-    assert_int_equal(pl.bn, 64);
-    assert_int_equal(pl.kloop, 1);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk = mkprob((prob_spec){.m = 512, .n = 64, .k = 512, .batch = 96});
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.mma, TSR_MMA_FFMA);
-    assert_int_equal(pl.bm, 128);
-    assert_int_equal(pl.bn, 64);
-    assert_int_equal(pl.kloop, 1);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk = mkprob((prob_spec){.m = 512, .n = 512, .k = 64, .batch = 96, .opb = 'T'});
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.bm, 128);
-    assert_int_equal(pl.bn, 128);
-    assert_int_equal(pl.kloop, 1);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk = mkprob((prob_spec){.m = 1024, .n = 1024, .k = 128, .batch = 32, .opb = 'T'});
-    tsr__emit_default_plan(&sk, &pl); /* sides of 1024: still 3xTF32 */
-    assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
-    /* long K with both sides 100 or more: 64x64 tiles split toward one wave
+    /* session 12 (each row: the problem, its mode, then the default plan's
+     * family, tile, kloop and split-K; -1: not checked). Batches with a side
+     * of at most 128 run FFMA in auto too: 128x64 kloop tiles at
+     * 128*128x128x128 and at a side of 64 (96*512x64x512), 128x128 kloop at
+     * short K over many tiles (96*512x512x64 NT); sides of 1024 keep 3xTF32.
+     * Long K with both sides 100 or more: 64x64 tiles split toward one wave
      * (two for whole kloop tiles), 128x128 from 256 a side (auto: the
-     * producer-bulk 3xTF32 kernel) */
-    sk = P(100, 100, 8000);
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.bm, 64);
-    assert_int_equal(pl.kloop, 0);
-    assert_int_equal(pl.splitk, 32);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk = P(128, 128, 16384);
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.bm, 64);
-    assert_int_equal(pl.kloop, 1);
-    assert_int_equal(pl.splitk, 64);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk = P(256, 256, 32768);
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.mma, TSR_MMA_WGMMA_TF32X3);
-    assert_int_equal(pl.bm, 128);
-    assert_int_equal(pl.splitk, 32);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.mma, TSR_MMA_FFMA);
-    assert_int_equal(pl.bm, 128);
-    assert_int_equal(pl.kloop, 1);
-    assert_int_equal(pl.splitk, 32);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk = mkprob((prob_spec){.m = 96, .n = 160, .k = 12288, .opa = 'T'});
-    tsr__emit_default_plan(&sk, &pl); /* a side under 100: 32x32 */
-    assert_int_equal(pl.bm, 32);
+     * producer-bulk 3xTF32 kernel); a side under 100 keeps 32x32. */
+    {
+      static const struct {
+        prob_spec prob;
+        tsr_precision prec;
+        int mma, bm, bn, kloop, splitk;
+      } rows[] = {
+          {{128, 128, 128, 128}, TSR_PREC_AUTO, TSR_MMA_FFMA, 128, 64, 1, -1},
+          {{512, 64, 512, 96}, TSR_PREC_AUTO, TSR_MMA_FFMA, 128, 64, 1, -1},
+          {{512, 512, 64, 96, 'N', 'T'}, TSR_PREC_STRICT, TSR_MMA_FFMA, 128, 128, 1, -1},
+          {{1024, 1024, 128, 32, 'N', 'T'}, TSR_PREC_AUTO, TSR_MMA_WGMMA_TF32X3, -1, -1, -1, -1},
+          {{100, 100, 8000}, TSR_PREC_AUTO, TSR_MMA_FFMA, 64, 64, 0, 32},
+          {{128, 128, 16384}, TSR_PREC_AUTO, TSR_MMA_FFMA, 64, 64, 1, 64},
+          {{256, 256, 32768}, TSR_PREC_AUTO, TSR_MMA_WGMMA_TF32X3, 128, 128, -1, 32},
+          {{256, 256, 32768}, TSR_PREC_STRICT, TSR_MMA_FFMA, 128, 128, 1, 32},
+          {{96, 160, 12288, 0, 'T'}, TSR_PREC_AUTO, TSR_MMA_FFMA, 32, 32, -1, -1},
+      };
+      for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        sk = mkprob(rows[i].prob);
+        sk.precision = rows[i].prec;
+        tsr__emit_default_plan(&sk, &pl);
+        assert_int_equal(pl.mma, rows[i].mma);
+        if (rows[i].bm >= 0) assert_int_equal(pl.bm, rows[i].bm);
+        if (rows[i].bn >= 0) assert_int_equal(pl.bn, rows[i].bn);
+        if (rows[i].kloop >= 0) assert_int_equal(pl.kloop, rows[i].kloop);
+        if (rows[i].splitk >= 0) assert_int_equal(pl.splitk, rows[i].splitk);
+        assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+      }
+    }
     /* fp32x3 512^3: 32 tiles of 128x64, a quarter wave: split-K 4 */
     sk = P(512, 512, 512);
     tsr__emit_default_plan(&sk, &pl);
