@@ -632,6 +632,61 @@ static void test_column_tasks(void **state) {
       }
 }
 
+/* ---- the macro-kernel's summation, exactly -------------------------------- */
+
+/* The AVX2 6x16 kernel sums each K block as one FMA chain in k order per
+ * output (a fresh accumulator), and C takes alpha·acc + beta·C per block;
+ * with alpha = 1 and beta = 0 every output is exactly
+ * c = acc_0 + acc_1 + ... (each sum rounded once), whatever order the
+ * macro-kernel visits its micro-tiles in (A micro-panels outer on AVX2,
+ * session 12). Several A and B micro-panels per block, M, N and K tails
+ * (edge tiles), three K blocks, column tasks and the prepacked path:
+ * every element must equal that chain bit for bit. */
+static void test_macro_kernel_exact(void **state) {
+  if (!tsr__cpu_isa_supported(TSR_ISA_AVX2)) skip();
+  for (int variant = 0; variant < 3; variant++) {
+    tsr_problem p;
+    tsr_problem_init(&p, 71, 150, 150); /* 6-row panels: M tail 5; 16-wide: N tail 6 */
+    char msg[256];
+    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+    tsr__workload *w;
+    assert_int_equal(
+        tsr__workload_create(&p, TSR_INPUTS_RANDOM, 3, NULL, 0, &w, msg, sizeof msg), TSR_OK);
+    tsr_plan pl;
+    assert_int_equal(tsr_plan_default(g_ctx, TSR_BACKEND_CPU, &p, &pl), TSR_OK);
+    pl.a = pl.b = TSR_IN_STAGED;
+    pl.isa = TSR_ISA_AVX2, pl.tm = 6, pl.tn = 16;
+    pl.bm = 24; /* 4 A micro-panels per block, 3 full tile rows and a tail */
+    pl.bn = 64; /* 4 B micro-panels per block, 2 full tile columns and a tail */
+    pl.bk = 64; /* 150 = 2*64 + 22 */
+    pl.splitk = 1;
+    pl.walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
+    pl.threads = variant == 0 ? 1 : 2;
+    /* 3 tile columns: column tasks on 1 thread, prepacked op(B) on 2; 10 tile
+     * columns (bn 16, one B micro-panel per block): column tasks on 2 */
+    if (variant == 2) pl.bn = 16;
+    float *out = malloc((size_t)(p.m * p.n) * sizeof *out);
+    assert_non_null(out);
+    tsr_poison(&p, out);
+    assert_int_equal(tsr_gemm(g_ctx, TSR_BACKEND_CPU, &p, &pl, w->a, w->b, out), TSR_OK);
+    for (int64_t i = 0; i < p.m; i++)
+      for (int64_t jj = 0; jj < p.n; jj++) {
+        float c = 0.0f;
+        for (int64_t k0 = 0; k0 < p.k; k0 += pl.bk) {
+          float acc = 0.0f;
+          for (int64_t k = k0; k < p.k && k < k0 + pl.bk; k++)
+            acc = fmaf(w->a[i * p.lda + k], w->b[k * p.ldb + jj], acc);
+          c = k0 == 0 ? acc : c + acc;
+        }
+        if (memcmp(&c, &out[i * p.ldc + jj], sizeof c) != 0)
+          fail_msg("variant %d: C(%lld, %lld) = %a, the K-block FMA chains give %a", variant,
+                   (long long)i, (long long)jj, out[i * p.ldc + jj], c);
+      }
+    free(out);
+    tsr__workload_destroy(w);
+  }
+}
+
 /* ---- the pool: runs complete without waiting for late workers ------------ */
 
 typedef struct {
@@ -1056,6 +1111,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_split_k, setup, teardown),
       cmocka_unit_test_setup_teardown(test_split_k_contract, setup, teardown),
       cmocka_unit_test_setup_teardown(test_column_tasks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_macro_kernel_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pool_runs, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -469,6 +469,9 @@ typedef struct {
   tsr__cpu_ukernel kern;
   tsr__cpu_dkernel dkern; /* non-NULL: a=view,b=view, nothing packed */
   tsr__cpu_packer pack;
+  /* The macro-kernel's loop order: 1 = A micro-panels outer (AVX2 and
+   * generic kernels), 0 = B micro-panels outer (AVX-512, not measured). */
+  int a_outer;
   const float *a, *b;
   float *c;
   int64_t lda, ldb, ldc, sa, sb, sc;
@@ -569,32 +572,60 @@ static void tile_span(const job *j, uint32_t row, uint32_t col, int64_t *i0, int
   *nlen = j->p->n - *j0 < bn ? j->p->n - *j0 : bn;
 }
 
+/* One tm×tn micro-tile of the macro-kernel: a full tile in place; an edge
+ * tile as a full tile into the buffer, then the valid part merged. */
+static inline void micro_tile(const job *j, const float *ap, const float *bp, float *edge,
+                              float *ct, int64_t ldd, int mr, int nr, int64_t kc, float alpha,
+                              float beta) {
+  const int tm = j->plan->tm, tn = j->plan->tn;
+  if (mr == tm && nr == tn) {
+    j->kern(kc, ap, bp, ct, ldd, alpha, beta);
+    return;
+  }
+  j->kern(kc, ap, bp, edge, tn, 1.0f, 0.0f);
+  for (int i = 0; i < mr; i++) {
+    float *cr = ct + i * ldd;
+    const float *er = edge + i * tn;
+    if (beta == 0.0f)
+      for (int x = 0; x < nr; x++) cr[x] = alpha * er[x];
+    else
+      for (int x = 0; x < nr; x++) cr[x] = alpha * er[x] + beta * cr[x];
+  }
+}
+
 /* The macro-kernel: an mlen×nlen block of C (at C, row stride ldd) from a
  * packed A block (tm-row micro-panel q at apack + q*aq, kc deep) and packed
- * B micro-panels (tn-column panel q at bp + q*bq). */
+ * B micro-panels (tn-column panel q at bp + q*bq). Each micro-tile gets the
+ * same one kernel call in either loop order, so the order never changes a
+ * result. AVX2 and generic: A micro-panels outer, so one A micro-panel
+ * (kc×tm, 24 KiB at bk 1024) stays in L1 while the B block streams past it
+ * in address order, as OpenBLAS's kernels do; with B micro-panels outer (a
+ * 64 KiB panel at bk 1024, twice L1) both operands came from L2 and the
+ * block's first pass from L3: 512x4096x4096 on Zen 3 ran 1.5-3 % slower,
+ * ~5 % with a memory-streaming neighbour (docs/log/perf-notebook.md,
+ * session 12). */
 static void macro_kernel(const job *j, const float *apack, int64_t aq, const float *bp,
                          int64_t bq, float *edge, float *C, int64_t ldd, int64_t mlen,
                          int64_t nlen, int64_t kc, float alpha, float beta) {
   const int tm = j->plan->tm, tn = j->plan->tn;
+  if (j->a_outer) {
+    for (int64_t ir = 0; ir < mlen; ir += tm) { /* A micro-panels (L1) */
+      const int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
+      const float *bq0 = bp;
+      for (int64_t jr = 0; jr < nlen; jr += tn, bq0 += bq) { /* B micro-panels, streamed */
+        const int nr = nlen - jr < tn ? (int)(nlen - jr) : tn;
+        micro_tile(j, apack + ir / tm * aq, bq0, edge, C + ir * ldd + jr, ldd, mr, nr, kc, alpha,
+                   beta);
+      }
+    }
+    return;
+  }
   for (int64_t jr = 0; jr < nlen; jr += tn, bp += bq) { /* B micro-panels (L1) */
     const int nr = nlen - jr < tn ? (int)(nlen - jr) : tn;
     for (int64_t ir = 0; ir < mlen; ir += tm) { /* A micro-panels (L2) */
       const int mr = mlen - ir < tm ? (int)(mlen - ir) : tm;
-      float *ct = C + ir * ldd + jr;
-      if (mr == tm && nr == tn) {
-        j->kern(kc, apack + ir / tm * aq, bp, ct, ldd, alpha, beta);
-        continue;
-      }
-      /* Edge tile: full tile into the buffer, then merge the valid part. */
-      j->kern(kc, apack + ir / tm * aq, bp, edge, tn, 1.0f, 0.0f);
-      for (int i = 0; i < mr; i++) {
-        float *cr = ct + i * ldd;
-        const float *er = edge + i * tn;
-        if (beta == 0.0f)
-          for (int x = 0; x < nr; x++) cr[x] = alpha * er[x];
-        else
-          for (int x = 0; x < nr; x++) cr[x] = alpha * er[x] + beta * cr[x];
-      }
+      micro_tile(j, apack + ir / tm * aq, bp, edge, C + ir * ldd + jr, ldd, mr, nr, kc, alpha,
+                 beta);
     }
   }
 }
@@ -875,6 +906,7 @@ tsr_status tsr__cpu_gemm(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
   if (st) return tsr__fail(ctx, st, "%s", msg);
   TSR_ASSERT((kern != NULL) != (dk != NULL)); /* a legal plan has exactly one kernel */
   job j = {.p = p, .plan = plan, .kern = kern ? kern->fn : NULL, .dkern = dk, .a = a, .b = b, .c = c};
+  j.a_outer = kern && kern->isa != TSR_ISA_AVX512;
   j.pack = kern && kern->isa == TSR_ISA_AVX512 ? tsr__cpu_pack_avx512
            : kern && kern->isa == TSR_ISA_AVX2  ? tsr__cpu_pack_avx2
                                                 : tsr__cpu_pack_generic;
