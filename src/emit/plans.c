@@ -195,9 +195,24 @@ static void gemv_plan(const tsr_problem *p, tsr_plan *pl) {
   }
 }
 
-static void ffma_tiles(tsr_plan *pl, int large);
+/* Strict FFMA plans for the classes the tensor-core families otherwise
+ * take (docs/accuracy.md): 64x64 tiles of 4 warps (32x32 warp tiles of 4x8
+ * micro-tiles) and 128x128 tiles of 8 warps (64x32 of 8x8). Guesses, not
+ * yet tuned; the strict FFMA track (docs/perf.md) replaces them. */
+static void ffma_tiles(tsr_plan *pl, int large) {
+  pl->mma = TSR_MMA_FFMA;
+  pl->acc = TSR_ACC_STEP;
+  pl->pad = 4;
+  pl->stages = 3;
+  pl->bk = 16;
+  if (large) {
+    pl->bm = 128, pl->bn = 128, pl->wm = 64, pl->wn = 32, pl->tm = 8, pl->tn = 8;
+  } else {
+    pl->bm = 64, pl->bn = 64, pl->wm = 32, pl->wn = 32, pl->tm = 4, pl->tn = 8;
+  }
+}
 
-/* Small outputs with long K whose sides are both 96 or more (the long-k
+/* Small outputs with long K whose sides are both 100 or more (the long-k
  * zoo class): the 32x32 tiles of the small class run their many slices at
  * 4x4 per thread. H200, session 12 (s12-batched-*.txt), time over cuBLAS
  * pedantic's: 256x256x32768 1.653x in 32x32 tiles (split-K 16) against
@@ -230,23 +245,6 @@ static void long_k_tiles(const tsr_problem *p, tsr_precision mode, unsigned cc, 
   int64_t tiles = ((p->m + pl->bm - 1) / pl->bm) * ((p->n + pl->bn - 1) / pl->bn);
   int64_t want = (ctas + tiles - 1) / tiles, most = (p->k / pl->bk) / SPLITK_MIN_KB;
   pl->splitk = (int)(want < most ? want : most);
-}
-
-/* Strict FFMA plans for the classes the tensor-core families otherwise
- * take (docs/accuracy.md): 64x64 tiles of 4 warps (32x32 warp tiles of 4x8
- * micro-tiles) and 128x128 tiles of 8 warps (64x32 of 8x8). Guesses, not
- * yet tuned; the strict FFMA track (docs/perf.md) replaces them. */
-static void ffma_tiles(tsr_plan *pl, int large) {
-  pl->mma = TSR_MMA_FFMA;
-  pl->acc = TSR_ACC_STEP;
-  pl->pad = 4;
-  pl->stages = 3;
-  pl->bk = 16;
-  if (large) {
-    pl->bm = 128, pl->bn = 128, pl->wm = 64, pl->wn = 32, pl->tm = 8, pl->tn = 8;
-  } else {
-    pl->bm = 64, pl->bn = 64, pl->wm = 32, pl->wn = 32, pl->tm = 4, pl->tn = 8;
-  }
 }
 
 /* The default table's classes, in the order they are tried. One function
