@@ -902,64 +902,59 @@ static void test_default_table(void **state) {
     sk.precision = TSR_PREC_FP32X3; /* asked for: 3xTF32 at short K too */
     tsr__emit_default_plan(&sk, &pl);
     assert_int_equal(pl.mma, TSR_MMA_TF32X3);
-    /* llm-train's 512x4096x4096: 128 tiles of 128x128, under one wave:
-     * split-K 2 (two CTAs an SM) */
-    sk = P(512, 4096, 4096);
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.bm, 128);
-    assert_int_equal(pl.kloop, 1);
-    assert_int_equal(pl.splitk, 2);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk = P(1024, 4096, 4096); /* 256 tiles: no split */
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.splitk, 1);
-    /* session 11: a side of 64 in the one-wave branch: 128x64 / 64x128
-     * tiles of four warps, not half-empty 128x128 ones */
-    sk = P(16384, 64, 4096);
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.bm, 128);
-    assert_int_equal(pl.bn, 64);
-    assert_int_equal(pl.splitk, 2);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk = mkprob((prob_spec){.m = 64, .n = 16384, .k = 4096, .opa = 'T'});
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.bm, 64);
-    assert_int_equal(pl.bn, 128);
-    assert_int_equal(pl.wm, 32);
-    assert_int_equal(pl.wn, 64);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    /* short K over a large output: 128x128 kloop; K < 32 keeps 32x32 */
-    sk = P(8192, 8192, 64);
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.bm, 128);
-    assert_int_equal(pl.kloop, 1);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk = P(8192, 8192, 16);
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.bm, 32);
-    /* 64 decode rows: NN 64x128 kloop split toward two waves, NT 64x64
-     * kloop split-K 2 */
-    sk = P(64, 4096, 4096);
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.bm, 64);
-    assert_int_equal(pl.bn, 128);
-    assert_int_equal(pl.kloop, 1);
-    assert_int_equal(pl.splitk, 8);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-    sk = mkprob((prob_spec){.m = 64, .n = 11008, .k = 4096, .opb = 'T'});
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
-    assert_int_equal(pl.bn, 64);
-    assert_int_equal(pl.kloop, 1);
-    assert_int_equal(pl.splitk, 2);
-    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    /* Default-plan rules, each row: the problem, its mode, then the default
+     * plan's family, tile (bm, bn, wm, wn), kloop and split-K; -1: not
+     * checked. Every row's plan passes the emitter's check.
+     * - llm-train's 512x4096x4096: 128 tiles of 128x128, under one wave:
+     *   split-K 2 (two CTAs an SM); 1024x4096x4096, 256 tiles: no split.
+     * - session 11: a side of 64 in the one-wave branch: 128x64 / 64x128
+     *   tiles of four warps, not half-empty 128x128 ones; short K over a
+     *   large output: 128x128 kloop (K < 32 keeps 32x32); 64 decode rows: NN
+     *   64x128 kloop split toward two waves, NT 64x64 kloop split-K 2.
+     * - session 12: batches with a side of at most 128 run FFMA in auto too:
+     *   128x64 kloop tiles at 128*128x128x128 and at a side of 64
+     *   (96*512x64x512), 128x128 kloop at short K over many tiles
+     *   (96*512x512x64 NT); sides of 1024 keep 3xTF32. Long K with both
+     *   sides 100 or more: 64x64 tiles split toward one wave (two for whole
+     *   kloop tiles), 128x128 from 256 a side (auto: the producer-bulk 3xTF32
+     *   kernel); a side under 100 keeps 32x32. */
+    {
+      enum { S = TSR_PREC_STRICT, A = TSR_PREC_AUTO, FF = TSR_MMA_FFMA, WG = TSR_MMA_WGMMA_TF32X3 };
+      static const struct {
+        prob_spec prob;
+        int prec, mma, bm, bn, wm, wn, kloop, splitk;
+      } rows[] = {
+          {{512, 4096, 4096}, S, FF, 128, -1, -1, -1, 1, 2},
+          {{1024, 4096, 4096}, S, FF, -1, -1, -1, -1, -1, 1},
+          {{16384, 64, 4096}, S, FF, 128, 64, -1, -1, -1, 2},
+          {{64, 16384, 4096, 0, 'T'}, S, FF, 64, 128, 32, 64, -1, -1},
+          {{8192, 8192, 64}, S, FF, 128, -1, -1, -1, 1, -1},
+          {{8192, 8192, 16}, S, FF, 32, -1, -1, -1, -1, -1},
+          {{64, 4096, 4096}, S, FF, 64, 128, -1, -1, 1, 8},
+          {{64, 11008, 4096, 0, 'N', 'T'}, S, FF, -1, 64, -1, -1, 1, 2},
+          {{128, 128, 128, 128}, A, FF, 128, 64, -1, -1, 1, -1},
+          {{512, 64, 512, 96}, A, FF, 128, 64, -1, -1, 1, -1},
+          {{512, 512, 64, 96, 'N', 'T'}, S, FF, 128, 128, -1, -1, 1, -1},
+          {{1024, 1024, 128, 32, 'N', 'T'}, A, WG, -1, -1, -1, -1, -1, -1},
+          {{100, 100, 8000}, A, FF, 64, 64, -1, -1, 0, 32},
+          {{128, 128, 16384}, A, FF, 64, 64, -1, -1, 1, 64},
+          {{256, 256, 32768}, A, WG, 128, 128, -1, -1, -1, 32},
+          {{256, 256, 32768}, S, FF, 128, 128, -1, -1, 1, 32},
+          {{96, 160, 12288, 0, 'T'}, A, FF, 32, 32, -1, -1, -1, -1},
+      };
+      for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        sk = mkprob(rows[i].prob);
+        sk.precision = (tsr_precision)rows[i].prec;
+        tsr__emit_default_plan(&sk, &pl);
+        assert_int_equal(pl.mma, rows[i].mma);
+        const int want[6] = {rows[i].bm, rows[i].bn, rows[i].wm, rows[i].wn, rows[i].kloop,
+                             rows[i].splitk};
+        const int got[6] = {pl.bm, pl.bn, pl.wm, pl.wn, pl.kloop, pl.splitk};
+        for (int f = 0; f < 6; f++)
+          if (want[f] >= 0) assert_int_equal(got[f], want[f]);
+        assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+      }
+    }
     /* session 12: auto at a side of at most 64 runs the strict plan (the
      * wgmma tiles ran half empty: 64x4096x4096 2.28x cuBLAS's time) */
     {
@@ -975,42 +970,6 @@ static void test_default_table(void **state) {
         tsr_plan_format(&pla, ta, sizeof ta);
         tsr_plan_format(&pls, ts, sizeof ts);
         assert_string_equal(ta, ts);
-      }
-    }
-    /* session 12 (each row: the problem, its mode, then the default plan's
-     * family, tile, kloop and split-K; -1: not checked). Batches with a side
-     * of at most 128 run FFMA in auto too: 128x64 kloop tiles at
-     * 128*128x128x128 and at a side of 64 (96*512x64x512), 128x128 kloop at
-     * short K over many tiles (96*512x512x64 NT); sides of 1024 keep 3xTF32.
-     * Long K with both sides 100 or more: 64x64 tiles split toward one wave
-     * (two for whole kloop tiles), 128x128 from 256 a side (auto: the
-     * producer-bulk 3xTF32 kernel); a side under 100 keeps 32x32. */
-    {
-      static const struct {
-        prob_spec prob;
-        tsr_precision prec;
-        int mma, bm, bn, kloop, splitk;
-      } rows[] = {
-          {{128, 128, 128, 128}, TSR_PREC_AUTO, TSR_MMA_FFMA, 128, 64, 1, -1},
-          {{512, 64, 512, 96}, TSR_PREC_AUTO, TSR_MMA_FFMA, 128, 64, 1, -1},
-          {{512, 512, 64, 96, 'N', 'T'}, TSR_PREC_STRICT, TSR_MMA_FFMA, 128, 128, 1, -1},
-          {{1024, 1024, 128, 32, 'N', 'T'}, TSR_PREC_AUTO, TSR_MMA_WGMMA_TF32X3, -1, -1, -1, -1},
-          {{100, 100, 8000}, TSR_PREC_AUTO, TSR_MMA_FFMA, 64, 64, 0, 32},
-          {{128, 128, 16384}, TSR_PREC_AUTO, TSR_MMA_FFMA, 64, 64, 1, 64},
-          {{256, 256, 32768}, TSR_PREC_AUTO, TSR_MMA_WGMMA_TF32X3, 128, 128, -1, 32},
-          {{256, 256, 32768}, TSR_PREC_STRICT, TSR_MMA_FFMA, 128, 128, 1, 32},
-          {{96, 160, 12288, 0, 'T'}, TSR_PREC_AUTO, TSR_MMA_FFMA, 32, 32, -1, -1},
-      };
-      for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        sk = mkprob(rows[i].prob);
-        sk.precision = rows[i].prec;
-        tsr__emit_default_plan(&sk, &pl);
-        assert_int_equal(pl.mma, rows[i].mma);
-        if (rows[i].bm >= 0) assert_int_equal(pl.bm, rows[i].bm);
-        if (rows[i].bn >= 0) assert_int_equal(pl.bn, rows[i].bn);
-        if (rows[i].kloop >= 0) assert_int_equal(pl.kloop, rows[i].kloop);
-        if (rows[i].splitk >= 0) assert_int_equal(pl.splitk, rows[i].splitk);
-        assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
       }
     }
     /* fp32x3 512^3: 32 tiles of 128x64, a quarter wave: split-K 4 */
