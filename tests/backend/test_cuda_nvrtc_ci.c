@@ -43,7 +43,9 @@ static int check_function(const char *log, const char *name, uint64_t threads, c
 
 /* Realize plan on p, emit it for sm_90 and compile it through NVRTC; every
  * kernel of the source (main, pack prologues, split-K reduction) within the
- * register file and without spills. Returns the failures, counts kernels. */
+ * register file and without spills; a main kernel with a setmaxnreg split at
+ * exactly its register count, and no wgmma serialized by ptxas. Returns the
+ * failures, counts kernels. */
 static int compile_clean(tsr_context *ctx, const tsr_problem *p, const tsr_plan *plan,
                          const char *what, int *kernels) {
   char msg[1024];
@@ -69,6 +71,17 @@ static int compile_clean(tsr_context *ctx, const tsr_problem *p, const tsr_plan 
     uint64_t threads = (uint64_t)k.block[0] * k.block[1] * k.block[2];
     fails += check_function(log, k.main_name, threads, what);
     (*kernels)++;
+    int regs = -1, st = -1, ss = -1, sl = -1;
+    if (k.regs_exact && (tsr__ptxas_parse(log, k.main_name, &regs, &st, &ss, &sl) != 0 ||
+                         regs != k.regs_exact)) {
+      printf("FAIL %s: %d registers; its setmaxnreg split needs exactly %d\n", what, regs,
+             k.regs_exact);
+      fails++;
+    }
+    if (log && strstr(log, "serialized")) {
+      printf("FAIL %s: ptxas serialized the wgmmas\n", what);
+      fails++;
+    }
     for (int q = 0; q < k.npre; q++) { /* pack prologue kernels */
       fails += check_function(log, k.pre[q].name, k.pre[q].block[0], what);
       (*kernels)++;
@@ -167,39 +180,9 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
       tsr_plan plan;
       tsr__emit_default_plan(&p, &plan);
       assert_int_equal(tsr_plan_parse(plans[i], &plan, msg, sizeof msg), TSR_OK);
-      tsr__kernel_src k;
-      memset(&k, 0, sizeof k);
-      if (tsr__emit_gemm(&p, &plan, &tsr__target_sm90, &k, msg, sizeof msg)) {
-        printf("FAIL wgmma %s op %d: emit: %s\n", plans[i], v, msg);
-        fails++;
-        continue;
-      }
       char what[600];
       snprintf(what, sizeof what, "wgmma %c%c [%s]", v & 1 ? 'T' : 'N', v & 2 ? 'T' : 'N', plans[i]);
-      void *bin = NULL;
-      size_t n = 0;
-      char *log = NULL;
-      if (tsr__nvrtc_compile(ctx, k.source, 9, 0, &bin, &n, &log)) {
-        printf("FAIL %s: %s\n", what, tsr_context_message(ctx));
-        fails++;
-      } else {
-        fails += check_function(log, k.main_name, k.block[0], what);
-        kernels++;
-        int regs = -1, st = -1, ss = -1, sl = -1;
-        if (k.regs_exact && (tsr__ptxas_parse(log, k.main_name, &regs, &st, &ss, &sl) != 0 ||
-                             regs != k.regs_exact)) {
-          printf("FAIL %s: %d registers; its setmaxnreg split needs exactly %d\n", what, regs,
-                 k.regs_exact);
-          fails++;
-        }
-        if (log && strstr(log, "serialized")) {
-          printf("FAIL %s: ptxas serialized the wgmmas\n", what);
-          fails++;
-        }
-      }
-      free(bin);
-      free(log);
-      tsr__kernel_src_free(&k);
+      fails += compile_clean(ctx, &p, &plan, what, &kernels);
     }
   printf("# %d wgmma kernels compiled for sm_90a, %d failures\n", kernels, fails);
   tsr_context_destroy(ctx);
