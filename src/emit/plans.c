@@ -212,6 +212,24 @@ static void ffma_tiles(tsr_plan *pl, int large) {
   }
 }
 
+/* cuBLAS's own SGEMM geometry on sm_90 for 128x128 kloop tiles: 2x2 warps
+ * of 64x64, 8x16 per thread, 8-deep K blocks (128 threads, 209 registers,
+ * 2 CTAs per SM; 6 LDS.128 feed 128 FFMA per thread and K step, 16 per load
+ * in 8 warps of 64x32). H200 against cuBLAS pedantic, time ratio, default
+ * -> this: session 12 (s12-ffma.txt) 4096^3 1.096 -> 1.089, 8192^3 1.083 ->
+ * 1.073, 512x4096x4096 1.089 -> 1.059, 512x4096x11008 NT 1.261 -> 1.188,
+ * 64*256^3 1.054 -> 1.038, 32*1024x128x1024 1.111 -> 1.088; session 13
+ * (s13-ffma-pack.txt) 4096^3 1.092 -> 1.093, 8192^3 1.080 -> 1.074,
+ * 512x4096x4096 1.077 -> 1.056. Errors unchanged (the same k-ascending
+ * chains). Only where kloop holds 128x128 tiles: long K and the short-K
+ * batch rule were not measured with it, and op(A) = A^T lost (4096^3 TN
+ * 1.148 in session 13, where the default ran 1.065 in session 5). */
+static void ffma_cublas_geometry(const tsr_problem *p, tsr_plan *pl) {
+  if (p->op_a != TSR_OP_N) return;
+  if (pl->mma != TSR_MMA_FFMA || !pl->kloop || pl->bm != 128 || pl->bn != 128) return;
+  pl->bk = 8, pl->wm = 64, pl->wn = 64, pl->tm = 8, pl->tn = 16, pl->stages = 3;
+}
+
 /* Small outputs with long K whose sides are both 100 or more (the long-k
  * zoo class): the 32x32 tiles of the small class run their many slices at
  * 4x4 per thread. H200, session 12 (s12-batched-*.txt), time over cuBLAS
@@ -468,6 +486,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
        * 64x16384x4096 TN 1.96x in 128x128 tiles (s11b-ffma.txt measures) */
       if (p->n <= 64) pl.bn = 64;
       else if (p->m <= 64) pl.bm = 64, pl.wm = 32, pl.wn = 64;
+      ffma_cublas_geometry(p, &pl);
       int64_t tw = ((p->m + pl.bm - 1) / pl.bm) * ((p->n + pl.bn - 1) / pl.bn) * p->batch;
       /* under one wave (128 tiles on 132 SMs): split-K 2 lets two CTAs
        * share an SM. H200, session 10 (s10-ffma.txt): 512x4096x4096 1.076x
@@ -551,6 +570,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
        * 1.043x cuBLAS's time against 1.748x in 128x128 tiles */
       if (!unaligned && p->n <= 64) pl.bn = 64;
       else if (!unaligned && p->m <= 64) pl.bm = 64, pl.wm = 32, pl.wn = 64;
+      ffma_cublas_geometry(p, &pl);
     } else if (mid90 && p->k >= 384) {
       pl.mma = TSR_MMA_WGMMA_TF32X3;
       pl.split = TSR_SPLIT_PRODUCER_BULK;

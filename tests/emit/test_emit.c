@@ -917,18 +917,24 @@ static void test_default_table(void **state) {
      *   (96*512x512x64 NT); sides of 1024 keep 3xTF32. Long K with both
      *   sides 100 or more: 64x64 tiles split toward one wave (two for whole
      *   kloop tiles), 128x128 from 256 a side (auto: the producer-bulk 3xTF32
-     *   kernel); a side under 100 keeps 32x32. */
+     *   kernel); a side under 100 keeps 32x32.
+     * - session 13: 128x128 kloop tiles with op(A) = A take cuBLAS's SGEMM
+     *   geometry (2x2 warps of 64x64); A^T, short K and long K keep 8 warps
+     *   of 64x32. */
     {
       enum { S = TSR_PREC_STRICT, A = TSR_PREC_AUTO, FF = TSR_MMA_FFMA, WG = TSR_MMA_WGMMA_TF32X3 };
       static const struct {
         prob_spec prob;
         int prec, mma, bm, bn, wm, wn, kloop, splitk;
       } rows[] = {
-          {{512, 4096, 4096}, S, FF, 128, -1, -1, -1, 1, 2},
+          {{512, 4096, 4096}, S, FF, 128, 128, 64, 64, 1, 2},
+          {{4096, 4096, 4096}, S, FF, 128, 128, 64, 64, 1, 1},
+          {{4096, 4096, 4096, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 1, 1},
+          {{4096, 4096, 4096, 0, 'T'}, S, FF, 128, 128, 64, 32, 1, 1},
           {{1024, 4096, 4096}, S, FF, -1, -1, -1, -1, -1, 1},
           {{16384, 64, 4096}, S, FF, 128, 64, -1, -1, -1, 2},
           {{64, 16384, 4096, 0, 'T'}, S, FF, 64, 128, 32, 64, -1, -1},
-          {{8192, 8192, 64}, S, FF, 128, -1, -1, -1, 1, -1},
+          {{8192, 8192, 64}, S, FF, 128, 128, 64, 32, 1, -1},
           {{8192, 8192, 16}, S, FF, 32, -1, -1, -1, -1, -1},
           {{64, 4096, 4096}, S, FF, 64, 128, -1, -1, 1, 8},
           {{64, 11008, 4096, 0, 'N', 'T'}, S, FF, -1, 64, -1, -1, 1, 2},
@@ -939,7 +945,7 @@ static void test_default_table(void **state) {
           {{100, 100, 8000}, A, FF, 64, 64, -1, -1, 0, 32},
           {{128, 128, 16384}, A, FF, 64, 64, -1, -1, 1, 64},
           {{256, 256, 32768}, A, WG, 128, 128, -1, -1, -1, 32},
-          {{256, 256, 32768}, S, FF, 128, 128, -1, -1, 1, 32},
+          {{256, 256, 32768}, S, FF, 128, 128, 64, 32, 1, 32},
           {{96, 160, 12288, 0, 'T'}, A, FF, 32, 32, -1, -1, -1, -1},
       };
       for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
