@@ -537,6 +537,21 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       int sk = pick_splitk(p, &pl, 2 * 132);
       if (sk > pl.splitk) pl.splitk = sk;
     }
+    /* strict FFMA, one NN problem, both sides 512 or more, at most one
+     * wave of 32x256 tiles: 32x256 kloop tiles of 8 warps (16x128, 8x8 per
+     * thread), bk 32, 3 stages, split-K 2. The strict zoo tune's winner at
+     * 1024^3 (session 13). H200 against cuBLAS pedantic, time ratio, 64x64
+     * default -> this (s13-medium-tuned.txt): 1000^3 1.493 -> 1.401, 1024^3
+     * 1.189 -> 1.148, 768^3 1.497 -> 1.422, 1024x1024x4096 1.425 -> 1.260;
+     * without split-K 1.86-2.37; 1280^3 (200 tiles) lost, 1.210 -> 1.228,
+     * so the one-wave bound. Errors smaller (two K halves). Other op pairs:
+     * not measured, so not changed */
+    int64_t t32x256 = ((p->m + 31) / 32) * ((p->n + 255) / 256);
+    if (pl.mma == TSR_MMA_FFMA && !unaligned && p->batch == 1 && lo >= 512 && p->k >= 512 &&
+        p->op_a == TSR_OP_N && p->op_b == TSR_OP_N && t32x256 <= 132) {
+      pl.bm = 32, pl.bn = 256, pl.bk = 32, pl.wm = 16, pl.wn = 128, pl.tm = 8, pl.tn = 8;
+      pl.stages = 3, pl.kloop = 1, pl.splitk = 2;
+    }
   } else {
     packs = 1;
     pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};

@@ -920,7 +920,8 @@ static void test_default_table(void **state) {
      *   kernel); a side under 100 keeps 32x32.
      * - session 13: 128x128 kloop tiles with op(A) = A take cuBLAS's SGEMM
      *   geometry (2x2 warps of 64x64); A^T, short K and long K keep 8 warps
-     *   of 64x32. */
+     *   of 64x32. Medium NN squares of 512 or more a side, at most one wave
+     *   of 32x256 tiles: those tiles, kloop, split-K 2 (1280^3 keeps 64x64). */
     {
       enum { S = TSR_PREC_STRICT, A = TSR_PREC_AUTO, FF = TSR_MMA_FFMA, WG = TSR_MMA_WGMMA_TF32X3 };
       static const struct {
@@ -931,6 +932,10 @@ static void test_default_table(void **state) {
           {{4096, 4096, 4096}, S, FF, 128, 128, 64, 64, 1, 1},
           {{4096, 4096, 4096, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 1, 1},
           {{4096, 4096, 4096, 0, 'T'}, S, FF, 128, 128, 64, 32, 1, 1},
+          {{1000, 1000, 1000}, S, FF, 32, 256, 16, 128, 1, 2},
+          {{1024, 1024, 4096}, S, FF, 32, 256, 16, 128, 1, 2},
+          {{1280, 1280, 1280}, S, FF, 64, 64, 32, 32, -1, 1},
+          {{1024, 1024, 1024, 0, 'N', 'T'}, S, FF, 64, 64, -1, -1, -1, -1},
           {{1024, 4096, 4096}, S, FF, -1, -1, -1, -1, -1, 1},
           {{16384, 64, 4096}, S, FF, 128, 64, -1, -1, -1, 2},
           {{64, 16384, 4096, 0, 'T'}, S, FF, 64, 128, 32, 64, -1, -1},
