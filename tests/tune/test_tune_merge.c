@@ -2,7 +2,7 @@
  * time, ties by plan text), device keys kept apart, runs and candidates
  * carried with consistent ids, the same bytes whatever the input order and
  * when a merged file is merged again, inputs never modified, refusals of
- * bad inputs and of an existing output, v2 inputs and the v2 → v3
+ * bad inputs and of an existing output, v2 inputs and the v2 → v4
  * migration. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -257,6 +257,16 @@ static void test_merge_refusals(void **state) {
   assert_int_not_equal(system(cmd), 0);
 }
 
+/* The runs columns v4 added (the prefetch counts), dropped: back to v3. */
+#define V4_DROP                                                                                 \
+  "ALTER TABLE runs DROP COLUMN prefetch_threads; ALTER TABLE runs DROP COLUMN "               \
+  "prefetch_dispatched; ALTER TABLE runs DROP COLUMN prefetch_compiled; ALTER TABLE runs DROP " \
+  "COLUMN prefetch_found_on_disk; ALTER TABLE runs DROP COLUMN prefetch_failed; ALTER TABLE "  \
+  "runs DROP COLUMN prefetch_measured_ready; ALTER TABLE runs DROP COLUMN "                    \
+  "prefetch_measured_after_wait; ALTER TABLE runs DROP COLUMN prefetch_wait_seconds; ALTER "   \
+  "TABLE runs DROP COLUMN prefetch_measured_not_precompiled; ALTER TABLE runs DROP COLUMN "    \
+  "prefetch_unused; ALTER TABLE runs DROP COLUMN prefetch_join_seconds;"
+
 /* A v2 file (before provenance): merged as plain runs; a writer migrates it. */
 static void test_v2_input(void **state) {
   char v2[512], out[512], msg[2400], txt[128];
@@ -269,8 +279,8 @@ static void test_v2_input(void **state) {
                                 "PRAGMA journal_mode=DELETE; ALTER TABLE runs DROP COLUMN host; "
                                 "ALTER TABLE runs DROP COLUMN rank; ALTER TABLE runs DROP COLUMN "
                                 "ranks; ALTER TABLE runs DROP COLUMN block; ALTER TABLE runs DROP "
-                                "COLUMN nblocks; ALTER TABLE runs DROP COLUMN origin_id; PRAGMA "
-                                "user_version=2;",
+                                "COLUMN nblocks; ALTER TABLE runs DROP COLUMN origin_id; " V4_DROP
+                                "PRAGMA user_version=2;",
                                 NULL, NULL, NULL),
                    SQLITE_OK);
   sqlite3_close(h);
@@ -279,7 +289,7 @@ static void test_v2_input(void **state) {
   assert_int_equal(sqlite3_open_v2(out, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
   assert_int_equal(query_int(h, "SELECT count(*) FROM tuned"), 2);
   assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE host IS NULL AND rank IS NULL "
-                                "AND nblocks = 1 AND origin_id = id"),
+                                "AND nblocks = 1 AND origin_id = id AND prefetch_threads IS NULL"),
                    2);
   sqlite3_close(h);
   /* read-only: listed as it is */
@@ -290,8 +300,12 @@ static void test_v2_input(void **state) {
   tsr__tune_db *db = NULL;
   assert_int_equal(tsr__tune_db_open(v2, 1, &db, msg, sizeof msg), TSR_OK);
   h = tsr__tune_db_handle(db);
-  assert_int_equal(query_int(h, "PRAGMA user_version"), 3);
+  assert_int_equal(query_int(h, "PRAGMA user_version"), TSR__TUNE_SCHEMA_VERSION);
   assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE origin_id = id AND nblocks = 1"), 2);
+  /* straight through v3 to v4: the prefetch counts were not recorded */
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE prefetch_threads IS NULL AND "
+                                "prefetch_join_seconds IS NULL"),
+                   2);
   query_text(h, "SELECT value FROM meta WHERE key='migrated_from'", txt, sizeof txt);
   assert_string_equal(txt, "2");
   tsr__tune_db_close(db);
