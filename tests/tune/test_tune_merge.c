@@ -3,7 +3,7 @@
  * carried with consistent ids, the same bytes whatever the input order and
  * when a merged file is merged again, inputs never modified, refusals of
  * bad inputs and of an existing output, v2 inputs and the v2 → v4
- * migration. */
+ * migration, the prefetch counts carried (NULL from a v3 input). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -311,6 +311,57 @@ static void test_v2_input(void **state) {
   tsr__tune_db_close(db);
 }
 
+/* fill_a, with host a's 64 run's prefetch counts */
+static void fill_a_prefetch(sqlite3 *h) {
+  fill_a(h);
+  assert_int_equal(sqlite3_exec(h,
+                                "UPDATE runs SET prefetch_threads=8, prefetch_dispatched=34, "
+                                "prefetch_compiled=25, prefetch_found_on_disk=3, "
+                                "prefetch_failed=2, prefetch_measured_ready=14, "
+                                "prefetch_measured_after_wait=4, prefetch_wait_seconds=1.125, "
+                                "prefetch_measured_not_precompiled=1, prefetch_unused=7, "
+                                "prefetch_join_seconds=0.0625 WHERE m=64",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+}
+
+/* The prefetch counts travel with their run through a merge, whatever the
+ * input order; a v3 input's runs (from before them) have none. */
+static void test_prefetch_carried(void **state) {
+  char a[512], b3[512], m1[512], m2[512], msg[2400];
+  path_in(a, sizeof a, "a.db");
+  path_in(b3, sizeof b3, "b3.db");
+  path_in(m1, sizeof m1, "m1.db");
+  path_in(m2, sizeof m2, "m2.db");
+  make_db(a, fill_a_prefetch);
+  make_db(b3, fill_b);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(b3, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, "PRAGMA journal_mode=DELETE; " V4_DROP "PRAGMA user_version=3;",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(h);
+  const char *in1[] = {a, b3}, *in2[] = {b3, a};
+  assert_int_equal(tsr__tune_db_merge(m1, in1, 2, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr__tune_db_merge(m2, in2, 2, msg, sizeof msg), TSR_OK);
+  assert_true(same_bytes(m1, m2));
+  assert_int_equal(sqlite3_open_v2(m1, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs"), 4);
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE host='a' AND m=64 AND "
+                                "prefetch_threads=8 AND prefetch_dispatched=34 AND "
+                                "prefetch_compiled=25 AND prefetch_found_on_disk=3 AND "
+                                "prefetch_failed=2 AND prefetch_measured_ready=14 AND "
+                                "prefetch_measured_after_wait=4 AND prefetch_wait_seconds=1.125 "
+                                "AND prefetch_measured_not_precompiled=1 AND prefetch_unused=7 "
+                                "AND prefetch_join_seconds=0.0625"),
+                   1);
+  /* a's other run was stored without counts; b's from a v3 file */
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE prefetch_threads IS NULL AND "
+                                "prefetch_join_seconds IS NULL"),
+                   3);
+  sqlite3_close(h);
+}
+
 /* A stored entry as tsr__tune_db_finish_run writes it, from a result whose
  * chosen candidate took time_ns (no replay: the search median). */
 static void store(tsr__tune_db *db, const tsr__tune_target *t, const char *plan, double time_ns,
@@ -380,6 +431,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_merge_rule_and_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_merge_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_v2_input, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_prefetch_carried, setup, teardown),
       cmocka_unit_test_setup_teardown(test_scaleout_entry_rule, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
