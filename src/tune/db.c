@@ -128,9 +128,10 @@ static const char migrate_v3_v4[] =
     "ALTER TABLE runs ADD COLUMN prefetch_unused INTEGER;"
     "ALTER TABLE runs ADD COLUMN prefetch_join_seconds REAL;";
 
-/* v1 (the first prototype's single table) → the current schema. Old rows keep their plan
- * and time; unknown key parts become '' / 'v1', op N/N, batch 1, fp32, and
- * decision 'migrated-v1' (never matched by the lookup, listed by --show). */
+/* v1 (the first prototype's single table) → the current schema. Old rows
+ * keep their plan and time; unknown key parts become '' / 'v1', op N/N,
+ * batch 1, fp32, and decision 'migrated-v1' (never matched by the lookup,
+ * listed by --show). */
 static const char migrate_v1[] =
     "ALTER TABLE tuned RENAME TO tuned_v1;"
     "%s"
