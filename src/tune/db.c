@@ -23,7 +23,7 @@
 struct tsr__tune_db {
   sqlite3 *h;
   int writable;
-  int version; /* schema version of the file (read-only opens also accept 2) */
+  int version; /* schema version of the file (read-only opens also accept 2 and 3) */
   char path[1024];
 };
 
@@ -70,14 +70,28 @@ void tsr__tune_db_close(tsr__tune_db *db) {
 #define RUNS_V3_COLS \
   ", host TEXT, rank INTEGER, ranks INTEGER, block INTEGER NOT NULL DEFAULT 0, " \
   "nblocks INTEGER NOT NULL DEFAULT 1, origin_id INTEGER"
-static const char schema_v3[] =
+/* v4 = v3 plus what compiling ahead did in the run's search (prefetch.c,
+ * tsr__tune_prefetch_stats; the summary's `prefetch` line): the compile
+ * threads started (0: off), the compiles dispatched and how many of them a
+ * thread compiled, found in the on-disk cache or failed; the measured
+ * candidates whose compile was ready, waited for (and the seconds waited)
+ * or not done ahead; the compiles never measured; the seconds joining the
+ * threads. NULL: not recorded (a run from before v4, or one that never
+ * finished). */
+#define RUNS_V4_COLS                                                                         \
+  ", prefetch_threads INTEGER, prefetch_dispatched INTEGER, prefetch_compiled INTEGER, "    \
+  "prefetch_found_on_disk INTEGER, prefetch_failed INTEGER, prefetch_measured_ready "       \
+  "INTEGER, prefetch_measured_after_wait INTEGER, prefetch_wait_seconds REAL, "             \
+  "prefetch_measured_not_precompiled INTEGER, prefetch_unused INTEGER, "                    \
+  "prefetch_join_seconds REAL"
+static const char schema_v4[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
     "CREATE TABLE runs(id INTEGER PRIMARY KEY, " KEY_COLS
     ", started TEXT NOT NULL, finished TEXT, status TEXT NOT NULL, max_candidates INTEGER, "
     "max_seconds REAL, space_size INTEGER, planner_rejected INTEGER, measured INTEGER, "
     "rejected INTEGER, unmeasured INTEGER, oracle_seconds REAL, search_seconds REAL, "
     "replay_seconds REAL, total_seconds REAL, incumbent_plan TEXT, best_plan TEXT, "
-    "decision TEXT, replay TEXT, tie_set TEXT, command TEXT" RUNS_V3_COLS ");"
+    "decision TEXT, replay TEXT, tie_set TEXT, command TEXT" RUNS_V3_COLS RUNS_V4_COLS ");"
     "CREATE TABLE candidates(run_id INTEGER NOT NULL REFERENCES runs(id), ordinal INTEGER NOT "
     "NULL, plan TEXT NOT NULL, realized TEXT, role TEXT NOT NULL, prior REAL, status TEXT NOT "
     "NULL, reason TEXT, source_sha256 TEXT, regs INTEGER, local_bytes INTEGER, time_ns REAL, "
@@ -87,7 +101,7 @@ static const char schema_v3[] =
     "incumbent_plan TEXT, incumbent_ns REAL, ratio_median REAL, ratio_min REAL, ratio_max "
     "REAL, tie_set TEXT, run_id INTEGER, updated TEXT NOT NULL, PRIMARY KEY(" KEY_NAMES "));";
 
-const char *tsr__tune_schema_sql(void) { return schema_v3; }
+const char *tsr__tune_schema_sql(void) { return schema_v4; }
 
 /* v2 → v3: the new run columns appended (a v2 run is a plain run). */
 static const char migrate_v2_v3[] =
@@ -97,12 +111,27 @@ static const char migrate_v2_v3[] =
     "ALTER TABLE runs ADD COLUMN block INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE runs ADD COLUMN nblocks INTEGER NOT NULL DEFAULT 1;"
     "ALTER TABLE runs ADD COLUMN origin_id INTEGER;"
-    "UPDATE runs SET origin_id = id;"
-    "INSERT OR REPLACE INTO meta VALUES('migrated_from', '2');";
+    "UPDATE runs SET origin_id = id;";
 
-/* v1 (the first prototype's single table) → v3. Old rows keep their plan
- * and time; unknown key parts become '' / 'v1', op N/N, batch 1, fp32, and
- * decision 'migrated-v1' (never matched by the lookup, listed by --show). */
+/* v3 → v4: the prefetch columns appended, NULL for the runs already there
+ * (their compiling ahead was not recorded). */
+static const char migrate_v3_v4[] =
+    "ALTER TABLE runs ADD COLUMN prefetch_threads INTEGER;"
+    "ALTER TABLE runs ADD COLUMN prefetch_dispatched INTEGER;"
+    "ALTER TABLE runs ADD COLUMN prefetch_compiled INTEGER;"
+    "ALTER TABLE runs ADD COLUMN prefetch_found_on_disk INTEGER;"
+    "ALTER TABLE runs ADD COLUMN prefetch_failed INTEGER;"
+    "ALTER TABLE runs ADD COLUMN prefetch_measured_ready INTEGER;"
+    "ALTER TABLE runs ADD COLUMN prefetch_measured_after_wait INTEGER;"
+    "ALTER TABLE runs ADD COLUMN prefetch_wait_seconds REAL;"
+    "ALTER TABLE runs ADD COLUMN prefetch_measured_not_precompiled INTEGER;"
+    "ALTER TABLE runs ADD COLUMN prefetch_unused INTEGER;"
+    "ALTER TABLE runs ADD COLUMN prefetch_join_seconds REAL;";
+
+/* v1 (the first prototype's single table) → the current schema. Old rows
+ * keep their plan and time; unknown key parts become '' / 'v1', op N/N,
+ * batch 1, fp32, and decision 'migrated-v1' (never matched by the lookup,
+ * listed by --show). */
 static const char migrate_v1[] =
     "ALTER TABLE tuned RENAME TO tuned_v1;"
     "%s"
@@ -205,7 +234,7 @@ static tsr_status ensure_schema(tsr__tune_db *db, char *msg, size_t cap) {
     /* current */
   } else if (v == 0 && ntab == 0) {
     char sql[4096];
-    snprintf(sql, sizeof sql, "%sPRAGMA user_version=%d;", schema_v3, TSR__TUNE_SCHEMA_VERSION);
+    snprintf(sql, sizeof sql, "%sPRAGMA user_version=%d;", schema_v4, TSR__TUNE_SCHEMA_VERSION);
     if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, "create schema");
     else {
       char now[32], ins[128];
@@ -214,21 +243,26 @@ static tsr_status ensure_schema(tsr__tune_db *db, char *msg, size_t cap) {
       if (exec_sql(h, ins)) st = db_fail(h, msg, cap, db->path, "create schema");
     }
   } else if (v == 1 && has_table(h, "tuned")) {
-    char *sql = malloc(sizeof migrate_v1 + sizeof schema_v3 + 64);
+    char *sql = malloc(sizeof migrate_v1 + sizeof schema_v4 + 64);
     if (!sql) st = tsr__failbuf(msg, cap, TSR_ERR_NOMEM, "tuning database: out of memory");
     else {
       /* meta is new since v2: no collision with the v1 file's tables */
-      sprintf(sql, migrate_v1, schema_v3);
+      sprintf(sql, migrate_v1, schema_v4);
       char tail[64];
       snprintf(tail, sizeof tail, "PRAGMA user_version=%d;", TSR__TUNE_SCHEMA_VERSION);
       strcat(sql, tail);
-      if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, "migrate schema v1 to v3");
+      if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, "migrate schema v1 to v4");
       free(sql);
     }
-  } else if (v == 2 && has_table(h, "runs")) {
-    char sql[sizeof migrate_v2_v3 + 64];
-    snprintf(sql, sizeof sql, "%sPRAGMA user_version=%d;", migrate_v2_v3, TSR__TUNE_SCHEMA_VERSION);
-    if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, "migrate schema v2 to v3");
+  } else if ((v == 2 || v == 3) && has_table(h, "runs")) {
+    /* each step's columns in order, then where the file came from */
+    char sql[sizeof migrate_v2_v3 + sizeof migrate_v3_v4 + 128], what[40];
+    snprintf(sql, sizeof sql,
+             "%s%sINSERT OR REPLACE INTO meta VALUES('migrated_from', '%d');"
+             "PRAGMA user_version=%d;",
+             v == 2 ? migrate_v2_v3 : "", migrate_v3_v4, v, TSR__TUNE_SCHEMA_VERSION);
+    snprintf(what, sizeof what, "migrate schema v%d to v%d", v, TSR__TUNE_SCHEMA_VERSION);
+    if (exec_sql(h, sql)) st = db_fail(h, msg, cap, db->path, what);
   } else if (v > TSR__TUNE_SCHEMA_VERSION) {
     st = tsr__failbuf(msg, cap, TSR_ERR_DB,
                       "tuning database %s: schema version %d is newer than this tessera's %d; "
@@ -375,9 +409,10 @@ tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out,
     }
   }
   if (!writable) {
-    /* v2 differs only by the runs' provenance columns: lookups, --show and
-     * --merge read it as it is (a writer migrates it). */
-    if (v != TSR__TUNE_SCHEMA_VERSION && v != 2) {
+    /* v2 and v3 differ only by runs columns (v3 added the provenance, v4
+     * the prefetch counts): lookups, --show and --merge read them as they
+     * are (a writer migrates them). */
+    if (v != TSR__TUNE_SCHEMA_VERSION && v != 2 && v != 3) {
       st = tsr__failbuf(msg, cap, TSR_ERR_DB,
                         v == 1 ? "tuning database %s: schema version %d is older than %d "
                                  "(`tessera tune` migrates it)"
@@ -396,7 +431,7 @@ tsr_status tsr__tune_db_open(const char *path, int writable, tsr__tune_db **out,
   }
   /* Refuse foreign files before switching the journal mode (which writes). */
   if (!(v == 0 && ntab == 0) && !(v == 1 && has_table(db->h, "tuned")) &&
-      !(v == 2 && has_table(db->h, "runs")) && v != TSR__TUNE_SCHEMA_VERSION) {
+      !((v == 2 || v == 3) && has_table(db->h, "runs")) && v != TSR__TUNE_SCHEMA_VERSION) {
     /* ensure_schema re-reads under the write lock: it produces the precise
      * refusal, or succeeds when a concurrent tuner finished creating it. */
     if ((st = ensure_schema(db, msg, cap))) goto fail;
@@ -569,7 +604,11 @@ tsr_status tsr__tune_db_finish_run(tsr__tune_db *db, const tsr__tune_target *t,
       h,
       "UPDATE runs SET finished=?, status='done', space_size=?, planner_rejected=?, measured=?, "
       "rejected=?, unmeasured=?, oracle_seconds=?, search_seconds=?, replay_seconds=?, "
-      "total_seconds=?, incumbent_plan=?, best_plan=?, decision=?, replay=?, tie_set=? WHERE id=?",
+      "total_seconds=?, incumbent_plan=?, best_plan=?, decision=?, replay=?, tie_set=?, "
+      "prefetch_threads=?, prefetch_dispatched=?, prefetch_compiled=?, prefetch_found_on_disk=?, "
+      "prefetch_failed=?, prefetch_measured_ready=?, prefetch_measured_after_wait=?, "
+      "prefetch_wait_seconds=?, prefetch_measured_not_precompiled=?, prefetch_unused=?, "
+      "prefetch_join_seconds=? WHERE id=?",
       -1, &s, NULL);
   if (rc == SQLITE_OK) {
     sqlite3_bind_text(s, 1, r->finished, -1, SQLITE_TRANSIENT);
@@ -587,7 +626,21 @@ tsr_status tsr__tune_db_finish_run(tsr__tune_db *db, const tsr__tune_target *t,
     sqlite3_bind_text(s, 13, r->decision, -1, SQLITE_TRANSIENT);
     if (rep) sqlite3_bind_text(s, 14, rep, -1, SQLITE_TRANSIENT);
     if (tie) sqlite3_bind_text(s, 15, tie, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s, 16, r->run_id);
+    /* the counts of the summary's prefetch line (all zero but
+     * not-precompiled when nothing was compiled ahead) */
+    const tsr__tune_prefetch_stats *pf = &r->prefetch;
+    sqlite3_bind_int(s, 16, pf->threads);
+    sqlite3_bind_int64(s, 17, (sqlite3_int64)pf->dispatched);
+    sqlite3_bind_int64(s, 18, (sqlite3_int64)pf->compiled);
+    sqlite3_bind_int64(s, 19, (sqlite3_int64)pf->found_on_disk);
+    sqlite3_bind_int64(s, 20, (sqlite3_int64)pf->failed);
+    sqlite3_bind_int64(s, 21, (sqlite3_int64)pf->measured_ready);
+    sqlite3_bind_int64(s, 22, (sqlite3_int64)pf->measured_after_wait);
+    bind_real(s, 23, pf->seconds_waited);
+    sqlite3_bind_int64(s, 24, (sqlite3_int64)pf->measured_not_precompiled);
+    sqlite3_bind_int64(s, 25, (sqlite3_int64)pf->unused);
+    bind_real(s, 26, pf->seconds_join);
+    sqlite3_bind_int64(s, 27, r->run_id);
     rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
     sqlite3_finalize(s);
   }
@@ -783,14 +836,20 @@ int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap
            "ratio_max, run_id, updated, tie_set, NULL, NULL, NULL, NULL, NULL FROM tuned ORDER "
            "BY backend, device, m, n, k, op_a, op_b, batch, precision, arch, driver, nvrtc, "
            "tessera_version";
-  const char *runs_sql =
-      v3 ? "SELECT id, backend, m, n, k, op_a, op_b, batch, started, status, measured, rejected, "
+  /* Runs with their provenance (NULL before v3) and prefetch counts (NULL
+   * before v4). */
+  char runs_sql[1024];
+  snprintf(runs_sql, sizeof runs_sql,
+           "SELECT id, backend, m, n, k, op_a, op_b, batch, started, status, measured, rejected, "
            "planner_rejected, unmeasured, search_seconds, total_seconds, max_candidates, "
-           "max_seconds, decision, host, rank, ranks, block, nblocks, precision FROM runs ORDER "
-           "BY id"
-         : "SELECT id, backend, m, n, k, op_a, op_b, batch, started, status, measured, rejected, "
-           "planner_rejected, unmeasured, search_seconds, total_seconds, max_candidates, "
-           "max_seconds, decision, NULL, NULL, NULL, NULL, NULL, precision FROM runs ORDER BY id";
+           "max_seconds, decision, %s, precision, %s FROM runs ORDER BY id",
+           v3 ? "host, rank, ranks, block, nblocks" : "NULL, NULL, NULL, NULL, NULL",
+           db->version >= 4
+               ? "prefetch_threads, prefetch_dispatched, prefetch_compiled, "
+                 "prefetch_found_on_disk, prefetch_failed, prefetch_measured_ready, "
+                 "prefetch_measured_after_wait, prefetch_wait_seconds, "
+                 "prefetch_measured_not_precompiled, prefetch_unused, prefetch_join_seconds"
+               : "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL");
   json_t *root = json ? json_object() : NULL;
   json_t *jt = json ? json_array() : NULL, *jr = json ? json_array() : NULL;
   if (!json) fprintf(f, "database  %s (schema v%d, integrity %s)\n", db->path, db->version,
@@ -852,17 +911,21 @@ int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap
   count = 0;
   while (sqlite3_step(s) == SQLITE_ROW) {
     count++;
-    const char *c[25];
-    for (int i = 0; i < 25; i++) c[i] = (const char *)sqlite3_column_text(s, i);
+    enum { NCOL = 36 };
+    const char *c[NCOL];
+    for (int i = 0; i < NCOL; i++) c[i] = (const char *)sqlite3_column_text(s, i);
 #define S(i) (c[i] ? c[i] : "-")
     if (json) {
-      static const char *const names[] = {
+      static const char *const names[NCOL] = {
           "id", "backend", "m", "n", "k", "op_a", "op_b", "batch", "started", "status",
           "measured", "rejected", "planner_rejected", "unmeasured", "search_seconds",
           "total_seconds", "max_candidates", "max_seconds", "decision", "host", "rank",
-          "ranks", "block", "nblocks", "precision"};
+          "ranks", "block", "nblocks", "precision", "prefetch_threads", "prefetch_dispatched",
+          "prefetch_compiled", "prefetch_found_on_disk", "prefetch_failed",
+          "prefetch_measured_ready", "prefetch_measured_after_wait", "prefetch_wait_seconds",
+          "prefetch_measured_not_precompiled", "prefetch_unused", "prefetch_join_seconds"};
       json_t *o = json_object();
-      for (int i = 0; i < 25; i++) {
+      for (int i = 0; i < NCOL; i++) {
         int ty = sqlite3_column_type(s, i);
         json_object_set_new(o, names[i],
                             ty == SQLITE_NULL      ? json_null()
@@ -888,6 +951,15 @@ int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap
               "%s s): %s\n",
               S(0), S(1), S(2), S(3), S(4), S(5), S(6), S(7), S(24), block, where, S(8), S(9),
               S(10), S(11), S(12), S(13), sec[0], sec[1], S(16), S(17), S(18));
+      /* compiling ahead, as the tune's summary printed it (runs with no
+       * compile thread, or from before v4, show nothing) */
+      if (sqlite3_column_type(s, 25) != SQLITE_NULL && sqlite3_column_int(s, 25) > 0)
+        fprintf(f,
+                "      prefetch %s compile threads: %s dispatched, %s compiled, %s found on disk, "
+                "%s failed; measured %s ready, %s after a wait (%.1f s), %s not precompiled; %s "
+                "unused; join %.1f s\n",
+                S(25), S(26), S(27), S(28), S(29), S(30), S(31), sqlite3_column_double(s, 32),
+                S(33), S(34), sqlite3_column_double(s, 35));
     }
 #undef S
   }

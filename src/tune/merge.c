@@ -23,13 +23,20 @@
 
 #define KEYS \
   "device, arch, driver, nvrtc, tessera_version, backend, m, n, k, op_a, op_b, batch, precision"
-/* runs columns of v2 (after id), then those v3 added */
+/* runs columns of v2 (after id), then those v3 and v4 added */
 #define RUNS_V2                                                                                 \
   KEYS ", started, finished, status, max_candidates, max_seconds, space_size, "                 \
        "planner_rejected, measured, rejected, unmeasured, oracle_seconds, search_seconds, "     \
        "replay_seconds, total_seconds, incumbent_plan, best_plan, decision, replay, tie_set, " \
        "command"
 #define RUNS_V3 RUNS_V2 ", host, rank, ranks, block, nblocks, origin_id"
+#define PREFETCH                                                                            \
+  "prefetch_threads, prefetch_dispatched, prefetch_compiled, prefetch_found_on_disk, "      \
+  "prefetch_failed, prefetch_measured_ready, prefetch_measured_after_wait, "                \
+  "prefetch_wait_seconds, prefetch_measured_not_precompiled, prefetch_unused, "             \
+  "prefetch_join_seconds"
+#define NO_PREFETCH ", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+#define RUNS_V4 RUNS_V3 ", " PREFETCH
 #define CANDS                                                                                  \
   "ordinal, plan, realized, role, prior, status, reason, source_sha256, regs, local_bytes, " \
   "time_ns, samples_ns, calls, seconds"
@@ -82,13 +89,18 @@ static tsr_status load_input(sqlite3 *h, int i, const char *path, const char *ou
                       sqlite3_errmsg(h));
   } else {
     char sql[4096];
-    /* a v2 run is a plain run: no provenance, the whole space */
+    /* a v2 run is a plain run: no provenance, the whole space; before v4
+     * a run's compiling ahead was not recorded */
     snprintf(sql, sizeof sql,
-             "INSERT INTO temp.r_all(src, id, " RUNS_V3 ") SELECT %d, id, %s FROM src.runs;"
+             "INSERT INTO temp.r_all(src, id, " RUNS_V4 ") SELECT %d, id, %s FROM src.runs;"
              "INSERT INTO temp.c_all(src, run_id, " CANDS ") SELECT %d, run_id, " CANDS
              " FROM src.candidates;"
              "INSERT INTO temp.t_all(src, " TUNED ") SELECT %d, " TUNED " FROM src.tuned;",
-             i, v >= 3 ? RUNS_V3 : RUNS_V2 ", NULL, NULL, NULL, 0, 1, id", i, i);
+             i,
+             v >= 4   ? RUNS_V4
+             : v == 3 ? RUNS_V3 NO_PREFETCH
+                      : RUNS_V2 ", NULL, NULL, NULL, 0, 1, id" NO_PREFETCH,
+             i, i);
     if (sqlite3_exec(h, sql, NULL, NULL, NULL))
       st = tsr__failbuf(msg, cap, TSR_ERR_DB, "tune --merge: %s: cannot read: %s", path,
                         sqlite3_errmsg(h));
@@ -115,7 +127,7 @@ static const char merge_sql[] =
     "n.op_b AND a.batch IS n.batch AND a.precision IS n.precision AND a.block IS n.block AND "
     "a.nblocks IS n.nblocks AND a.ranks IS n.ranks AND a.max_candidates IS n.max_candidates AND "
     "a.max_seconds IS n.max_seconds AND a.command IS n.command;"
-    "INSERT INTO main.runs(id, " RUNS_V3 ") SELECT m.new_id, " RUNS_V3
+    "INSERT INTO main.runs(id, " RUNS_V4 ") SELECT m.new_id, " RUNS_V4
     " FROM temp.r_all a JOIN temp.r_map m ON m.src = a.src AND m.id = a.id WHERE m.copy = 1 "
     "ORDER BY m.new_id;"
     "INSERT INTO main.candidates(run_id, " CANDS ") SELECT m.new_id, " CANDS
@@ -222,7 +234,7 @@ tsr_status tsr__tune_db_merge(const char *out, const char *const *in, int nin, c
   if (sqlite3_exec(h, head, NULL, NULL, NULL) ||
       sqlite3_exec(h, tsr__tune_schema_sql(), NULL, NULL, NULL) ||
       sqlite3_exec(h,
-                   "CREATE TEMP TABLE r_all(src, id, " RUNS_V3 ");"
+                   "CREATE TEMP TABLE r_all(src, id, " RUNS_V4 ");"
                    "CREATE TEMP TABLE c_all(src, run_id, " CANDS ");"
                    "CREATE TEMP TABLE t_all(src, " TUNED ");",
                    NULL, NULL, NULL)) {

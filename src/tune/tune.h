@@ -12,7 +12,7 @@
 #include "measure/measure.h"
 #include "tessera.h"
 
-#define TSR__TUNE_SCHEMA_VERSION 3
+#define TSR__TUNE_SCHEMA_VERSION 4
 #define TSR__TUNE_MAX_ROUNDS 16
 #define TSR__TUNE_MAX_SAMPLES 32
 #define TSR__TUNE_PLAN_CAP 256

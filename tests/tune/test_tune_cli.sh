@@ -96,6 +96,10 @@ grep -q "integrity ok" "$tmp/out" || fail "--show: integrity not ok"
 grep -q "96x64x80" "$tmp/out" || fail "--show does not list the entry"
 expect_rc 0 "show json" $T tune --show --db "$db" --json
 grep -q '"integrity": "ok"' "$tmp/out" || fail "--show --json"
+# the run's compiling ahead as stored (CPU: none; the 5 measured compiled themselves)
+grep -q '"prefetch_threads": 0' "$tmp/out" || fail "--show --json lacks the run's prefetch_threads"
+grep -q '"prefetch_measured_not_precompiled": 5' "$tmp/out" ||
+  fail "--show --json lacks the run's prefetch_measured_not_precompiled"
 
 # ---- a zoo label as --shape: its batch and ops tuned, stored, served ----------
 expect_rc 0 "tune 3*40x24x16:NT" $T tune --shape 3*40x24x16:NT --backend cpu --max-candidates 3 \

@@ -1,4 +1,5 @@
-/* Tuning database: schema creation, v1 → v2 migration, refusal of foreign,
+/* Tuning database: schema creation, v1 → v4 and v3 → v4 migrations, the
+ * prefetch counts of a run stored and listed exactly, refusal of foreign,
  * newer and garbage files (bytes unchanged), lookup rule (exact, nearest
  * bucket, defaults), concurrent writers, and "rejected never wins". */
 #include <setjmp.h>
@@ -460,6 +461,342 @@ static void test_concurrent_writers(void **state) {
   sqlite3_close(h);
 }
 
+/* One finished CPU run of m x 64 x 64 with two candidates, stored the way
+ * tsr__tune_run stores it, with the given prefetch counts. Its run id. */
+static int64_t store_run(tsr__tune_db *db, int64_t m, const tsr__tune_prefetch_stats *pf) {
+  char msg[1200];
+  tsr__tune_target t;
+  memset(&t, 0, sizeof t);
+  snprintf(t.device, sizeof t.device, "test device");
+  snprintf(t.arch, sizeof t.arch, "avx512");
+  snprintf(t.version, sizeof t.version, "test");
+  snprintf(t.backend, sizeof t.backend, "cpu");
+  tsr__tune_cand c[2];
+  memset(c, 0, sizeof c);
+  for (int i = 0; i < 2; i++) {
+    snprintf(c[i].text, sizeof c[i].text, "bm=%d", 8 * (i + 1));
+    c[i].role = i ? TSR__ROLE_SEARCH : TSR__ROLE_INCUMBENT;
+    c[i].status = TSR__CAND_OK;
+    c[i].time_ns = 1000.0 - i;
+    c[i].nsamples = 5;
+    c[i].regs = c[i].local_bytes = -1;
+  }
+  size_t idx[2] = {0, 1};
+  tsr__tune_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  tsr_problem_init(&cfg.problem, m, 64, 64);
+  cfg.rank = -1;
+  tsr__tune_result res;
+  memset(&res, 0, sizeof res);
+  res.cands = c;
+  res.n = 2;
+  res.measured = 2;
+  res.incumbent = 0;
+  res.best = res.chosen = 1;
+  res.rounds = 2;
+  res.prefetch = *pf;
+  snprintf(res.decision, sizeof res.decision, "winner");
+  snprintf(res.finished, sizeof res.finished, "2026-12-02T00:00:01Z");
+  assert_int_equal(tsr__tune_db_begin_run(db, &t, &cfg, "2026-12-02T00:00:00Z", &res.run_id, msg,
+                                          sizeof msg),
+                   TSR_OK);
+  assert_int_equal(tsr__tune_db_add_candidates(db, res.run_id, c, idx, 2, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr__tune_db_finish_run(db, &t, &cfg, &res, msg, sizeof msg), TSR_OK);
+  return res.run_id;
+}
+
+/* The counts of a summary's prefetch line (consistent: dispatched = compiled
+ * + found + failed + taken back + not started), with wait and join seconds
+ * that are exact in binary. */
+static tsr__tune_prefetch_stats known_prefetch(void) {
+  tsr__tune_prefetch_stats pf;
+  memset(&pf, 0, sizeof pf);
+  pf.threads = 8;
+  pf.window = 16;
+  pf.dispatched = 34;
+  pf.compiled = 25;
+  pf.found_on_disk = 3;
+  pf.failed = 2;
+  pf.taken_by_search = 3;
+  pf.not_started = 1;
+  pf.unused = 7;
+  pf.measured_ready = 14;
+  pf.measured_after_wait = 4;
+  pf.measured_not_precompiled = 1;
+  pf.seconds_waited = 1.125;
+  pf.seconds_join = 0.0625;
+  return pf;
+}
+
+/* What tsr__tune_db_show prints (text or JSON). */
+static char *show(tsr__tune_db *db, int json) {
+  char msg[1200];
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  assert_int_equal(tsr__tune_db_show(db, f, json, msg, sizeof msg), 0);
+  fclose(f);
+  /* a copy: GCC 12 takes open_memstream's buffer for the local variable
+   * (-Wdangling-pointer) */
+  char *text = strdup(buf);
+  free(buf);
+  assert_non_null(text);
+  return text;
+}
+
+/* How often needle occurs in text. */
+static int count_of(const char *text, const char *needle) {
+  int k = 0;
+  for (const char *q = strstr(text, needle); q; q = strstr(q + 1, needle)) k++;
+  return k;
+}
+
+/* A run's prefetch counts go into its row exactly (types included) and
+ * --show lists them. */
+static void test_prefetch_counts_stored(void **state) {
+  char path[512], msg[1200], sql[256], txt[64];
+  path_in(path, sizeof path, "prefetch.db");
+  tsr__tune_db *db = NULL;
+  assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
+  tsr__tune_prefetch_stats pf = known_prefetch(), off;
+  memset(&off, 0, sizeof off);
+  off.measured_not_precompiled = 2; /* nothing compiled ahead: every one compiled itself */
+  snprintf(off.off, sizeof off.off, "backend cpu compiles nothing ahead");
+  int64_t id = store_run(db, 64, &pf), id_off = store_run(db, 96, &off);
+  sqlite3 *h = tsr__tune_db_handle(db);
+  static const struct {
+    const char *col, *type;
+    int64_t want, want_off;
+  } ints[] = {
+      {"prefetch_threads", "integer", 8, 0},
+      {"prefetch_dispatched", "integer", 34, 0},
+      {"prefetch_compiled", "integer", 25, 0},
+      {"prefetch_found_on_disk", "integer", 3, 0},
+      {"prefetch_failed", "integer", 2, 0},
+      {"prefetch_measured_ready", "integer", 14, 0},
+      {"prefetch_measured_after_wait", "integer", 4, 0},
+      {"prefetch_measured_not_precompiled", "integer", 1, 2},
+      {"prefetch_unused", "integer", 7, 0},
+  };
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+    snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id=%lld", ints[i].col, (long long)id);
+    assert_int_equal(query_int(h, sql), ints[i].want);
+    snprintf(sql, sizeof sql, "SELECT typeof(%s) FROM runs WHERE id=%lld", ints[i].col,
+             (long long)id);
+    query_text(h, sql, txt, sizeof txt);
+    assert_string_equal(txt, ints[i].type);
+    /* off is zeros, not NULL: the run recorded that nothing was compiled ahead */
+    snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id=%lld", ints[i].col, (long long)id_off);
+    assert_int_equal(query_int(h, sql), ints[i].want_off);
+    snprintf(sql, sizeof sql, "SELECT typeof(%s) FROM runs WHERE id=%lld", ints[i].col,
+             (long long)id_off);
+    query_text(h, sql, txt, sizeof txt);
+    assert_string_equal(txt, "integer");
+  }
+  sqlite3_stmt *s;
+  snprintf(sql, sizeof sql,
+           "SELECT prefetch_wait_seconds, prefetch_join_seconds FROM runs WHERE id IN (%lld, "
+           "%lld) ORDER BY id",
+           (long long)id, (long long)id_off);
+  assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &s, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_type(s, 0), SQLITE_FLOAT);
+  assert_true(sqlite3_column_double(s, 0) == 1.125);
+  assert_true(sqlite3_column_double(s, 1) == 0.0625);
+  assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_type(s, 0), SQLITE_FLOAT);
+  assert_true(sqlite3_column_double(s, 0) == 0.0);
+  assert_true(sqlite3_column_double(s, 1) == 0.0);
+  sqlite3_finalize(s);
+  tsr__tune_db_close(db);
+  /* --show, read-only as the CLI opens it: the summary's line for the run
+   * with threads, none for the one without; every column in JSON */
+  assert_int_equal(tsr__tune_db_open(path, 0, &db, msg, sizeof msg), TSR_OK);
+  char *text = show(db, 0);
+  assert_non_null(strstr(text, "      prefetch 8 compile threads: 34 dispatched, 25 compiled, 3 "
+                               "found on disk, 2 failed; measured 14 ready, 4 after a wait (1.1 "
+                               "s), 1 not precompiled; 7 unused; join 0.1 s\n"));
+  assert_int_equal(count_of(text, "prefetch "), 1);
+  free(text);
+  char *js = show(db, 1);
+  static const char *const want[] = {
+      "\"prefetch_threads\": 8",        "\"prefetch_dispatched\": 34",
+      "\"prefetch_compiled\": 25",      "\"prefetch_found_on_disk\": 3",
+      "\"prefetch_failed\": 2",         "\"prefetch_measured_ready\": 14",
+      "\"prefetch_measured_after_wait\": 4", "\"prefetch_wait_seconds\": 1.125",
+      "\"prefetch_measured_not_precompiled\": 1", "\"prefetch_unused\": 7",
+      "\"prefetch_join_seconds\": 0.0625", "\"prefetch_measured_not_precompiled\": 2",
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    if (!strstr(js, want[i])) fprintf(stderr, "--show --json lacks %s\n", want[i]);
+    assert_non_null(strstr(js, want[i]));
+  }
+  free(js);
+  tsr__tune_db_close(db);
+}
+
+/* Schema v3 as it was (before the prefetch columns), verbatim. */
+static const char schema_v3_sql[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE runs(id INTEGER PRIMARY KEY, device TEXT NOT NULL, arch TEXT NOT NULL, "
+    "driver TEXT NOT NULL, nvrtc TEXT NOT NULL, tessera_version TEXT NOT NULL, backend TEXT NOT "
+    "NULL, m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL, op_a TEXT NOT NULL, op_b "
+    "TEXT NOT NULL, batch INTEGER NOT NULL, precision TEXT NOT NULL, started TEXT NOT NULL, "
+    "finished TEXT, status TEXT NOT NULL, max_candidates INTEGER, max_seconds REAL, space_size "
+    "INTEGER, planner_rejected INTEGER, measured INTEGER, rejected INTEGER, unmeasured INTEGER, "
+    "oracle_seconds REAL, search_seconds REAL, replay_seconds REAL, total_seconds REAL, "
+    "incumbent_plan TEXT, best_plan TEXT, decision TEXT, replay TEXT, tie_set TEXT, command "
+    "TEXT, host TEXT, rank INTEGER, ranks INTEGER, block INTEGER NOT NULL DEFAULT 0, nblocks "
+    "INTEGER NOT NULL DEFAULT 1, origin_id INTEGER);"
+    "CREATE TABLE candidates(run_id INTEGER NOT NULL REFERENCES runs(id), ordinal INTEGER NOT "
+    "NULL, plan TEXT NOT NULL, realized TEXT, role TEXT NOT NULL, prior REAL, status TEXT NOT "
+    "NULL, reason TEXT, source_sha256 TEXT, regs INTEGER, local_bytes INTEGER, time_ns REAL, "
+    "samples_ns TEXT, calls INTEGER, seconds REAL, PRIMARY KEY(run_id, ordinal));"
+    "CREATE TABLE tuned(device TEXT NOT NULL, arch TEXT NOT NULL, driver TEXT NOT NULL, nvrtc "
+    "TEXT NOT NULL, tessera_version TEXT NOT NULL, backend TEXT NOT NULL, m INTEGER NOT NULL, n "
+    "INTEGER NOT NULL, k INTEGER NOT NULL, op_a TEXT NOT NULL, op_b TEXT NOT NULL, batch INTEGER "
+    "NOT NULL, precision TEXT NOT NULL, plan TEXT NOT NULL, source_sha256 TEXT, decision TEXT NOT "
+    "NULL, time_ns REAL, incumbent_plan TEXT, incumbent_ns REAL, ratio_median REAL, ratio_min "
+    "REAL, ratio_max REAL, tie_set TEXT, run_id INTEGER, updated TEXT NOT NULL, PRIMARY "
+    "KEY(device, arch, driver, nvrtc, tessera_version, backend, m, n, k, op_a, op_b, batch, "
+    "precision));";
+
+/* A v3 file: one finished run (rank 1 of 2 on host h, block 1 of 2) and one
+ * left running, three candidates, one tuned entry. */
+static void make_v3(const char *path) {
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, schema_v3_sql, NULL, NULL, NULL), SQLITE_OK);
+  assert_int_equal(
+      sqlite3_exec(
+          h,
+          "INSERT INTO meta VALUES('created', '2026-11-30T00:00:00Z');"
+          "INSERT INTO runs(id, device, arch, driver, nvrtc, tessera_version, backend, m, n, k, "
+          "op_a, op_b, batch, precision, started, finished, status, max_candidates, max_seconds, "
+          "space_size, planner_rejected, measured, rejected, unmeasured, oracle_seconds, "
+          "search_seconds, replay_seconds, total_seconds, incumbent_plan, best_plan, decision, "
+          "command, host, rank, ranks, block, nblocks, origin_id) VALUES(1, 'NVIDIA H200 (132 "
+          "SMs)', 'sm_90', '12.4', '12.6', '0.9.0', 'cuda', 4096, 4096, 4096, 'N', 'N', 1, "
+          "'auto', '2026-11-30T00:00:00Z', '2026-11-30T00:00:12Z', 'done', 0, 12.0, 3000, 360000, "
+          "17, 2, 2983, 1.5, 9.25, 1.0, 12.0, 'bm=128', 'bm=256', 'winner', 'tessera tune', 'h', "
+          "1, 2, 1, 2, 7);"
+          "INSERT INTO runs(id, device, arch, driver, nvrtc, tessera_version, backend, m, n, k, "
+          "op_a, op_b, batch, precision, started, status, host) VALUES(2, 'NVIDIA H200 (132 "
+          "SMs)', 'sm_90', '12.4', '12.6', '0.9.0', 'cuda', 64, 64, 8192, 'N', 'N', 1, 'auto', "
+          "'2026-11-30T00:01:00Z', 'running', 'h');"
+          "INSERT INTO candidates(run_id, ordinal, plan, role, status, time_ns) VALUES(1, 0, "
+          "'bm=128', 'incumbent', 'ok', 2686000), (1, 1, 'bm=256', 'search', 'ok', 2500000), "
+          "(2, 0, 'bm=32', 'incumbent', 'ok', 90000);"
+          "INSERT INTO tuned(device, arch, driver, nvrtc, tessera_version, backend, m, n, k, op_a, "
+          "op_b, batch, precision, plan, decision, time_ns, run_id, updated) VALUES('NVIDIA H200 "
+          "(132 SMs)', 'sm_90', '12.4', '12.6', '0.9.0', 'cuda', 4096, 4096, 4096, 'N', 'N', 1, "
+          "'auto', 'bm=256', 'winner', 2500000, 1, '2026-11-30T00:00:12Z');"
+          "PRAGMA user_version=3;",
+          NULL, NULL, NULL),
+      SQLITE_OK);
+  sqlite3_close(h);
+}
+
+static const char all_prefetch_null[] =
+    "prefetch_threads IS NULL AND prefetch_dispatched IS NULL AND prefetch_compiled IS NULL AND "
+    "prefetch_found_on_disk IS NULL AND prefetch_failed IS NULL AND prefetch_measured_ready IS "
+    "NULL AND prefetch_measured_after_wait IS NULL AND prefetch_wait_seconds IS NULL AND "
+    "prefetch_measured_not_precompiled IS NULL AND prefetch_unused IS NULL AND "
+    "prefetch_join_seconds IS NULL";
+
+/* v3 → v4: read-only opens read the v3 file as it is (bytes unchanged);
+ * the tuner's writable open adds the prefetch columns in place, keeping
+ * every row and value, with NULL (not recorded) in the new columns; runs
+ * stored afterwards carry their counts. */
+static void test_migration_v3(void **state) {
+  char path[512], msg[1200], sql[1024], txt[256];
+  path_in(path, sizeof path, "v3.db");
+  make_v3(path);
+  size_t n;
+  unsigned char *before = read_all(path, &n);
+  tsr__tune_db *db = NULL;
+  assert_int_equal(tsr__tune_db_open(path, 0, &db, msg, sizeof msg), TSR_OK);
+  char *js = show(db, 1);
+  assert_non_null(strstr(js, "\"schema_version\": 3"));
+  assert_non_null(strstr(js, "\"prefetch_threads\": null"));
+  assert_non_null(strstr(js, "\"host\": \"h\""));
+  free(js);
+  char *text = show(db, 0);
+  assert_non_null(strstr(text, "schema v3"));
+  assert_null(strstr(text, "prefetch"));
+  free(text);
+  tsr__tune_db_close(db);
+  assert_unchanged(path, before, n);
+  free(before);
+  /* the runtime lookup still serves its entry */
+  tsr__tune_target t;
+  memset(&t, 0, sizeof t);
+  snprintf(t.device, sizeof t.device, "NVIDIA H200 (132 SMs)");
+  snprintf(t.arch, sizeof t.arch, "sm_90");
+  snprintf(t.driver, sizeof t.driver, "12.4");
+  snprintf(t.nvrtc, sizeof t.nvrtc, "12.6");
+  snprintf(t.version, sizeof t.version, "0.9.0");
+  snprintf(t.backend, sizeof t.backend, "cuda");
+  tsr_problem p;
+  tsr_problem_init(&p, 4096, 4096, 4096);
+  tsr_plan got;
+  tsr__backend_get(TSR_BACKEND_CUDA)->default_plan(NULL, &p, &got);
+  char src[128];
+  assert_int_equal(tsr__tune_db_open(path, 0, &db, msg, sizeof msg), TSR_OK);
+  assert_int_equal(
+      tsr__tune_db_lookup(db, &t, &p, NULL, NULL, NULL, &got, src, sizeof src, msg, sizeof msg), 1);
+  assert_string_equal(src, "tuned (exact)");
+  assert_int_equal(got.bm, 256);
+  tsr__tune_db_close(db);
+
+  /* The tuner's open migrates. */
+  assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
+  sqlite3 *h = tsr__tune_db_handle(db);
+  assert_int_equal(query_int(h, "PRAGMA user_version"), TSR__TUNE_SCHEMA_VERSION);
+  assert_int_equal(TSR__TUNE_SCHEMA_VERSION, 4);
+  query_text(h, "SELECT value FROM meta WHERE key='migrated_from'", txt, sizeof txt);
+  assert_string_equal(txt, "3");
+  query_text(h, "SELECT value FROM meta WHERE key='created'", txt, sizeof txt);
+  assert_string_equal(txt, "2026-11-30T00:00:00Z");
+  query_text(h, "PRAGMA integrity_check", txt, sizeof txt);
+  assert_string_equal(txt, "ok");
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs"), 2);
+  assert_int_equal(query_int(h, "SELECT count(*) FROM candidates"), 3);
+  assert_int_equal(query_int(h, "SELECT count(*) FROM tuned"), 1);
+  /* every old value kept */
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE id=1 AND status='done' AND "
+                                "measured=17 AND rejected=2 AND unmeasured=2983 AND "
+                                "planner_rejected=360000 AND search_seconds=9.25 AND "
+                                "decision='winner' AND host='h' AND rank=1 AND ranks=2 AND "
+                                "block=1 AND nblocks=2 AND origin_id=7"),
+                   1);
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE id=2 AND status='running' AND "
+                                "finished IS NULL AND block=0 AND nblocks=1"),
+                   1);
+  assert_int_equal(query_int(h, "SELECT count(*) FROM tuned WHERE plan='bm=256' AND run_id=1 AND "
+                                "time_ns=2500000"),
+                   1);
+  /* the new columns: not recorded */
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE %s", all_prefetch_null);
+  assert_int_equal(query_int(h, sql), 2);
+  /* a run stored now carries its counts; the old ones stay NULL */
+  tsr__tune_prefetch_stats pf = known_prefetch();
+  int64_t id = store_run(db, 128, &pf);
+  assert_int_equal(id, 3);
+  assert_int_equal(query_int(h, "SELECT prefetch_dispatched FROM runs WHERE id=3"), 34);
+  assert_int_equal(query_int(h, "SELECT prefetch_measured_ready FROM runs WHERE id=3"), 14);
+  assert_int_equal(query_int(h, sql), 2);
+  tsr__tune_db_close(db);
+  /* opening again changes nothing */
+  assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
+  h = tsr__tune_db_handle(db);
+  assert_int_equal(query_int(h, "PRAGMA user_version"), TSR__TUNE_SCHEMA_VERSION);
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs"), 3);
+  assert_int_equal(query_int(h, "SELECT prefetch_unused FROM runs WHERE id=3"), 7);
+  tsr__tune_db_close(db);
+}
+
 static void test_rejected_never_wins(void **state) {
   tsr__tune_cand c[5];
   memset(c, 0, sizeof c);
@@ -484,6 +821,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_fresh_schema, setup, teardown),
       cmocka_unit_test_setup_teardown(test_migration_v1, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_migration_v3, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_prefetch_counts_stored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_garbage_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_foreign_and_newer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lookup_rule, setup, teardown),

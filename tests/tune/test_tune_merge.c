@@ -2,8 +2,8 @@
  * time, ties by plan text), device keys kept apart, runs and candidates
  * carried with consistent ids, the same bytes whatever the input order and
  * when a merged file is merged again, inputs never modified, refusals of
- * bad inputs and of an existing output, v2 inputs and the v2 → v3
- * migration. */
+ * bad inputs and of an existing output, v2 inputs and the v2 → v4
+ * migration, the prefetch counts carried (NULL from a v3 input). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -257,6 +257,16 @@ static void test_merge_refusals(void **state) {
   assert_int_not_equal(system(cmd), 0);
 }
 
+/* The runs columns v4 added (the prefetch counts), dropped: back to v3. */
+#define V4_DROP                                                                                 \
+  "ALTER TABLE runs DROP COLUMN prefetch_threads; ALTER TABLE runs DROP COLUMN "               \
+  "prefetch_dispatched; ALTER TABLE runs DROP COLUMN prefetch_compiled; ALTER TABLE runs DROP " \
+  "COLUMN prefetch_found_on_disk; ALTER TABLE runs DROP COLUMN prefetch_failed; ALTER TABLE "  \
+  "runs DROP COLUMN prefetch_measured_ready; ALTER TABLE runs DROP COLUMN "                    \
+  "prefetch_measured_after_wait; ALTER TABLE runs DROP COLUMN prefetch_wait_seconds; ALTER "   \
+  "TABLE runs DROP COLUMN prefetch_measured_not_precompiled; ALTER TABLE runs DROP COLUMN "    \
+  "prefetch_unused; ALTER TABLE runs DROP COLUMN prefetch_join_seconds;"
+
 /* A v2 file (before provenance): merged as plain runs; a writer migrates it. */
 static void test_v2_input(void **state) {
   char v2[512], out[512], msg[2400], txt[128];
@@ -269,8 +279,8 @@ static void test_v2_input(void **state) {
                                 "PRAGMA journal_mode=DELETE; ALTER TABLE runs DROP COLUMN host; "
                                 "ALTER TABLE runs DROP COLUMN rank; ALTER TABLE runs DROP COLUMN "
                                 "ranks; ALTER TABLE runs DROP COLUMN block; ALTER TABLE runs DROP "
-                                "COLUMN nblocks; ALTER TABLE runs DROP COLUMN origin_id; PRAGMA "
-                                "user_version=2;",
+                                "COLUMN nblocks; ALTER TABLE runs DROP COLUMN origin_id; " V4_DROP
+                                "PRAGMA user_version=2;",
                                 NULL, NULL, NULL),
                    SQLITE_OK);
   sqlite3_close(h);
@@ -279,7 +289,7 @@ static void test_v2_input(void **state) {
   assert_int_equal(sqlite3_open_v2(out, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
   assert_int_equal(query_int(h, "SELECT count(*) FROM tuned"), 2);
   assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE host IS NULL AND rank IS NULL "
-                                "AND nblocks = 1 AND origin_id = id"),
+                                "AND nblocks = 1 AND origin_id = id AND prefetch_threads IS NULL"),
                    2);
   sqlite3_close(h);
   /* read-only: listed as it is */
@@ -290,11 +300,66 @@ static void test_v2_input(void **state) {
   tsr__tune_db *db = NULL;
   assert_int_equal(tsr__tune_db_open(v2, 1, &db, msg, sizeof msg), TSR_OK);
   h = tsr__tune_db_handle(db);
-  assert_int_equal(query_int(h, "PRAGMA user_version"), 3);
+  assert_int_equal(query_int(h, "PRAGMA user_version"), TSR__TUNE_SCHEMA_VERSION);
   assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE origin_id = id AND nblocks = 1"), 2);
+  /* straight through v3 to v4: the prefetch counts were not recorded */
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE prefetch_threads IS NULL AND "
+                                "prefetch_join_seconds IS NULL"),
+                   2);
   query_text(h, "SELECT value FROM meta WHERE key='migrated_from'", txt, sizeof txt);
   assert_string_equal(txt, "2");
   tsr__tune_db_close(db);
+}
+
+/* fill_a, with host a's 64 run's prefetch counts */
+static void fill_a_prefetch(sqlite3 *h) {
+  fill_a(h);
+  assert_int_equal(sqlite3_exec(h,
+                                "UPDATE runs SET prefetch_threads=8, prefetch_dispatched=34, "
+                                "prefetch_compiled=25, prefetch_found_on_disk=3, "
+                                "prefetch_failed=2, prefetch_measured_ready=14, "
+                                "prefetch_measured_after_wait=4, prefetch_wait_seconds=1.125, "
+                                "prefetch_measured_not_precompiled=1, prefetch_unused=7, "
+                                "prefetch_join_seconds=0.0625 WHERE m=64",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+}
+
+/* The prefetch counts travel with their run through a merge, whatever the
+ * input order; a v3 input's runs (from before them) have none. */
+static void test_prefetch_carried(void **state) {
+  char a[512], b3[512], m1[512], m2[512], msg[2400];
+  path_in(a, sizeof a, "a.db");
+  path_in(b3, sizeof b3, "b3.db");
+  path_in(m1, sizeof m1, "m1.db");
+  path_in(m2, sizeof m2, "m2.db");
+  make_db(a, fill_a_prefetch);
+  make_db(b3, fill_b);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(b3, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, "PRAGMA journal_mode=DELETE; " V4_DROP "PRAGMA user_version=3;",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(h);
+  const char *in1[] = {a, b3}, *in2[] = {b3, a};
+  assert_int_equal(tsr__tune_db_merge(m1, in1, 2, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr__tune_db_merge(m2, in2, 2, msg, sizeof msg), TSR_OK);
+  assert_true(same_bytes(m1, m2));
+  assert_int_equal(sqlite3_open_v2(m1, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs"), 4);
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE host='a' AND m=64 AND "
+                                "prefetch_threads=8 AND prefetch_dispatched=34 AND "
+                                "prefetch_compiled=25 AND prefetch_found_on_disk=3 AND "
+                                "prefetch_failed=2 AND prefetch_measured_ready=14 AND "
+                                "prefetch_measured_after_wait=4 AND prefetch_wait_seconds=1.125 "
+                                "AND prefetch_measured_not_precompiled=1 AND prefetch_unused=7 "
+                                "AND prefetch_join_seconds=0.0625"),
+                   1);
+  /* a's other run was stored without counts; b's from a v3 file */
+  assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE prefetch_threads IS NULL AND "
+                                "prefetch_join_seconds IS NULL"),
+                   3);
+  sqlite3_close(h);
 }
 
 /* A stored entry as tsr__tune_db_finish_run writes it, from a result whose
@@ -366,6 +431,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_merge_rule_and_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_merge_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_v2_input, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_prefetch_carried, setup, teardown),
       cmocka_unit_test_setup_teardown(test_scaleout_entry_rule, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -129,6 +129,16 @@ static void test_max_candidates(void **state) {
                              "search_seconds IS NOT NULL AND total_seconds IS NOT NULL"),
                    1);
   assert_int_equal(query_int("SELECT count(*) FROM tuned"), r.chosen >= 0 ? 1 : 0);
+  /* the CPU backend's compiling ahead as recorded: no thread, nothing
+   * dispatched, every measured candidate compiled by its own prepare */
+  assert_int_equal(query_int("SELECT count(*) FROM runs WHERE prefetch_threads=0 AND "
+                             "prefetch_dispatched=0 AND prefetch_compiled=0 AND "
+                             "prefetch_found_on_disk=0 AND prefetch_failed=0 AND "
+                             "prefetch_measured_ready=0 AND prefetch_measured_after_wait=0 AND "
+                             "prefetch_wait_seconds=0 AND prefetch_unused=0 AND "
+                             "prefetch_join_seconds=0"),
+                   1);
+  assert_int_equal(query_int("SELECT prefetch_measured_not_precompiled FROM runs"), 4);
   tsr__tune_result_free(&r);
   tsr_context_destroy(ctx);
 }
