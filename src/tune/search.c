@@ -349,6 +349,12 @@ tsr_status tsr__tune_check(tsr_context *ctx, const tsr__tune_config *cfg) {
   int nw = cfg->accuracy >= 0 ? 2 : 1;
   double need = tsr__measure_host_bytes(&p, b, ip, nw, nw);
   if (cfg->child_exe) need += tsr__measure_host_bytes(&p, b, ip, 1, 1);
+  /* Compiling ahead: each NVRTC compile in flight holds its own memory.
+   * Peak RSS over the process's, one compile to SASS with NVRTC 13.0 (this
+   * project's sources at 4096^3, session 13): strict FFMA 54 MiB, wgmma
+   * 3xTF32 64 MiB, Ozaki 124 MiB; eight Ozaki compiles at once 713 MiB. */
+  if (cfg->compile_threads > 0 && tsr__exec_can_precompile(b))
+    need += (double)cfg->compile_threads * TSR__TUNE_COMPILE_BYTES;
   if (tsr__host_memory_check(need, cfg->max_memory, msg, sizeof msg))
     return tsr__fail(ctx, TSR_ERR_NOMEM, "%s", msg);
   if (!(cfg->max_seconds > 0)) return TSR_OK;

@@ -14,6 +14,9 @@
 
 #define TSR__TUNE_SCHEMA_VERSION 4
 #define TSR__TUNE_MAX_ROUNDS 16
+/* Host memory held by one NVRTC compile in flight (compiling ahead), a bound
+ * over the measured 54-124 MiB (src/tune/search.c, tsr__tune_check). */
+#define TSR__TUNE_COMPILE_BYTES (128.0 * 1024 * 1024)
 #define TSR__TUNE_MAX_SAMPLES 32
 #define TSR__TUNE_PLAN_CAP 256
 

@@ -284,6 +284,41 @@ static void test_refusals(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* The memory check counts the NVRTC compiles that run ahead (up to
+ * --compile-threads at once, TSR__TUNE_COMPILE_BYTES each) on a backend that
+ * compiles, and none on the CPU backend: the smallest limit that passes
+ * without compile threads, found by bisection, plus 8 compiles' worth passes
+ * with 8 threads and fails with 9. */
+static void test_memory_counts_compiles(void **state) {
+  (void)state;
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr__tune_config cfg;
+  config(&cfg, 256, 256, 256);
+  cfg.max_seconds = 0;
+  cfg.backend = TSR_BACKEND_CUDA;
+  cfg.compile_threads = 0;
+  double lo = 1024, hi = 64.0 * 1024 * 1024 * 1024; /* lo fails, hi passes */
+  cfg.max_memory = hi;
+  assert_int_equal(tsr__tune_check(ctx, &cfg), TSR_OK);
+  while (hi - lo > 4096) {
+    cfg.max_memory = 0.5 * (lo + hi);
+    if (tsr__tune_check(ctx, &cfg) == TSR_OK) hi = cfg.max_memory;
+    else lo = cfg.max_memory;
+  }
+  cfg.max_memory = hi + 8 * TSR__TUNE_COMPILE_BYTES;
+  cfg.compile_threads = 8;
+  assert_int_equal(tsr__tune_check(ctx, &cfg), TSR_OK);
+  cfg.compile_threads = 9;
+  assert_int_equal(tsr__tune_check(ctx, &cfg), TSR_ERR_NOMEM);
+  assert_non_null(strstr(tsr_context_message(ctx), "--max-memory"));
+  cfg.backend = TSR_BACKEND_CPU; /* compiles nothing ahead */
+  cfg.max_memory = 64.0 * 1024 * 1024 * 1024;
+  cfg.compile_threads = 1000;
+  assert_int_equal(tsr__tune_check(ctx, &cfg), TSR_OK);
+  tsr_context_destroy(ctx);
+}
+
 /* The CUDA space (planned without a GPU, against sm_90's limits) holds the
  * wgmma families for a large fp32x3 problem, and no wgmma-tf32 plan there
  * (that family is below the fp32x3 contract) nor the Ozaki family (another
@@ -428,6 +463,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_corrupted_fastest_never_wins, setup, teardown),
       cmocka_unit_test_setup_teardown(test_inaccurate_fastest_never_wins, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memory_counts_compiles, setup, teardown),
       cmocka_unit_test(test_cuda_space_has_wgmma),
       cmocka_unit_test(test_cuda_space_families),
       cmocka_unit_test(test_transfer_guard),
