@@ -25,7 +25,7 @@ bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 # terabytes of address space, so their builds run under the time limit only).
 SECS=20
 MEM_KB=$((1024 * 1024))
-grep -Eq '^TSR_(SANITIZE|FUZZ):BOOL=ON' "$B/CMakeCache.txt" 2>/dev/null && MEM_KB=unlimited
+grep -Eq '^TSR_(SANITIZE|FUZZ):[A-Z]+=(ON|address|thread)$' "$B/CMakeCache.txt" 2>/dev/null && MEM_KB=unlimited
 
 # limited VERB DIR: runs tessera VERB DIR under the limits; output in $W/out, $W/err.
 limited() {
