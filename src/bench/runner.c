@@ -864,9 +864,13 @@ static json_t *instrumentation_json(void) {
   if (f) fclose(f);
 #if defined(__SANITIZE_ADDRESS__)
   json_array_append_new(markers, json_string("build AddressSanitizer"));
+#elif defined(__SANITIZE_THREAD__)
+  json_array_append_new(markers, json_string("build ThreadSanitizer"));
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
   json_array_append_new(markers, json_string("build AddressSanitizer"));
+#elif __has_feature(thread_sanitizer)
+  json_array_append_new(markers, json_string("build ThreadSanitizer"));
 #endif
 #endif
   json_t *o = json_object();

@@ -105,12 +105,13 @@ void tsr__stored_dims(const tsr_problem *p, tsr_tensor t, int64_t *rows, int64_t
   if (*stride == 0) *stride = *rows * *ld;
 }
 
-typedef struct {
+typedef struct fill_job {
   tsr_tensor t;
   tsr_inputs kind;
   uint64_t seed;
   int64_t rows, cols, ld, stride, total_rows;
   float *buf;
+  void (*fill_row)(const struct fill_job *, int64_t, int64_t, float *); /* fill_row_pick's */
 } fill_job;
 
 /* Stored row r of batch item b, cols values: tsr__input_value's formulas
@@ -118,12 +119,8 @@ typedef struct {
  * call per value, its switch and the dyadic family's division cost more
  * than the values themselves). Bit-identical to tsr__input_value
  * (tests/core/test_oracle.c checks every family). */
-#if defined(__x86_64__) && defined(__GNUC__)
-/* The 64-bit multiplies of splitmix64 vectorize with AVX-512DQ (8 lanes);
- * integer arithmetic and exact conversions: the same values on either. */
-__attribute__((target_clones("default", "arch=x86-64-v4")))
-#endif
-static void fill_row(const fill_job *j, int64_t b, int64_t r, float *row) {
+static inline __attribute__((always_inline)) void fill_row_body(const fill_job *j, int64_t b,
+                                                                int64_t r, float *row) {
   const int64_t cols = j->cols;
   const uint64_t seed = j->seed, tag = (uint64_t)(j->t + 1) << 60;
   const uint64_t idx0 = ((uint64_t)b * 0x100000000ull + (uint64_t)r) * (uint64_t)cols;
@@ -172,13 +169,71 @@ static void fill_row(const fill_job *j, int64_t b, int64_t r, float *row) {
   }
 }
 
+/* fill_row_body compiled twice: baseline ISA and x86-64-v4. The 64-bit
+ * multiplies of splitmix64 vectorize with AVX-512DQ (8 lanes); integer
+ * arithmetic and exact conversions: the same values on either. This was
+ * target_clones, whose GNU ifunc resolver runs during relocation, before a
+ * sanitizer runtime (ThreadSanitizer) is initialized, and crashes there; the
+ * choice is now made on first use instead (fill_row_pick). */
+static void fill_row_base(const fill_job *j, int64_t b, int64_t r, float *row) {
+  fill_row_body(j, b, r, row);
+}
+
+typedef void (*fill_row_fn)(const fill_job *, int64_t, int64_t, float *);
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* clang keeps a target("arch=...") function to 256-bit vectors unless told
+ * (target_clones' clone was not) */
+#if defined(__clang__)
+#define FILL_V4_TARGET __attribute__((target("arch=x86-64-v4"), min_vector_width(512)))
+#else
+#define FILL_V4_TARGET __attribute__((target("arch=x86-64-v4")))
+#endif
+FILL_V4_TARGET static void fill_row_v4(const fill_job *j, int64_t b, int64_t r, float *row) {
+  fill_row_body(j, b, r, row);
+}
+
+/* The check target_clones' resolver made: every feature of x86-64-v4.
+ * clang 14 has no "x86-64-v4" for __builtin_cpu_supports (and its own
+ * target_clones resolver tested the CPU vendor instead), so there the
+ * level's features it can name are tested one by one. */
+static int have_x86_64_v4(void) {
+  __builtin_cpu_init();
+#if defined(__clang__)
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
+         __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+         __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt") &&
+         __builtin_cpu_supports("sse4.2");
+#else
+  return __builtin_cpu_supports("x86-64-v4");
+#endif
+}
+#endif
+
+/* The variant for this CPU, chosen once per process: the first callers may
+ * race to choose, but they choose the same and publish it atomically. */
+static fill_row_fn fill_row_pick(void) {
+  static fill_row_fn chosen;
+  fill_row_fn f = __atomic_load_n(&chosen, __ATOMIC_ACQUIRE);
+  if (f) return f;
+#if defined(__x86_64__) && defined(__GNUC__)
+  f = have_x86_64_v4() ? fill_row_v4 : fill_row_base;
+#else
+  f = fill_row_base;
+#endif
+  __atomic_store_n(&chosen, f, __ATOMIC_RELEASE);
+  return f;
+}
+
 /* Rows g in [g0, g1) of the batch*rows stored rows; padding set to 0. */
 static void fill_rows(void *arg, int chunk, int64_t g0, int64_t g1) {
   const fill_job *j = arg;
   for (int64_t g = g0; g < g1; g++) {
     int64_t b = g / j->rows, r = g % j->rows;
     float *row = j->buf + b * j->stride + r * j->ld;
-    fill_row(j, b, r, row);
+    j->fill_row(j, b, r, row);
     /* ld padding; the stored tensor ends right after the last row's data */
     int64_t end = g + 1 == j->total_rows ? j->cols : j->ld;
     for (int64_t c = j->cols; c < end; c++) row[c] = 0.0f;
@@ -186,7 +241,7 @@ static void fill_rows(void *arg, int chunk, int64_t g0, int64_t g1) {
 }
 
 void tsr_fill(const tsr_problem *p, tsr_tensor t, tsr_inputs kind, uint64_t seed, float *buf) {
-  fill_job j = {t, kind, seed, 0, 0, 0, 0, 0, buf};
+  fill_job j = {t, kind, seed, 0, 0, 0, 0, 0, buf, fill_row_pick()};
   tsr__stored_dims(p, t, &j.rows, &j.cols, &j.ld, &j.stride);
   j.total_rows = p->batch * j.rows;
   /* Gaps between batch items (stride beyond rows*ld) are zeroed here. */

@@ -36,7 +36,7 @@ json.dump(d, open(p, "w"), indent=1)
 PY
 }
 sanitized=0
-grep -Eq '^TSR_(SANITIZE|FUZZ):BOOL=ON' "$B/CMakeCache.txt" 2>/dev/null && sanitized=1
+grep -Eq '^TSR_(SANITIZE|FUZZ):[A-Z]+=(ON|address|thread)$' "$B/CMakeCache.txt" 2>/dev/null && sanitized=1
 
 # ---- the committed directory ------------------------------------------------
 expect_rc 0 "committed CPU results pass the audit" "$T" audit "$D"
@@ -132,7 +132,7 @@ TINY=(--shapes 32x32x32,40x24x16 --routes tessera-cpu,openblas --samples 2 --sam
 TSR_BENCH_TEST_CORRUPT=openblas "$T" bench "${TINY[@]}" --out "$W/failrun" >/dev/null 2>&1
 if [ "$sanitized" = 1 ]; then
   expect_rc 1 "sanitizer build: a fresh run is rejected as instrumented" "$T" audit "$W/failrun"
-  check "instrumented: build AddressSanitizer marker" grep -q "^REJECT instrumented: .*build AddressSanitizer" "$W/out"
+  check "instrumented: build sanitizer marker" grep -Eq "^REJECT instrumented: .*build (Address|Thread)Sanitizer" "$W/out"
 else
   expect_rc 0 "a run with reported failed rows passes the audit" "$T" audit "$W/failrun"
   check "its failed rows are counted" grep -q "16 rows (8 ok, 8 failed)" "$W/out"

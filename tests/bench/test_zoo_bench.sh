@@ -25,7 +25,7 @@ command -v python3 >/dev/null || { echo "skipped: no python3"; exit 77; }
 # a sanitizer build's rows are instrumented: the audit rejects them for that
 # (and only that) reason
 sanitized=0
-grep -Eq '^TSR_(SANITIZE|FUZZ):BOOL=ON' "$B/CMakeCache.txt" 2>/dev/null && sanitized=1
+grep -Eq '^TSR_(SANITIZE|FUZZ):[A-Z]+=(ON|address|thread)$' "$B/CMakeCache.txt" 2>/dev/null && sanitized=1
 audit_ok() { # DIR: the audit passes (sanitizer build: its only findings are instrumented rows)
   "$T" audit "$1" >"$W/a.out" 2>&1 && tail -1 "$W/a.out" | grep -qx PASS && return 0
   [ $sanitized = 1 ] && grep -q '^REJECT instrumented' "$W/a.out" &&

@@ -14,11 +14,11 @@ if ! command -v python3 >/dev/null; then
   echo "SKIP: python3 not found"
   exit 77
 fi
-# An ASan-built shim cannot be loaded into an uninstrumented python3 (ASan's
-# runtime must come first); the fork paths run under ASan in test_blas_shim.
+# An ASan- or TSan-built shim cannot be loaded into an uninstrumented python3 (the
+# sanitizer runtime must come first); the fork paths run under it in test_blas_shim.
 # (not `ldd | grep -q`: see test_blas_preload.sh)
 deps=$(ldd "$shim")
-if [[ $deps == *libasan* ]]; then
+if [[ $deps == *libasan* || $deps == *libtsan* ]]; then
   echo "SKIP: sanitizer build (the fork tests of test_blas_shim cover it)"
   exit 77
 fi

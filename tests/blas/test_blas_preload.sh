@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
 EOF
 "$cc" -O1 -o "$tmp/client" "$tmp/client.c" -lblas || { echo "FAIL: cannot link a client with -lblas"; exit 1; }
 
-# An ASan-built shim would need the ASan runtime preloaded into an
+# An ASan- (or TSan-) built shim would need its runtime preloaded into an
 # uninstrumented client; under the parallel sanitizer ctest run ASan's "runtime
 # does not come first in initial library list" check failed intermittently
 # (never standalone, 600 tries). The drop-in is tested by the normal build, and
@@ -95,7 +95,7 @@ EOF
 # (not `ldd | grep -q`: under pipefail grep's early exit can SIGPIPE ldd and
 # turn a match into a failed pipeline)
 deps=$(ldd "$shim")
-if [[ $deps == *libasan* ]]; then
+if [[ $deps == *libasan* || $deps == *libtsan* ]]; then
   echo "SKIP: sanitizer build (LD_PRELOAD drop-in runs in the normal build)"
   exit 77
 fi

@@ -21,7 +21,7 @@ LIMIT_S=20
 LIMIT_KB=4194304
 # (a sanitizer build reserves terabytes of shadow address space: there the
 # wall-clock limit stays and the address-space limit cannot apply)
-grep -Eq '^TSR_(SANITIZE|FUZZ):BOOL=ON' "$B/CMakeCache.txt" 2>/dev/null && LIMIT_KB=unlimited
+grep -Eq '^TSR_(SANITIZE|FUZZ):[A-Z]+=(ON|address|thread)$' "$B/CMakeCache.txt" 2>/dev/null && LIMIT_KB=unlimited
 limited() { ( ulimit -v $LIMIT_KB; exec timeout $LIMIT_S "$@" ); }
 # Runs that do real work only get the wall-clock limit (a CPU pool of many
 # threads reserves more address space than the limit above).
