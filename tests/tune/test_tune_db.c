@@ -384,6 +384,15 @@ static void test_lookup_class(void **state) {
   tsr__tune_db_close(db);
 }
 
+/* The key's target part shared by the writer and store_run: a CPU device. */
+static void cpu_target(tsr__tune_target *t) {
+  memset(t, 0, sizeof *t);
+  snprintf(t->device, sizeof t->device, "test device");
+  snprintf(t->arch, sizeof t->arch, "avx512");
+  snprintf(t->version, sizeof t->version, "test");
+  snprintf(t->backend, sizeof t->backend, "cpu");
+}
+
 /* One writer: `runs` tune results, each with 5 candidates, one tuned row. */
 static int writer(const char *path, int id, int runs) {
   char msg[1200];
@@ -393,11 +402,7 @@ static int writer(const char *path, int id, int runs) {
     return 1;
   }
   tsr__tune_target t;
-  memset(&t, 0, sizeof t);
-  snprintf(t.device, sizeof t.device, "test device");
-  snprintf(t.arch, sizeof t.arch, "avx512");
-  snprintf(t.version, sizeof t.version, "test");
-  snprintf(t.backend, sizeof t.backend, "cpu");
+  cpu_target(&t);
   tsr__tune_cand c[5];
   memset(c, 0, sizeof c);
   for (int i = 0; i < 5; i++) {
@@ -466,11 +471,7 @@ static void test_concurrent_writers(void **state) {
 static int64_t store_run(tsr__tune_db *db, int64_t m, const tsr__tune_prefetch_stats *pf) {
   char msg[1200];
   tsr__tune_target t;
-  memset(&t, 0, sizeof t);
-  snprintf(t.device, sizeof t.device, "test device");
-  snprintf(t.arch, sizeof t.arch, "avx512");
-  snprintf(t.version, sizeof t.version, "test");
-  snprintf(t.backend, sizeof t.backend, "cpu");
+  cpu_target(&t);
   tsr__tune_cand c[2];
   memset(c, 0, sizeof c);
   for (int i = 0; i < 2; i++) {
