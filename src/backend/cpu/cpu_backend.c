@@ -870,8 +870,9 @@ static void gemv_worker(void *arg, int tid) {
   }
 }
 
-/* The context's pool, created on first use (global lock: two threads may
- * share a context). */
+/* The context's pool, created on first use. A context is used by one thread
+ * at a time (tessera.h); the lock is defensive: callers that take turns on
+ * one context through their own lock (the BLAS shim) still get one pool. */
 static pthread_mutex_t pool_create_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static tsr__cpu_pool *context_pool(tsr_context *ctx) {
