@@ -233,6 +233,28 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
         "  asm volatile(\"cp.async.wait_group %%0;\\n\" :: \"n\"(PENDING) : \"memory\");\n"
         "}\n");
   }
+  if (any_staged && g->plan.kloop >= 2) {
+    /* kloop=2: shared addresses stay 32-bit window offsets and each pass of a
+     * copy sits at constant byte offsets from the thread's first destination
+     * and source, folded into the instruction (no per-copy address math) */
+    put(s,
+        "// kloop=2: copies to 32-bit shared-window byte addresses; tsr_cpo<size> at the\n"
+        "// constant byte offsets DOFF (shared) and SOFF (global) from dst and src.\n");
+    static const int sizes[3] = {16, 8, 4};
+    for (int i = 0; i < 3; i++)
+      put(s,
+          "__device__ __forceinline__ void tsr_cps%d(unsigned dst, const float *src, int bytes) {\n"
+          "  asm volatile(\"cp.async.%s.shared.global [%%0], [%%1], %d, %%2;\\n\" :: "
+          "\"r\"(dst), \"l\"(src), \"r\"(bytes) : \"memory\");\n"
+          "}\n"
+          "template <long long DOFF, long long SOFF>\n"
+          "__device__ __forceinline__ void tsr_cpo%d(unsigned dst, const float *src) {\n"
+          "  asm volatile(\"cp.async.%s.shared.global [%%0+%%2], [%%1+%%3], %d;\\n\" :: "
+          "\"r\"(dst), \"l\"(src), \"n\"(DOFF), \"n\"(SOFF) : \"memory\");\n"
+          "}\n",
+          sizes[i], sizes[i] == 16 ? "cg" : "ca", sizes[i], sizes[i], sizes[i] == 16 ? "cg" : "ca",
+          sizes[i]);
+  }
   if (g->wg || g->tf32) put(s, "%s", split_source);
   if (g->wg) emit_ptx_wg(s, g);
   if (g->tf32) {
@@ -494,6 +516,26 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
  * element for block k0 (tsr_first_<c>). Rows run along the stored tensor's
  * strided axis: k for a direct x-contiguous copy, else x. g, x0 and k0 serve
  * the tail guards only. */
+/* kloop >= 2: an operand's K-block copy as constant-offset passes, when it
+ * needs no tail guard: the pass count (0 when guarded), the rows between
+ * passes, the shared bytes between passes and the copy width in floats. */
+static int copy_passes(const tsr__emit_geo *g, const tsr__emit_operand *o, int *step,
+                       int *dstride, int *vw) {
+  int direct = o->srows_x == o->kmajor;
+  int rk = direct && !o->srows_x;
+  int v = direct ? o->vec : 1;
+  int rtail = rk ? o->tk : o->tail, ctail = rk ? o->tail : o->tk;
+  if (rtail || ctail) return 0;
+  int per_n = direct ? (rk ? o->bmn : g->plan.bk) / v : g->plan.bk;
+  int rows_n = direct ? (o->srows_x ? o->bmn : g->plan.bk) : o->bmn;
+  *step = g->nthreads / per_n;
+  *dstride = *step * (direct ? o->ls : 1) * 4;
+  *vw = v;
+  int passes = rows_n * per_n / g->nthreads;
+  TSR_ASSERT(*step >= 1 && passes >= 1);
+  return passes;
+}
+
 static void emit_load_ptr(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *o) {
   char U = (char)(o->name - 32);
   const char *EXT = o->name == 'a' ? "M" : "N";
@@ -518,26 +560,58 @@ static void emit_load_ptr(sb_t *s, const tsr__emit_geo *g, const tsr__emit_opera
       "  const int r0 = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
       "  return (tsr_idx)(%s + r0) * LD%c + (%s + c0);\n}\n",
       o->name, v, per, rorg, U, corg);
-  put(s,
-      "__device__ __forceinline__ void tsr_loadp_%c(float *s, const float *__restrict__ p,\n"
-      "                                            const float *__restrict__ g, int x0, int k0) {\n"
-      "  constexpr int V = %d, PER = %s, STEP = NT / PER, PASSES = %s * PER / NT;\n"
-      "  const int r0 = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
-      "#pragma unroll\n  for (int it = 0; it < PASSES; ++it) {\n"
-      "    const int r = r0 + it * STEP;\n"
-      "    const float *src = p + (tsr_idx)(it * STEP) * LD%c;\n",
-      o->name, v, per, rows, U);
+  int k2 = g->plan.kloop >= 2; /* s is a 32-bit shared-window byte address */
   char dst[48];
   if (direct) snprintf(dst, sizeof dst, "r * LS%c + c0", U);
   else snprintf(dst, sizeof dst, "c0 * LS%c + r", U);
-  if (rtail || ctail) {
-    put_copy_bytes(s, rtail, ctail, rorg, rext, corg, cext, "c0");
-    put(s, "    tsr_cp%d(s + %s, bytes ? src : g, bytes);\n", v * 4, dst);
+  if (k2 && !rtail && !ctail) {
+    /* kloop=2, no guards: the passes unrolled here, each at constant byte
+     * offsets from the thread's first destination and source */
+    int step, dstride, vw;
+    int passes = copy_passes(g, o, &step, &dstride, &vw);
+    TSR_ASSERT(passes && vw == v);
+    put(s,
+        "__device__ __forceinline__ unsigned tsr_dst_%c(unsigned s) { // the thread's first copy\n"
+        "  constexpr int V = %d, PER = %s;\n"
+        "  const int r = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
+        "  return s + (unsigned)(%s) * 4u;\n}\n",
+        o->name, v, per, dst);
+    put(s,
+        "__device__ __forceinline__ void tsr_loadp_%c(unsigned s, const float *__restrict__ p,\n"
+        "                                            const float *__restrict__ g, int x0, int k0) {\n"
+        "  // kloop=2: %d passes of %d rows, at constant offsets from the first copy\n"
+        "  constexpr int V = %d, PER = %s;\n"
+        "  const int r0 = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
+        "  const int r = r0;\n"
+        "  const unsigned d = s + (unsigned)(%s) * 4u;\n"
+        "  (void)g; (void)x0; (void)k0;\n",
+        o->name, passes, step, v, per, dst);
+    for (int it = 0; it < passes; it++)
+      put(s, "  tsr_cpo%d<%lldLL, (long long)%d * LD%c * 4>(d, p);\n", v * 4,
+          (long long)it * dstride, it * step, U);
+    put(s, "}\n");
   } else {
-    put(s, "    (void)g; (void)x0; (void)k0;\n");
-    put(s, "    tsr_cp%d(s + %s, src, %d);\n", v * 4, dst, v * 4);
+    put(s,
+        "__device__ __forceinline__ void tsr_loadp_%c(%s, const float *__restrict__ p,\n"
+        "                                            const float *__restrict__ g, int x0, int k0) {\n"
+        "  constexpr int V = %d, PER = %s, STEP = NT / PER, PASSES = %s * PER / NT;\n"
+        "  const int r0 = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
+        "#pragma unroll\n  for (int it = 0; it < PASSES; ++it) {\n"
+        "    const int r = r0 + it * STEP;\n"
+        "    const float *src = p + (tsr_idx)(it * STEP) * LD%c;\n",
+        o->name, k2 ? "unsigned s" : "float *s", v, per, rows, U);
+    char to[96];
+    if (k2) snprintf(to, sizeof to, "s + (unsigned)(%s) * 4u", dst);
+    else snprintf(to, sizeof to, "s + %s", dst);
+    if (rtail || ctail) {
+      put_copy_bytes(s, rtail, ctail, rorg, rext, corg, cext, "c0");
+      put(s, "    tsr_cp%s%d(%s, bytes ? src : g, bytes);\n", k2 ? "s" : "", v * 4, to);
+    } else {
+      put(s, "    (void)g; (void)x0; (void)k0;\n");
+      put(s, "    tsr_cp%d(%s, src, %d);\n", v * 4, to, v * 4);
+    }
+    put(s, "  }\n}\n");
   }
-  put(s, "  }\n}\n");
   if (rk) put(s, "static constexpr tsr_idx ADV_%c = (tsr_idx)BK * LD%c; // one K block on\n\n", U, U);
   else put(s, "static constexpr tsr_idx ADV_%c = BK; // one K block on\n\n", U);
 }
@@ -734,6 +808,49 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
       "      for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n"
       "  }\n%s}\n\n",
       kf ? "  }\n" : "");
+}
+
+/* kloop=3 (docs/emit.md "kloop"): the K loop holds two fragment sets and
+ * loads K step kk+1's while step kk multiplies, across K blocks too (the
+ * next block's step 0 is loaded after the barrier that lands it, before
+ * the block's last step multiplies). Both operands staged as [k][x] rows. */
+static void emit_frag_ffma(sb_t *s, const tsr__emit_geo *g) {
+  put(s,
+      "__device__ __forceinline__ void tsr_frag(float (&a)[TM], float (&b)[TN], const float *as,\n"
+      "                                         const float *bs, int kk) {\n"
+      "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
+      "  const int rbase = (warp / WARPS_N) * WM + (lane / LC) * FM;\n"
+      "  const int cbase = (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n");
+  for (int op = 0; op < 2; op++) {
+    const tsr__emit_operand *o = op ? &g->b : &g->a;
+    const char *arr = op ? "b" : "a", *T = op ? "TN" : "TM", *F = op ? "FN" : "FM",
+               *L = op ? "LC" : "LR", *base = op ? "cbase" : "rbase", *sp = op ? "bs" : "as";
+    char U = op ? 'B' : 'A';
+    int frag = op ? g->fn : g->fm;
+    TSR_ASSERT(o->staged && !o->srows_x);
+    if (frag == 4 && o->ls % 4 == 0)
+      put(s,
+          "#pragma unroll\n"
+          "  for (int f = 0; f < %s / 4; ++f) {\n"
+          "    const float4 t = *reinterpret_cast<const float4 *>(%s + kk * LS%c + %s + f * (%s * 4));\n"
+          "    %s[4 * f] = t.x; %s[4 * f + 1] = t.y; %s[4 * f + 2] = t.z; %s[4 * f + 3] = t.w;\n"
+          "  }\n",
+          T, sp, U, base, L, arr, arr, arr, arr);
+    else
+      put(s,
+          "#pragma unroll\n"
+          "  for (int q = 0; q < %s; ++q) %s[q] = %s[kk * LS%c + %s + (q / %s) * (%s * %s) + q %% %s];\n",
+          T, arr, sp, U, base, F, L, F, F);
+  }
+  put(s,
+      "}\n"
+      "__device__ __forceinline__ void tsr_fma(float (&acc)[TM][TN], const float (&a)[TM],\n"
+      "                                        const float (&b)[TN]) {\n"
+      "#pragma unroll\n"
+      "  for (int i = 0; i < TM; ++i)\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n"
+      "}\n\n");
 }
 
 /* Shared offsets of the tf32x3 operands: (row r, column c) of the shared
@@ -1581,14 +1698,56 @@ static void put_kloop_copies(sb_t *s, const tsr__emit_geo *g, const char *ind, c
   for (int i = 0; i < 2; i++) {
     const tsr__emit_operand *o = i ? &g->b : &g->a;
     if (o->staged)
-      put(s, "%stsr_loadp_%c(%cs + %s * %c_STAGE, p%c, %cg, %s, (kb_begin + %s) * BK);\n", ind,
-          o->name, o->name - 32, slot, o->name - 32, o->name, o->name - 32, i ? "n0" : "m0", kb);
+      put(s, "%stsr_loadp_%c(%s%c%s + %s * %c_STAGE%s, p%c, %cg, %s, (kb_begin + %s) * BK);\n", ind,
+          o->name, g->plan.kloop >= 2 ? "s" : "", o->name - 32, g->plan.kloop >= 2 ? "" : "s", slot,
+          o->name - 32, g->plan.kloop >= 2 ? " * 4u" : "", o->name, o->name - 32,
+          i ? "n0" : "m0", kb);
   }
   put(s, "%sif (%s) {", ind, guard);
   for (int i = 0; i < 2; i++) {
     const tsr__emit_operand *o = i ? &g->b : &g->a;
     if (o->staged) put(s, " p%c += ADV_%c;", o->name, o->name - 32);
   }
+  put(s, " }\n");
+}
+
+/* kloop=4: block it's K steps 0..BK-2 written out, each loading step
+ * kk+1's fragments, then issuing its share of the copies of block nx (the
+ * unguarded operands' passes spread evenly over the BK steps, in pass
+ * order; a guarded operand's whole copy at step 0), then step kk's FMAs.
+ * The copies stay in program order with the fragment loads around them
+ * (both touch shared memory), which spreads them through the block. The
+ * last step's copies and the commit come before the barrier. */
+static void put_spread_steps(sb_t *s, const tsr__emit_geo *g) {
+  const int bk = g->plan.bk;
+  int np[2] = {0, 0}, st[2] = {0, 0}, ds[2] = {0, 0}, vw[2] = {0, 0};
+  for (int i = 0; i < 2; i++) np[i] = copy_passes(g, i ? &g->b : &g->a, &st[i], &ds[i], &vw[i]);
+  int total = np[0] + np[1];
+  put(s, "    const float *as = As + rd * A_STAGE, *bs = Bs + rd * B_STAGE;\n");
+  for (int i = 0; i < 2; i++)
+    if (np[i])
+      put(s, "    const unsigned d%c = tsr_dst_%c(s%c + wr * %c_STAGE * 4u);\n", 'A' + i, 'a' + i,
+          'A' + i, 'A' + i);
+  int j = 0; /* the next pass to issue, over A's then B's */
+  for (int kk = 0; kk < bk; kk++) {
+    put(s, "    // K step %d\n", kk);
+    if (kk + 1 < bk) put(s, "    tsr_frag(fa[%d], fb[%d], as, bs, %d);\n", (kk + 1) & 1, (kk + 1) & 1, kk + 1);
+    if (kk == 0)
+      for (int i = 0; i < 2; i++)
+        if (!np[i])
+          put(s, "    tsr_loadp_%c(s%c + wr * %c_STAGE * 4u, p%c, %cg, %s, (kb_begin + nx) * BK);\n",
+              'a' + i, 'A' + i, 'A' + i, 'a' + i, 'A' + i, i ? "n0" : "m0");
+    int upto = (int)(((long long)(kk + 1) * total + bk - 1) / bk); /* passes issued by the end of step kk */
+    if (kk == bk - 1) upto = total;
+    for (; j < upto; j++) {
+      int i = j < np[0] ? 0 : 1, q = i ? j - np[0] : j;
+      put(s, "    tsr_cpo%d<%lldLL, (long long)%d * LD%c * 4>(d%c, p%c);\n", vw[i] * 4,
+          (long long)q * ds[i], q * st[i], 'A' + i, 'A' + i, 'a' + i);
+    }
+    if (kk + 1 < bk) put(s, "    tsr_fma(acc, fa[%d], fb[%d]);\n", kk & 1, kk & 1);
+  }
+  put(s, "    tsr_cp_commit();\n    if (it + STAGES < nk) {");
+  for (int i = 0; i < 2; i++) put(s, " p%c += ADV_%c;", 'a' + i, 'A' + i);
   put(s, " }\n");
 }
 
@@ -1619,7 +1778,7 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
                              : "tsr_block(acc, %s, %s, Ag, Bg, m0, n0, %s);\n";
   if (pl->kloop) {
     put(s,
-        "  // K loop (kloop=1), STAGES-deep cp.async ring: block it lives in slot rd; each\n"
+        "  // K loop (kloop>=1), STAGES-deep cp.async ring: block it lives in slot rd; each\n"
         "  // staged operand's copy pointer points at the next block to copy, clamped at the\n"
         "  // last one, which the last STAGES-1 iterations copy again into the free slot wr\n"
         "  // (the slot computed in iteration it-1, left by every thread at this barrier).\n"
@@ -1630,6 +1789,11 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         put(s, "  const float *p%c = %cg + tsr_first_%c(%s, kb_begin * BK);\n", o->name,
             o->name - 32, o->name, i ? "n0" : "m0");
     }
+    if (pl->kloop >= 2)
+      put(s, "  const unsigned %s; // shared-window byte addresses (kloop=2)\n",
+          g->a.staged && g->b.staged ? "sA = tsr_smem_addr(As), sB = tsr_smem_addr(Bs)"
+          : g->a.staged              ? "sA = tsr_smem_addr(As)"
+                                     : "sB = tsr_smem_addr(Bs)");
     put(s,
         "#pragma unroll\n"
         "  for (int st = 0; st < STAGES - 1; ++st) {\n"
@@ -1638,19 +1802,58 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s,
         "    }\n"
         "    tsr_cp_commit();\n"
-        "  }\n"
-        "  int rd = 0, wr = STAGES - 1;\n"
-        "  for (int it = 0; it < nk; ++it) {\n"
-        "    tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it have landed\n"
-        "    __syncthreads();           // ... and everyone's\n"
-        "    const int nx = it + STAGES - 1 < nk ? it + STAGES - 1 : nk - 1;\n");
-    put_kloop_copies(s, g, "    ", "wr", "nx", "it + STAGES < nk");
-    put(s, "    tsr_cp_commit();\n    ");
-    put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
-    put(s,
-        "    rd = rd + 1 == STAGES ? 0 : rd + 1;\n"
-        "    wr = wr + 1 == STAGES ? 0 : wr + 1;\n"
         "  }\n");
+    if (pl->kloop >= 3) {
+      put(s,
+          "  // kloop=3: two fragment sets; step kk+1's loads are issued before step kk's\n"
+          "  // FMAs, and block it+1's step 0 right after the barrier that lands it (inside\n"
+          "  // block it's last step). Block it-1's slot (wr) is free once every thread has\n"
+          "  // passed that barrier at the end of iteration it-1: its last reads came before.\n"
+          "  int rd = 0, wr = STAGES - 1;\n"
+          "  float fa[2][TM], fb[2][TN];\n"
+          "  tsr_cp_wait<STAGES - 2>();\n"
+          "  __syncthreads();\n"
+          "  tsr_frag(fa[0], fb[0], As, Bs, 0);\n"
+          "  for (int it = 0; it < nk; ++it) {\n"
+          "    const int nx = it + STAGES - 1 < nk ? it + STAGES - 1 : nk - 1;\n");
+      if (pl->kloop >= 4) {
+        put_spread_steps(s, g);
+      } else {
+        put_kloop_copies(s, g, "    ", "wr", "nx", "it + STAGES < nk");
+        put(s,
+            "    tsr_cp_commit();\n"
+            "    const float *as = As + rd * A_STAGE, *bs = Bs + rd * B_STAGE;\n"
+            "#pragma unroll\n"
+            "    for (int kk = 0; kk < BK - 1; ++kk) {\n"
+            "      tsr_frag(fa[(kk + 1) & 1], fb[(kk + 1) & 1], as, bs, kk + 1);\n"
+            "      tsr_fma(acc, fa[kk & 1], fb[kk & 1]);\n"
+            "    }\n");
+      }
+      put(s,
+          "    rd = rd + 1 == STAGES ? 0 : rd + 1;\n"
+          "    wr = wr + 1 == STAGES ? 0 : wr + 1;\n"
+          "    if (it + 1 < nk) { // block it+1: landed for this thread, then for everyone\n"
+          "      tsr_cp_wait<STAGES - 2>();\n"
+          "      __syncthreads();\n"
+          "      tsr_frag(fa[0], fb[0], As + rd * A_STAGE, Bs + rd * B_STAGE, 0); // BK even\n"
+          "    }\n"
+          "    tsr_fma(acc, fa[1], fb[1]);\n"
+          "  }\n");
+    } else {
+      put(s,
+          "  int rd = 0, wr = STAGES - 1;\n"
+          "  for (int it = 0; it < nk; ++it) {\n"
+          "    tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it have landed\n"
+          "    __syncthreads();           // ... and everyone's\n"
+          "    const int nx = it + STAGES - 1 < nk ? it + STAGES - 1 : nk - 1;\n");
+      put_kloop_copies(s, g, "    ", "wr", "nx", "it + STAGES < nk");
+      put(s, "    tsr_cp_commit();\n    ");
+      put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
+      put(s,
+          "    rd = rd + 1 == STAGES ? 0 : rd + 1;\n"
+          "    wr = wr + 1 == STAGES ? 0 : wr + 1;\n"
+          "  }\n");
+    }
   } else if (pl->stages == 1) {
     put(s, "  // K loop, one shared stage: load, barrier, compute, barrier\n");
     put(s, "  for (int kb = kb_begin; kb < kb_end; ++kb) {\n    const int k0 = kb * BK;\n");
@@ -2250,6 +2453,7 @@ static void emit_family(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   emit_store(s, p, g, g->wg ? 2 : g->tf32 ? (g->b.fv > 1 ? g->b.fv : 2) : g->fn);
 
   if (g->tf32) emit_block_tf32(s, g);
+  else if (!g->wg && g->plan.kloop >= 3) emit_frag_ffma(s, g);
   else if (!g->wg) emit_block_ffma(s, g);
   /* the strict recomputation of non-finite outputs: the tensor-core epilogue
    * and every split-K reduction use it */

@@ -253,13 +253,20 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
     return reject(msg, cap, "plan: kfrag=%d is not none, a, b or ab", (int)pl->kfrag);
   if (pl->kfrag != TSR_PACK_NONE && pl->mma != TSR_MMA_FFMA)
     return reject(msg, cap, "plan: kfrag is unused by mma=%s and must be none", mma_name(pl->mma));
-  if (pl->kloop != 0 && pl->kloop != 1)
-    return reject(msg, cap, "plan: kloop=%d is not 0 or 1", pl->kloop);
+  if (pl->kloop < 0 || pl->kloop > 4)
+    return reject(msg, cap, "plan: kloop=%d is not 0, 1, 2, 3 or 4", pl->kloop);
+  if (pl->kloop >= 3 && (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED || pl->kfrag != TSR_PACK_NONE))
+    return reject(msg, cap, "plan: kloop=%d needs both operands staged as [k][x] rows (a=staged, "
+                  "b=staged, kfrag=none)", pl->kloop);
+  if (pl->kloop >= 3 && pl->bk % 2)
+    return reject(msg, cap, "plan: kloop=%d needs an even bk (two fragment sets), not bk=%d",
+                  pl->kloop, pl->bk);
   if (pl->kloop && pl->mma != TSR_MMA_FFMA)
-    return reject(msg, cap, "plan: kloop=1 is unused by mma=%s and must be 0", mma_name(pl->mma));
+    return reject(msg, cap, "plan: kloop=%d is unused by mma=%s and must be 0", pl->kloop,
+                  mma_name(pl->mma));
   if (pl->kloop && pl->stages < 2)
-    return reject(msg, cap, "plan: kloop=1 needs a cp.async ring (stages >= 2), not stages=%d",
-                  pl->stages);
+    return reject(msg, cap, "plan: kloop=%d needs a cp.async ring (stages >= 2), not stages=%d",
+                  pl->kloop, pl->stages);
   if (pl->moduli != 0)
     return reject(msg, cap, "plan: moduli=%d is unused by mma=%s and must be 0", pl->moduli,
                   mma_name(pl->mma));
@@ -555,9 +562,9 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
     int per = direct ? (o->srows_x ? pl->bk : o->bmn) / o->vec : pl->bk;
     if (g->nthreads % per || (rows * per) % g->nthreads)
       return reject(msg, cap,
-                    "plan: kloop=1 needs the %d threads to copy %c in whole passes of rows (%d "
+                    "plan: kloop=%d needs the %d threads to copy %c in whole passes of rows (%d "
                     "rows of %d copies)",
-                    g->nthreads, o->name - 32, rows, per);
+                    pl->kloop, g->nthreads, o->name - 32, rows, per);
   }
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
   if (g->preg || g->ppack) {

@@ -242,6 +242,25 @@ static void ffma_cublas_geometry(const tsr_problem *p, tsr_plan *pl) {
  * slice count is the measured one: about one wave of CTAs (128), two for
  * whole 64x64 kloop tiles (sides multiples of 64; 100x100 ran without). Sides under 100 keep 32x32: 128x64x65536
  * NT 1.057x (64x64 split-K 64: 1.078x), 96x160x12288 TN 0.583x. */
+/* kloop=3 (docs/emit.md "kloop": two fragment sets, step kk+1 loaded
+ * while step kk multiplies, across K blocks; 32-bit shared addresses and
+ * constant-offset copies) for the strict kloop tiles smaller than 128x128.
+ * H200, session 14 (s14-kloop.txt), time over cuBLAS pedantic's, kloop=1 ->
+ * 3: 1000^3 (32x256, split-K 2) 1.377 -> 1.238, 1024^3 1.146 -> 1.142,
+ * 16384x64x4096 (128x64) 1.165 -> 1.082, 64x4096x4096 (64x128, split-K 8)
+ * 1.052 -> 1.006, 64x11008x4096 NT (64x64) 1.455 -> 1.426, 64x10944x4928 NT
+ * 1.560 -> 1.554. The 128x128 tile keeps kloop=1: 4096^3 1.082 -> 1.174
+ * (kloop=2 1.227; ptxas then issues each fragment LDS a median 20
+ * instructions before its first use, against 62 with kloop=1's address
+ * arithmetic in between), NT 1.159 -> 1.245. Same products in the same
+ * order: bit-identical outputs */
+static void ffma_fragment_ring(tsr_plan *pl) {
+  if (pl->mma != TSR_MMA_FFMA || pl->kloop != 1 || (pl->bm == 128 && pl->bn == 128)) return;
+  if (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED || pl->kfrag != TSR_PACK_NONE) return;
+  if (pl->bk % 2) return;
+  pl->kloop = 3;
+}
+
 static void long_k_tiles(const tsr_problem *p, tsr_precision mode, unsigned cc, tsr_pack unaligned,
                          tsr_plan *pl) {
   int64_t ctas = 128;
@@ -672,5 +691,6 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
     pl.pack = unaligned;
     pl.vec = pick_vec(p, unaligned);
   }
+  ffma_fragment_ring(&pl);
   *out = pl;
 }

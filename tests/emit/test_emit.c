@@ -454,8 +454,11 @@ static void test_rejections(void **state) {
   expect_reject(big, "kfrag=a,pad=2", "kfrag=a needs bk=8 and the shared A row bk+pad=10 floats");
   expect_reject(big, "kfrag=a,bk=6", "kfrag=a needs bk=6");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,kfrag=a", "kfrag is unused by mma=tf32x3 and must be none");
-  expect_reject(big, "kloop=2", "kloop=2 is not 0 or 1");
+  expect_reject(big, "kloop=5", "kloop=5 is not 0, 1, 2, 3 or 4");
   expect_reject(big, "kloop=1,stages=1", "kloop=1 needs a cp.async ring (stages >= 2), not stages=1");
+  expect_reject(big, "kloop=3,stages=3,a=view", "kloop=3 needs both operands staged as [k][x] rows");
+  expect_reject(big, "kloop=3,stages=3,kfrag=a", "kloop=3 needs both operands staged as [k][x] rows");
+  expect_reject(big, "kloop=3,stages=3,bk=5", "kloop=3 needs an even bk (two fragment sets), not bk=5");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,kloop=1,stages=2", "kloop=1 is unused by mma=tf32x3");
   expect_reject(big, "kloop=1,stages=2,bm=48,wm=48,tm=12,bk=12",
                 "kloop=1 needs the 32 threads to copy A in whole passes of rows (48 rows of 12 copies)");
@@ -932,23 +935,23 @@ static void test_default_table(void **state) {
           {{4096, 4096, 4096}, S, FF, 128, 128, 64, 64, 1, 1},
           {{4096, 4096, 4096, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 1, 1},
           {{4096, 4096, 4096, 0, 'T'}, S, FF, 128, 128, 64, 32, 1, 1},
-          {{1000, 1000, 1000}, S, FF, 32, 256, 16, 128, 1, 2},
-          {{1024, 1024, 4096}, S, FF, 32, 256, 16, 128, 1, 2},
+          {{1000, 1000, 1000}, S, FF, 32, 256, 16, 128, 3, 2},
+          {{1024, 1024, 4096}, S, FF, 32, 256, 16, 128, 3, 2},
           {{1280, 1280, 1280}, S, FF, 64, 64, 32, 32, -1, 1},
           {{1024, 1024, 1024, 0, 'N', 'T'}, S, FF, 64, 64, -1, -1, -1, -1},
           {{1024, 4096, 4096}, S, FF, -1, -1, -1, -1, -1, 1},
-          {{16384, 64, 4096}, S, FF, 128, 64, -1, -1, -1, 2},
-          {{64, 16384, 4096, 0, 'T'}, S, FF, 64, 128, 32, 64, -1, -1},
+          {{16384, 64, 4096}, S, FF, 128, 64, -1, -1, 3, 2},
+          {{64, 16384, 4096, 0, 'T'}, S, FF, 64, 128, 32, 64, 3, -1},
           {{8192, 8192, 64}, S, FF, 128, 128, 64, 32, 1, -1},
           {{8192, 8192, 16}, S, FF, 32, -1, -1, -1, -1, -1},
-          {{64, 4096, 4096}, S, FF, 64, 128, -1, -1, 1, 8},
-          {{64, 11008, 4096, 0, 'N', 'T'}, S, FF, -1, 64, -1, -1, 1, 2},
-          {{128, 128, 128, 128}, A, FF, 128, 64, -1, -1, 1, -1},
-          {{512, 64, 512, 96}, A, FF, 128, 64, -1, -1, 1, -1},
+          {{64, 4096, 4096}, S, FF, 64, 128, -1, -1, 3, 8},
+          {{64, 11008, 4096, 0, 'N', 'T'}, S, FF, -1, 64, -1, -1, 3, 2},
+          {{128, 128, 128, 128}, A, FF, 128, 64, -1, -1, 3, -1},
+          {{512, 64, 512, 96}, A, FF, 128, 64, -1, -1, 3, -1},
           {{512, 512, 64, 96, 'N', 'T'}, S, FF, 128, 128, -1, -1, 1, -1},
           {{1024, 1024, 128, 32, 'N', 'T'}, A, WG, -1, -1, -1, -1, -1, -1},
           {{100, 100, 8000}, A, FF, 64, 64, -1, -1, 0, 32},
-          {{128, 128, 16384}, A, FF, 64, 64, -1, -1, 1, 64},
+          {{128, 128, 16384}, A, FF, 64, 64, -1, -1, 3, 64},
           {{256, 256, 32768}, A, WG, 128, 128, -1, -1, -1, 32},
           {{256, 256, 32768}, S, FF, 128, 128, 64, 32, 1, 32},
           {{96, 160, 12288, 0, 'T'}, A, FF, 32, 32, -1, -1, -1, -1},
@@ -1423,6 +1426,29 @@ static const emu_case emu_cases[] = {
      "kloop=1,kfrag=a,pack=a,stages=2,pad=4"},
     {"ffma kloop kfrag=a 128x256 random", {140, 260, 100, 1, 'N', 'N', 0},
      "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,kfrag=a,kloop=1", 0, 0, 0, 0, 1},
+    /* kloop=2: 32-bit shared addresses, unguarded passes at constant offsets
+     * (guarded operands through tsr_cps); kloop=3: + two fragment sets
+     * across K blocks (nk of 1..3 per split-K slice, odd nk against STAGES) */
+    {"ffma kloop2 NN tails beta 3-stage", {70, 45, 37, 1, 'N', 'N', 0.5f}, "kloop=2,stages=3,pad=4"},
+    {"ffma kloop2 NT full vec4 batch2 splitk3", {64, 64, 40, 2, 'N', 'T', 0},
+     "kloop=2,stages=4,vec=4,pad=4,splitk=3"},
+    {"ffma kloop2 kfrag=ab NT beta1 tails vec2", {66, 50, 38, 1, 'N', 'T', 1.0f},
+     "kloop=2,kfrag=ab,stages=2,vec=2,pad=4"},
+    {"ffma kloop2 view A TT tails", {70, 45, 37, 1, 'T', 'T', 0}, "kloop=2,a=view,stages=2,pad=4"},
+    {"ffma kloop3 NN tails beta 3-stage", {70, 45, 37, 1, 'N', 'N', 0.5f}, "kloop=3,stages=3,pad=4"},
+    {"ffma kloop3 NN full vec4 splitk3 short slices", {64, 64, 40, 1, 'N', 'N', 0},
+     "kloop=3,stages=4,vec=4,pad=4,splitk=3"},
+    {"ffma kloop3 TN batch2 ld pad 2-stage", {66, 38, 26, 2, 'T', 'N', 0.5f, 1, 3, 2, 5},
+     "kloop=3,stages=2,pad=4"},
+    {"ffma kloop3 128x128 cuBLAS geometry NT random", {140, 260, 100, 1, 'N', 'T', 0},
+     "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,kloop=3", 0, 0, 0, 0, 1},
+    /* kloop=4: the copies spread over the K steps (a guarded operand's at step 0) */
+    {"ffma kloop4 NN tails beta 3-stage", {70, 45, 37, 1, 'N', 'N', 0.5f}, "kloop=4,stages=3,pad=4"},
+    {"ffma kloop4 NT full vec4 batch2 splitk3", {64, 64, 40, 2, 'N', 'T', 0},
+     "kloop=4,stages=4,vec=4,pad=4,splitk=3"},
+    {"ffma kloop4 TN full 2-stage bk4", {64, 64, 48, 1, 'T', 'N', 0}, "kloop=4,stages=2,bk=4,pad=4"},
+    {"ffma kloop4 128x128 cuBLAS geometry NN random", {256, 256, 96, 1, 'N', 'N', 0},
+     "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,kloop=4", 0, 0, 0, 0, 1},
     {"ffma kfrag=a 128x256 8x16 contract strict", {140, 260, 100, 1, 'N', 'N', 0},
      "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=4,vec=4,pad=4,kfrag=a", .random = 3,
      .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
@@ -2517,6 +2543,12 @@ static void test_nvcc(void **state) {
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,walk=rect:8x16,kfrag=a,kloop=1", 1},
       {{512, 4096, 11008, 1, 'N', 'T', 0}, "bm=128,bn=128,bk=8,wm=64,wn=32,tm=8,tn=8,stages=4,vec=4,pad=4,kfrag=ab,kloop=1", 1},
       {{1000, 1000, 1000, 2, 'T', 'T', 0.5f}, "bm=128,bn=128,bk=16,wm=64,wn=32,tm=8,tn=8,stages=3,vec=4,pad=4,kfrag=ab,pack=a,kloop=1,splitk=2"},
+      /* kloop=2 / 3 on cuBLAS's geometry (the 128x128 default's loop): no spills */
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,walk=rect:8x16,kloop=2", 1},
+      {{4096, 4096, 4096, 1, 'N', 'T', 0}, "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,walk=rect:8x16,kloop=3", 1},
+      {{3000, 3000, 3000, 1, 'N', 'N', 0}, "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,walk=rect:8x16,kloop=3", 1},
+      {{4096, 4096, 4096, 1, 'N', 'N', 0}, "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,walk=rect:8x16,kloop=4", 1},
+      {{4096, 4096, 4096, 1, 'N', 'T', 0}, "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,walk=rect:8x16,kloop=4", 1},
       /* split=pack: the large geometries without spills (docs/emit.md) */
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=8,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16,split=pack", 1},
       {{4096, 4096, 4096, 1, 'N', 'N', 0}, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=16,wm=64,wn=64,stages=4,pad=0,walk=rect:8x16,split=pack", 1},

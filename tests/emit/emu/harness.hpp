@@ -224,6 +224,17 @@ static inline unsigned tsr_smem_addr(const void *p) {
 static inline const float *emu_shared(unsigned a) {
   return (const float *)((const char *)emu_smem + a);
 }
+/* kloop=2: cp.async to a shared-window byte address, and at constant byte
+ * offsets from one (shared) and from a global pointer */
+static inline void tsr_cps16(unsigned d, const float *s, int b) { emu_cp((float *)emu_shared(d), s, 16, b); }
+static inline void tsr_cps8(unsigned d, const float *s, int b) { emu_cp((float *)emu_shared(d), s, 8, b); }
+static inline void tsr_cps4(unsigned d, const float *s, int b) { emu_cp((float *)emu_shared(d), s, 4, b); }
+template <long long DOFF, long long SOFF> static inline void emu_cpo(unsigned d, const float *s, int size) {
+  emu_cp((float *)emu_shared(d + (unsigned)DOFF), (const float *)((const char *)s + SOFF), size, size);
+}
+template <long long DOFF, long long SOFF> static inline void tsr_cpo16(unsigned d, const float *s) { emu_cpo<DOFF, SOFF>(d, s, 16); }
+template <long long DOFF, long long SOFF> static inline void tsr_cpo8(unsigned d, const float *s) { emu_cpo<DOFF, SOFF>(d, s, 8); }
+template <long long DOFF, long long SOFF> static inline void tsr_cpo4(unsigned d, const float *s) { emu_cpo<DOFF, SOFF>(d, s, 4); }
 static inline int tsr_tid() { return (int)threadIdx.x; }
 static inline void tsr_ldsm4s(unsigned (&r)[4], unsigned a) { emu_ldsm(r, emu_shared(a), 4); }
 static inline void tsr_ldsm2s(unsigned (&r)[2], unsigned a) { emu_ldsm(r, emu_shared(a), 2); }
