@@ -253,11 +253,15 @@ static void ffma_cublas_geometry(const tsr_problem *p, tsr_plan *pl) {
  * (kloop=2 1.227; ptxas then issues each fragment LDS a median 20
  * instructions before its first use, against 62 with kloop=1's address
  * arithmetic in between), NT 1.159 -> 1.245. Same products in the same
- * order: bit-identical outputs */
-static void ffma_fragment_ring(tsr_plan *pl) {
+ * order: bit-identical outputs. In the strict zoo (session 14, run 3) every
+ * changed shape gained (1000^3 1.386 -> 1.274, 16384x64x4096 1.164 -> 1.097,
+ * 96*512x64x512 1.038 -> 0.979) but 1024^3 (1.150 -> 1.181; the screen had
+ * 1.146 -> 1.142) and 128*128x128x128 (0.974 -> 1.024), whose K of 128 is
+ * eight K blocks: a K slice under 256 keeps kloop=1 */
+static void ffma_fragment_ring(const tsr_problem *p, tsr_plan *pl) {
   if (pl->mma != TSR_MMA_FFMA || pl->kloop != 1 || (pl->bm == 128 && pl->bn == 128)) return;
   if (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED || pl->kfrag != TSR_PACK_NONE) return;
-  if (pl->bk % 2) return;
+  if (pl->bk % 2 || p->k / (pl->splitk > 1 ? pl->splitk : 1) < 256) return;
   pl->kloop = 3;
 }
 
@@ -691,6 +695,6 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
     pl.pack = unaligned;
     pl.vec = pick_vec(p, unaligned);
   }
-  ffma_fragment_ring(&pl);
+  ffma_fragment_ring(p, &pl);
   *out = pl;
 }
