@@ -717,6 +717,32 @@ static void emit_store(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, in
   put(s, "}\n\n");
 }
 
+/* A staged [k][x] operand's fragment of K step kk into arr (op 0: A into
+ * a[TM], 1: B into b[TN]), IND-indented: 16-byte LDS of the FM (FN)
+ * consecutive rows of each fragment, or scalars where the fragment or the
+ * row stride is not 4-aligned. tsr_block's and tsr_frag's loads. */
+static void put_staged_frag(sb_t *s, const tsr__emit_geo *g, int op, const char *ind) {
+  const tsr__emit_operand *o = op ? &g->b : &g->a;
+  const char *arr = op ? "b" : "a", *T = op ? "TN" : "TM", *F = op ? "FN" : "FM",
+             *L = op ? "LC" : "LR", *base = op ? "cbase" : "rbase", *sp = op ? "bs" : "as";
+  char U = op ? 'B' : 'A';
+  int frag = op ? g->fn : g->fm;
+  TSR_ASSERT(o->staged && !o->srows_x);
+  if (frag == 4 && o->ls % 4 == 0)
+    put(s,
+        "#pragma unroll\n"
+        "%sfor (int f = 0; f < %s / 4; ++f) {\n"
+        "%s  const float4 t = *reinterpret_cast<const float4 *>(%s + kk * LS%c + %s + f * (%s * 4));\n"
+        "%s  %s[4 * f] = t.x; %s[4 * f + 1] = t.y; %s[4 * f + 2] = t.z; %s[4 * f + 3] = t.w;\n"
+        "%s}\n",
+        ind, T, ind, sp, U, base, L, ind, arr, arr, arr, arr, ind);
+  else
+    put(s,
+        "#pragma unroll\n"
+        "%sfor (int q = 0; q < %s; ++q) %s[q] = %s[kk * LS%c + %s + (q / %s) * (%s * %s) + q %% %s];\n",
+        ind, T, arr, sp, U, base, F, L, F, F);
+}
+
 /* FFMA: one K block of the thread's TM x TN micro-tile. Lanes form an
  * LR x LC grid (lane = lr * LC + lc); thread rows are TM/FM fragments of FM
  * consecutive rows at lr*FM + f*LR*FM, so the FM=4 fragments of a warp are
@@ -770,24 +796,12 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
     const tsr__emit_operand *o = op ? &g->b : &g->a;
     const char *arr = op ? "b" : "a", *T = op ? "TN" : "TM", *F = op ? "FN" : "FM",
                *L = op ? "LC" : "LR", *base = op ? "cbase" : "rbase", *org = op ? "n0" : "m0",
-               *sp = op ? "bs" : "as", *G = op ? "Bg" : "Ag";
-    char U = op ? 'B' : 'A';
+               *G = op ? "Bg" : "Ag";
     int frag = op ? g->fn : g->fm;
     if (o->srows_x) {
       put(s, "#pragma unroll\n    for (int q = 0; q < %s; ++q) %s[q] = %s4[q][u];\n", T, arr, arr);
-    } else if (o->staged && frag == 4 && o->ls % 4 == 0) {
-      put(s,
-          "#pragma unroll\n"
-          "    for (int f = 0; f < %s / 4; ++f) {\n"
-          "      const float4 t = *reinterpret_cast<const float4 *>(%s + kk * LS%c + %s + f * (%s * 4));\n"
-          "      %s[4 * f] = t.x; %s[4 * f + 1] = t.y; %s[4 * f + 2] = t.z; %s[4 * f + 3] = t.w;\n"
-          "    }\n",
-          T, sp, U, base, L, arr, arr, arr, arr);
     } else if (o->staged) {
-      put(s,
-          "#pragma unroll\n"
-          "    for (int q = 0; q < %s; ++q) %s[q] = %s[kk * LS%c + %s + (q / %s) * (%s * %s) + q %% %s];\n",
-          T, arr, sp, U, base, F, L, F, F);
+      put_staged_frag(s, g, op, "    ");
     } else if (!o->kmajor && o->vec == 4 && frag == 4) {
       put(s,
           "#pragma unroll\n"
@@ -821,27 +835,7 @@ static void emit_frag_ffma(sb_t *s, const tsr__emit_geo *g) {
       "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
       "  const int rbase = (warp / WARPS_N) * WM + (lane / LC) * FM;\n"
       "  const int cbase = (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n");
-  for (int op = 0; op < 2; op++) {
-    const tsr__emit_operand *o = op ? &g->b : &g->a;
-    const char *arr = op ? "b" : "a", *T = op ? "TN" : "TM", *F = op ? "FN" : "FM",
-               *L = op ? "LC" : "LR", *base = op ? "cbase" : "rbase", *sp = op ? "bs" : "as";
-    char U = op ? 'B' : 'A';
-    int frag = op ? g->fn : g->fm;
-    TSR_ASSERT(o->staged && !o->srows_x);
-    if (frag == 4 && o->ls % 4 == 0)
-      put(s,
-          "#pragma unroll\n"
-          "  for (int f = 0; f < %s / 4; ++f) {\n"
-          "    const float4 t = *reinterpret_cast<const float4 *>(%s + kk * LS%c + %s + f * (%s * 4));\n"
-          "    %s[4 * f] = t.x; %s[4 * f + 1] = t.y; %s[4 * f + 2] = t.z; %s[4 * f + 3] = t.w;\n"
-          "  }\n",
-          T, sp, U, base, L, arr, arr, arr, arr);
-    else
-      put(s,
-          "#pragma unroll\n"
-          "  for (int q = 0; q < %s; ++q) %s[q] = %s[kk * LS%c + %s + (q / %s) * (%s * %s) + q %% %s];\n",
-          T, arr, sp, U, base, F, L, F, F);
-  }
+  for (int op = 0; op < 2; op++) put_staged_frag(s, g, op, "  ");
   put(s,
       "}\n"
       "__device__ __forceinline__ void tsr_fma(float (&acc)[TM][TN], const float (&a)[TM],\n"
