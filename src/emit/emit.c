@@ -510,32 +510,27 @@ static void emit_load(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
   put(s, "  }\n}\n\n");
 }
 
+/* kloop >= 2: an operand's K-block copy as constant-offset passes, when it
+ * needs no tail guard: the pass count (0 when guarded), the rows between
+ * passes, the shared bytes between passes and the copy width in floats. */
+static int copy_passes(const tsr__emit_operand *o, int *step, int *dstride, int *vw) {
+  int direct = o->srows_x == o->kmajor;
+  int rk = direct && !o->srows_x;
+  int rtail = rk ? o->tk : o->tail, ctail = rk ? o->tail : o->tk;
+  if (rtail || ctail) return 0;
+  TSR_ASSERT(o->kl_step >= 1 && o->kl_passes >= 1); /* set by the geometry's kloop check */
+  *step = o->kl_step;
+  *dstride = o->kl_step * (direct ? o->ls : 1) * 4;
+  *vw = direct ? o->vec : 1;
+  return o->kl_passes;
+}
+
 /* kloop=1 (docs/emit.md "kloop"): the copy of one operand's K block from
  * the thread's pointer p (its first element of the block; the passes sit at
  * constant offsets from it, STEP rows apart), and the offset of that first
  * element for block k0 (tsr_first_<c>). Rows run along the stored tensor's
  * strided axis: k for a direct x-contiguous copy, else x. g, x0 and k0 serve
  * the tail guards only. */
-/* kloop >= 2: an operand's K-block copy as constant-offset passes, when it
- * needs no tail guard: the pass count (0 when guarded), the rows between
- * passes, the shared bytes between passes and the copy width in floats. */
-static int copy_passes(const tsr__emit_geo *g, const tsr__emit_operand *o, int *step,
-                       int *dstride, int *vw) {
-  int direct = o->srows_x == o->kmajor;
-  int rk = direct && !o->srows_x;
-  int v = direct ? o->vec : 1;
-  int rtail = rk ? o->tk : o->tail, ctail = rk ? o->tail : o->tk;
-  if (rtail || ctail) return 0;
-  int per_n = direct ? (rk ? o->bmn : g->plan.bk) / v : g->plan.bk;
-  int rows_n = direct ? (o->srows_x ? o->bmn : g->plan.bk) : o->bmn;
-  *step = g->nthreads / per_n;
-  *dstride = *step * (direct ? o->ls : 1) * 4;
-  *vw = v;
-  int passes = rows_n * per_n / g->nthreads;
-  TSR_ASSERT(*step >= 1 && passes >= 1);
-  return passes;
-}
-
 static void emit_load_ptr(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *o) {
   char U = (char)(o->name - 32);
   const char *EXT = o->name == 'a' ? "M" : "N";
@@ -568,7 +563,7 @@ static void emit_load_ptr(sb_t *s, const tsr__emit_geo *g, const tsr__emit_opera
     /* kloop=2, no guards: the passes unrolled here, each at constant byte
      * offsets from the thread's first destination and source */
     int step, dstride, vw;
-    int passes = copy_passes(g, o, &step, &dstride, &vw);
+    int passes = copy_passes(o, &step, &dstride, &vw);
     TSR_ASSERT(passes && vw == v);
     put(s,
         "__device__ __forceinline__ unsigned tsr_dst_%c(unsigned s) { // the thread's first copy\n"
@@ -1715,7 +1710,7 @@ static void put_kloop_copies(sb_t *s, const tsr__emit_geo *g, const char *ind, c
 static void put_spread_steps(sb_t *s, const tsr__emit_geo *g) {
   const int bk = g->plan.bk;
   int np[2] = {0, 0}, st[2] = {0, 0}, ds[2] = {0, 0}, vw[2] = {0, 0};
-  for (int i = 0; i < 2; i++) np[i] = copy_passes(g, i ? &g->b : &g->a, &st[i], &ds[i], &vw[i]);
+  for (int i = 0; i < 2; i++) np[i] = copy_passes(i ? &g->b : &g->a, &st[i], &ds[i], &vw[i]);
   int total = np[0] + np[1];
   put(s, "    const float *as = As + rd * A_STAGE, *bs = Bs + rd * B_STAGE;\n");
   for (int i = 0; i < 2; i++)

@@ -29,6 +29,8 @@ typedef struct {
   int tail;         /* 1 when ext % bmn != 0 (0 when packed: padded to tiles) */
   int tk;           /* 1 when the loads need K guards (K tail, not packed) */
   int vec;          /* global-load vector width of this operand */
+  int kl_step;      /* kloop >= 1, staged: rows between a thread's copy passes (NT / copies per row) */
+  int kl_passes;    /* ... and the passes of one K block's copy */
   /* pack prologue: the operand is read from W + poff as a zero-padded
    * prows x ld tensor per batch item (stride = prows * ld); src_kmajor and
    * src_ld/src_stride describe the user's tensor the prologue reads. */

@@ -555,11 +555,13 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   for (int i = 0; i < 2 && pl->kloop; i++) { /* after check_vec: vec divides the rows */
     /* kloop=1: every pass of a thread's copy moves its row by NT / per, so
      * the passes sit at constant offsets from one pointer */
-    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    tsr__emit_operand *o = i ? &g->b : &g->a;
     if (!o->staged) continue;
     int direct = o->srows_x == o->kmajor;
     int rows = direct ? (o->srows_x ? o->bmn : pl->bk) : o->bmn;
     int per = direct ? (o->srows_x ? pl->bk : o->bmn) / o->vec : pl->bk;
+    o->kl_step = g->nthreads / per;
+    o->kl_passes = rows * per / g->nthreads;
     if (g->nthreads % per || (rows * per) % g->nthreads)
       return reject(msg, cap,
                     "plan: kloop=%d needs the %d threads to copy %c in whole passes of rows (%d "
