@@ -61,15 +61,21 @@ static void query_text(sqlite3 *h, const char *sql, char *out, size_t cap) {
   sqlite3_finalize(s);
 }
 
+/* the text of the one value SQL selects is WANT */
+static void expect_text(sqlite3 *h, const char *sql, const char *want) {
+  char txt[256];
+  query_text(h, sql, txt, sizeof txt);
+  assert_string_equal(txt, want);
+}
+
 static void test_fresh_schema(void **state) {
-  char path[512], msg[1200], txt[64];
+  char path[512], msg[1200];
   path_in(path, sizeof path, "sub/dir/tune.db");
   tsr__tune_db *db = NULL;
   assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
   sqlite3 *h = tsr__tune_db_handle(db);
   assert_int_equal(query_int(h, "PRAGMA user_version"), TSR__TUNE_SCHEMA_VERSION);
-  query_text(h, "PRAGMA journal_mode", txt, sizeof txt);
-  assert_string_equal(txt, "wal");
+  expect_text(h, "PRAGMA journal_mode", "wal");
   assert_int_equal(query_int(h, "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
                                 "name IN ('meta','runs','candidates','tuned')"),
                    4);
@@ -98,7 +104,7 @@ static void make_v1(const char *path) {
 }
 
 static void test_migration_v1(void **state) {
-  char path[512], msg[1200], txt[256];
+  char path[512], msg[1200];
   path_in(path, sizeof path, "v1.db");
   make_v1(path);
   size_t n;
@@ -118,17 +124,12 @@ static void test_migration_v1(void **state) {
                                 "tessera_version='v1' AND op_a='N' AND op_b='N' AND batch=1 AND "
                                 "precision='fp32'"),
                    2);
-  query_text(h, "SELECT plan FROM tuned WHERE backend='cpu'", txt, sizeof txt);
-  assert_string_equal(txt, "bm=96,bn=256,bk=128,tm=12,tn=32");
-  query_text(h, "SELECT time_ns FROM tuned WHERE backend='cpu'", txt, sizeof txt);
-  assert_string_equal(txt, "12345.5");
-  query_text(h, "SELECT updated FROM tuned WHERE backend='cpu'", txt, sizeof txt);
-  assert_string_equal(txt, "2026-11-01T00:00:00Z");
-  query_text(h, "SELECT value FROM meta WHERE key='migrated_from'", txt, sizeof txt);
-  assert_string_equal(txt, "1");
+  expect_text(h, "SELECT plan FROM tuned WHERE backend='cpu'", "bm=96,bn=256,bk=128,tm=12,tn=32");
+  expect_text(h, "SELECT time_ns FROM tuned WHERE backend='cpu'", "12345.5");
+  expect_text(h, "SELECT updated FROM tuned WHERE backend='cpu'", "2026-11-01T00:00:00Z");
+  expect_text(h, "SELECT value FROM meta WHERE key='migrated_from'", "1");
   assert_int_equal(query_int(h, "SELECT count(*) FROM sqlite_master WHERE name='tuned_v1'"), 0);
-  query_text(h, "PRAGMA integrity_check", txt, sizeof txt);
-  assert_string_equal(txt, "ok");
+  expect_text(h, "PRAGMA integrity_check", "ok");
   tsr__tune_db_close(db);
   /* Opening again is a no-op (already v2). */
   assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
@@ -440,7 +441,7 @@ static int writer(const char *path, int id, int runs) {
 }
 
 static void test_concurrent_writers(void **state) {
-  char path[512], txt[64];
+  char path[512];
   path_in(path, sizeof path, "concurrent.db"); /* both also race to create it */
   const int runs = 200;
   pid_t pids[2];
@@ -457,8 +458,7 @@ static void test_concurrent_writers(void **state) {
   }
   sqlite3 *h;
   assert_int_equal(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-  query_text(h, "PRAGMA integrity_check", txt, sizeof txt);
-  assert_string_equal(txt, "ok");
+  expect_text(h, "PRAGMA integrity_check", "ok");
   assert_int_equal(query_int(h, "SELECT count(*) FROM runs WHERE status='done'"), 2 * runs);
   assert_int_equal(query_int(h, "SELECT count(*) FROM candidates"), 2 * runs * 5);
   assert_int_equal(query_int(h, "SELECT count(*) FROM tuned"), 2 * runs);
@@ -556,7 +556,7 @@ static int count_of(const char *text, const char *needle) {
 /* A run's prefetch counts go into its row exactly (types included) and
  * --show lists them. */
 static void test_prefetch_counts_stored(void **state) {
-  char path[512], msg[1200], sql[256], txt[64];
+  char path[512], msg[1200], sql[256];
   path_in(path, sizeof path, "prefetch.db");
   tsr__tune_db *db = NULL;
   assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
@@ -585,15 +585,13 @@ static void test_prefetch_counts_stored(void **state) {
     assert_int_equal(query_int(h, sql), ints[i].want);
     snprintf(sql, sizeof sql, "SELECT typeof(%s) FROM runs WHERE id=%lld", ints[i].col,
              (long long)id);
-    query_text(h, sql, txt, sizeof txt);
-    assert_string_equal(txt, ints[i].type);
+    expect_text(h, sql, ints[i].type);
     /* off is zeros, not NULL: the run recorded that nothing was compiled ahead */
     snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id=%lld", ints[i].col, (long long)id_off);
     assert_int_equal(query_int(h, sql), ints[i].want_off);
     snprintf(sql, sizeof sql, "SELECT typeof(%s) FROM runs WHERE id=%lld", ints[i].col,
              (long long)id_off);
-    query_text(h, sql, txt, sizeof txt);
-    assert_string_equal(txt, "integer");
+    expect_text(h, sql, "integer");
   }
   sqlite3_stmt *s;
   snprintf(sql, sizeof sql,
@@ -711,7 +709,7 @@ static const char all_prefetch_null[] =
  * every row and value, with NULL (not recorded) in the new columns; runs
  * stored afterwards carry their counts. */
 static void test_migration_v3(void **state) {
-  char path[512], msg[1200], sql[1024], txt[256];
+  char path[512], msg[1200], sql[1024];
   path_in(path, sizeof path, "v3.db");
   make_v3(path);
   size_t n;
@@ -756,12 +754,9 @@ static void test_migration_v3(void **state) {
   sqlite3 *h = tsr__tune_db_handle(db);
   assert_int_equal(query_int(h, "PRAGMA user_version"), TSR__TUNE_SCHEMA_VERSION);
   assert_int_equal(TSR__TUNE_SCHEMA_VERSION, 4);
-  query_text(h, "SELECT value FROM meta WHERE key='migrated_from'", txt, sizeof txt);
-  assert_string_equal(txt, "3");
-  query_text(h, "SELECT value FROM meta WHERE key='created'", txt, sizeof txt);
-  assert_string_equal(txt, "2026-11-30T00:00:00Z");
-  query_text(h, "PRAGMA integrity_check", txt, sizeof txt);
-  assert_string_equal(txt, "ok");
+  expect_text(h, "SELECT value FROM meta WHERE key='migrated_from'", "3");
+  expect_text(h, "SELECT value FROM meta WHERE key='created'", "2026-11-30T00:00:00Z");
+  expect_text(h, "PRAGMA integrity_check", "ok");
   assert_int_equal(query_int(h, "SELECT count(*) FROM runs"), 2);
   assert_int_equal(query_int(h, "SELECT count(*) FROM candidates"), 3);
   assert_int_equal(query_int(h, "SELECT count(*) FROM tuned"), 1);
