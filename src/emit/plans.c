@@ -230,6 +230,42 @@ static void ffma_cublas_geometry(const tsr_problem *p, tsr_plan *pl) {
   pl->bk = 8, pl->wm = 64, pl->wn = 64, pl->tm = 8, pl->tn = 16, pl->stages = 3;
 }
 
+/* The 64x128 strict kloop tile: 4 warps of 32x64, 8x8 per thread, 16-deep
+ * K blocks x 3 stages (127 registers: 4 CTAs and 16 warps per SM; the
+ * fragment ring, kloop=3, follows from ffma_fragment_ring) */
+static void ffma_tile_64x128(tsr_plan *pl) {
+  pl->mma = TSR_MMA_FFMA;
+  pl->bm = 64, pl->bn = 128, pl->bk = 16, pl->wm = 32, pl->wn = 64, pl->tm = 8, pl->tn = 8;
+  pl->stages = 3, pl->pad = 4, pl->kloop = 1;
+}
+
+/* Most CTAs any of the 132 SMs runs, times one CTA's share of the work (a
+ * whole tile's K loop = 1): the time of a grid whose SMs each hold enough
+ * warps to run at their full rate, as the slowest SM's queue. Ties between
+ * plans of equal load are measured ties (below). */
+static double sm_load(int64_t ctas, double work) {
+  return (double)((ctas + 131) / 132) * work;
+}
+
+/* Wave quantization of the 128x128 tile (2 CTAs per SM): where the
+ * slowest SM's queue of 64x128 tiles (4 per SM, half the work each) is at
+ * least 5 % shorter than that of 128x128 tiles, the 64x128 tile. H200,
+ * session 15 (s15-screen.txt, s15-screen2.txt), time over cuBLAS
+ * pedantic's, 128x128 -> 64x128: 640x4608x3456 (queues 2 -> 1.5) 1.310 ->
+ * 1.006 (split-K 4 of 128x128 tiles: 1.063), 3000^3 (5 -> 4.5) 1.137 ->
+ * 1.027; equal queues measure equal: 4096^3 1.094 / 1.094, 8192x4096x4096
+ * 1.075 / 1.071, 8192x11008x4096 1.089 / 1.081, 2048^3 1.092 / 1.114.
+ * Errors unchanged (the same k-ascending sums). NN only: NT at equal
+ * queues measured equal too (3008x12608x832 1.223 / 1.205), TN lost
+ * (4096x11008x8192 1.065 -> 1.098), neither has an unequal case measured */
+static void ffma_quantized_tile(const tsr_problem *p, tsr_plan *pl) {
+  if (p->op_a != TSR_OP_N || p->op_b != TSR_OP_N || pl->splitk != 1) return;
+  if (pl->mma != TSR_MMA_FFMA || pl->kloop != 1 || pl->bm != 128 || pl->bn != 128) return;
+  int64_t t128 = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
+  int64_t t64 = ((p->m + 63) / 64) * ((p->n + 127) / 128) * p->batch;
+  if (sm_load(t64, 0.5) <= 0.95 * sm_load(t128, 1.0)) ffma_tile_64x128(pl);
+}
+
 /* Small outputs with long K whose sides are both 100 or more (the long-k
  * zoo class): the 32x32 tiles of the small class run their many slices at
  * 4x4 per thread. H200, session 12 (s12-batched-*.txt), time over cuBLAS
@@ -271,6 +307,11 @@ static void long_k_tiles(const tsr_problem *p, tsr_precision mode, unsigned cc, 
   if (p->m >= 256 && p->n >= 256 && !unaligned) {
     ffma_tiles(pl, 1);
     pl->kloop = 1;
+    /* strict: 64x128 tiles (4 CTAs per SM) toward 512 CTAs. Session 15
+     * (s15-screen2.txt), 256x256x32768: 1.169x cuBLAS's time in 128x128
+     * tiles split-K 32 -> 1.074x (64x128 kloop=3 split-K 64); the 128x128
+     * cuBLAS geometry split-K 32 / 64 / 128: 1.298x / 1.115x / 1.185x */
+    if (!(mode == TSR_PREC_AUTO && cc == 90)) ffma_tile_64x128(pl), ctas = 512;
     if (mode == TSR_PREC_AUTO && cc == 90) {
       pl->mma = TSR_MMA_WGMMA_TF32X3;
       pl->split = TSR_SPLIT_PRODUCER_BULK;
@@ -416,8 +457,22 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
    * K row 64 bytes apart per product) it ran 15.6x cuBLAS's time on the
    * H200 (session 6) against 0.99x for the skinny tiles */
   int shortk = p->m <= p->n ? p->op_a == TSR_OP_N : p->op_b == TSR_OP_T;
-  if ((cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) && (p->m <= 16 || p->n <= 16) &&
-      ((p->m <= p->n ? p->m : p->n) == 1 || shortk)) {
+  /* 9..16 decode rows against a k-contiguous B (NT, aligned): the skinny
+   * FFMA tiles with both operands as [x][k] rows (kfrag=ab: 16-byte copies,
+   * 4 k steps per LDS.128), 32 slices. H200, session 15 (s15-screen3.txt),
+   * time over cuBLAS pedantic's, GEMV plan -> this: 16x4096x14336 NT
+   * 1.220x -> 0.960x, 16x14336x4096 NT 1.111x -> 0.747x (without kfrag,
+   * kloop=1: 1.069x / 0.953x); errors 2.0-2.3e-7 -> 2.3-3.9e-7 (cuBLAS
+   * 5.4-8.1e-7). 8 rows and fewer keep the GEMV plan (0.66-0.83x) */
+  int rows16 = cls == CLS_SKINNY_M && p->m > 8 && p->m <= 16 && p->op_a == TSR_OP_N &&
+               p->op_b == TSR_OP_T && !is_unaligned(p);
+  if (rows16) {
+    skinny_tiles(p, &pl);
+    pl.kfrag = TSR_PACK_AB;
+    int64_t most = (p->k / pl.bk) / SPLITK_MIN_KB;
+    pl.splitk = (int)(most < 32 ? (most < 1 ? 1 : most) : 32);
+  } else if ((cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) && (p->m <= 16 || p->n <= 16) &&
+             ((p->m <= p->n ? p->m : p->n) == 1 || shortk)) {
     gemv_plan(p, &pl);
   } else if (cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) {
     skinny_tiles(p, &pl);
@@ -514,8 +569,11 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       /* under one wave (128 tiles on 132 SMs): split-K 2 lets two CTAs
        * share an SM. H200, session 10 (s10-ffma.txt): 512x4096x4096 1.076x
        * cuBLAS's time (1.109x without), 512x4096x11008 NT 1.274x (1.302x);
-       * 128x64 tiles instead: 1.083x / 1.382x */
-      if (tw < 132) pl.splitk = 2;
+       * 128x64 tiles instead: 1.083x / 1.382x. The 64-row tile (4 CTAs per
+       * SM) splits 4 (session 15, s15-screen2.txt: 64x16384x4096 TN 1.109x
+       * -> 1.064x); 128x64 keeps 2 (16384x64x4096 split-K 4: 1.081x ->
+       * 1.109x) */
+      if (tw < 132) pl.splitk = pl.bm == 64 ? 4 : 2;
     } else if (!tc) {
       ffma_tiles(&pl, 0);
       /* 64 rows or fewer against long N and K, aligned rows (decode-like
@@ -528,7 +586,15 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       if (!unaligned && p->m <= 64 && p->n >= 2048 && p->k >= 2048 && p->op_a == TSR_OP_N) {
         pl.kloop = 1;
         if (p->op_b == TSR_OP_N) pl.bn = 128, pl.wn = 64, pl.tm = 8;
-        else pl.splitk = 2;
+        /* NT: the same 64x128 tile with both operands as [x][k] rows
+         * (kfrag=ab: 16-byte copies instead of two transposing 4-byte
+         * ones; 167 registers, 3 CTAs per SM), split K as NN (4 here).
+         * Session 15 (s15-screen*.txt), 64x64 kloop=3 split-K 2 -> this:
+         * 64x11008x4096 1.435x -> 1.178x / 1.185x (two runs), 64x10944x4928
+         * 1.554x -> 1.256x / 1.259x; 64x128 without kfrag (kloop=3) 1.218x /
+         * 1.287x, kfrag=b 1.241x / 1.306x, split-K 8 1.217x / 1.296x. On
+         * 128x128 tiles kfrag lost (4096^3 NT 1.154x -> 1.29-1.39x) */
+        else pl.bn = 128, pl.wn = 64, pl.tm = 8, pl.kfrag = TSR_PACK_AB;
       }
       /* a batch of problems of 65..128 a side: 128x64 kloop tiles of four
        * warps (8x8 per thread). H200, session 12 (s12-batched-ffma.txt):
@@ -554,10 +620,22 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       }
     }
     int64_t tiles = ((p->m + pl.bm - 1) / pl.bm) * ((p->n + pl.bn - 1) / pl.bn) * p->batch;
+    /* packed (unaligned) operands in 64x64 strict tiles: the packed copies
+     * are aligned and k-contiguous, so the kloop loop (then the fragment
+     * ring) applies, and slices toward 4 CTAs per SM. Session 15
+     * (s15-screen*.txt), 195x1423x2802 (92 tiles), split-K 2 (the old
+     * target's pick) 2.066x cuBLAS's time; kloop=3 with split-K 3 1.654x, 4
+     * 1.387x / 1.410x (two runs), 6 1.497x, 8 1.451x; split-K 4 without
+     * kloop 1.543x; 64x128 or 32x256 tiles 1.66-1.75x. Then without the
+     * pack (s15-screen3.txt): 1.356x -> 1.279x with 4-byte copies (A's NN
+     * copies transpose one float at a time anyway; pack=b with 8-byte ones
+     * 1.499x); the aligned twin 196x1424x2804 ran 1.134x */
+    int packed64 = pl.mma == TSR_MMA_FFMA && unaligned && pl.bm == 64 && pl.bn == 64;
+    if (packed64) pl.kloop = 1, packs = 0;
     if (!wave128 && !bulk) {
       if (tiles < 132 && (p->k + pl.bk - 1) / pl.bk >= 8) pl.splitk = 2;
       /* long K (decode-like 32x4096x4096): about two 64x64 CTAs per SM */
-      int sk = pick_splitk(p, &pl, 2 * 132);
+      int sk = pick_splitk(p, &pl, (packed64 ? 4 : 2) * 132);
       if (sk > pl.splitk) pl.splitk = sk;
     }
     /* strict FFMA, one NN problem, both sides 512 or more, at most one
@@ -570,10 +648,21 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
      * so the one-wave bound. Errors smaller (two K halves). Other op pairs:
      * not measured, so not changed */
     int64_t t32x256 = ((p->m + 31) / 32) * ((p->n + 255) / 256);
+    int64_t t64x128 = ((p->m + 63) / 64) * ((p->n + 127) / 128);
     if (pl.mma == TSR_MMA_FFMA && !unaligned && p->batch == 1 && lo >= 512 && p->k >= 512 &&
         p->op_a == TSR_OP_N && p->op_b == TSR_OP_N && t32x256 <= 132) {
       pl.bm = 32, pl.bn = 256, pl.bk = 32, pl.wm = 16, pl.wn = 128, pl.tm = 8, pl.tn = 8;
       pl.stages = 3, pl.kloop = 1, pl.splitk = 2;
+      /* where that is 100 or more 64x128 tiles: those, split K toward 3 CTAs
+       * per SM (12 warps). Session 15 (s15-screen*.txt), 32x256 -> 64x128:
+       * 1000^3 1.279 -> 1.135 (split-K 2) / 1.151 (3), 1024^3 1.184 ->
+       * 1.049 (2) / 0.997 (3) / 1.014 (4); 128x128 tiles split-K 4:
+       * 1.151 / 1.041 */
+      if (t64x128 >= 100) {
+        ffma_tile_64x128(&pl);
+        int64_t sk = (3 * 132 + t64x128 / 2) / t64x128, most = (p->k / 16) / SPLITK_MIN_KB;
+        pl.splitk = (int)(sk < most ? sk : most);
+      }
     }
   } else {
     packs = 1;
@@ -609,6 +698,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       if (!unaligned && p->n <= 64) pl.bn = 64;
       else if (!unaligned && p->m <= 64) pl.bm = 64, pl.wm = 32, pl.wn = 64;
       ffma_cublas_geometry(p, &pl);
+      ffma_quantized_tile(p, &pl);
     } else if (mid90 && p->k >= 384) {
       pl.mma = TSR_MMA_WGMMA_TF32X3;
       pl.split = TSR_SPLIT_PRODUCER_BULK;

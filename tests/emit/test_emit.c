@@ -924,7 +924,14 @@ static void test_default_table(void **state) {
      * - session 13: 128x128 kloop tiles with op(A) = A take cuBLAS's SGEMM
      *   geometry (2x2 warps of 64x64); A^T, short K and long K keep 8 warps
      *   of 64x32. Medium NN squares of 512 or more a side, at most one wave
-     *   of 32x256 tiles: those tiles, kloop, split-K 2 (1280^3 keeps 64x64). */
+     *   of 32x256 tiles: those tiles, kloop, split-K 2 (1280^3 keeps 64x64).
+     * - session 15: where that is 100 or more 64x128 tiles, those, split
+     *   toward 3 CTAs an SM; large NN where the slowest SM's queue of 64x128
+     *   tiles is 5 % shorter (3000^3, 640x4608x3456; not 4096^3 or 2048^3,
+     *   equal queues); 64 decode rows NT: 64x128 kfrag=ab split-K 4; a
+     *   64-row one-wave tile splits 4; packed 64x64 medium tiles: kloop
+     *   (ring) and slices toward 4 CTAs an SM; strict long K from 256 a
+     *   side: 64x128 tiles toward 512 CTAs. */
     {
       enum { S = TSR_PREC_STRICT, A = TSR_PREC_AUTO, FF = TSR_MMA_FFMA, WG = TSR_MMA_WGMMA_TF32X3 };
       static const struct {
@@ -935,17 +942,25 @@ static void test_default_table(void **state) {
           {{4096, 4096, 4096}, S, FF, 128, 128, 64, 64, 1, 1},
           {{4096, 4096, 4096, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 1, 1},
           {{4096, 4096, 4096, 0, 'T'}, S, FF, 128, 128, 64, 32, 1, 1},
-          {{1000, 1000, 1000}, S, FF, 32, 256, 16, 128, 3, 2},
-          {{1024, 1024, 4096}, S, FF, 32, 256, 16, 128, 3, 2},
+          {{1000, 1000, 1000}, S, FF, 64, 128, 32, 64, 3, 3},
+          {{1024, 1024, 1024}, S, FF, 64, 128, 32, 64, 3, 3},
+          {{768, 768, 768}, S, FF, 32, 256, 16, 128, 3, 2},
+          {{1024, 1024, 4096}, S, FF, 64, 128, 32, 64, 3, 3},
+          {{3000, 3000, 3000}, S, FF, 64, 128, 32, 64, 3, 1},
+          {{640, 4608, 3456}, S, FF, 64, 128, 32, 64, 3, 1},
+          {{2048, 2048, 2048}, S, FF, 128, 128, 64, 64, 1, 1},
+          {{3000, 3000, 3000, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 1, 1},
+          {{195, 1423, 2802}, S, FF, 64, 64, 32, 32, 3, 4},
           {{1280, 1280, 1280}, S, FF, 64, 64, 32, 32, -1, 1},
           {{1024, 1024, 1024, 0, 'N', 'T'}, S, FF, 64, 64, -1, -1, -1, -1},
           {{1024, 4096, 4096}, S, FF, -1, -1, -1, -1, -1, 1},
           {{16384, 64, 4096}, S, FF, 128, 64, -1, -1, 3, 2},
-          {{64, 16384, 4096, 0, 'T'}, S, FF, 64, 128, 32, 64, 3, -1},
+          {{64, 16384, 4096, 0, 'T'}, S, FF, 64, 128, 32, 64, 3, 4},
           {{8192, 8192, 64}, S, FF, 128, 128, 64, 32, 1, -1},
           {{8192, 8192, 16}, S, FF, 32, -1, -1, -1, -1, -1},
           {{64, 4096, 4096}, S, FF, 64, 128, -1, -1, 3, 8},
-          {{64, 11008, 4096, 0, 'N', 'T'}, S, FF, -1, 64, -1, -1, 3, 2},
+          {{64, 11008, 4096, 0, 'N', 'T'}, S, FF, 64, 128, 32, 64, 1, 4},
+          {{64, 10944, 4928, 0, 'N', 'T'}, S, FF, 64, 128, 32, 64, 1, 4},
           {{128, 128, 128, 128}, A, FF, 128, 64, -1, -1, 1, -1},
           {{512, 64, 512, 96}, A, FF, 128, 64, -1, -1, 3, -1},
           {{512, 512, 64, 96, 'N', 'T'}, S, FF, 128, 128, -1, -1, 1, -1},
@@ -953,7 +968,7 @@ static void test_default_table(void **state) {
           {{100, 100, 8000}, A, FF, 64, 64, -1, -1, 0, 32},
           {{128, 128, 16384}, A, FF, 64, 64, -1, -1, 3, 64},
           {{256, 256, 32768}, A, WG, 128, 128, -1, -1, -1, 32},
-          {{256, 256, 32768}, S, FF, 128, 128, 64, 32, 1, 32},
+          {{256, 256, 32768}, S, FF, 64, 128, 32, 64, 3, 64},
           {{96, 160, 12288, 0, 'T'}, A, FF, 32, 32, -1, -1, -1, -1},
       };
       for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -968,6 +983,39 @@ static void test_default_table(void **state) {
           if (want[f] >= 0) assert_int_equal(got[f], want[f]);
         assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
       }
+    }
+    /* session 15: the 64-row NT tile keeps both operands as [x][k] rows;
+     * the unaligned 64x64 medium tile runs unpacked (195x1423x2802: 4-byte
+     * copies, kloop); 9..16 decode rows NT take the skinny FFMA tile with
+     * kfrag=ab and 32 slices (8 rows keep GEMV) */
+    sk = mkprob((prob_spec){.m = 64, .n = 11008, .k = 4096, .opa = 'N', .opb = 'T'});
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.kfrag, TSR_PACK_AB);
+    sk = mkprob((prob_spec){.m = 195, .n = 1423, .k = 2802});
+    sk.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&sk, &pl);
+    assert_int_equal(pl.pack, TSR_PACK_NONE);
+    assert_int_equal(pl.vec, 1);
+    assert_int_equal(pl.kloop, 3);
+    assert_int_equal(pl.splitk, 4);
+    assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    const int64_t decode[][3] = {{16, 4096, 14336}, {16, 14336, 4096}, {12, 4096, 4096}, {8, 4096, 4096}};
+    for (int i = 0; i < 4; i++) {
+      sk = mkprob((prob_spec){.m = decode[i][0], .n = decode[i][1], .k = decode[i][2], .opa = 'N',
+                              .opb = 'T'});
+      sk.precision = TSR_PREC_STRICT;
+      tsr__emit_default_plan(&sk, &pl);
+      if (decode[i][0] == 8) {
+        assert_int_equal(pl.mma, TSR_MMA_GEMV);
+        continue;
+      }
+      assert_int_equal(pl.mma, TSR_MMA_FFMA);
+      assert_int_equal(pl.bm, 16);
+      assert_int_equal(pl.bn, 128);
+      assert_int_equal(pl.kfrag, TSR_PACK_AB);
+      assert_int_equal(pl.splitk, 32);
+      assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
     }
     /* session 12: auto at a side of at most 64 runs the strict plan (the
      * wgmma tiles ran half empty: 64x4096x4096 2.28x cuBLAS's time) */
@@ -1449,6 +1497,21 @@ static const emu_case emu_cases[] = {
     {"ffma kloop4 TN full 2-stage bk4", {64, 64, 48, 1, 'T', 'N', 0}, "kloop=4,stages=2,bk=4,pad=4"},
     {"ffma kloop4 128x128 cuBLAS geometry NN random", {256, 256, 96, 1, 'N', 'N', 0},
      "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,kloop=4", 0, 0, 0, 0, 1},
+    /* session 15 defaults: the 64x128 kloop=3 tile (large NN quantization,
+     * medium NN, long K), the 64-row NT tile (kfrag=ab, split-K 4), the
+     * 16-row NT skinny tile (kfrag=ab, 32 slices of 4 K blocks and a tail),
+     * the unpacked unaligned 64x64 tile (4-byte copies, kloop=3, split-K 4) */
+    {"ffma 64x128 kloop3 NN tails random", {130, 260, 100, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=4,kloop=3", 0, 0, 0, 0, 1},
+    {"ffma 64x128 kfrag=ab NT splitk4 random", {64, 260, 200, 1, 'N', 'T', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=4,kfrag=ab,kloop=1,splitk=4", 0,
+     0, 0, 0, 1},
+    {"ffma 16x128 kfrag=ab NT splitk32 random", {16, 260, 2100, 1, 'N', 'T', 0},
+     "bm=16,bn=128,bk=16,wm=16,wn=32,tm=4,tn=4,stages=4,vec=4,pad=4,kfrag=ab,splitk=32", 0, 0, 0, 0,
+     1},
+    {"ffma unaligned 64x64 kloop3 vec1 splitk4 random", {67, 151, 291, 1, 'N', 'N', 0},
+     "bm=64,bn=64,bk=16,wm=32,wn=32,tm=4,tn=8,stages=3,vec=1,pad=4,kloop=3,splitk=4", 0, 0, 0, 0,
+     1},
     {"ffma kfrag=a 128x256 8x16 contract strict", {140, 260, 100, 1, 'N', 'N', 0},
      "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=4,vec=4,pad=4,kfrag=a", .random = 3,
      .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
