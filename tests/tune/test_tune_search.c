@@ -396,6 +396,23 @@ static void test_cuda_space_families(void **state) {
   assert_true(gemv >= 20);
   assert_true(ffma >= 100);
   free(sp.cands);
+  /* NT: FFMA candidates with both operands as [x][k] rows (kfrag=ab, the
+   * 64-row decode default's kind) among the kept ones; NN: none */
+  for (int tb = 1; tb >= 0; tb--) {
+    tsr_problem_init(&p, 64, 4096, 4096);
+    p.op_b = tb ? TSR_OP_T : TSR_OP_N;
+    p.ldb = 4096;
+    p.precision = TSR_PREC_STRICT;
+    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+    assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+    int kf = 0;
+    for (size_t i = 1; i < sp.n; i++)
+      kf += sp.cands[i].realized[0] && sp.cands[i].plan.kfrag == TSR_PACK_AB &&
+            sp.cands[i].plan.kloop == 1;
+    if (tb) assert_true(kf >= 20);
+    else assert_int_equal(kf, 0);
+    free(sp.cands);
+  }
   /* lane per row (lanerows) where the big operand runs along k: 16 short
    * rows, B transposed; none where B runs along n */
   for (int tb = 1; tb >= 0; tb--) {
