@@ -189,12 +189,16 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
   assert_int_equal(fails, 0);
 }
 
-/* The strict variants measured on the H200 in session 11
- * (scripts/device/s11-gemv.txt, s11b-ffma.txt: "OPS PLAN SHAPES..." lines
- * as scripts/device/default-check's ffvar part runs them, PLAN over each
- * shape's strict default): every overlay line realizes at each of its
- * shapes and compiles for sm_90 without spills, so a GPU call is not spent
- * on a line that cannot run. */
+/* The latest strict screens (scripts/device/s15-screen4.txt, s15-screen5.txt:
+ * "OPS PLAN SHAPES..." lines as scripts/device/default-check's ffvar part
+ * runs them, PLAN over each shape's strict default): every overlay line
+ * realizes at each of its shapes and compiles for sm_90 without spills, so a
+ * GPU call is not spent on a line that cannot run. An overlay means "the
+ * default of its day plus these keys", so the list names the newest
+ * screens: session 11's files (s11-gemv.txt, s11b-ffma.txt) overlaid GEMV
+ * and 64x64 defaults that session 15 replaced, and s15-screen3.txt's
+ * kfrag-less 16-row line became kfrag=ab over the new default; neither
+ * describes the plans it ran any more. Point it at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
                                        int *kernels) {
   char msg[1024], path[1024];
@@ -235,9 +239,9 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
   return fails;
 }
 
-static void test_s11_variants_compile_clean(void **state) {
+static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
-  static const char *const files[] = {"s11-gemv.txt", "s11b-ffma.txt"};
+  static const char *const files[] = {"s15-screen4.txt", "s15-screen5.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;
@@ -253,7 +257,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_default_plans_compile_clean),
       cmocka_unit_test(test_wgmma_compiles_for_sm90a),
-      cmocka_unit_test(test_s11_variants_compile_clean),
+      cmocka_unit_test(test_screen_variants_compile_clean),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
