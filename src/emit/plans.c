@@ -247,6 +247,18 @@ static double sm_load(int64_t ctas, double work) {
   return (double)((ctas + 131) / 132) * work;
 }
 
+/* The slice count of 2..8 (each slice at least SPLITK_MIN_KB K blocks) whose
+ * grid has the shortest slowest-SM queue, the fewest slices on ties. */
+static int split_by_load(int64_t tiles, int64_t nkb) {
+  int best = 1;
+  double bl = sm_load(tiles, 1.0);
+  for (int s = 2; s <= 8 && nkb / s >= SPLITK_MIN_KB; s++) {
+    double l = sm_load(tiles * s, 1.0 / s);
+    if (l < bl - 1e-9) best = s, bl = l;
+  }
+  return best;
+}
+
 /* Wave quantization of the 128x128 tile (2 CTAs per SM): where the
  * slowest SM's queue of 64x128 tiles (4 per SM, half the work each) is at
  * least 5 % shorter than that of 128x128 tiles, the 64x128 tile. H200,
@@ -593,7 +605,11 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
          * 64x11008x4096 1.435x -> 1.178x / 1.185x (two runs), 64x10944x4928
          * 1.554x -> 1.256x / 1.259x; 64x128 without kfrag (kloop=3) 1.218x /
          * 1.287x, kfrag=b 1.241x / 1.306x, split-K 8 1.217x / 1.296x. On
-         * 128x128 tiles kfrag lost (4096^3 NT 1.154x -> 1.29-1.39x) */
+         * 128x128 tiles kfrag lost (4096^3 NT 1.154x -> 1.29-1.39x). The
+         * slices: the shortest slowest-SM queue (split_by_load), 3 at both
+         * shapes (86 tiles: queues 1 / 0.67 / 0.75 / 0.8 / 0.67 for 2..6
+         * slices); s15-screen5.txt, split-K 4 -> 3: 1.176x -> 1.136x,
+         * 1.249x -> 1.188x (6: 1.313x / 1.164x) */
         else pl.bn = 128, pl.wn = 64, pl.tm = 8, pl.kfrag = TSR_PACK_AB;
       }
       /* a batch of problems of 65..128 a side: 128x64 kloop tiles of four
@@ -637,6 +653,8 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       /* long K (decode-like 32x4096x4096): about two 64x64 CTAs per SM */
       int sk = pick_splitk(p, &pl, (packed64 ? 4 : 2) * 132);
       if (sk > pl.splitk) pl.splitk = sk;
+      if (pl.kfrag == TSR_PACK_AB && pl.bm == 64 && pl.bn == 128)
+        pl.splitk = split_by_load(tiles, (p->k + pl.bk - 1) / pl.bk);
     }
     /* strict FFMA, one NN problem, both sides 512 or more, at most one
      * wave of 32x256 tiles: 32x256 kloop tiles of 8 warps (16x128, 8x8 per
