@@ -29,6 +29,9 @@
 
 #include "emit/emit_internal.h"
 
+/* The table's device: every grid rule below counts waves in its SMs */
+#define H200_SMS 132
+
 /* An operand's rows are 16-byte multiples (leading dimension and batch
  * stride divisible by 4 floats). */
 static int aligned4(int64_t ld, int64_t stride, int64_t batch) {
@@ -62,7 +65,7 @@ static int pick_vec(const tsr_problem *p, tsr_pack pack) {
  * write stay small against its loop. The partials (splitk x M x N floats)
  * are summed in a fixed order by the reduction kernel: deterministic, and
  * strict FP32 sums (docs/accuracy.md). */
-#define SPLITK_CTAS (8 * 132)
+#define SPLITK_CTAS (8 * H200_SMS)
 #define SPLITK_MIN_KB 4
 #define SPLITK_MAX 256
 /* Below 64 K blocks (K < 1024 at bk=16) the reduction's second launch
@@ -138,7 +141,7 @@ static void skinny_tiles(const tsr_problem *p, tsr_plan *pl) {
  * above half of that the reduction's second launch is assumed to cost more
  * than it saves), each slice at least two K blocks, equal slices where a
  * divisor is near. */
-#define GEMV_WARPS (32 * 132)
+#define GEMV_WARPS (32 * H200_SMS)
 
 static void gemv_plan(const tsr_problem *p, tsr_plan *pl) {
   int bigb = p->m <= p->n;
@@ -244,7 +247,7 @@ static void ffma_tile_64x128(tsr_plan *pl) {
  * warps to run at their full rate, as the slowest SM's queue. Ties between
  * plans of equal load are measured ties (below). */
 static double sm_load(int64_t ctas, double work) {
-  return (double)((ctas + 131) / 132) * work;
+  return (double)((ctas + H200_SMS - 1) / H200_SMS) * work;
 }
 
 /* The slice count of 2..8 (each slice at least SPLITK_MIN_KB K blocks) whose
@@ -509,7 +512,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
        * s12-batched-ffma.txt): 96*512x512x64 NT 0.832x against 1.106x
        * (64x64 kloop 0.989x) */
       int64_t t128 = ((p->m + 127) / 128) * ((p->n + 127) / 128) * p->batch;
-      if (p->k >= 32 && !unaligned && t128 >= 8 * 132) {
+      if (p->k >= 32 && !unaligned && t128 >= 8 * H200_SMS) {
         ffma_tiles(&pl, 1);
         pl.kloop = 1;
       }
@@ -550,9 +553,9 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       pl.split = TSR_SPLIT_PRODUCER_BULK;
       pl.pad = 0;
       pl.walk = (tsr_walk){TSR_WALK_RECT, 8, 16};
-      if (t256 >= 2 * 132) {
+      if (t256 >= 2 * H200_SMS) {
         pl.bm = 256, pl.bn = 128, pl.bk = 8, pl.wm = 128, pl.wn = 128, pl.stages = 8;
-      } else if (p->k >= 1536 && 2 * t128 <= 2 * 132) {
+      } else if (p->k >= 1536 && 2 * t128 <= 2 * H200_SMS) {
         /* 32-deep K blocks x 3 stages (session 10, s10d-wgmma.txt):
          * 1024x1024x1537 0.651x (bk = 16 x 6 stages: 0.689x), 512x4096x4096
          * 0.567x (0.575x), 1024x1024x4096 0.602x (0.614x); errors unchanged */
@@ -565,7 +568,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
          * (s11-wgmma.txt): 512^3 1.133x -> 0.933x cuBLAS's time (split-K 2
          * 0.971x); 768^3 (72 tiles) and K <= 256 lost with any split */
         int64_t t64 = ((p->m + 127) / 128) * ((p->n + 63) / 64) * p->batch;
-        if (4 * t64 <= 132 && p->k >= 512) pl.splitk = 4, pl.bk = 32, pl.stages = 4;
+        if (4 * t64 <= H200_SMS && p->k >= 512) pl.splitk = 4, pl.bk = 32, pl.stages = 4;
       }
     } else if (wave128) {
       ffma_tiles(&pl, 1);
@@ -585,7 +588,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
        * SM) splits 4 (session 15, s15-screen2.txt: 64x16384x4096 TN 1.109x
        * -> 1.064x); 128x64 keeps 2 (16384x64x4096 split-K 4: 1.081x ->
        * 1.109x) */
-      if (tw < 132) pl.splitk = pl.bm == 64 ? 4 : 2;
+      if (tw < H200_SMS) pl.splitk = pl.bm == 64 ? 4 : 2;
     } else if (!tc) {
       ffma_tiles(&pl, 0);
       /* 64 rows or fewer against long N and K, aligned rows (decode-like
@@ -649,9 +652,9 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
     int packed64 = pl.mma == TSR_MMA_FFMA && unaligned && pl.bm == 64 && pl.bn == 64;
     if (packed64) pl.kloop = 1, packs = 0;
     if (!wave128 && !bulk) {
-      if (tiles < 132 && (p->k + pl.bk - 1) / pl.bk >= 8) pl.splitk = 2;
+      if (tiles < H200_SMS && (p->k + pl.bk - 1) / pl.bk >= 8) pl.splitk = 2;
       /* long K (decode-like 32x4096x4096): about two 64x64 CTAs per SM */
-      int sk = pick_splitk(p, &pl, (packed64 ? 4 : 2) * 132);
+      int sk = pick_splitk(p, &pl, (packed64 ? 4 : 2) * H200_SMS);
       if (sk > pl.splitk) pl.splitk = sk;
       if (pl.kfrag == TSR_PACK_AB && pl.bm == 64 && pl.bn == 128)
         pl.splitk = split_by_load(tiles, (p->k + pl.bk - 1) / pl.bk);
@@ -668,7 +671,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
     int64_t t32x256 = ((p->m + 31) / 32) * ((p->n + 255) / 256);
     int64_t t64x128 = ((p->m + 63) / 64) * ((p->n + 127) / 128);
     if (pl.mma == TSR_MMA_FFMA && !unaligned && p->batch == 1 && lo >= 512 && p->k >= 512 &&
-        p->op_a == TSR_OP_N && p->op_b == TSR_OP_N && t32x256 <= 132) {
+        p->op_a == TSR_OP_N && p->op_b == TSR_OP_N && t32x256 <= H200_SMS) {
       pl.bm = 32, pl.bn = 256, pl.bk = 32, pl.wm = 16, pl.wn = 128, pl.tm = 8, pl.tn = 8;
       pl.stages = 3, pl.kloop = 1, pl.splitk = 2;
       /* where that is 100 or more 64x128 tiles: those, split K toward 3 CTAs
@@ -678,7 +681,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
        * 1.151 / 1.041 */
       if (t64x128 >= 100) {
         ffma_tile_64x128(&pl);
-        int64_t sk = (3 * 132 + t64x128 / 2) / t64x128, most = (p->k / 16) / SPLITK_MIN_KB;
+        int64_t sk = (3 * H200_SMS + t64x128 / 2) / t64x128, most = (p->k / 16) / SPLITK_MIN_KB;
         pl.splitk = (int)(sk < most ? sk : most);
       }
     }
@@ -698,7 +701,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
      * 64*256^3 1.305x, against strict FFMA kloop=1 0.963x / 1.067x (mma.sync
      * 1.309x / 1.287x). Unaligned rows at short K keep the packed mma.sync
      * plan: 2049x2049x129 1.697x against strict's 1.780x */
-    int mid90 = cc == 90 && tc && mode != TSR_PREC_TF32 && wide_tiles < 462 && t256 < 2 * 132;
+    int mid90 = cc == 90 && tc && mode != TSR_PREC_TF32 && wide_tiles < 462 && t256 < 2 * H200_SMS;
     if (mid90 && mode == TSR_PREC_AUTO && p->k < 384 && !unaligned) tc = 0;
     if (!tc) {
       ffma_tiles(&pl, 1);
@@ -728,7 +731,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       /* op(A) = T stores A's tile as [k][m]: its scalar/permuted fragment
        * loads need more registers than ldmatrix, and with acc=step the 64x64
        * warp tile spills (8 bytes at 253 registers): 128x128 tiles there */
-      if (cc == 90 && mode != TSR_PREC_TF32 && (wide_tiles >= 462 || t256 >= 2 * 132)) {
+      if (cc == 90 && mode != TSR_PREC_TF32 && (wide_tiles >= 462 || t256 >= 2 * H200_SMS)) {
         /* sm_90a: wgmma with a producer warpgroup (docs/emit.md "wgmma"):
          * 256x128 tiles of two consumer warpgroups; the pack prologue splits
          * A and B into TF32 planes once, tile by tile in the shared-memory
