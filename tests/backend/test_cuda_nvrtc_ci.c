@@ -189,7 +189,7 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
   assert_int_equal(fails, 0);
 }
 
-/* The latest strict screens (scripts/device/s15-screen4.txt, s15-screen5.txt:
+/* The latest strict screens (scripts/device/s15-screen5.txt, s16-screen.txt:
  * "OPS PLAN SHAPES..." lines as scripts/device/default-check's ffvar part
  * runs them, PLAN over each shape's strict default): every overlay line
  * realizes at each of its shapes and compiles for sm_90 without spills, so a
@@ -241,7 +241,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 
 static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
-  static const char *const files[] = {"s15-screen4.txt", "s15-screen5.txt"};
+  static const char *const files[] = {"s15-screen5.txt", "s16-screen.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;
