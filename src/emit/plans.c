@@ -603,8 +603,9 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
         if (p->op_b == TSR_OP_N) pl.bn = 128, pl.wn = 64, pl.tm = 8;
         /* NT: the same 64x128 tile with both operands as [x][k] rows
          * (kfrag=ab: 16-byte copies instead of two transposing 4-byte
-         * ones; 167 registers, 3 CTAs per SM), split K as NN (4 here).
-         * Session 15 (s15-screen*.txt), 64x64 kloop=3 split-K 2 -> this:
+         * ones; 167 registers, 3 CTAs per SM).
+         * Session 15 (s15-screen*.txt), 64x64 kloop=3 split-K 2 -> this
+         * with split-K 4:
          * 64x11008x4096 1.435x -> 1.178x / 1.185x (two runs), 64x10944x4928
          * 1.554x -> 1.256x / 1.259x; 64x128 without kfrag (kloop=3) 1.218x /
          * 1.287x, kfrag=b 1.241x / 1.306x, split-K 8 1.217x / 1.296x. On
@@ -651,13 +652,13 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
      * 1.499x); the aligned twin 196x1424x2804 ran 1.134x */
     int packed64 = pl.mma == TSR_MMA_FFMA && unaligned && pl.bm == 64 && pl.bn == 64;
     if (packed64) pl.kloop = 1, packs = 0;
-    if (!wave128 && !bulk) {
+    if (!wave128 && !bulk && pl.kfrag == TSR_PACK_AB && pl.bm == 64 && pl.bn == 128) {
+      pl.splitk = split_by_load(tiles, (p->k + pl.bk - 1) / pl.bk); /* the 64-row NT tile */
+    } else if (!wave128 && !bulk) {
       if (tiles < H200_SMS && (p->k + pl.bk - 1) / pl.bk >= 8) pl.splitk = 2;
       /* long K (decode-like 32x4096x4096): about two 64x64 CTAs per SM */
       int sk = pick_splitk(p, &pl, (packed64 ? 4 : 2) * H200_SMS);
       if (sk > pl.splitk) pl.splitk = sk;
-      if (pl.kfrag == TSR_PACK_AB && pl.bm == 64 && pl.bn == 128)
-        pl.splitk = split_by_load(tiles, (p->k + pl.bk - 1) / pl.bk);
     }
     /* strict FFMA, one NN problem, both sides 512 or more, at most one
      * wave of 32x256 tiles: 32x256 kloop tiles of 8 warps (16x128, 8x8 per
@@ -681,7 +682,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
        * 1.151 / 1.041 */
       if (t64x128 >= 100) {
         ffma_tile_64x128(&pl);
-        int64_t sk = (3 * H200_SMS + t64x128 / 2) / t64x128, most = (p->k / 16) / SPLITK_MIN_KB;
+        int64_t sk = (3 * H200_SMS + t64x128 / 2) / t64x128, most = (p->k / pl.bk) / SPLITK_MIN_KB;
         pl.splitk = (int)(sk < most ? sk : most);
       }
     }
