@@ -369,6 +369,18 @@ static void test_cuda_space_has_wgmma(void **state) {
  * keys cleared: a GEMV default (threads=256) and an Ozaki default (moduli)
  * once left 11 and 18 planner-legal candidates of 364064 (session 9). The
  * GEMV family is searched where a side is at most 16. */
+/* The strict CUDA space of M x 4096 x 4096, B transposed or not */
+static void strict_decode_space(tsr_context *ctx, int64_t m, int trans_b, tsr__tune_space_t *sp) {
+  tsr_problem p;
+  tsr_problem_init(&p, m, 4096, 4096);
+  p.op_b = trans_b ? TSR_OP_T : TSR_OP_N;
+  p.ldb = 4096;
+  p.precision = TSR_PREC_STRICT;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, sp), TSR_OK);
+}
+
 static void test_cuda_space_families(void **state) {
   (void)state;
   tsr_context *ctx = NULL;
@@ -399,12 +411,7 @@ static void test_cuda_space_families(void **state) {
   /* NT: FFMA candidates with both operands as [x][k] rows (kfrag=ab, the
    * 64-row decode default's kind) among the kept ones; NN: none */
   for (int tb = 1; tb >= 0; tb--) {
-    tsr_problem_init(&p, 64, 4096, 4096);
-    p.op_b = tb ? TSR_OP_T : TSR_OP_N;
-    p.ldb = 4096;
-    p.precision = TSR_PREC_STRICT;
-    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
-    assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+    strict_decode_space(ctx, 64, tb, &sp);
     int kf = 0;
     for (size_t i = 1; i < sp.n; i++)
       kf += sp.cands[i].realized[0] && sp.cands[i].plan.kfrag == TSR_PACK_AB &&
@@ -416,12 +423,7 @@ static void test_cuda_space_families(void **state) {
   /* lane per row (lanerows) where the big operand runs along k: 16 short
    * rows, B transposed; none where B runs along n */
   for (int tb = 1; tb >= 0; tb--) {
-    tsr_problem_init(&p, 16, 4096, 4096);
-    p.op_b = tb ? TSR_OP_T : TSR_OP_N;
-    p.ldb = 4096;
-    p.precision = TSR_PREC_STRICT;
-    assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
-    assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+    strict_decode_space(ctx, 16, tb, &sp);
     int lr = 0;
     for (size_t i = 1; i < sp.n; i++)
       lr += sp.cands[i].realized[0] && sp.cands[i].plan.mma == TSR_MMA_GEMV && sp.cands[i].plan.lanerows;
