@@ -1961,6 +1961,37 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
     put(s, "// split=pack: the TF32 big parts there, the small parts at W + WOFF_%cS.\n", U);
   else if (g->presplit)
     put(s, "// split=pack: the TF32-rounded values (big parts).\n");
+  if (o->pre_tiled) {
+    /* packed (r, c) is the user's element c * SRC_LD + r either way: the
+     * transpose runs the packed rows along the user's contiguous axis */
+    const char *rext = o->kmajor ? EXT : "K", *cext = o->kmajor ? "K" : EXT;
+    put(s,
+        "// 32x32 tiles through shared memory, one CTA each: each warp loads 128-byte\n"
+        "// runs along the user's contiguous axis (a packed column), then 8 lanes store\n"
+        "// one packed row's 128 bytes. The [c][r] tile's padding keeps both conflict-free.\n"
+        "extern \"C\" __global__ void __launch_bounds__(256)\n"
+        "tsr_gemm_pack_%c(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
+        "                float *__restrict__ W, float alpha, float beta) {\n"
+        "  constexpr long long TC = (LD%c + 31) / 32; // tiles along a packed row\n"
+        "  __shared__ float tt[32][33];\n"
+        "  const long long r0 = (long long)blockIdx.x / TC * 32, c0 = (long long)blockIdx.x %% TC * 32;\n"
+        "  const float *__restrict__ src = %c + (tsr_idx)blockIdx.y * SRC_S%c;\n"
+        "  const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5;\n"
+        "#pragma unroll\n"
+        "  for (int i = 0; i < 4; ++i) {\n"
+        "    const long long r = r0 + lane, c = c0 + w + 8 * i;\n"
+        "    tt[w + 8 * i][lane] = r < %s && c < %s ? src[(tsr_idx)c * SRC_LD%c + (tsr_idx)r] : 0.0f;\n"
+        "  }\n"
+        "  __syncthreads();\n"
+        "  const int rr = (int)threadIdx.x >> 3, cq = ((int)threadIdx.x & 7) * 4;\n"
+        "  if (r0 + rr >= PR%c || c0 + cq >= LD%c) return;\n"
+        "  float4 o4; o4.x = tt[cq][rr]; o4.y = tt[cq + 1][rr]; o4.z = tt[cq + 2][rr]; o4.w = tt[cq + 3][rr];\n"
+        "  *reinterpret_cast<float4 *>(W + WOFF_%c + (tsr_idx)blockIdx.y * S%c +\n"
+        "                              (tsr_idx)((r0 + rr) * LD%c + c0 + cq)) = o4;\n"
+        "}\n\n",
+        o->name, U, U, U, rext, cext, U, U, U, U, U, U);
+    return;
+  }
   if (g->pbulk)
     put(s,
         "// split=producer-bulk: tile by tile, each %s x BK tile in the shared-memory\n"

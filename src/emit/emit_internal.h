@@ -41,6 +41,7 @@ typedef struct {
   int64_t poff_small;
   uint64_t pre_blocks;
   int pre_q;        /* values of one packed row per prologue thread: 4, or 8 (wgmma planes, transposed) */
+  int pre_tiled;    /* 1: the transposing prologue of 32x32 tiles through shared memory */
   /* tf32x3 fragment loads (docs/emit.md "Fragment loads"):
    *  ldsm: 1 = ldmatrix .b16 x4/x2 on 8x4-float blocks of an [x][k] layout;
    *  fv:   [k][x] layouts: width (4, 2, 1) of the LDS that fetches one
