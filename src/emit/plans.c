@@ -233,6 +233,31 @@ static void ffma_cublas_geometry(const tsr_problem *p, tsr_plan *pl) {
   pl->bk = 8, pl->wm = 64, pl->wn = 64, pl->tm = 8, pl->tn = 16, pl->stages = 3;
 }
 
+/* op(B) = B^T under the 128x128 strict tile: transpose B once (pack=b,
+ * the prologue's 32x32 shared-memory tiles) so the K loop is NN's, its
+ * 16-byte copies instead of a second transposing 4-byte one, where the
+ * prologue's 8*N*K bytes cost little against 2*M*N*K flops: M >= 1024.
+ * H200, session 16 (s16-screen3.txt), time over cuBLAS pedantic's, NT
+ * pack=none -> pack=b: 8192x4096x4096 1.152 -> 1.071, 4096^3 1.153 ->
+ * 1.087, 2048x4096x4096 1.150 -> 1.095, 1024x4096x4096 1.138 -> 1.098,
+ * 8192x4096x11008 1.176 -> 1.092, 3008x12608x832 1.211 -> 1.118; but
+ * 512x4096x11008 1.197 -> 1.249. Errors unchanged (the same sums). */
+static void ffma_nt_pack(const tsr_problem *p, tsr_plan *pl) {
+  if (p->op_a != TSR_OP_N || p->op_b != TSR_OP_T || p->batch != 1 || p->m < 1024) return;
+  if (pl->mma != TSR_MMA_FFMA || pl->kloop != 1 || pl->bm != 128 || pl->bn != 128) return;
+  if (pl->splitk != 1 || pl->pack != TSR_PACK_NONE || pl->kfrag != TSR_PACK_NONE) return;
+  pl->pack = TSR_PACK_B;
+}
+
+/* The most slices (2..8, each at least SPLITK_MIN_KB K blocks) whose grid
+ * still fits one wave of `per` CTAs per SM; 1 when none does. */
+static int split_one_wave(int64_t tiles, int64_t nkb, int per) {
+  int best = 1;
+  for (int s = 2; s <= 8 && nkb / s >= SPLITK_MIN_KB; s++)
+    if (tiles * s <= (int64_t)per * H200_SMS) best = s;
+  return best;
+}
+
 /* The 64x128 strict kloop tile: 4 warps of 32x64, 8x8 per thread, 16-deep
  * K blocks x 3 stages (127 registers: 4 CTAs and 16 warps per SM; the
  * fragment ring, kloop=3, follows from ffma_fragment_ring) */
@@ -652,7 +677,18 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
      * 1.499x); the aligned twin 196x1424x2804 ran 1.134x */
     int packed64 = pl.mma == TSR_MMA_FFMA && unaligned && pl.bm == 64 && pl.bn == 64;
     if (packed64) pl.kloop = 1, packs = 0;
-    if (!wave128 && !bulk && pl.kfrag == TSR_PACK_AB && pl.bm == 64 && pl.bn == 128) {
+    /* ... and where at most 256 rows lose fewer to 32-row tiles: 32x128
+     * tiles of 4 warps (16x64, 4x8 per thread), the most slices that fit
+     * one wave of 4 CTAs per SM. Session 16 (s16-screen.txt),
+     * 195x1423x2802 (84 tiles): split-K 6 1.147x cuBLAS's time, 4 1.271x;
+     * the 64x64 default 1.290x (split-K 7 1.277x, 64x32 1.465x) */
+    int thin32 = packed64 && !wave128 && !bulk && p->batch == 1 && p->m <= 256 &&
+                 (p->m + 31) / 32 * 32 < (p->m + 63) / 64 * 64;
+    if (thin32) {
+      pl.bm = 32, pl.bn = 128, pl.wm = 16, pl.wn = 64, pl.tm = 4, pl.tn = 8;
+      tiles = ((p->m + 31) / 32) * ((p->n + 127) / 128);
+      pl.splitk = split_one_wave(tiles, (p->k + pl.bk - 1) / pl.bk, 4);
+    } else if (!wave128 && !bulk && pl.kfrag == TSR_PACK_AB && pl.bm == 64 && pl.bn == 128) {
       pl.splitk = split_by_load(tiles, (p->k + pl.bk - 1) / pl.bk); /* the 64-row NT tile */
     } else if (!wave128 && !bulk) {
       if (tiles < H200_SMS && (p->k + pl.bk - 1) / pl.bk >= 8) pl.splitk = 2;
@@ -721,6 +757,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       else if (!unaligned && p->m <= 64) pl.bm = 64, pl.wm = 32, pl.wn = 64;
       ffma_cublas_geometry(p, &pl);
       ffma_quantized_tile(p, &pl);
+      ffma_nt_pack(p, &pl);
     } else if (mid90 && p->k >= 384) {
       pl.mma = TSR_MMA_WGMMA_TF32X3;
       pl.split = TSR_SPLIT_PRODUCER_BULK;

@@ -932,7 +932,11 @@ static void test_default_table(void **state) {
      *   shortest queue (3); a
      *   64-row one-wave tile splits 4; packed 64x64 medium tiles: kloop
      *   (ring) and slices toward 4 CTAs an SM; strict long K from 256 a
-     *   side: 64x128 tiles toward 512 CTAs. */
+     *   side: 64x128 tiles toward 512 CTAs.
+     * - session 16: unaligned 64x64 medium tiles over at most 256 rows that
+     *   32-row tiles cover with fewer wasted rows: 32x128, the most slices
+     *   in one wave of 4 CTAs an SM (195x1423x2802: 6); the 128x128 strict
+     *   NT tile from 1024 rows packs B (the tiled transposing prologue). */
     {
       enum { S = TSR_PREC_STRICT, A = TSR_PREC_AUTO, FF = TSR_MMA_FFMA, WG = TSR_MMA_WGMMA_TF32X3 };
       static const struct {
@@ -951,7 +955,7 @@ static void test_default_table(void **state) {
           {{640, 4608, 3456}, S, FF, 64, 128, 32, 64, 3, 1},
           {{2048, 2048, 2048}, S, FF, 128, 128, 64, 64, 1, 1},
           {{3000, 3000, 3000, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 1, 1},
-          {{195, 1423, 2802}, S, FF, 64, 64, 32, 32, 3, 4},
+          {{195, 1423, 2802}, S, FF, 32, 128, 16, 64, 3, 6},
           {{1280, 1280, 1280}, S, FF, 64, 64, 32, 32, -1, 1},
           {{1024, 1024, 1024, 0, 'N', 'T'}, S, FF, 64, 64, -1, -1, -1, -1},
           {{1024, 4096, 4096}, S, FF, -1, -1, -1, -1, -1, 1},
@@ -999,8 +1003,28 @@ static void test_default_table(void **state) {
     assert_int_equal(pl.pack, TSR_PACK_NONE);
     assert_int_equal(pl.vec, 1);
     assert_int_equal(pl.kloop, 3);
-    assert_int_equal(pl.splitk, 4);
+    assert_int_equal(pl.bm, 32);
+    assert_int_equal(pl.splitk, 6);
     assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+    /* session 16: strict 128x128 NT packs B from 1024 rows (512 rows lost:
+     * 512x4096x11008 1.197x -> 1.249x cuBLAS's time) */
+    {
+      const int64_t nt[][3] = {{8192, 4096, 4096}, {1024, 4096, 4096}, {3008, 12608, 832},
+                               {4096, 4096, 4096}, {512, 4096, 11008}};
+      for (int i = 0; i < 5; i++) {
+        sk = mkprob((prob_spec){.m = nt[i][0], .n = nt[i][1], .k = nt[i][2], .opa = 'N', .opb = 'T'});
+        sk.precision = TSR_PREC_STRICT;
+        tsr__emit_default_plan(&sk, &pl);
+        assert_int_equal(pl.mma, TSR_MMA_FFMA);
+        assert_int_equal(pl.pack, nt[i][0] >= 1024 ? TSR_PACK_B : TSR_PACK_NONE);
+        assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+      }
+      /* NN keeps its operands */
+      sk = mkprob((prob_spec){.m = 8192, .n = 4096, .k = 4096});
+      sk.precision = TSR_PREC_STRICT;
+      tsr__emit_default_plan(&sk, &pl);
+      assert_int_equal(pl.pack, TSR_PACK_NONE);
+    }
     const int64_t decode[][3] = {{16, 4096, 14336}, {16, 14336, 4096}, {12, 4096, 4096}, {8, 4096, 4096}};
     for (int i = 0; i < 4; i++) {
       sk = mkprob((prob_spec){.m = decode[i][0], .n = decode[i][1], .k = decode[i][2], .opa = 'N',
