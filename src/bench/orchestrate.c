@@ -607,6 +607,22 @@ static void plan_order(run_state *s) {
   }
   json_object_set_new(s->order, "design", json_string("route order rotated by floor(r/2), odd rounds reverse the preceding round; shape order rotated by r"));
   json_object_set_new(s->order, "planned", planned);
+  /* the planned order through the check the realized one meets at the end
+   * (and the audit after): say before the run spends its time that it will
+   * not balance (e.g. 4 rounds of 3 routes; a multiple of 2R rounds does) */
+  tsr__order_entry *seq = malloc((size_t)rounds * S * R * sizeof *seq);
+  size_t n = 0;
+  for (int r = 0; r < rounds; r++)
+    for (int j = 0; j < S; j++)
+      for (int p = 0; p < R; p++) seq[n++] = (tsr__order_entry){r, s->so[r * S + j], s->ro[r * R + p]};
+  json_t *check = tsr__order_check(seq, n, R, S, rounds);
+  if (!json_is_true(json_object_get(check, "balanced")))
+    fprintf(stderr,
+            "tessera bench: WARNING: --rounds %d with %d routes cannot balance the route and shape "
+            "order (a multiple of %d rounds can); tessera audit will reject this run's order\n",
+            rounds, R, 2 * R);
+  json_decref(check);
+  free(seq);
   s->realized = json_array();
   json_object_set_new(s->order, "realized", s->realized);
 }

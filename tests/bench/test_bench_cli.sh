@@ -177,5 +177,13 @@ check "bad options created no directory" test ! -e "$W/x1" -a ! -e "$W/x2" -a ! 
 "$T" bench --help >/dev/null && "$T" report --help >/dev/null && "$T" bench-run --help >/dev/null
 check "--help of bench, report, bench-run exit 0" test $? -eq 0
 
+# ---- an order that cannot balance is named before the run, not only after ---------
+"$T" bench --shapes 8x8x8 --routes $routes --rounds 1 "${TINY[@]}" --out "$W/unbal" >/dev/null 2>"$W/unbal.err"
+check "--rounds 1: warned up front (the plan) and at the end (the realized order)" \
+  test "$(grep -c 'cannot balance the route and shape order' "$W/unbal.err")" -eq 1 -a \
+  "$(grep -c 'realized order is not balanced' "$W/unbal.err")" -eq 1
+check "--rounds 1: the run still completes, its check says so" pyassert "$W/unbal/results.json" \
+  "d['complete'] and d['order']['check']['balanced'] is False"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
