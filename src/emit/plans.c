@@ -586,6 +586,16 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
          * 0.567x (0.575x), 1024x1024x4096 0.602x (0.614x); errors unchanged */
         pl.bm = 128, pl.bn = 128, pl.bk = 32, pl.wm = 64, pl.wn = 128, pl.stages = 3;
         pl.splitk = 2;
+        /* a third of a wave of tiles or less: slices toward one wave, each
+         * at least 512 deep, at most 8. Session 17 (zoo, auto):
+         * 195x1423x2802 (24 tiles, 48 CTAs on 132 SMs) ran 1.378x cuBLAS's
+         * time with split-K 2; s17-wg195.txt measures the slices */
+        if (3 * t128 <= H200_SMS) {
+          int64_t most = p->k / 512, want = H200_SMS / t128;
+          int64_t s = want < most ? want : most;
+          if (s > 8) s = 8;
+          if (s > 2) pl.splitk = (int)s;
+        }
       } else {
         pl.bm = 128, pl.bn = 64, pl.bk = 16, pl.wm = 64, pl.wn = 64, pl.stages = 8;
         /* a quarter wave of tiles or less with K >= 512 (512^3: 32 CTAs):
