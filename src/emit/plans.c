@@ -587,9 +587,13 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
         pl.bm = 128, pl.bn = 128, pl.bk = 32, pl.wm = 64, pl.wn = 128, pl.stages = 3;
         pl.splitk = 2;
         /* a third of a wave of tiles or less: slices toward one wave, each
-         * at least 512 deep, at most 8. Session 17 (zoo, auto):
-         * 195x1423x2802 (24 tiles, 48 CTAs on 132 SMs) ran 1.378x cuBLAS's
-         * time with split-K 2; s17-wg195.txt measures the slices */
+         * at least 512 deep, at most 8. H200, session 17 (s17-wg195.txt),
+         * time over cuBLAS pedantic's, split-K 2 -> the rule's pick:
+         * 195x1423x2802 (24 tiles) 1.378x -> 0.972x at 5 (3 1.138x, 4
+         * 1.047x, 6 1.169x: two waves); 256x1024x8192 (16) 1.811x ->
+         * 0.852x at 8 (4 1.159x); 384x1536x3072 (36) 0.909x -> 0.737x at
+         * 3 (4 0.974x). Errors fall with the slices (1.7e-7 against
+         * cuBLAS's 9.5e-7 at 195x1423x2802) */
         if (3 * t128 <= H200_SMS) {
           int64_t most = p->k / 512, want = H200_SMS / t128;
           int64_t s = want < most ? want : most;

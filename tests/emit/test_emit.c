@@ -975,6 +975,13 @@ static void test_default_table(void **state) {
           {{256, 256, 32768}, A, WG, 128, 128, -1, -1, -1, 32},
           {{256, 256, 32768}, S, FF, 64, 128, 32, 64, 3, 64},
           {{96, 160, 12288, 0, 'T'}, A, FF, 32, 32, -1, -1, -1, -1},
+          /* session 17: the medium 3xTF32 tile at a third of a wave or less
+           * takes slices toward one wave (512 deep or more, at most 8) */
+          {{195, 1423, 2802}, A, WG, 128, 128, 64, 128, -1, 5},
+          {{256, 1024, 8192}, A, WG, 128, 128, 64, 128, -1, 8},
+          {{384, 1536, 3072}, A, WG, 128, 128, 64, 128, -1, 3},
+          {{1024, 1024, 1537}, A, WG, 128, 128, 64, 128, -1, 2},
+          {{512, 4096, 4096}, A, WG, 128, 128, 64, 128, -1, 2},
       };
       for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         sk = mkprob(rows[i].prob);
