@@ -266,7 +266,13 @@ int tsr__audit_combined_check(const char *dir, const tsr__audit_options *opt,
     /* the rank's record in combined.json */
     char rp[4300], sha[65] = "";
     snprintf(rp, sizeof rp, "%s/results.json", out->dirs[i]);
-    tsr__sha256_file(rp, sha);
+    { /* the document's bytes, stored plain or as results.json.gz */
+      char *rt = NULL, rm[256];
+      size_t rl = 0;
+      if (!tsr__read_doc_capped(rp, TSR_AUDIT_MAX_FILE_BYTES, &rt, &rl, rm, sizeof rm))
+        tsr__sha256_hex(rt, rl, sha);
+      free(rt);
+    }
     if (!tsr__audit_is(pr, "results_sha256", sha))
       FAIL(res, TSR__AR_RANK_RECORD, where, "%s/results.json has SHA-256 %s, combined.json records %.64s",
            want_dir, sha, S_(pr, "results_sha256") ? S_(pr, "results_sha256") : "(missing)");

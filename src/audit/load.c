@@ -94,7 +94,7 @@ int tsr__audit_read_dir(const char *dir, char *text[3], size_t len[3], char *msg
   for (int i = 0; i < 3; i++) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, tsr__audit_files[i]);
-    if (tsr__read_file_capped(path, TSR_AUDIT_MAX_FILE_BYTES, &text[i], &len[i], msg, cap)) {
+    if (tsr__read_doc_capped(path, TSR_AUDIT_MAX_FILE_BYTES, &text[i], &len[i], msg, cap)) {
       one_line(msg);
       for (int j = 0; j < i; j++) free(text[j]), text[j] = NULL;
       return -1;
@@ -227,7 +227,7 @@ int tsr__audit_load_results(const char *dir, json_t **out, char *msg, size_t cap
   char path[4200], *text = NULL, inner[900];
   size_t len = 0;
   snprintf(path, sizeof path, "%s/results.json", dir);
-  if (tsr__read_file_capped(path, TSR_AUDIT_MAX_FILE_BYTES, &text, &len, msg, cap)) {
+  if (tsr__read_doc_capped(path, TSR_AUDIT_MAX_FILE_BYTES, &text, &len, msg, cap)) {
     one_line(msg);
     return -1;
   }

@@ -302,7 +302,7 @@ int tsr__bench_combine(const char *dir, json_t *combined, char digest[65], char 
     snprintf(path, sizeof path, "%s/%s/results.json", dir, jstr(pr, "dir"));
     char *text = NULL;
     size_t len = 0;
-    if (tsr__read_file_capped(path, (size_t)1 << 30, &text, &len, m2, sizeof m2)) {
+    if (tsr__read_doc_capped(path, (size_t)1 << 30, &text, &len, m2, sizeof m2)) {
       snprintf(msg, cap, "%s", m2);
       rc = -1;
       break;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static const char *kind_of(mode_t m) {
   if (S_ISDIR(m)) return "a directory";
@@ -102,6 +103,19 @@ int tsr__pread_full(int fd, void *buf, size_t n, uint64_t off) {
   return 0;
 }
 
+/* The end of a whole-file read: on error e the buffer is freed; else it is
+ * NUL-ended after its n bytes and handed to the caller. */
+static int hand_over(char *b, size_t n, int e, char **buf, size_t *len) {
+  if (e) {
+    free(b);
+    return e;
+  }
+  b[n] = '\0';
+  *buf = b;
+  if (len) *len = n;
+  return 0;
+}
+
 int tsr__read_file_capped(const char *path, size_t max_bytes, char **buf, size_t *len, char *msg,
                           size_t cap) {
   *buf = NULL;
@@ -159,14 +173,84 @@ int tsr__read_file_capped(const char *path, size_t max_bytes, char **buf, size_t
     n += (size_t)r;
   }
   close(fd);
-  if (e) {
-    free(b);
-    return e;
+  return hand_over(b, n, e, buf, len);
+}
+
+/* The gzip member(s) in z (zn bytes) inflated into a malloc'ed, NUL-ended
+ * buffer of at most max_bytes. */
+static int inflate_capped(const char *path, const unsigned char *z, size_t zn, size_t max_bytes,
+                          char **buf, size_t *len, char *msg, size_t cap) {
+  z_stream st;
+  memset(&st, 0, sizeof st);
+  if (inflateInit2(&st, 15 + 16) != Z_OK) { /* 15 + 16: a gzip header and trailer */
+    snprintf(msg, cap, "%s: cannot start zlib", path);
+    return ENOMEM;
   }
-  b[n] = '\0';
-  *buf = b;
-  if (len) *len = n;
-  return 0;
+  size_t have = zn < 4096 ? 16384 : 8 * zn, n = 0;
+  if (have > max_bytes) have = max_bytes;
+  char *b = malloc(have + 1);
+  int e = b ? 0 : ENOMEM, zr = Z_OK;
+  st.next_in = (Bytef *)(uintptr_t)z;
+  while (!e) {
+    if (st.avail_in == 0 && st.next_in < z + zn) {
+      size_t left = (size_t)(z + zn - st.next_in);
+      st.avail_in = left > (1u << 30) ? 1u << 30 : (uInt)left;
+    }
+    if (n == have) {
+      if (have >= max_bytes) {
+        snprintf(msg, cap, "%s: inflates past the limit of %zu bytes for this file", path, max_bytes);
+        e = EFBIG;
+        break;
+      }
+      size_t grow = have > max_bytes / 2 ? max_bytes : 2 * have;
+      char *t = realloc(b, grow + 1);
+      if (!t) {
+        e = ENOMEM;
+        break;
+      }
+      b = t, have = grow;
+    }
+    st.next_out = (Bytef *)b + n;
+    st.avail_out = (uInt)(have - n > (1u << 30) ? 1u << 30 : have - n);
+    uInt before = st.avail_out;
+    zr = inflate(&st, Z_NO_FLUSH);
+    n += before - st.avail_out;
+    if (zr == Z_STREAM_END) {
+      /* a concatenated member (gzip a; gzip b >> a) continues the file */
+      if (st.next_in < z + zn || st.avail_in) {
+        if (inflateReset(&st) != Z_OK) e = EIO;
+        continue;
+      }
+      break;
+    }
+    if (zr != Z_OK && !(zr == Z_BUF_ERROR && st.avail_out == 0)) {
+      snprintf(msg, cap, "%s: not a whole gzip file (%s)", path, st.msg ? st.msg : "truncated");
+      e = EIO;
+      break;
+    }
+  }
+  inflateEnd(&st);
+  if (e == ENOMEM) snprintf(msg, cap, "%s: out of memory inflating it", path);
+  return hand_over(b, n, e, buf, len);
+}
+
+int tsr__read_doc_capped(const char *path, size_t max_bytes, char **buf, size_t *len, char *msg,
+                         size_t cap) {
+  int e = tsr__read_file_capped(path, max_bytes, buf, len, msg, cap);
+  if (e != ENOENT) return e;
+  char gz[4200], m2[512];
+  if (snprintf(gz, sizeof gz, "%s.gz", path) >= (int)sizeof gz) return e;
+  char *z = NULL;
+  size_t zn = 0;
+  int ge = tsr__read_file_capped(gz, max_bytes, &z, &zn, m2, sizeof m2);
+  if (ge == ENOENT) return e; /* neither: the first message stands */
+  if (ge) {
+    snprintf(msg, cap, "%s", m2);
+    return ge;
+  }
+  ge = inflate_capped(gz, (const unsigned char *)z, zn, max_bytes, buf, len, msg, cap);
+  free(z);
+  return ge;
 }
 
 int tsr__write_atomic(const char *path, const tsr__span *parts, int n, char *msg, size_t cap) {

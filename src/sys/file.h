@@ -26,6 +26,16 @@ int tsr__open_regular(const char *path, uint64_t max_bytes, int *fd, uint64_t *s
 int tsr__read_file_capped(const char *path, size_t max_bytes, char **buf, size_t *len, char *msg,
                           size_t cap);
 
+/* A document that may be stored gzipped: path itself as
+ * tsr__read_file_capped, or, where path does not exist, path.gz inflated
+ * (gzip format; the compressed file and the inflated text each at most
+ * max_bytes). Committed bench results keep results.json that way
+ * (docs/results/README.md); readers see the same bytes either way. Returns
+ * as tsr__read_file_capped (ENOENT when neither exists, naming path; EIO for
+ * a damaged .gz). */
+int tsr__read_doc_capped(const char *path, size_t max_bytes, char **buf, size_t *len, char *msg,
+                         size_t cap);
+
 /* Reads exactly n bytes from fd (retrying short reads and EINTR). Returns
  * 0, or -1 at an error or end of file before n bytes. */
 int tsr__read_full(int fd, void *buf, size_t n);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "sys/file.h"
 
@@ -86,6 +87,82 @@ static void test_regular_files(void **state) {
   assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
   assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
   close(fd);
+}
+
+/* path.gz with the given members, each gzip-compressed on its own */
+static void write_gz(const char *path, const char *const *parts, const size_t *lens, int n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  for (int i = 0; i < n; i++) {
+    z_stream st;
+    memset(&st, 0, sizeof st);
+    assert_int_equal(deflateInit2(&st, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    uLong cap = deflateBound(&st, (uLong)lens[i]) + 64;
+    unsigned char *out = malloc(cap);
+    st.next_in = (Bytef *)(uintptr_t)parts[i];
+    st.avail_in = (uInt)lens[i];
+    st.next_out = out;
+    st.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&st, Z_FINISH), Z_STREAM_END);
+    assert_int_equal(fwrite(out, 1, st.total_out, f), st.total_out);
+    deflateEnd(&st);
+    free(out);
+  }
+  assert_int_equal(fclose(f), 0);
+}
+
+/* results.json stored as results.json.gz reads back as the same bytes; the
+ * plain file wins where both exist; a damaged or oversized .gz is refused */
+static void test_gzipped_docs(void **state) {
+  char path[300], gz[310], msg[512], *buf = NULL;
+  size_t len = 0;
+  snprintf(path, sizeof path, "%s/results.json", dir);
+  snprintf(gz, sizeof gz, "%s.gz", path);
+  char *big = malloc(300000);
+  for (int i = 0; i < 300000; i++) big[i] = (char)(i % 7 == 0 ? '\n' : '0' + (i * 31) % 10);
+  const char *parts[2] = {big, big + 200000};
+  size_t lens[2] = {200000, 100000};
+  /* neither file: ENOENT naming the document */
+  assert_int_equal(tsr__read_doc_capped(path, 1 << 20, &buf, &len, msg, sizeof msg), ENOENT);
+  assert_null(buf);
+  assert_non_null(strstr(msg, path));
+  /* one member */
+  write_gz(gz, parts, lens, 1);
+  assert_int_equal(tsr__read_doc_capped(path, 1 << 20, &buf, &len, msg, sizeof msg), 0);
+  assert_int_equal(len, 200000);
+  assert_memory_equal(buf, big, 200000);
+  assert_int_equal(buf[len], '\0');
+  free(buf);
+  /* two members (gzip a; gzip b >> a) are the concatenation */
+  write_gz(gz, parts, lens, 2);
+  assert_int_equal(tsr__read_doc_capped(path, 1 << 20, &buf, &len, msg, sizeof msg), 0);
+  assert_int_equal(len, 300000);
+  assert_memory_equal(buf, big, 300000);
+  free(buf);
+  /* inflating past the limit: EFBIG, not a truncated document */
+  assert_int_equal(tsr__read_doc_capped(path, 299999, &buf, &len, msg, sizeof msg), EFBIG);
+  assert_null(buf);
+  assert_non_null(strstr(msg, "inflates past the limit"));
+  assert_int_equal(tsr__read_doc_capped(path, 300000, &buf, &len, msg, sizeof msg), 0);
+  free(buf);
+  /* a truncated .gz: EIO naming it */
+  struct stat sb;
+  assert_int_equal(stat(gz, &sb), 0);
+  assert_int_equal(truncate(gz, sb.st_size / 2), 0);
+  assert_int_equal(tsr__read_doc_capped(path, 1 << 20, &buf, &len, msg, sizeof msg), EIO);
+  assert_null(buf);
+  assert_non_null(strstr(msg, gz));
+  /* not gzip at all */
+  write_file(gz, "{\"a\": 1}", 8);
+  assert_int_equal(tsr__read_doc_capped(path, 1 << 20, &buf, &len, msg, sizeof msg), EIO);
+  assert_null(buf);
+  /* the plain file wins where both exist */
+  write_file(path, "{}", 2);
+  assert_int_equal(tsr__read_doc_capped(path, 1 << 20, &buf, &len, msg, sizeof msg), 0);
+  assert_int_equal(len, 2);
+  assert_memory_equal(buf, "{}", 2);
+  free(buf);
+  free(big);
 }
 
 static void test_refusals(void **state) {
@@ -206,6 +283,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_regular_files, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gzipped_docs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mkdirs_and_cache_dir, setup, teardown),
   };
