@@ -271,6 +271,12 @@ typedef struct {
    * stages-1 iterations copy the last block again into the free slot).
    * Named in the plan text only when not 0. */
   int kloop;
+  /* kloop=1 or 2 (docs/emit.md "kunroll"): 1 = the K-block loop's body
+   * written out once per ring slot (stages times), so every slot is a
+   * compile-time constant (no slot arithmetic; shared addresses fold into
+   * the instructions); 0 = one body, slots as running indices. Named in the
+   * plan text only when not 0. */
+  int kunroll;
   /* mma=wgmma-s8 only: the number of moduli (3..12; each adds one INT8 GEMM
    * and about 8 bits to the integer product, so the operands keep more bits);
    * 0 for every other family. Named in the plan text only when not 0. */

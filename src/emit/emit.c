@@ -1679,6 +1679,26 @@ static void put_stage_loads(sb_t *s, const tsr__emit_geo *g, const char *indent,
   if (g->b.staged) put(s, "%stsr_load_b(%s, Bg, n0, %s);\n", indent, bs, k);
 }
 
+/* One K-block iteration of the kloop=1/2 ring (IND: the indentation): wait
+ * for block it, copy block nx into slot WR, multiply block it from slot RD
+ * with CALL (a tsr_block format taking the two slot pointers and k0). */
+static void put_kloop_copies(sb_t *s, const tsr__emit_geo *g, const char *ind, const char *slot,
+                             const char *kb, const char *guard);
+static void put_kloop_iteration(sb_t *s, const tsr__emit_geo *g, const char *ind, const char *rd,
+                                const char *wr, const char *call) {
+  put(s,
+      "%stsr_cp_wait<STAGES - 2>(); // this thread's copies of block it have landed\n"
+      "%s__syncthreads();           // ... and everyone's\n"
+      "%sconst int nx = it + STAGES - 1 < nk ? it + STAGES - 1 : nk - 1;\n",
+      ind, ind, ind);
+  put_kloop_copies(s, g, ind, wr, "nx", "it + STAGES < nk");
+  put(s, "%stsr_cp_commit();\n%s", ind, ind);
+  char as[64], bs[64];
+  snprintf(as, sizeof as, "As + %s * A_STAGE", rd);
+  snprintf(bs, sizeof bs, "Bs + %s * B_STAGE", rd);
+  put(s, call, as, bs, "(kb_begin + it) * BK");
+}
+
 /* kloop=1: each staged operand's copy of K block KB into ring slot SLOT
  * through its running pointer, then the pointers advance one K block while
  * GUARD holds (IND: the indentation). */
@@ -1828,16 +1848,28 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "    }\n"
           "    tsr_fma(acc, fa[1], fb[1]);\n"
           "  }\n");
+    } else if (pl->kunroll) {
+      /* the same iteration written out once per ring slot: block it0 + u
+       * lives in slot u and copies into slot (u + STAGES - 1) % STAGES,
+       * compile-time constants after the unroll */
+      put(s,
+          "  // kunroll=1: the body once per ring slot u (compile-time after the unroll): block\n"
+          "  // it0 + u lives in slot u, its copy goes to slot (u + STAGES - 1) %% STAGES; a\n"
+          "  // uniform break ends the last, partial round.\n"
+          "  for (int it0 = 0; it0 < nk; it0 += STAGES) {\n"
+          "#pragma unroll\n"
+          "    for (int u = 0; u < STAGES; ++u) {\n"
+          "      const int it = it0 + u;\n"
+          "      if (it >= nk) break;\n");
+      put_kloop_iteration(s, g, "      ", "u", "((u + STAGES - 1) % STAGES)", call);
+      put(s,
+          "    }\n"
+          "  }\n");
     } else {
       put(s,
           "  int rd = 0, wr = STAGES - 1;\n"
-          "  for (int it = 0; it < nk; ++it) {\n"
-          "    tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it have landed\n"
-          "    __syncthreads();           // ... and everyone's\n"
-          "    const int nx = it + STAGES - 1 < nk ? it + STAGES - 1 : nk - 1;\n");
-      put_kloop_copies(s, g, "    ", "wr", "nx", "it + STAGES < nk");
-      put(s, "    tsr_cp_commit();\n    ");
-      put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
+          "  for (int it = 0; it < nk; ++it) {\n");
+      put_kloop_iteration(s, g, "    ", "rd", "wr", call);
       put(s,
           "    rd = rd + 1 == STAGES ? 0 : rd + 1;\n"
           "    wr = wr + 1 == STAGES ? 0 : wr + 1;\n"

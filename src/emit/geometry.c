@@ -264,6 +264,11 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   if (pl->kloop && pl->mma != TSR_MMA_FFMA)
     return reject(msg, cap, "plan: kloop=%d is unused by mma=%s and must be 0", pl->kloop,
                   mma_name(pl->mma));
+  if (pl->kunroll < 0 || pl->kunroll > 1)
+    return reject(msg, cap, "plan: kunroll=%d is not 0 or 1", pl->kunroll);
+  if (pl->kunroll && pl->kloop != 1 && pl->kloop != 2)
+    return reject(msg, cap, "plan: kunroll=1 unrolls the kloop=1 or kloop=2 loop, not kloop=%d",
+                  pl->kloop);
   if (pl->kloop && pl->stages < 2)
     return reject(msg, cap, "plan: kloop=%d needs a cp.async ring (stages >= 2), not stages=%d",
                   pl->kloop, pl->stages);

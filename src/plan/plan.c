@@ -38,6 +38,7 @@ static const struct {
     {"split", K_SPLIT, offsetof(tsr_plan, split), 0},
     {"kfrag", K_PACK, offsetof(tsr_plan, kfrag), 0},
     {"kloop", K_INT, offsetof(tsr_plan, kloop), 0},
+    {"kunroll", K_INT, offsetof(tsr_plan, kunroll), 0},
     {"moduli", K_INT, offsetof(tsr_plan, moduli), 0},
     {"gstride", K_INT, offsetof(tsr_plan, gstride), 0},
     {"rvec", K_INT, offsetof(tsr_plan, rvec), 0},
@@ -182,7 +183,7 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
 int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   char walk[64], extra[128] = "";
   tsr_walk_format(&p->walk, walk, sizeof walk);
-  /* kfrag, kloop, moduli, gstride, rvec and lanerows are named only when set: the text of every plan that
+  /* kfrag, kloop, kunroll, moduli, gstride, rvec and lanerows are named only when set: the text of every plan that
    * predates them (tuning databases, results, the generated sources'
    * headers) is unchanged */
   size_t x = 0;
@@ -190,6 +191,7 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
     x += (size_t)snprintf(extra + x, sizeof extra - x, ",kfrag=%s",
                           pack_names[(unsigned)p->kfrag < 4 ? (unsigned)p->kfrag : 0]);
   if (p->kloop != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",kloop=%d", p->kloop);
+  if (p->kunroll != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",kunroll=%d", p->kunroll);
   if (p->moduli != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",moduli=%d", p->moduli);
   if (p->gstride != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",gstride=%d", p->gstride);
   if (p->rvec != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",rvec=%d", p->rvec);
@@ -216,7 +218,7 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          (a->walk.kind != TSR_WALK_RECT || a->walk.c == b->walk.c) && a->splitk == b->splitk &&
          a->threads == b->threads && a->isa == b->isa && a->mma == b->mma && a->acc == b->acc &&
          a->minblocks == b->minblocks && a->pack == b->pack && a->split == b->split &&
-         a->kfrag == b->kfrag && a->kloop == b->kloop &&
+         a->kfrag == b->kfrag && a->kloop == b->kloop && a->kunroll == b->kunroll &&
          a->moduli == b->moduli && a->gstride == b->gstride && a->rvec == b->rvec &&
          a->lanerows == b->lanerows;
 }

@@ -286,6 +286,7 @@ static tsr_plan family_base(const tsr_plan *base) {
   tsr_plan pl = *base;
   pl.threads = 0;
   pl.kloop = 0;
+  pl.kunroll = 0;
   pl.kfrag = TSR_PACK_NONE;
   pl.pack = TSR_PACK_NONE;
   pl.moduli = 0;

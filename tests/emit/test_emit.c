@@ -455,6 +455,9 @@ static void test_rejections(void **state) {
   expect_reject(big, "kfrag=a,bk=6", "kfrag=a needs bk=6");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,kfrag=a", "kfrag is unused by mma=tf32x3 and must be none");
   expect_reject(big, "kloop=5", "kloop=5 is not 0, 1, 2, 3 or 4");
+  expect_reject(big, "kloop=1,stages=3,kunroll=2", "kunroll=2 is not 0 or 1");
+  expect_reject(big, "kloop=3,stages=3,kunroll=1", "kunroll=1 unrolls the kloop=1 or kloop=2 loop, not kloop=3");
+  expect_reject(big, "kunroll=1", "kunroll=1 unrolls the kloop=1 or kloop=2 loop, not kloop=0");
   expect_reject(big, "kloop=1,stages=1", "kloop=1 needs a cp.async ring (stages >= 2), not stages=1");
   expect_reject(big, "kloop=3,stages=3,a=view", "kloop=3 needs both operands staged as [k][x] rows");
   expect_reject(big, "kloop=3,stages=3,kfrag=a", "kloop=3 needs both operands staged as [k][x] rows");
@@ -1522,6 +1525,20 @@ static const emu_case emu_cases[] = {
      "kloop=3,stages=2,pad=4"},
     {"ffma kloop3 128x128 cuBLAS geometry NT random", {140, 260, 100, 1, 'N', 'T', 0},
      "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,kloop=3", 0, 0, 0, 0, 1},
+    /* kunroll=1: the kloop=1/2 body once per ring slot, a break ending the
+     * last round (nk of 1..3 per split-K slice: fewer blocks than slots,
+     * partial and whole rounds) */
+    {"ffma kloop kunroll NN tails beta 3-stage", {70, 45, 37, 1, 'N', 'N', 0.5f},
+     "kloop=1,kunroll=1,stages=3,pad=4"},
+    {"ffma kloop kunroll NN vec4 4-stage splitk3 short slices", {64, 64, 40, 1, 'N', 'N', 0},
+     "kloop=1,kunroll=1,stages=4,vec=4,pad=4,splitk=3"},
+    {"ffma kloop kunroll TT tails 2-stage", {70, 45, 37, 1, 'T', 'T', 0}, "kloop=1,kunroll=1,stages=2,pad=4"},
+    {"ffma kloop2 kunroll NT full vec4 batch2 splitk3", {64, 64, 40, 2, 'N', 'T', 0},
+     "kloop=2,kunroll=1,stages=4,vec=4,pad=4,splitk=3"},
+    {"ffma kloop2 kunroll kfrag=ab NT beta1 tails vec2", {66, 50, 38, 1, 'N', 'T', 1.0f},
+     "kloop=2,kunroll=1,kfrag=ab,stages=2,vec=2,pad=4"},
+    {"ffma kloop kunroll 128x128 cuBLAS geometry NN random", {256, 256, 96, 1, 'N', 'N', 0},
+     "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,kloop=1,kunroll=1", 0, 0, 0, 0, 1},
     /* kloop=4: the copies spread over the K steps (a guarded operand's at step 0) */
     {"ffma kloop4 NN tails beta 3-stage", {70, 45, 37, 1, 'N', 'N', 0.5f}, "kloop=4,stages=3,pad=4"},
     {"ffma kloop4 NT full vec4 batch2 splitk3", {64, 64, 40, 2, 'N', 'T', 0},

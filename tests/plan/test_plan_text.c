@@ -41,7 +41,8 @@ static void test_round_trip_many(void **state) {
       "kfrag=a,kloop=1", "mma=wgmma-s8,moduli=8,split=producer-bulk", "moduli=12",
       "mma=wgmma-s8,moduli=8,gstride=4", "kfrag=ab,kloop=1,moduli=12,gstride=64",
       "mma=wgmma-s8,moduli=8,rvec=4", "kfrag=ab,kloop=1,moduli=12,gstride=64,rvec=4",
-      "mma=gemv,lanerows=2", "kfrag=ab,kloop=65536,moduli=65536,gstride=65536,rvec=65536,lanerows=65536"};
+      "mma=gemv,lanerows=2", "kfrag=ab,kloop=65536,moduli=65536,gstride=65536,rvec=65536,lanerows=65536",
+      "kloop=1,kunroll=1", "kfrag=a,kloop=2,kunroll=1,moduli=12"};
   for (size_t i = 0; i < sizeof overlays / sizeof overlays[0]; i++) {
     tsr_plan p = base, q = base;
     char msg[256], t1[512], t2[512];
@@ -62,6 +63,12 @@ static void test_round_trip_many(void **state) {
       q.kloop = 0;
     } else {
       assert_non_null(strstr(t1, ",kloop="));
+    }
+    if (p.kunroll == 0) {
+      assert_null(strstr(t1, "kunroll"));
+      q.kunroll = 0;
+    } else {
+      assert_non_null(strstr(t1, ",kunroll="));
     }
     if (p.moduli == 0) {
       assert_null(strstr(t1, "moduli"));

@@ -348,6 +348,7 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
   want.split = TSR_SPLIT_INLINE;
   want.kfrag = TSR_PACK_NONE;
   want.kloop = 0;
+  want.kunroll = 0;
   want.lanerows = 0;
   if (!tsr_plan_equal(&want, plan)) {
     char have_txt[512], want_txt[512];
@@ -364,7 +365,7 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
       h += hl + (h[hl] == ',');
       w += wl + (w[wl] == ',');
     }
-    /* kfrag, kloop and lanerows are written only when set: the extra field */
+    /* kfrag, kloop, kunroll and lanerows are written only when set: the extra field */
     if (*h)
       return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
                           "plan: %.*s is not used by the cpu backend (a GPU kernel key)",
