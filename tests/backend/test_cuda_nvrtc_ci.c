@@ -189,7 +189,7 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
   assert_int_equal(fails, 0);
 }
 
-/* The latest strict screens (scripts/device/s16-screen3.txt, s16-screen4.txt:
+/* The latest strict screens (scripts/device/s17-core2.txt, s18-kunroll.txt:
  * "OPS PLAN SHAPES..." lines as scripts/device/default-check's ffvar part
  * runs them, PLAN over each shape's strict default): every overlay line
  * realizes at each of its shapes and compiles for sm_90 without spills, so a
@@ -199,7 +199,8 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * and 64x64 defaults that session 15 replaced, and s15-screen3.txt's
  * kfrag-less 16-row line became kfrag=ab over the new default, and
  * s16-screen.txt's split-K 7 overlaid the 64x64 195x1423x2802 default that
- * session 16 replaced; none describes the plans it ran any more. Point it
+ * session 16 replaced; none describes the plans it ran any more (s16's
+ * screen3/4 still do, but s18-kunroll.txt is the one not yet run). Point it
  * at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
                                        int *kernels) {
@@ -243,7 +244,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 
 static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
-  static const char *const files[] = {"s16-screen3.txt", "s16-screen4.txt"};
+  static const char *const files[] = {"s17-core2.txt", "s18-kunroll.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;
