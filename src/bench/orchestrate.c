@@ -588,6 +588,11 @@ static json_t *discover_routes(run_state *s) {
   return base;
 }
 
+/* Row (round r, j-th shape, p-th route) of the design: which shape and route. */
+static tsr__order_entry order_at(const run_state *s, int r, int j, int p) {
+  return (tsr__order_entry){r, s->so[r * s->S + j], s->ro[r * s->R + p]};
+}
+
 /* The order design of every round, recorded as planned; the realized
  * order is appended row by row. */
 static void plan_order(run_state *s) {
@@ -614,7 +619,7 @@ static void plan_order(run_state *s) {
   size_t n = 0;
   for (int r = 0; r < rounds; r++)
     for (int j = 0; j < S; j++)
-      for (int p = 0; p < R; p++) seq[n++] = (tsr__order_entry){r, s->so[r * S + j], s->ro[r * R + p]};
+      for (int p = 0; p < R; p++) seq[n++] = order_at(s, r, j, p);
   json_t *check = tsr__order_check(seq, n, R, S, rounds);
   if (!json_is_true(json_object_get(check, "balanced")))
     fprintf(stderr,
@@ -688,7 +693,8 @@ static void start_torch_zygote(run_state *s) {
  * own child: the row is chained, appended and saved. */
 static void measure_row(run_state *s, int r, int j, int p) {
   const tsr__bench_config *cfg = s->cfg;
-  int si = s->so[r * s->S + j], ri = s->ro[r * s->R + p];
+  const tsr__order_entry at = order_at(s, r, j, p);
+  int si = at.shape, ri = at.route;
   const char *shape = cfg->shapes[si], *route = s->measured[ri]->name;
   int seqno = (int)s->nseq;
   if (cfg->progress) {

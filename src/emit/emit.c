@@ -1679,26 +1679,6 @@ static void put_stage_loads(sb_t *s, const tsr__emit_geo *g, const char *indent,
   if (g->b.staged) put(s, "%stsr_load_b(%s, Bg, n0, %s);\n", indent, bs, k);
 }
 
-/* One K-block iteration of the kloop=1/2 ring (IND: the indentation): wait
- * for block it, copy block nx into slot WR, multiply block it from slot RD
- * with CALL (a tsr_block format taking the two slot pointers and k0). */
-static void put_kloop_copies(sb_t *s, const tsr__emit_geo *g, const char *ind, const char *slot,
-                             const char *kb, const char *guard);
-static void put_kloop_iteration(sb_t *s, const tsr__emit_geo *g, const char *ind, const char *rd,
-                                const char *wr, const char *call) {
-  put(s,
-      "%stsr_cp_wait<STAGES - 2>(); // this thread's copies of block it have landed\n"
-      "%s__syncthreads();           // ... and everyone's\n"
-      "%sconst int nx = it + STAGES - 1 < nk ? it + STAGES - 1 : nk - 1;\n",
-      ind, ind, ind);
-  put_kloop_copies(s, g, ind, wr, "nx", "it + STAGES < nk");
-  put(s, "%stsr_cp_commit();\n%s", ind, ind);
-  char as[64], bs[64];
-  snprintf(as, sizeof as, "As + %s * A_STAGE", rd);
-  snprintf(bs, sizeof bs, "Bs + %s * B_STAGE", rd);
-  put(s, call, as, bs, "(kb_begin + it) * BK");
-}
-
 /* kloop=1: each staged operand's copy of K block KB into ring slot SLOT
  * through its running pointer, then the pointers advance one K block while
  * GUARD holds (IND: the indentation). */
@@ -1718,6 +1698,24 @@ static void put_kloop_copies(sb_t *s, const tsr__emit_geo *g, const char *ind, c
     if (o->staged) put(s, " p%c += ADV_%c;", o->name, o->name - 32);
   }
   put(s, " }\n");
+}
+
+/* One K-block iteration of the kloop=1/2 ring (IND: the indentation): wait
+ * for block it, copy block nx into slot WR, multiply block it from slot RD
+ * with CALL (a tsr_block format taking the two slot pointers and k0). */
+static void put_kloop_iteration(sb_t *s, const tsr__emit_geo *g, const char *ind, const char *rd,
+                                const char *wr, const char *call) {
+  put(s,
+      "%stsr_cp_wait<STAGES - 2>(); // this thread's copies of block it have landed\n"
+      "%s__syncthreads();           // ... and everyone's\n"
+      "%sconst int nx = it + STAGES - 1 < nk ? it + STAGES - 1 : nk - 1;\n",
+      ind, ind, ind);
+  put_kloop_copies(s, g, ind, wr, "nx", "it + STAGES < nk");
+  put(s, "%stsr_cp_commit();\n%s", ind, ind);
+  char as[64], bs[64];
+  snprintf(as, sizeof as, "As + %s * A_STAGE", rd);
+  snprintf(bs, sizeof bs, "Bs + %s * B_STAGE", rd);
+  put(s, call, as, bs, "(kb_begin + it) * BK");
 }
 
 /* kloop=4: block it's K steps 0..BK-2 written out, each loading step

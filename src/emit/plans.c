@@ -249,11 +249,11 @@ static void ffma_nt_pack(const tsr_problem *p, tsr_plan *pl) {
   pl->pack = TSR_PACK_B;
 }
 
-/* The most slices (2..8, each at least SPLITK_MIN_KB K blocks) whose grid
- * still fits one wave of `per` CTAs per SM; 1 when none does. */
-static int split_one_wave(int64_t tiles, int64_t nkb, int per) {
+/* The most slices (2..8, each at least min_kb of the nkb K blocks) whose
+ * grid still fits one wave of `per` CTAs per SM; 1 when none does. */
+static int split_one_wave(int64_t tiles, int64_t nkb, int per, int64_t min_kb) {
   int best = 1;
-  for (int s = 2; s <= 8 && nkb / s >= SPLITK_MIN_KB; s++)
+  for (int s = 2; s <= 8 && nkb / s >= min_kb; s++)
     if (tiles * s <= (int64_t)per * H200_SMS) best = s;
   return best;
 }
@@ -595,10 +595,8 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
          * 3 (4 0.974x). Errors fall with the slices (1.7e-7 against
          * cuBLAS's 9.5e-7 at 195x1423x2802) */
         if (3 * t128 <= H200_SMS) {
-          int64_t most = p->k / 512, want = H200_SMS / t128;
-          int64_t s = want < most ? want : most;
-          if (s > 8) s = 8;
-          if (s > 2) pl.splitk = (int)s;
+          int s = split_one_wave(t128, p->k / 32, 1, 512 / 32);
+          if (s > 2) pl.splitk = s;
         }
       } else {
         pl.bm = 128, pl.bn = 64, pl.bk = 16, pl.wm = 64, pl.wn = 64, pl.stages = 8;
@@ -701,7 +699,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
     if (thin32) {
       pl.bm = 32, pl.bn = 128, pl.wm = 16, pl.wn = 64, pl.tm = 4, pl.tn = 8;
       tiles = ((p->m + 31) / 32) * ((p->n + 127) / 128);
-      pl.splitk = split_one_wave(tiles, (p->k + pl.bk - 1) / pl.bk, 4);
+      pl.splitk = split_one_wave(tiles, (p->k + pl.bk - 1) / pl.bk, 4, SPLITK_MIN_KB);
     } else if (!wave128 && !bulk && pl.kfrag == TSR_PACK_AB && pl.bm == 64 && pl.bn == 128) {
       pl.splitk = split_by_load(tiles, (p->k + pl.bk - 1) / pl.bk); /* the 64-row NT tile */
     } else if (!wave128 && !bulk) {
