@@ -10,7 +10,7 @@
  * same-round ratio tessera/OpenBLAS with its [min, max].
  *
  *   bench_cpu [--threads T] [--rounds R] [--repeats N] [--batch-ms MS]
- *             [--gap-ms MS] [--shapes MxNxK,...] [--plan TEXT] [--clock wall|cpu]
+ *             [--gap-ms MS] [--shapes MxNxK[:XY],...] [--plan TEXT] [--clock wall|cpu]
  *
  * Each side's sample starts after --gap-ms (200) of sleep, so that the other
  * library's spinning idle threads have gone to sleep.
@@ -25,6 +25,7 @@
 
 #include "measure/measure.h"
 #include "measure/stats.h"
+#include "measure/zoo.h"
 #include "tool_args.h"
 #include "tessera.h"
 
@@ -227,11 +228,18 @@ static void time_rounds(const options *o, const side *st, const side *so, double
 /* One shape: plan, validate, time, print its row. Returns 0, 1 (a failure),
  * or 2 (bad shape or plan). */
 static int bench_shape(tsr_context *ctx, const options *o, const char *tok) {
-  int64_t m, n, k;
   char msg[256];
-  if (tsr_shape_parse(tok, &m, &n, &k, msg, sizeof msg) != TSR_OK) return usage_error("%s", msg);
+  tsr__shape_token st0;
+  if (tsr__shape_token_parse(tok, &st0, msg, sizeof msg))
+    return usage_error("--shapes: '%s': %s", tok, msg);
+  /* cblas_sgemm has no batch: a batched token would compare unlike work. */
+  if (st0.batch > 1)
+    return usage_error("--shapes: '%s': a batch is not supported here (tessera bench runs it)",
+                       tok);
   tsr_problem p;
-  tsr_problem_init(&p, m, n, k);
+  tsr_problem_init(&p, st0.m, st0.n, st0.k);
+  p.op_a = st0.op_a;
+  p.op_b = st0.op_b;
   if (tsr_problem_check(&p, msg, sizeof msg) != TSR_OK) return usage_error("%s", msg);
   tsr_plan plan;
   tsr_plan_default(ctx, TSR_BACKEND_CPU, &p, &plan);
@@ -261,7 +269,7 @@ static int bench_shape(tsr_context *ctx, const options *o, const char *tok) {
             ct && co ? tsr_context_message(ctx) : "out of host memory");
   } else {
     double gt[64], go[64], ratio[64];
-    time_rounds(o, &st, &so, 2.0 * (double)m * (double)n * (double)k, gt, go, ratio);
+    time_rounds(o, &st, &so, 2.0 * (double)p.m * (double)p.n * (double)p.k, gt, go, ratio);
     double rmin = ratio[0], rmax = ratio[0];
     int slower = 0;
     for (int r = 0; r < o->rounds; r++) {

@@ -8,7 +8,14 @@
 
 /* MR rows × NV vectors of 16; MR*NV accumulators + NV B vectors must fit the
  * 32 zmm registers. The C tile is prefetched before the K loop so its
- * misses overlap the FMAs. */
+ * misses overlap the FMAs. The B micro-panel streams from L2: each k-step
+ * prefetches its line TSR_AVX512_PF_K steps ahead into L1 (a prefetch past
+ * the panel's end is a hint and never faults). On the Intel AVX-512 guest
+ * (two 512-bit FMA ports) the hardware prefetchers alone left 1024^3 at
+ * 0.96-0.97 of OpenBLAS's speed; 4, 8, 16 or 32 steps ahead (with the K loop
+ * unrolled by 4) all read 0.99-1.03 (docs/log/perf-notebook.md, session 18).
+ * The prefetches change no arithmetic. */
+#define TSR_AVX512_PF_K 16
 #define TSR_AVX512_KERNEL(MR, NV)                                                            \
   __attribute__((target("avx512f"))) static void k512_##MR##x##NV(                          \
       int64_t kc, const float *restrict ap, const float *restrict bp, float *restrict c,     \
@@ -20,9 +27,11 @@
         _mm_prefetch((const char *)(c + i * ldc + v * 16), _MM_HINT_T0);                     \
       }                                                                                      \
     }                                                                                        \
-    for (int64_t k = 0; k < kc; k++) {                                                       \
+    _Pragma("GCC unroll 4") for (int64_t k = 0; k < kc; k++) {                               \
       /* Named B vectors: GCC spills a small __m512 array to the stack. */                  \
       const float *bk = bp + k * (NV * 16);                                                  \
+      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) /* one 64-byte line each */      \
+          _mm_prefetch((const char *)(bk + TSR_AVX512_PF_K * NV * 16 + v * 16), _MM_HINT_T0); \
       __m512 b0 = _mm512_load_ps(bk);                                                        \
       __m512 b1 = NV > 1 ? _mm512_load_ps(bk + 16) : b0;                                     \
       __m512 b2 = NV > 2 ? _mm512_load_ps(bk + 32) : b0;                                     \
