@@ -200,8 +200,8 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * kfrag-less 16-row line became kfrag=ab over the new default, and
  * s16-screen.txt's split-K 7 overlaid the 64x64 195x1423x2802 default that
  * session 16 replaced; none describes the plans it ran any more (s16's
- * screen3/4 still do, but s18-kunroll.txt is the one not yet run). Point it
- * at the next screen. */
+ * screen3/4 still do; s17-core2.txt and s18-kunroll.txt are the latest, both
+ * run on the H200). Point it at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
                                        int *kernels) {
   char msg[1024], path[1024];
