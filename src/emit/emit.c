@@ -166,6 +166,26 @@ static const char split_source[] =
     "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(small) : \"f\"(r));\n"
     "}\n";
 
+/* The mma.sync family's split (registers straight into mma.sync): the small
+ * part's rounding is the same RNA as cvt.rna.tf32 (add half a TF32 ulp to the
+ * magnitude's bits) without the mask, because the tensor core reads only the
+ * 19 high bits of a .tf32 operand; and without cvt's non-finite guard, which
+ * ptxas emulates in 4 instructions on sm_90: a non-finite x has a non-finite
+ * big part (guarded by its cvt), so the output is non-finite and recomputed
+ * strictly (tsr_fix) whatever the small part holds. 2 instructions instead of
+ * 5 per element; the host emulation keeps the masked split (same values
+ * where the tensor core truncates, as CUTLASS's round_half_ulp_truncate
+ * assumes). */
+static const char split_mma_source[] =
+    "// 3xTF32 split: big = tf32(x), small = tf32(x - big); x - big is exact in FP32. The small\n"
+    "// part is rounded to nearest (away) in the 19 bits the tensor core reads, the low 13 left.\n"
+    "__device__ __forceinline__ void tsr_split(float x, unsigned &big, unsigned &small) {\n"
+    "  float bf;\n"
+    "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(big) : \"f\"(x));\n"
+    "  asm(\"mov.b32 %0, %1;\" : \"=f\"(bf) : \"r\"(big));\n"
+    "  small = __float_as_uint(x - bf) + 0x1000u;\n"
+    "}\n";
+
 /* Four values xs[0..3] split into hi[] / lo[] (a non-finite big part gets a
  * zero small part), the big parts packed into h4 (tsr_sts_<c>, tsr_split_tile) */
 static const char split4_source[] =
@@ -255,7 +275,8 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           sizes[i], sizes[i] == 16 ? "cg" : "ca", sizes[i], sizes[i], sizes[i] == 16 ? "cg" : "ca",
           sizes[i]);
   }
-  if (g->wg || g->tf32) put(s, "%s", split_source);
+  if (g->wg) put(s, "%s", split_source);
+  else if (g->tf32) put(s, "%s", split_mma_source);
   if (g->wg) emit_ptx_wg(s, g);
   if (g->tf32) {
     put(s,
@@ -296,13 +317,17 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%%0, %%1}, [%%2];\\n\"\n"
           "               : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(a));\n"
           "}\n");
+    /* mma.sync reads and writes registers only: plain asm (not volatile), so
+     * the compiler may interleave independent tiles' MMA chains; volatile
+     * kept them in source order, and ncu (session 19) put 40 % of the
+     * 128x64 tile's stall samples on the chains' fixed-latency waits */
     if (!g->chain)
       put(s,
           "// d = a*b with a zero accumulator: one K step's partial sum (acc=step)\n"
           "__device__ __forceinline__ void tsr_mma0(float (&d)[4], const unsigned (&a)[4],\n"
           "                                         const unsigned (&b)[2]) {\n"
           "  const float z = 0.0f;\n"
-          "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 \"\n"
+          "  asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 \"\n"
           "               \"{%%0, %%1, %%2, %%3}, {%%4, %%5, %%6, %%7}, {%%8, %%9}, "
           "{%%10, %%10, %%10, %%10};\\n\"\n"
           "               : \"=f\"(d[0]), \"=f\"(d[1]), \"=f\"(d[2]), \"=f\"(d[3])\n"
@@ -312,7 +337,7 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
     put(s,
         "__device__ __forceinline__ void tsr_mma(float (&d)[4], const unsigned (&a)[4],\n"
         "                                        const unsigned (&b)[2]) {\n"
-        "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 \"\n"
+        "  asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 \"\n"
         "               \"{%%0, %%1, %%2, %%3}, {%%4, %%5, %%6, %%7}, {%%8, %%9}, "
         "{%%0, %%1, %%2, %%3};\\n\"\n"
         "               : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
@@ -997,6 +1022,20 @@ static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
         "        for (int e = 0; e < VB; ++e) tsr_split(v[e], bb[jg * VB + e][hk], bl[jg * VB + e][hk]);\n"
         "      }\n");
   }
+  /* acc=step, at most 4 B tiles and 16 tiles a warp (warp tiles up to 64x32):
+   * every A group is split first, then each of the three MMA passes runs
+   * over all MI x NI tiles (ptxas still re-chains them, but less tightly).
+   * H200, session 19 (s19-mma-ab.txt, the same kernel otherwise), time:
+   * 128x64 tiles of 64x32 warps at 16384x64x4096 199.9 -> 198.8 us (bk 32)
+   * and 202.2 -> 197.1 us (bk 16), 8 warps of 32x32 222.9 -> 206.2 us, 64x64
+   * tiles 204.8 -> 205.6 us and 64x11008x4096 NT 154.1 -> 150.3 us; a 32x64
+   * warp tile (NI = 8) spilled 92 bytes and lost, 184.8 -> 190.3 us at
+   * 64x16384x4096 TN. Costs MI*NI*4 partial-sum registers, so larger warp
+   * tiles keep the per-group order (which lets minblocks=2 fit there). */
+  int wide = x3 && !g->chain && g->ni <= 4 && g->mi * g->ni <= 16;
+  if (wide)
+    put(s,
+        "    unsigned abw[MI][4], alw[MI][4]; // the warp tile's A parts, all groups\n");
   put(s,
       "#pragma unroll\n"
       "    for (int ig = 0; ig < MI / GA; ++ig) {\n"
@@ -1049,6 +1088,36 @@ static void emit_block_tf32(sb_t *s, const tsr__emit_geo *g) {
         "#pragma unroll\n"
         "          for (int e = 0; e < VA; ++e) tsr_split(v[e], ab[e][h + 2 * hk], al[e][h + 2 * hk]);\n"
         "        }\n");
+  }
+  if (wide) {
+    put(s,
+        "#pragma unroll\n"
+        "      for (int e = 0; e < GA; ++e)\n"
+        "#pragma unroll\n"
+        "        for (int q = 0; q < 4; ++q) abw[ig * GA + e][q] = ab[e][q], alw[ig * GA + e][q] = al[e][q];\n"
+        "    }\n"
+        "    // the step's partial sums from zero, small products first, one pass at a time\n"
+        "    float t[MI][NI][4];\n"
+        "#pragma unroll\n"
+        "    for (int i = 0; i < MI; ++i)\n"
+        "#pragma unroll\n"
+        "      for (int j = 0; j < NI; ++j) tsr_mma0(t[i][j], alw[i], bb[j]);\n"
+        "#pragma unroll\n"
+        "    for (int i = 0; i < MI; ++i)\n"
+        "#pragma unroll\n"
+        "      for (int j = 0; j < NI; ++j) tsr_mma(t[i][j], abw[i], bl[j]);\n"
+        "#pragma unroll\n"
+        "    for (int i = 0; i < MI; ++i)\n"
+        "#pragma unroll\n"
+        "      for (int j = 0; j < NI; ++j) tsr_mma(t[i][j], abw[i], bb[j]);\n"
+        "#pragma unroll\n"
+        "    for (int i = 0; i < MI; ++i)\n"
+        "#pragma unroll\n"
+        "      for (int j = 0; j < NI; ++j)\n"
+        "#pragma unroll\n"
+        "        for (int r = 0; r < 4; ++r) acc[i][j][r] += t[i][j][r];\n"
+        "  }\n}\n\n");
+    return;
   }
   put(s,
       "#pragma unroll\n"

@@ -443,6 +443,50 @@ void tsr__emit_ozaki_plan(const tsr_problem *p, tsr_plan *pl) {
   pl->gstride = tsr__ozaki_gstride_for(p->k, pl->bk);
 }
 
+/* auto on sm_90, one aligned problem with a side of 33..64 against K >= 2048
+ * and at least 100 tiles along the other side: the mma.sync 3xTF32 family
+ * instead of the strict FFMA tiles (which auto took there since session 12:
+ * the wgmma tiles lose at a side of 64, 1.2-2.8x cuBLAS's time for every split
+ * screened in session 19, s19-side64.txt). H200, session 19 (s19-mma-ab.txt,
+ * the cheaper split and the step's MMA passes over the warp tile), time over
+ * cuBLAS pedantic's, against the strict FFMA plans' 1.099x / 1.064x / 1.147x
+ * in session 18's auto zoo (1.086x / 1.055x in the same call as mma.sync in
+ * session 17):
+ *  - NN, N <= 64 (16384x64x4096): 128x64 tiles of 64x32 warps, bk 16 x 4
+ *    stages, split-K 2: 1.007x (bk 32 x 3: 1.010x);
+ *  - TN, M <= 64 (64x16384x4096): 64x128 tiles of 32x64 warps, bk 32 x 3,
+ *    split-K 2: 0.974x;
+ *  - NT, M <= 64 (64x11008x4096): 64x64 tiles of 32x32 warps, bk 32 x 3,
+ *    split-K 3: 1.064x.
+ * Error 2.5-3.0e-7 on random inputs against FFMA's 8.1e-7 (cuBLAS 1.14e-6).
+ * Other op pairs lost or were not measured (64x4096x4096 NN: 1.28-1.45x). */
+static int side64_mma(const tsr_problem *p, unsigned cc, tsr_plan *pl) {
+  if (p->precision != TSR_PREC_AUTO || cc != 90 || p->batch != 1 || is_unaligned(p) ||
+      p->k < 2048)
+    return 0;
+  int nn = p->op_a == TSR_OP_N && p->op_b == TSR_OP_N;
+  int tn = p->op_a == TSR_OP_T && p->op_b == TSR_OP_N;
+  int nt = p->op_a == TSR_OP_N && p->op_b == TSR_OP_T;
+  int thin_n = p->n > 32 && p->n <= 64 && (p->m + 127) / 128 >= 100 && nn;
+  int thin_m = p->m > 32 && p->m <= 64 && (p->n + 127) / 128 >= 64 && (tn || nt);
+  if (!thin_n && !thin_m) return 0;
+  memset(pl, 0, sizeof *pl); /* as the table's start: nothing of the FFMA plan kept */
+  pl->a = pl->b = TSR_IN_STAGED;
+  pl->walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
+  pl->isa = TSR_ISA_AUTO;
+  pl->mma = TSR_MMA_TF32X3;
+  pl->acc = TSR_ACC_STEP;
+  pl->split = TSR_SPLIT_INLINE;
+  pl->tm = 1, pl->tn = 1, pl->pad = 0, pl->vec = 4;
+  if (thin_n)
+    pl->bm = 128, pl->bn = 64, pl->bk = 16, pl->wm = 64, pl->wn = 32, pl->stages = 4, pl->splitk = 2;
+  else if (tn)
+    pl->bm = 64, pl->bn = 128, pl->bk = 32, pl->wm = 32, pl->wn = 64, pl->stages = 3, pl->splitk = 2;
+  else
+    pl->bm = 64, pl->bn = 64, pl->bk = 32, pl->wm = 32, pl->wn = 32, pl->stages = 3, pl->splitk = 3;
+  return 1;
+}
+
 void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out) {
   tsr_plan pl;
   memset(&pl, 0, sizeof pl);
@@ -851,6 +895,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       }
     }
   }
+  if (side64_mma(p, cc, &pl)) packs = 0;
   if (pl.mma == TSR_MMA_TF32) pl.acc = TSR_ACC_CHAIN;
   if (packs && unaligned) {
     pl.pack = unaligned;

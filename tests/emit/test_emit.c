@@ -941,7 +941,8 @@ static void test_default_table(void **state) {
      *   in one wave of 4 CTAs an SM (195x1423x2802: 6); the 128x128 strict
      *   NT tile from 1024 rows packs B (the tiled transposing prologue). */
     {
-      enum { S = TSR_PREC_STRICT, A = TSR_PREC_AUTO, FF = TSR_MMA_FFMA, WG = TSR_MMA_WGMMA_TF32X3 };
+      enum { S = TSR_PREC_STRICT, A = TSR_PREC_AUTO, FF = TSR_MMA_FFMA, WG = TSR_MMA_WGMMA_TF32X3,
+             MS = TSR_MMA_TF32X3 };
       static const struct {
         prob_spec prob;
         int prec, mma, bm, bn, wm, wn, kloop, splitk;
@@ -985,6 +986,18 @@ static void test_default_table(void **state) {
           {{384, 1536, 3072}, A, WG, 128, 128, 64, 128, -1, 3},
           {{1024, 1024, 1537}, A, WG, 128, 128, 64, 128, -1, 2},
           {{512, 4096, 4096}, A, WG, 128, 128, 64, 128, -1, 2},
+          /* session 19: auto at a side of 33..64 against K >= 2048 and 100+
+           * tiles (64+ for 64 rows): the mma.sync 3xTF32 family, one tile
+           * per op pair measured; 64x4096x4096 NN (32 tiles), 32 rows and
+           * strict keep FFMA (the strict rows above) */
+          {{16384, 64, 4096}, A, MS, 128, 64, 64, 32, 0, 2},
+          {{64, 16384, 4096, 0, 'T'}, A, MS, 64, 128, 32, 64, 0, 2},
+          {{64, 11008, 4096, 0, 'N', 'T'}, A, MS, 64, 64, 32, 32, 0, 3},
+          {{64, 10944, 4928, 0, 'N', 'T'}, A, MS, 64, 64, 32, 32, 0, 3},
+          {{64, 4096, 4096}, A, FF, 64, 128, -1, -1, 3, 8},
+          {{32, 4096, 4096, 0, 'N', 'T'}, A, FF, -1, -1, -1, -1, -1, -1},
+          {{4096, 64, 4096}, A, FF, -1, -1, -1, -1, -1, -1},
+          {{16384, 64, 4096, 0, 'N', 'T'}, A, FF, -1, -1, -1, -1, -1, -1},
       };
       for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         sk = mkprob(rows[i].prob);
@@ -1053,9 +1066,11 @@ static void test_default_table(void **state) {
       assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
     }
     /* session 12: auto at a side of at most 64 runs the strict plan (the
-     * wgmma tiles ran half empty: 64x4096x4096 2.28x cuBLAS's time) */
+     * wgmma tiles ran half empty: 64x4096x4096 2.28x cuBLAS's time); since
+     * session 19 except where the mma.sync rule applies (the table above:
+     * 16384x64x4096, 64-row TN and NT) */
     {
-      const int64_t side64[][3] = {{64, 4096, 4096}, {16384, 64, 4096}, {64, 11008, 4096}};
+      const int64_t side64[][3] = {{64, 4096, 4096}, {4096, 64, 4096}, {64, 11008, 4096}};
       for (int i = 0; i < 3; i++) {
         tsr_problem pa = P(side64[i][0], side64[i][1], side64[i][2]), ps = pa;
         ps.precision = TSR_PREC_STRICT;

@@ -1,0 +1,3 @@
+# Session 19: ncu of the best wgmma and mma.sync side-64 tiles and cuBLAS at 16384x64x4096
+# (scripts/device/s19-side64.txt, s19-mma64.txt): where do they stall?
+DC_PARTS=ncu DC_NCU="p1=mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,minblocks=0,pack=none,acc=step,split=inline,bm=256,bn=64,bk=16,wm=128,wn=64,stages=4,splitk=2@16384x64x4096 p2=mma=wgmma-tf32x3,tm=1,tn=1,pad=0,vec=4,minblocks=0,pack=none,acc=step,split=producer-reg,bm=128,bn=64,bk=16,wm=64,wn=64,stages=4,splitk=2@16384x64x4096 p3=mma=tf32x3,tm=1,tn=1,pad=0,vec=4,minblocks=0,pack=none,acc=step,split=inline,bm=128,bn=64,bk=32,wm=64,wn=32,stages=3,splitk=2@16384x64x4096 cublas@16384x64x4096" scripts/device/default-check build-dev >/dev/null 2>&1; cat $OUT/summary.txt
