@@ -443,7 +443,9 @@ void tsr__emit_ozaki_plan(const tsr_problem *p, tsr_plan *pl) {
   pl->gstride = tsr__ozaki_gstride_for(p->k, pl->bk);
 }
 
-/* auto on sm_90, one aligned problem with a side of 33..64 against K >= 2048
+/* auto and fp32x3 on sm_90 (fp32x3 ran the 128x128 producer-bulk wgmma tiles
+ * there, 1.76-2.07x cuBLAS's time in session 12; the figures below are that
+ * mode's route), one aligned problem with a side of 33..64 against K >= 2048
  * and at least 100 tiles along the other side: the mma.sync 3xTF32 family
  * instead of the strict FFMA tiles (which auto took there since session 12:
  * the wgmma tiles lose at a side of 64, 1.2-2.8x cuBLAS's time for every split
@@ -461,7 +463,8 @@ void tsr__emit_ozaki_plan(const tsr_problem *p, tsr_plan *pl) {
  * Error 2.5-3.0e-7 on random inputs against FFMA's 8.1e-7 (cuBLAS 1.14e-6).
  * Other op pairs lost or were not measured (64x4096x4096 NN: 1.28-1.45x). */
 static int side64_mma(const tsr_problem *p, unsigned cc, tsr_plan *pl) {
-  if (p->precision != TSR_PREC_AUTO || cc != 90 || p->batch != 1 || is_unaligned(p) ||
+  if ((p->precision != TSR_PREC_AUTO && p->precision != TSR_PREC_FP32X3) || cc != 90 || p->batch != 1 ||
+      is_unaligned(p) ||
       p->k < 2048)
     return 0;
   int nn = p->op_a == TSR_OP_N && p->op_b == TSR_OP_N;

@@ -942,7 +942,7 @@ static void test_default_table(void **state) {
      *   NT tile from 1024 rows packs B (the tiled transposing prologue). */
     {
       enum { S = TSR_PREC_STRICT, A = TSR_PREC_AUTO, FF = TSR_MMA_FFMA, WG = TSR_MMA_WGMMA_TF32X3,
-             MS = TSR_MMA_TF32X3 };
+             MS = TSR_MMA_TF32X3, X3 = TSR_PREC_FP32X3 };
       static const struct {
         prob_spec prob;
         int prec, mma, bm, bn, wm, wn, kloop, splitk;
@@ -998,6 +998,8 @@ static void test_default_table(void **state) {
           {{32, 4096, 4096, 0, 'N', 'T'}, A, FF, -1, -1, -1, -1, -1, -1},
           {{4096, 64, 4096}, A, FF, -1, -1, -1, -1, -1, -1},
           {{16384, 64, 4096, 0, 'N', 'T'}, A, FF, -1, -1, -1, -1, -1, -1},
+          {{16384, 64, 4096}, X3, MS, 128, 64, 64, 32, 0, 2},
+          {{64, 11008, 4096, 0, 'N', 'T'}, X3, MS, 64, 64, 32, 32, 0, 3},
       };
       for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         sk = mkprob(rows[i].prob);
