@@ -2650,6 +2650,27 @@ static void test_nvcc(void **state) {
     jobs[nj++].is_default = 1;
     tsr__kernel_src_free(&k);
   }
+  /* auto's side-64 mma.sync defaults (session 19, side64_mma): no spills */
+  static const prob_spec side64_shapes[] = {{16384, 64, 4096, 1, 'N', 'N', 0},
+                                            {64, 16384, 4096, 1, 'T', 'N', 0},
+                                            {64, 11008, 4096, 1, 'N', 'T', 0}};
+  for (size_t i = 0; i < sizeof side64_shapes / sizeof side64_shapes[0]; i++) {
+    tsr_problem p = mkprob(side64_shapes[i]);
+    tsr_plan pl;
+    tsr__emit_default_plan(&p, &pl);
+    assert_int_equal(pl.mma, TSR_MMA_TF32X3);
+    tsr__kernel_src k;
+    emit_ok(&p, &pl, &k);
+    char path[512];
+    snprintf(path, sizeof path, "%s/k%d.cu", dir, nj);
+    write_file(path, k.source, k.len);
+    snprintf(jobs[nj].label, sizeof jobs[nj].label, "default side64 %lldx%lldx%lld %c%c",
+             (long long)p.m, (long long)p.n, (long long)p.k, side64_shapes[i].opa, side64_shapes[i].opb);
+    snprintf(path, sizeof path, "%s/k%d.arch", dir, nj);
+    write_file(path, "sm_90", 5);
+    jobs[nj++].is_default = 1;
+    tsr__kernel_src_free(&k);
+  }
   static const struct {
     prob_spec prob;
     const char *plan;
@@ -2707,6 +2728,7 @@ static void test_nvcc(void **state) {
       {{4096, 4096, 4096, 1, 'N', 'T', 0}, WV "vec=4,bm=128,bn=128,bk=16,wm=64,wn=128,stages=6,split=producer-bulk", 1},
 #undef WV
   };
+  assert_true(nj + sizeof variants / sizeof variants[0] <= sizeof jobs / sizeof jobs[0]);
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
     tsr_problem p = mkprob(variants[i].prob);
     tsr_plan pl = mkplan(variants[i].plan);
