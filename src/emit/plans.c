@@ -463,9 +463,8 @@ void tsr__emit_ozaki_plan(const tsr_problem *p, tsr_plan *pl) {
  * Error 2.5-3.0e-7 on random inputs against FFMA's 8.1e-7 (cuBLAS 1.14e-6).
  * Other op pairs lost or were not measured (64x4096x4096 NN: 1.28-1.45x). */
 static int side64_mma(const tsr_problem *p, unsigned cc, tsr_plan *pl) {
-  if ((p->precision != TSR_PREC_AUTO && p->precision != TSR_PREC_FP32X3) || cc != 90 || p->batch != 1 ||
-      is_unaligned(p) ||
-      p->k < 2048)
+  if ((p->precision != TSR_PREC_AUTO && p->precision != TSR_PREC_FP32X3) || cc != 90 ||
+      p->batch != 1 || is_unaligned(p) || p->k < 2048)
     return 0;
   int nn = p->op_a == TSR_OP_N && p->op_b == TSR_OP_N;
   int tn = p->op_a == TSR_OP_T && p->op_b == TSR_OP_N;
@@ -473,14 +472,9 @@ static int side64_mma(const tsr_problem *p, unsigned cc, tsr_plan *pl) {
   int thin_n = p->n > 32 && p->n <= 64 && (p->m + 127) / 128 >= 100 && nn;
   int thin_m = p->m > 32 && p->m <= 64 && (p->n + 127) / 128 >= 64 && (tn || nt);
   if (!thin_n && !thin_m) return 0;
-  memset(pl, 0, sizeof *pl); /* as the table's start: nothing of the FFMA plan kept */
-  pl->a = pl->b = TSR_IN_STAGED;
-  pl->walk = (tsr_walk){TSR_WALK_LINEAR, 1, 1};
-  pl->isa = TSR_ISA_AUTO;
+  /* over the table's starting plan (staged, linear walk, acc=step, split inline) */
   pl->mma = TSR_MMA_TF32X3;
-  pl->acc = TSR_ACC_STEP;
-  pl->split = TSR_SPLIT_INLINE;
-  pl->tm = 1, pl->tn = 1, pl->pad = 0, pl->vec = 4;
+  pl->pad = 0, pl->vec = 4;
   if (thin_n)
     pl->bm = 128, pl->bn = 64, pl->bk = 16, pl->wm = 64, pl->wn = 32, pl->stages = 4, pl->splitk = 2;
   else if (tn)
@@ -500,6 +494,10 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
   pl.threads = 0;
   pl.isa = TSR_ISA_AUTO;
   pl.acc = TSR_ACC_STEP;
+  if (side64_mma(p, cc, &pl)) { /* aligned rows, no pack; the FFMA-only steps below do not apply */
+    *out = pl;
+    return;
+  }
   /* The family follows the precision mode: strict FFMA, fp32x3 tf32x3
    * (acc=step), tf32 one TF32 MMA (acc=chain: its bound allows it); auto
    * takes the tensor-core split where it meets the FP32 contract. */
@@ -898,7 +896,6 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
       }
     }
   }
-  if (side64_mma(p, cc, &pl)) packs = 0;
   if (pl.mma == TSR_MMA_TF32) pl.acc = TSR_ACC_CHAIN;
   if (packs && unaligned) {
     pl.pack = unaligned;

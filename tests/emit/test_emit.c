@@ -2626,46 +2626,36 @@ static void test_nvcc(void **state) {
     jobs[nj++].is_default = 1;
     tsr__kernel_src_free(&k);
   }
-  /* mma=gemv defaults: the GEMV shapes of the zoo and an odd batched one */
-  static const prob_spec gemv_shapes[] = {
-      {4096, 1, 4096, 1, 'N', 'N', 0},      {1, 4096, 4096, 1, 'N', 'N', 0},
-      {1, 4096, 11008, 1, 'N', 'T', 0},     {16384, 1, 2048, 1, 'T', 'N', 0},
-      {8, 4096, 4096, 1, 'N', 'T', 0},      {4096, 16, 16384, 1, 'N', 'T', 0},
-      {13, 1100, 999, 2, 'N', 'T', 0.5f, 1, 1, 0, 3}};
-  for (size_t i = 0; i < sizeof gemv_shapes / sizeof gemv_shapes[0]; i++) {
-    tsr_problem p = mkprob(gemv_shapes[i]);
+  /* defaults of other families: mma=gemv at the GEMV shapes of the zoo and an
+   * odd batched one; auto's side-64 mma.sync plans (session 19, side64_mma) */
+  static const struct {
+    prob_spec prob;
+    tsr_mma mma;
+    const char *name;
+  } family_shapes[] = {
+      {{4096, 1, 4096, 1, 'N', 'N', 0}, TSR_MMA_GEMV, "gemv"},
+      {{1, 4096, 4096, 1, 'N', 'N', 0}, TSR_MMA_GEMV, "gemv"},
+      {{1, 4096, 11008, 1, 'N', 'T', 0}, TSR_MMA_GEMV, "gemv"},
+      {{16384, 1, 2048, 1, 'T', 'N', 0}, TSR_MMA_GEMV, "gemv"},
+      {{8, 4096, 4096, 1, 'N', 'T', 0}, TSR_MMA_GEMV, "gemv"},
+      {{4096, 16, 16384, 1, 'N', 'T', 0}, TSR_MMA_GEMV, "gemv"},
+      {{13, 1100, 999, 2, 'N', 'T', 0.5f, 1, 1, 0, 3}, TSR_MMA_GEMV, "gemv"},
+      {{16384, 64, 4096, 1, 'N', 'N', 0}, TSR_MMA_TF32X3, "side64"},
+      {{64, 16384, 4096, 1, 'T', 'N', 0}, TSR_MMA_TF32X3, "side64"},
+      {{64, 11008, 4096, 1, 'N', 'T', 0}, TSR_MMA_TF32X3, "side64"}};
+  for (size_t i = 0; i < sizeof family_shapes / sizeof family_shapes[0]; i++) {
+    tsr_problem p = mkprob(family_shapes[i].prob);
     tsr_plan pl;
     tsr__emit_default_plan(&p, &pl);
-    assert_int_equal(pl.mma, TSR_MMA_GEMV);
+    assert_int_equal(pl.mma, family_shapes[i].mma);
     tsr__kernel_src k;
     emit_ok(&p, &pl, &k);
     char path[512];
     snprintf(path, sizeof path, "%s/k%d.cu", dir, nj);
     write_file(path, k.source, k.len);
-    snprintf(jobs[nj].label, sizeof jobs[nj].label, "default gemv %lldx%lldx%lld %c%c",
-             (long long)p.m, (long long)p.n, (long long)p.k, gemv_shapes[i].opa,
-             gemv_shapes[i].opb);
-    snprintf(path, sizeof path, "%s/k%d.arch", dir, nj);
-    write_file(path, "sm_90", 5);
-    jobs[nj++].is_default = 1;
-    tsr__kernel_src_free(&k);
-  }
-  /* auto's side-64 mma.sync defaults (session 19, side64_mma): no spills */
-  static const prob_spec side64_shapes[] = {{16384, 64, 4096, 1, 'N', 'N', 0},
-                                            {64, 16384, 4096, 1, 'T', 'N', 0},
-                                            {64, 11008, 4096, 1, 'N', 'T', 0}};
-  for (size_t i = 0; i < sizeof side64_shapes / sizeof side64_shapes[0]; i++) {
-    tsr_problem p = mkprob(side64_shapes[i]);
-    tsr_plan pl;
-    tsr__emit_default_plan(&p, &pl);
-    assert_int_equal(pl.mma, TSR_MMA_TF32X3);
-    tsr__kernel_src k;
-    emit_ok(&p, &pl, &k);
-    char path[512];
-    snprintf(path, sizeof path, "%s/k%d.cu", dir, nj);
-    write_file(path, k.source, k.len);
-    snprintf(jobs[nj].label, sizeof jobs[nj].label, "default side64 %lldx%lldx%lld %c%c",
-             (long long)p.m, (long long)p.n, (long long)p.k, side64_shapes[i].opa, side64_shapes[i].opb);
+    snprintf(jobs[nj].label, sizeof jobs[nj].label, "default %s %lldx%lldx%lld %c%c",
+             family_shapes[i].name, (long long)p.m, (long long)p.n, (long long)p.k,
+             family_shapes[i].prob.opa, family_shapes[i].prob.opb);
     snprintf(path, sizeof path, "%s/k%d.arch", dir, nj);
     write_file(path, "sm_90", 5);
     jobs[nj++].is_default = 1;
