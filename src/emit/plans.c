@@ -405,6 +405,39 @@ static plan_class classify(const tsr_problem *p) {
 
 const char *tsr__emit_plan_class(const tsr_problem *p) { return class_names[classify(p)]; }
 
+/* Skinny FFMA tiles whose big operand runs along k (A with op N under a short
+ * N; B with op T under 32 short rows): that operand as [x][k] rows (kfrag,
+ * 16-byte copies instead of one 4-byte transposing cp.async per element; one
+ * aligned problem). H200, session 20 (s20-tall-ffma*.txt), strict FFMA time
+ * over cuBLAS pedantic's, the same kernels in auto, errors unchanged
+ * (cuBLAS's or below):
+ *  - N of 9..16, NN: 4 warps of 32x16 (4x4 per thread), bk 32 x 3 stages,
+ *    slices toward about two CTAs per SM: 4096x16x16384 0.977x -> 0.603x /
+ *    0.594x (two runs; 8 slices, 16 0.726x, 4 0.743x; bk 64 x 2 0.618x, the
+ *    64-thread 64x16 warps 0.672x; kfrag alone 0.934x);
+ *  - N of 17..32, NN: kfrag=a alone: 65536x32x1024 0.764x -> 0.680x / 0.685x
+ *    (bk 32 x 3 0.722x, 8 warps of 32x16 0.674-0.707x, 64-row tiles 0.796x);
+ *  - 17..32 short rows, NT: kfrag=ab (A's 32 rows are k-contiguous too),
+ *    bk 32 x 3 stages: 32x4096x4096 1.020x -> 0.924x, 32x32000x4096 0.884x ->
+ *    0.684x (bk 16 x 4: 0.898x / 0.764x; kfrag=b alone 0.946x / 0.834x).
+ * Other thin sides (8 or fewer: the GEMV family or 4..8-wide tiles), other
+ * op pairs and batches were not measured, so not changed. */
+static void skinny_kfrag(const tsr_problem *p, tsr_plan *pl) {
+  if (is_unaligned(p) || p->batch != 1 || pl->mma != TSR_MMA_FFMA) return;
+  if (p->m > p->n && p->op_a == TSR_OP_N && pl->bn == 16) {
+    pl->wm = 32, pl->tm = 4, pl->tn = 4;
+    pl->bk = 32, pl->stages = 3;
+    pl->kfrag = TSR_PACK_A;
+    pl->splitk = pick_splitk(p, pl, SPLITK_CTAS / 4);
+  } else if (p->m > p->n && p->op_a == TSR_OP_N && pl->bn == 32) {
+    pl->kfrag = TSR_PACK_A;
+  } else if (p->m <= p->n && p->op_a == TSR_OP_N && p->op_b == TSR_OP_T && pl->bm == 32) {
+    pl->bk = 32, pl->stages = 3;
+    pl->kfrag = TSR_PACK_AB;
+    pl->splitk = pick_splitk(p, pl, SPLITK_CTAS / 2); /* as skinny_tiles: 32-element micro-tiles */
+  }
+}
+
 void tsr__emit_default_plan(const tsr_problem *p, tsr_plan *out) {
   tsr__emit_default_plan_cc(p, 90, out);
 }
@@ -561,6 +594,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
     gemv_plan(p, &pl);
   } else if (cls == CLS_SKINNY_M || cls == CLS_SKINNY_N) {
     skinny_tiles(p, &pl);
+    skinny_kfrag(p, &pl);
   } else if (cls == CLS_SMALL) {
     if (mode == TSR_PREC_FP32X3 || mode == TSR_PREC_TF32) {
       /* a tensor-core mode asked for explicitly: 32x32 tiles of 4 warps */
@@ -590,6 +624,15 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
     pl.splitk = pick_splitk(p, &pl, SPLITK_CTAS);
     if (pl.mma == TSR_MMA_FFMA && p->batch == 1 && p->k >= 4096 && lo >= 100)
       long_k_tiles(p, mode, cc, unaligned, &pl);
+    /* long K on 32x32 FFMA tiles, NT (both operands k-contiguous), one
+     * aligned problem: both as [x][k] rows (kfrag=ab, 16-byte copies instead
+     * of two transposing 4-byte ones). H200, session 20 (s20-tall-ffma3.txt):
+     * 128x64x65536 NT 1.016x -> 0.835x cuBLAS pedantic's time; NN (kfrag=a)
+     * moved within the noise there (64x64x8192 0.545x / 0.555x, 32x32x16384
+     * 0.664x / 0.541x with a wide range), so not changed */
+    if (pl.mma == TSR_MMA_FFMA && pl.bm == 32 && pl.bn == 32 && pl.kloop == 0 && !unaligned &&
+        p->batch == 1 && p->k >= 4096 && p->op_a == TSR_OP_N && p->op_b == TSR_OP_T)
+      pl.kfrag = TSR_PACK_AB;
   } else if (cls == CLS_SMALL_UNALIGNED) {
     /* small-medium, unaligned rows: FFMA 64x32 tiles of 64 threads (measured
      * 7.97 us = 0.995x cuBLAS at 513x257x129, vs 16.5 us for tf32x3 64x64x32

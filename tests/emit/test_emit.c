@@ -1067,6 +1067,49 @@ static void test_default_table(void **state) {
       assert_int_equal(pl.splitk, 32);
       assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
     }
+    /* session 20: skinny FFMA tiles whose big operand runs along k keep it as
+     * [x][k] rows; auto runs the same plans; other op pairs, batches and the
+     * NN long-K small tiles keep theirs */
+    {
+      const struct {
+        int64_t m, n, k;
+        char opa, opb;
+        int batch, bm, bn, bk, wm, tm, tn, stages, splitk;
+        tsr_pack kfrag;
+      } kf[] = {
+          {4096, 16, 16384, 'N', 'N', 1, 128, 16, 32, 32, 4, 4, 3, 8, TSR_PACK_A},
+          {65536, 32, 1024, 'N', 'N', 1, 128, 32, 16, 32, 4, 8, 4, 1, TSR_PACK_A},
+          {32, 4096, 4096, 'N', 'T', 1, 32, 64, 32, 32, 4, 8, 3, 8, TSR_PACK_AB},
+          {32, 32000, 4096, 'N', 'T', 1, 32, 64, 32, 32, 4, 8, 3, 1, TSR_PACK_AB},
+          {128, 64, 65536, 'N', 'T', 1, 32, 32, 16, 16, 4, 4, 2, 128, TSR_PACK_AB},
+          {4096, 16, 16384, 'T', 'N', 1, 128, 16, 16, 64, 8, 4, 4, -1, TSR_PACK_NONE},
+          {4096, 16, 16384, 'N', 'N', 2, 128, 16, 16, 64, 8, 4, 4, -1, TSR_PACK_NONE},
+          {32, 4096, 4096, 'N', 'N', 1, 32, 64, 16, 32, 4, 8, 4, -1, TSR_PACK_NONE},
+          {64, 64, 8192, 'N', 'N', 1, 32, 32, 16, 16, 4, 4, 2, -1, TSR_PACK_NONE},
+      };
+      for (size_t i = 0; i < sizeof kf / sizeof kf[0]; i++) {
+        tsr_problem ps = mkprob((prob_spec){.m = kf[i].m, .n = kf[i].n, .k = kf[i].k,
+                                            .batch = kf[i].batch, .opa = kf[i].opa, .opb = kf[i].opb});
+        ps.precision = TSR_PREC_STRICT;
+        tsr_problem pa = ps;
+        pa.precision = TSR_PREC_AUTO;
+        tsr_plan pls, pla;
+        tsr__emit_default_plan(&ps, &pls);
+        tsr__emit_default_plan(&pa, &pla);
+        assert_int_equal(pls.mma, TSR_MMA_FFMA);
+        assert_int_equal(pls.kfrag, kf[i].kfrag);
+        const int want[9] = {kf[i].bm, kf[i].bn, kf[i].bk, kf[i].wm, kf[i].tm,
+                             kf[i].tn, kf[i].stages, kf[i].splitk, 0};
+        const int got[9] = {pls.bm, pls.bn, pls.bk, pls.wm, pls.tm, pls.tn, pls.stages, pls.splitk, 0};
+        for (int f = 0; f < 9; f++)
+          if (want[f] >= 0) assert_int_equal(got[f], want[f]);
+        char ta[512], ts[512];
+        tsr_plan_format(&pla, ta, sizeof ta);
+        tsr_plan_format(&pls, ts, sizeof ts);
+        assert_string_equal(ta, ts);
+        assert_int_equal(tsr__emit_check(&ps, &pls, SM90, msg, sizeof msg), TSR_OK);
+      }
+    }
     /* session 12: auto at a side of at most 64 runs the strict plan (the
      * wgmma tiles ran half empty: 64x4096x4096 2.28x cuBLAS's time); since
      * session 19 except where the mma.sync rule applies (the table above:
@@ -1574,6 +1617,20 @@ static const emu_case emu_cases[] = {
      0, 0, 0, 1},
     {"ffma 16x128 kfrag=ab NT splitk32 random", {16, 260, 2100, 1, 'N', 'T', 0},
      "bm=16,bn=128,bk=16,wm=16,wn=32,tm=4,tn=4,stages=4,vec=4,pad=4,kfrag=ab,splitk=32", 0, 0, 0, 0,
+     1},
+    /* session 20 defaults: the skinny tiles with the big operand as [x][k]
+     * rows (128x16 of 4 warps of 32x16, bk 32; 128x32 kfrag=a; 32x64 NT
+     * kfrag=ab bk 32) and the long-K 32x32 NT tile with kfrag=ab */
+    {"ffma 128x16 4x4 kfrag=a bk32 splitk3 tails random", {260, 16, 300, 1, 'N', 'N', 0},
+     "bm=128,bn=16,bk=32,wm=32,wn=16,tm=4,tn=4,stages=3,vec=4,pad=4,kfrag=a,splitk=3", 0, 0, 0, 0,
+     1},
+    {"ffma 128x32 kfrag=a tails random", {300, 32, 100, 1, 'N', 'N', 0},
+     "bm=128,bn=32,bk=16,wm=32,wn=32,tm=4,tn=8,stages=4,vec=4,pad=4,kfrag=a", 0, 0, 0, 0, 1},
+    {"ffma 32x64 kfrag=ab bk32 NT splitk2 tails random", {32, 200, 300, 1, 'N', 'T', 0},
+     "bm=32,bn=64,bk=32,wm=32,wn=32,tm=4,tn=8,stages=3,vec=4,pad=4,kfrag=ab,splitk=2", 0, 0, 0, 0,
+     1},
+    {"ffma 32x32 kfrag=ab NT splitk4 tails random", {40, 50, 700, 1, 'N', 'T', 0},
+     "bm=32,bn=32,bk=16,wm=16,wn=32,tm=4,tn=4,stages=2,vec=4,pad=4,kfrag=ab,splitk=4", 0, 0, 0, 0,
      1},
     {"ffma unaligned 64x64 kloop3 vec1 splitk4 random", {67, 151, 291, 1, 'N', 'N', 0},
      "bm=64,bn=64,bk=16,wm=32,wn=32,tm=4,tn=8,stages=3,vec=1,pad=4,kloop=3,splitk=4", 0, 0, 0, 0,
