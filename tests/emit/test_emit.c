@@ -2684,7 +2684,8 @@ static void test_nvcc(void **state) {
     tsr__kernel_src_free(&k);
   }
   /* defaults of other families: mma=gemv at the GEMV shapes of the zoo and an
-   * odd batched one; auto's side-64 mma.sync plans (session 19, side64_mma) */
+   * odd batched one; auto's side-64 mma.sync plans (session 19, side64_mma); the
+   * skinny and long-K FFMA tiles with kfrag (session 20: 96, 96, 168 and 80 registers) */
   static const struct {
     prob_spec prob;
     tsr_mma mma;
@@ -2699,7 +2700,11 @@ static void test_nvcc(void **state) {
       {{13, 1100, 999, 2, 'N', 'T', 0.5f, 1, 1, 0, 3}, TSR_MMA_GEMV, "gemv"},
       {{16384, 64, 4096, 1, 'N', 'N', 0}, TSR_MMA_TF32X3, "side64"},
       {{64, 16384, 4096, 1, 'T', 'N', 0}, TSR_MMA_TF32X3, "side64"},
-      {{64, 11008, 4096, 1, 'N', 'T', 0}, TSR_MMA_TF32X3, "side64"}};
+      {{64, 11008, 4096, 1, 'N', 'T', 0}, TSR_MMA_TF32X3, "side64"},
+      {{4096, 16, 16384, 1, 'N', 'N', 0}, TSR_MMA_FFMA, "skinny kfrag"},
+      {{65536, 32, 1024, 1, 'N', 'N', 0}, TSR_MMA_FFMA, "skinny kfrag"},
+      {{32, 4096, 4096, 1, 'N', 'T', 0}, TSR_MMA_FFMA, "skinny kfrag"},
+      {{128, 64, 65536, 1, 'N', 'T', 0}, TSR_MMA_FFMA, "long-K kfrag"}};
   for (size_t i = 0; i < sizeof family_shapes / sizeof family_shapes[0]; i++) {
     tsr_problem p = mkprob(family_shapes[i].prob);
     tsr_plan pl;
