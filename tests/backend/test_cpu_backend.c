@@ -715,7 +715,7 @@ static void pool_fn(void *arg, int tid) {
 static void test_pool_runs(void **state) {
   tsr__cpu_pool *pool = tsr__cpu_pool_create();
   assert_non_null(pool);
-  for (uint64_t r = 1; r <= 20000; r++) {
+  for (uint64_t r = 1; r <= 10000; r++) {
     pool_job j = {.run = r, .tasks = 1 + r % 64};
     __atomic_store_n(&pool_current_run, r, __ATOMIC_RELEASE);
     assert_int_equal(tsr__cpu_pool_run(pool, 2 + (int)(r % 3), pool_fn, &j), 0);
