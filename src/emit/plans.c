@@ -424,13 +424,13 @@ const char *tsr__emit_plan_class(const tsr_problem *p) { return class_names[clas
  * op pairs and batches were not measured, so not changed. */
 static void skinny_kfrag(const tsr_problem *p, tsr_plan *pl) {
   if (is_unaligned(p) || p->batch != 1 || pl->mma != TSR_MMA_FFMA) return;
-  if (p->m > p->n && p->op_a == TSR_OP_N && pl->bn == 16) {
-    pl->wm = 32, pl->tm = 4, pl->tn = 4;
-    pl->bk = 32, pl->stages = 3;
+  if (p->m > p->n && p->op_a == TSR_OP_N && (pl->bn == 16 || pl->bn == 32)) {
     pl->kfrag = TSR_PACK_A;
-    pl->splitk = pick_splitk(p, pl, SPLITK_CTAS / 4);
-  } else if (p->m > p->n && p->op_a == TSR_OP_N && pl->bn == 32) {
-    pl->kfrag = TSR_PACK_A;
+    if (pl->bn == 16) {
+      pl->wm = 32, pl->tm = 4, pl->tn = 4;
+      pl->bk = 32, pl->stages = 3;
+      pl->splitk = pick_splitk(p, pl, SPLITK_CTAS / 4);
+    }
   } else if (p->m <= p->n && p->op_a == TSR_OP_N && p->op_b == TSR_OP_T && pl->bm == 32) {
     pl->bk = 32, pl->stages = 3;
     pl->kfrag = TSR_PACK_AB;
