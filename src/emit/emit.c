@@ -78,6 +78,9 @@ static void emit_header(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   if (g->wg) /* the CUDA backend compiles such a source for sm_90a (module.c) */
     put(s, "// wgmma (sm_90a only): compiled for the architecture-specific target\n"
            "// tsr:arch-specific\n");
+  else if (g->ffprod) /* setmaxnreg is sm_90a only */
+    put(s, "// setmaxnreg (sm_90a only): compiled for the architecture-specific target\n"
+           "// tsr:arch-specific\n");
   put(s, "#pragma nv_diag_suppress 177 // constants a specialization leaves unused\n\n");
 }
 
@@ -274,6 +277,29 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "}\n",
           sizes[i], sizes[i] == 16 ? "cg" : "ca", sizes[i], sizes[i], sizes[i] == 16 ? "cg" : "ca",
           sizes[i]);
+  }
+  if (g->ffprod) {
+    put(s, MBAR_SRC);
+    /* the producer runs STAGES - 1 blocks ahead and mostly waits for a slot:
+     * in a named barrier it waits without issuing (ncu: spinning in an
+     * mbarrier try_wait took ~20 instructions per K block and producer warp,
+     * ~4 % of all issue slots, with a suspend-time hint as without) */
+    put(s,
+        "// named barriers 1..STAGES, slot s free again: the NT consumers arrive (not waiting),\n"
+        "// the producer's 128 threads wait (bar.sync blocks without issuing instructions)\n"
+        "__device__ __forceinline__ void tsr_bar_arrive(unsigned id, unsigned count) {\n"
+        "  asm volatile(\"bar.arrive %%0, %%1;\\n\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
+        "}\n"
+        "__device__ __forceinline__ void tsr_bar_sync(unsigned id, unsigned count) {\n"
+        "  asm volatile(\"bar.sync %%0, %%1;\\n\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
+        "}\n");
+    put(s,
+        "// 256 threads, two blocks an SM: compiled for 128 registers each; the producer\n"
+        "// warpgroup gives %d to each consumer thread (%d x 128 + %d x 128 = 32768)\n"
+        "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
+        "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
+        128 - TSR__FF_PRODUCER_REGS, TSR__FF_PRODUCER_REGS, TSR__FF_CONSUMER_REGS,
+        TSR__FF_PRODUCER_REGS, TSR__FF_CONSUMER_REGS);
   }
   if (g->wg) put(s, "%s", split_source);
   else if (g->tf32) put(s, "%s", split_mma_source);
@@ -568,6 +594,8 @@ static void emit_load_ptr(sb_t *s, const tsr__emit_geo *g, const tsr__emit_opera
   const char *rext = rk ? "K" : EXT, *cext = rk ? EXT : "K";
   int rtail = rk ? o->tk : o->tail, ctail = rk ? o->tail : o->tk;
   TSR_ASSERT(!o->swz && g->plan.stages >= 2);
+  /* the copying thread: the producer warpgroup's threads follow the NT consumers */
+  const char *ct = g->ffprod ? "((int)threadIdx.x - NT)" : "(int)threadIdx.x";
   char per[32];
   if (direct) snprintf(per, sizeof per, "%s / %d", rk ? BMN : "BK", v);
   else snprintf(per, sizeof per, "BK");
@@ -577,9 +605,9 @@ static void emit_load_ptr(sb_t *s, const tsr__emit_geo *g, const tsr__emit_opera
   put(s,
       "__device__ __forceinline__ tsr_idx tsr_first_%c(int x0, int k0) {\n"
       "  constexpr int V = %d, PER = %s;\n"
-      "  const int r0 = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
+      "  const int r0 = %s / PER, c0 = (%s %% PER) * V;\n"
       "  return (tsr_idx)(%s + r0) * LD%c + (%s + c0);\n}\n",
-      o->name, v, per, rorg, U, corg);
+      o->name, v, per, ct, ct, rorg, U, corg);
   int k2 = g->plan.kloop >= 2; /* s is a 32-bit shared-window byte address */
   char dst[48];
   if (direct) snprintf(dst, sizeof dst, "r * LS%c + c0", U);
@@ -593,19 +621,19 @@ static void emit_load_ptr(sb_t *s, const tsr__emit_geo *g, const tsr__emit_opera
     put(s,
         "__device__ __forceinline__ unsigned tsr_dst_%c(unsigned s) { // the thread's first copy\n"
         "  constexpr int V = %d, PER = %s;\n"
-        "  const int r = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
+        "  const int r = %s / PER, c0 = (%s %% PER) * V;\n"
         "  return s + (unsigned)(%s) * 4u;\n}\n",
-        o->name, v, per, dst);
+        o->name, v, per, ct, ct, dst);
     put(s,
         "__device__ __forceinline__ void tsr_loadp_%c(unsigned s, const float *__restrict__ p,\n"
         "                                            const float *__restrict__ g, int x0, int k0) {\n"
         "  // kloop=2: %d passes of %d rows, at constant offsets from the first copy\n"
         "  constexpr int V = %d, PER = %s;\n"
-        "  const int r0 = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
+        "  const int r0 = %s / PER, c0 = (%s %% PER) * V;\n"
         "  const int r = r0;\n"
         "  const unsigned d = s + (unsigned)(%s) * 4u;\n"
         "  (void)g; (void)x0; (void)k0;\n",
-        o->name, passes, step, v, per, dst);
+        o->name, passes, step, v, per, ct, ct, dst);
     for (int it = 0; it < passes; it++)
       put(s, "  tsr_cpo%d<%lldLL, (long long)%d * LD%c * 4>(d, p);\n", v * 4,
           (long long)it * dstride, it * step, U);
@@ -615,11 +643,11 @@ static void emit_load_ptr(sb_t *s, const tsr__emit_geo *g, const tsr__emit_opera
         "__device__ __forceinline__ void tsr_loadp_%c(%s, const float *__restrict__ p,\n"
         "                                            const float *__restrict__ g, int x0, int k0) {\n"
         "  constexpr int V = %d, PER = %s, STEP = NT / PER, PASSES = %s * PER / NT;\n"
-        "  const int r0 = (int)threadIdx.x / PER, c0 = ((int)threadIdx.x %% PER) * V;\n"
+        "  const int r0 = %s / PER, c0 = (%s %% PER) * V;\n"
         "#pragma unroll\n  for (int it = 0; it < PASSES; ++it) {\n"
         "    const int r = r0 + it * STEP;\n"
         "    const float *src = p + (tsr_idx)(it * STEP) * LD%c;\n",
-        o->name, k2 ? "unsigned s" : "float *s", v, per, rows, U);
+        o->name, k2 ? "unsigned s" : "float *s", v, per, rows, ct, ct, U);
     char to[96];
     if (k2) snprintf(to, sizeof to, "s + (unsigned)(%s) * 4u", dst);
     else snprintf(to, sizeof to, "s + %s", dst);
@@ -1377,9 +1405,10 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
 
 /* The main kernel's signature, launch bounds (minblocks >= 1: registers
  * capped for that many blocks per SM) and the walk's tile. */
-static void put_main_open(sb_t *s, const tsr_plan *pl) {
+static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod) {
   char bounds[48];
-  if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
+  if (ffprod) snprintf(bounds, sizeof bounds, "NT + 128, 2"); /* + the producer warpgroup */
+  else if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
   else snprintf(bounds, sizeof bounds, "NT");
   put(s,
       "extern \"C\" __global__ void __launch_bounds__(%s)\n"
@@ -1396,7 +1425,7 @@ static void put_main_open(sb_t *s, const tsr_plan *pl) {
  * range and output (the partials in W, or C). */
 static void emit_entry(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, const char *packed) {
   const tsr_plan *pl = &g->plan;
-  put_main_open(s, pl);
+  put_main_open(s, pl, g->ffprod);
   put(s, "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n");
   const char *abase = g->a.packed ? "W + WOFF_A" : "A", *bbase = g->b.packed ? "W + WOFF_B" : "B";
   if (g->a.packed || g->b.packed) put(s, "  // packed operands: the prologue's %s in W\n", packed);
@@ -1852,7 +1881,74 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s, "  float *As = nullptr, *Bs = nullptr;\n");
   const char *call = g->tf32 ? "tsr_block(acc, %s, %s);\n"
                              : "tsr_block(acc, %s, %s, Ag, Bg, m0, n0, %s);\n";
-  if (pl->kloop) {
+  if (g->ffprod) {
+    /* split=producer (docs/emit.md "FFMA producer"): threads NT..NT+127 (a
+     * warpgroup) copy each K block into its ring slot and arrive on the
+     * slot's full mbarrier once their own copies landed; the NT consumer
+     * threads wait on it, multiply and arrive on the slot's empty mbarrier.
+     * No CTA-wide barrier after the role split: the consumers issue no copy
+     * instruction and wait for no other warp's copies but through full. */
+    put(s,
+        "  // split=producer: threads NT.. (one warpgroup) copy, threads 0..NT-1 multiply.\n"
+        "  // full[st]: the mbarrier at bars + 8 st (the producer's 128 threads arrive once\n"
+        "  // their copies of the slot's block landed); slot st free: named barrier 1 + st\n"
+        "  // (the consumers arrive after reading a block the producer replaces, the producer\n"
+        "  // waits before replacing it: both skip the last STAGES blocks, never replaced)\n"
+        "  const int nk = kb_end - kb_begin;\n"
+        "  const unsigned bars = tsr_smem_addr(smem + STAGES * (A_STAGE + B_STAGE));\n"
+        "  if (threadIdx.x == 0)\n"
+        "    for (int st = 0; st < STAGES; ++st) tsr_mbar_init(bars + 8u * st, 128u);\n"
+        "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n"
+        "  if ((int)threadIdx.x >= NT) { // producer warpgroup\n"
+        "    tsr_producer_regs();\n");
+    for (int i = 0; i < 2; i++) {
+      const tsr__emit_operand *o = i ? &g->b : &g->a;
+      put(s, "    const float *p%c = %cg + tsr_first_%c(%s, kb_begin * BK);\n", o->name,
+          o->name - 32, o->name, i ? "n0" : "m0");
+    }
+    if (pl->kloop >= 2)
+      put(s, "    const unsigned sA = tsr_smem_addr(As), sB = tsr_smem_addr(Bs);\n");
+    put(s,
+        "#pragma unroll\n"
+        "    for (int st = 0; st < STAGES - 1; ++st) {\n"
+        "      if (st < nk) {\n");
+    put_kloop_copies(s, g, "        ", "st", "st", "st + 1 < nk");
+    put(s,
+        "      }\n"
+        "      tsr_cp_commit();\n"
+        "    }\n"
+        "    // running slots (no division): sr holds block it, sx block nx = it + STAGES - 1\n"
+        "    int sr = 0, sx = STAGES - 1;\n"
+        "    for (int it = 0; it < nk; ++it) {\n"
+        "      tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it landed\n"
+        "      tsr_mbar_arrive(bars + 8u * sr);\n"
+        "      const int nx = it + STAGES - 1;\n"
+        "      if (nx < nk) { // into the slot of block it-1, once the consumers left it\n"
+        "        if (nx >= STAGES) tsr_bar_sync(1u + sx, NT + 128u);\n");
+    put_kloop_copies(s, g, "        ", "sx", "nx", "nx + 1 < nk");
+    put(s,
+        "      }\n"
+        "      tsr_cp_commit();\n"
+        "      sr = sr + 1 == STAGES ? 0 : sr + 1;\n"
+        "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
+        "    }\n"
+        "    return;\n"
+        "  }\n"
+        "  tsr_consumer_regs();\n"
+        "  int rd = 0;\n"
+        "  unsigned par = 0; // parity of the full phase that lands slot rd's next block\n"
+        "  for (int it = 0; it < nk; ++it) {\n"
+        "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
+        "    ");
+    char as[64], bs[64];
+    snprintf(as, sizeof as, "As + rd * A_STAGE");
+    snprintf(bs, sizeof bs, "Bs + rd * B_STAGE");
+    put(s, call, as, bs, "(kb_begin + it) * BK");
+    put(s,
+        "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u); // slot rd read: free\n"
+        "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
+        "  }\n");
+  } else if (pl->kloop) {
     put(s,
         "  // K loop (kloop>=1), STAGES-deep cp.async ring: block it lives in slot rd; each\n"
         "  // staged operand's copy pointer points at the next block to copy, clamped at the\n"
@@ -2421,7 +2517,7 @@ static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s, "  float *c = out + (tsr_idx)%s * LDC + %s;\n  *c = alpha * v + beta * *c;\n", row, col);
   put(s, "}\n\n");
 
-  put_main_open(s, pl);
+  put_main_open(s, pl, g->ffprod);
   put(s,
       "  const int x0 = (int)tile_%s * BX;\n"
       "  const int bz = %s;\n"
@@ -2600,12 +2696,14 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
   /* wgmma-s8: one modulus per grid row, then the magnitudes' product */
   out->grid[1] = (uint32_t)(g->s8 ? 1 : g->plan.splitk);
   out->grid[2] = (uint32_t)p->batch;
-  out->block[0] = (uint32_t)g->nthreads;
+  out->block[0] = (uint32_t)g->nthreads + (g->ffprod ? 128u : 0u);
   out->block[1] = out->block[2] = 1;
   out->smem_bytes = (uint32_t)g->smem_bytes;
   out->workspace_bytes = g->workspace_bytes;
   /* 384 threads: ptxas compiles for 65536 / 384 rounded down to 8 = 168 */
   out->regs_exact = g->maxnreg ? 168 : 0;
+  /* FFMA producer: 256 threads, two blocks an SM: 128 */
+  if (g->ffprod) out->regs_exact = 128;
   for (int i = 0; i < 2; i++) {
     const tsr__emit_operand *o = i ? &g->b : &g->a;
     if (!o->packed) continue;

@@ -46,6 +46,15 @@ _Static_assert(128 * TSR__WG_PRODUCER_REGS + 256 * TSR__WG_CONSUMER_REGS <= 168 
 _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_REGS <= 168 * 384,
                "setmaxnreg: the roles' registers exceed the CTA's allocation");
 
+/* mma=ffma, split=producer: 128 consumer and 128 producer threads, two CTAs
+ * an SM, so the kernel is compiled for 65536 / 512 = 128 registers per
+ * thread; the producer (cp.async from running pointers) gives 88 to each
+ * consumer thread */
+#define TSR__FF_PRODUCER_REGS 40
+#define TSR__FF_CONSUMER_REGS 216
+_Static_assert(128 * TSR__FF_PRODUCER_REGS + 128 * TSR__FF_CONSUMER_REGS <= 128 * 256,
+               "setmaxnreg: the FFMA roles' registers exceed the CTA's allocation");
+
 /* mma=wgmma-s8 (the Ozaki family): at most this many moduli; the fewest
  * (3..12) that keep `bits` bits per operand at depth k (the default plans
  * and the tuner take 25: docs/accuracy.md "ozaki") */

@@ -78,6 +78,7 @@ typedef struct {
   int raw;            /* split=producer: raw (unsplit) K-block buffers of the producer's copies */
   int parts;          /* wgmma acc=step: partial-sum buffers (2: the next step runs while one is promoted) */
   int maxnreg;        /* producer with 2 consumers: setmaxnreg moves registers to the consumers */
+  int ffprod;         /* mma=ffma, split=producer: NT consumer threads multiply, 128 more copy */
   uint32_t h, w;      /* tile grid */
   int64_t nkb;        /* K blocks */
   int tail_m, tail_n, tail_k;

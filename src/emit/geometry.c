@@ -203,6 +203,28 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   /* producer-bulk is producer-pack with tiled planes and bulk copies */
   g->pbulk = pl->split == TSR_SPLIT_PRODUCER_BULK;
   g->ppack = pl->split == TSR_SPLIT_PRODUCER_PACK || g->pbulk;
+  /* mma=ffma, split=producer: a copying warpgroup beside the multiplying
+   * threads (docs/emit.md "FFMA producer"); none of the wgmma producer's
+   * fields apply */
+  g->ffprod = pl->mma == TSR_MMA_FFMA && pl->split == TSR_SPLIT_PRODUCER;
+  if (g->ffprod) g->producer = 0;
+  if (g->ffprod && (pl->kloop != 1 && pl->kloop != 2))
+    return reject(msg, cap,
+                  "plan: split=producer with mma=ffma needs kloop=1 or kloop=2 (the producer's "
+                  "copies from running pointers), not kloop=%d",
+                  pl->kloop);
+  if (g->ffprod && (pl->kunroll || pl->minblocks > 0))
+    return reject(msg, cap,
+                  "plan: split=producer with mma=ffma runs two blocks per SM and one loop: "
+                  "%s=%d must be 0",
+                  pl->kunroll ? "kunroll" : "minblocks", pl->kunroll ? pl->kunroll : pl->minblocks);
+  if (g->ffprod && pl->stages > 15)
+    return reject(msg, cap,
+                  "plan: split=producer with mma=ffma frees each of its stages through a "
+                  "named barrier (1..15): stages=%d is more than 15",
+                  pl->stages);
+  if (g->ffprod && (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED))
+    return reject(msg, cap, "plan: split=producer with mma=ffma needs a=staged and b=staged");
   if (g->producer && !g->wg)
     return reject(msg, cap,
                   "plan: split=%s is only supported by the wgmma families; mma=%s splits "
@@ -460,6 +482,13 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
                   "limit %u",
                   (long long)nthreads, g->warps_m, g->warps_n, t->threads_block);
   g->nthreads = (int)nthreads;
+  /* the FFMA producer's 128 copying threads run the consumers' copy code
+   * (same thread count, same passes); setmaxnreg needs whole warpgroups */
+  if (g->ffprod && g->nthreads != 128)
+    return reject(msg, cap,
+                  "plan: split=producer with mma=ffma needs 4 warps (bm/wm x bn/wn = 4); "
+                  "this plan has %dx%d",
+                  g->warps_m, g->warps_n);
 
   if (g->tf32) {
     if (pl->tm != 1 || pl->tn != 1)
@@ -505,6 +534,11 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
     /* accumulators + one A and one B fragment set (double-buffered by the
      * scheduler) + ~16 addresses */
     g->reg_estimate = pl->tm * pl->tn + 2 * (pl->tm + pl->tn) + 16;
+    if (g->ffprod && g->reg_estimate > TSR__FF_CONSUMER_REGS)
+      return reject(msg, cap,
+                    "plan: estimated %d registers per consumer thread exceed the %d that "
+                    "split=producer leaves them",
+                    g->reg_estimate, TSR__FF_CONSUMER_REGS);
   }
   if ((int64_t)g->reg_estimate > (int64_t)t->regs_thread)
     return reject(msg, cap,
@@ -574,7 +608,9 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
                     pl->kloop, g->nthreads, o->name - 32, rows, per);
   }
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
-  if (g->preg || g->ppack) {
+  if (g->ffprod) {
+    g->smem_bytes += 8u * (uint64_t)pl->stages; /* a full mbarrier per stage */
+  } else if (g->preg || g->ppack) {
     g->smem_bytes += 16u * (uint64_t)pl->stages; /* full and empty mbarriers per stage */
   } else if (g->producer) {
     /* the producer's raw copies (3 K blocks in flight where they fit sm_90's

@@ -459,6 +459,21 @@ static void test_rejections(void **state) {
   expect_reject(big, "kloop=3,stages=3,kunroll=1", "kunroll=1 unrolls the kloop=1 or kloop=2 loop, not kloop=3");
   expect_reject(big, "kunroll=1", "kunroll=1 unrolls the kloop=1 or kloop=2 loop, not kloop=0");
   expect_reject(big, "kloop=1,stages=1", "kloop=1 needs a cp.async ring (stages >= 2), not stages=1");
+  /* mma=ffma, split=producer: a copying warpgroup beside 4 multiplying warps */
+#define FFP "bk=8,stages=3,vec=4,pad=4,split=producer,"
+#define FFG "bm=128,bn=128,wm=64,wn=64,tm=8,tn=16,"
+  expect_reject(big, FFG FFP "kloop=0", "split=producer with mma=ffma needs kloop=1 or kloop=2 (the "
+                                        "producer's copies from running pointers), not kloop=0");
+  expect_reject(big, FFG FFP "kloop=3", "needs kloop=1 or kloop=2 (the producer's copies from running pointers), not kloop=3");
+  expect_reject(big, FFG FFP "kloop=1,kunroll=1", "runs two blocks per SM and one loop: kunroll=1 must be 0");
+  expect_reject(big, FFG FFP "kloop=1,minblocks=2", "runs two blocks per SM and one loop: minblocks=2 must be 0");
+  expect_reject(big, FFG FFP "kloop=1,a=view", "split=producer with mma=ffma needs a=staged and b=staged");
+  expect_reject(big, "bm=128,bn=128,wm=32,wn=64,tm=4,tn=16," FFP "kloop=1",
+                "split=producer with mma=ffma needs 4 warps (bm/wm x bn/wn = 4); this plan has 4x2");
+  expect_reject(big, "bm=128,bn=160,wm=64,wn=80,tm=8,tn=20," FFP "kloop=2",
+                "estimated 232 registers per consumer thread exceed the 216");
+#undef FFG
+#undef FFP
   expect_reject(big, "kloop=3,stages=3,a=view", "kloop=3 needs both operands staged as [k][x] rows");
   expect_reject(big, "kloop=3,stages=3,kfrag=a", "kloop=3 needs both operands staged as [k][x] rows");
   expect_reject(big, "kloop=3,stages=3,bk=5", "kloop=3 needs an even bk (two fragment sets), not bk=5");
@@ -863,22 +878,32 @@ static void test_default_table(void **state) {
   }
   {
     /* strict: 128x128 FFMA with running copy pointers (kloop), any op pair
-     * with aligned rows, short K too (session 9) */
+     * with aligned rows, short K too (session 9); K slices of 512 or more
+     * in one problem with a producer warpgroup (session 21: kloop=2's
+     * constant-offset copies, 4 stages, NN from 2048 rows with A packed) */
     tsr_problem qs = q;
     qs.precision = TSR_PREC_STRICT;
     tsr__emit_default_plan(&qs, &pl);
     assert_int_equal(pl.mma, TSR_MMA_FFMA);
-    assert_int_equal(pl.kloop, 1);
-    assert_int_equal(pl.stages, 3);
+    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+    assert_int_equal(pl.kloop, 2);
+    assert_int_equal(pl.stages, 4);
+    assert_int_equal(pl.pack, TSR_PACK_A);
     assert_int_equal(tsr__emit_check(&qs, &pl, SM90, msg, sizeof msg), TSR_OK);
     qs.op_a = TSR_OP_T;
     assert_int_equal(tsr_problem_check(&qs, msg, sizeof msg), TSR_OK);
     tsr__emit_default_plan(&qs, &pl);
-    assert_int_equal(pl.kloop, 1);
+    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+    assert_int_equal(pl.kloop, 2);
+    assert_int_equal(pl.pack, TSR_PACK_NONE);
+    assert_int_equal(pl.wn, 64);
+    assert_int_equal(pl.tn, 16);
+    assert_int_equal(tsr__emit_check(&qs, &pl, SM90, msg, sizeof msg), TSR_OK);
     tsr_problem sk = P(32768, 128, 128);
     sk.precision = TSR_PREC_STRICT;
     tsr__emit_default_plan(&sk, &pl);
     assert_int_equal(pl.kloop, 1);
+    assert_int_equal(pl.split, TSR_SPLIT_INLINE);
     assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
     /* auto on sm_90a, fewer than two waves of 256x128 tiles: strict FFMA
      * below K = 384 (aligned rows), the 128x128 producer-bulk 3xTF32 kernel
@@ -947,17 +972,17 @@ static void test_default_table(void **state) {
         prob_spec prob;
         int prec, mma, bm, bn, wm, wn, kloop, splitk;
       } rows[] = {
-          {{512, 4096, 4096}, S, FF, 128, 128, 64, 64, 1, 2},
-          {{4096, 4096, 4096}, S, FF, 128, 128, 64, 64, 1, 1},
-          {{4096, 4096, 4096, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 1, 1},
-          {{4096, 4096, 4096, 0, 'T'}, S, FF, 128, 128, 64, 32, 1, 1},
+          {{512, 4096, 4096}, S, FF, 128, 128, 64, 64, 2, 2},
+          {{4096, 4096, 4096}, S, FF, 128, 128, 64, 64, 2, 1},
+          {{4096, 4096, 4096, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 2, 1},
+          {{4096, 4096, 4096, 0, 'T'}, S, FF, 128, 128, 64, 64, 2, 1},
           {{1000, 1000, 1000}, S, FF, 64, 128, 32, 64, 3, 3},
           {{1024, 1024, 1024}, S, FF, 64, 128, 32, 64, 3, 3},
           {{768, 768, 768}, S, FF, 32, 256, 16, 128, 3, 2},
           {{1024, 1024, 4096}, S, FF, 64, 128, 32, 64, 3, 3},
           {{3000, 3000, 3000}, S, FF, 64, 128, 32, 64, 3, 1},
           {{640, 4608, 3456}, S, FF, 64, 128, 32, 64, 3, 1},
-          {{2048, 2048, 2048}, S, FF, 128, 128, 64, 64, 1, 1},
+          {{2048, 2048, 2048}, S, FF, 128, 128, 64, 64, 2, 1},
           {{3000, 3000, 3000, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 1, 1},
           {{195, 1423, 2802}, S, FF, 32, 128, 16, 64, 3, 6},
           {{1280, 1280, 1280}, S, FF, 64, 64, 32, 32, -1, 1},
@@ -1044,8 +1069,13 @@ static void test_default_table(void **state) {
         assert_int_equal(pl.pack, nt[i][0] >= 1024 ? TSR_PACK_B : TSR_PACK_NONE);
         assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
       }
-      /* NN keeps its operands */
+      /* NN packs A from 2048 rows under the producer (session 21), not below */
       sk = mkprob((prob_spec){.m = 8192, .n = 4096, .k = 4096});
+      sk.precision = TSR_PREC_STRICT;
+      tsr__emit_default_plan(&sk, &pl);
+      assert_int_equal(pl.pack, TSR_PACK_A);
+      assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+      sk = mkprob((prob_spec){.m = 1024, .n = 4096, .k = 4096});
       sk.precision = TSR_PREC_STRICT;
       tsr__emit_default_plan(&sk, &pl);
       assert_int_equal(pl.pack, TSR_PACK_NONE);
@@ -1635,6 +1665,17 @@ static const emu_case emu_cases[] = {
     {"ffma unaligned 64x64 kloop3 vec1 splitk4 random", {67, 151, 291, 1, 'N', 'N', 0},
      "bm=64,bn=64,bk=16,wm=32,wn=32,tm=4,tn=8,stages=3,vec=1,pad=4,kloop=3,splitk=4", 0, 0, 0, 0,
      1},
+    /* split=producer (FFMA): 4 multiplying warps, a copying warpgroup, mbarrier ring
+     * (tails on M, N and K; fewer K blocks than slots per split-K slice) */
+    {"ffma producer kloop2 128x128 NN M N K tails beta random", {140, 260, 100, 1, 'N', 'N', 0.5f},
+     "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=3,vec=4,pad=4,kloop=2,split=producer", 0, 0,
+     0, 0, 1},
+    {"ffma producer kloop1 NT batch2 splitk3 short slices random", {130, 140, 40, 2, 'N', 'T', 0},
+     "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=4,vec=4,pad=4,kloop=1,split=producer,splitk=3",
+     0, 0, 0, 0, 1},
+    {"ffma producer kloop2 TT 2-stage contract strict", {140, 130, 100, 1, 'T', 'T', 0},
+     "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=2,vec=4,pad=4,kloop=2,split=producer",
+     .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
     {"ffma kfrag=a 128x256 8x16 contract strict", {140, 260, 100, 1, 'N', 'N', 0},
      "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=4,vec=4,pad=4,kfrag=a", .random = 3,
      .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},

@@ -87,6 +87,7 @@ static void emu_launch(int is_reduce, const unsigned grid[3], unsigned block, si
         emu_cur = {x, y, z, 0, is_reduce, a, b, c, w, alpha, beta};
         pthread_barrier_wait(&emu_cta_bar); /* start */
         pthread_barrier_wait(&emu_cta_bar); /* every thread finished the CTA */
+        emu_cta_end();
         free(emu_smem);
         emu_smem = nullptr;
       }

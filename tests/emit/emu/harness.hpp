@@ -524,6 +524,44 @@ static void tsr_mbar_wait(unsigned bar, unsigned parity) {
   }
   pthread_mutex_unlock(&emu_mbar_mu);
 }
+/* Named barriers 1..15 with a thread count (bar.sync / bar.arrive id, count;
+ * the FFMA producer's slot-free barriers): a barrier completes when count
+ * threads have arrived, releasing the waiters of that generation; arrive does
+ * not block. Every participant must name the same count, a wait that does not
+ * complete within the timeout fails the run (a deadlock), and a CTA must not
+ * end with arrivals pending (emu_cta_end). */
+struct emu_nbar_state { unsigned count, arrived, gen; };
+static emu_nbar_state emu_nbar[16];
+static void emu_nbar_arrive(unsigned id, unsigned count, int wait) {
+  if (id == 0 || id > 15) emu_die("named barrier id outside 1..15");
+  if (count == 0 || count % 32) emu_die("named barrier count not a positive multiple of 32");
+  static const char *env = getenv("TSR_EMU_MBAR_TIMEOUT");
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += env && atoi(env) > 0 ? atoi(env) : EMU_MBAR_TIMEOUT;
+  pthread_mutex_lock(&emu_mbar_mu);
+  emu_nbar_state &b = emu_nbar[id];
+  if (b.arrived == 0) b.count = count;
+  else if (b.count != count) emu_die("named barrier used with two thread counts");
+  unsigned gen = b.gen;
+  if (++b.arrived == b.count) {
+    b.arrived = 0;
+    b.gen++;
+    pthread_cond_broadcast(&emu_mbar_cv);
+  } else if (wait) {
+    while (b.gen == gen)
+      if (pthread_cond_timedwait(&emu_mbar_cv, &emu_mbar_mu, &dl) != 0)
+        emu_die("named barrier wait timed out (deadlock: arrivals missing)");
+  }
+  pthread_mutex_unlock(&emu_mbar_mu);
+}
+static void tsr_bar_sync(unsigned id, unsigned count) { emu_nbar_arrive(id, count, 1); }
+static void tsr_bar_arrive(unsigned id, unsigned count) { emu_nbar_arrive(id, count, 0); }
+/* called by the driver once every thread has left a CTA */
+static void emu_cta_end() {
+  for (unsigned id = 1; id < 16; id++)
+    if (emu_nbar[id].arrived) emu_die("CTA ended with arrivals pending on a named barrier");
+}
 /* bar.sync 1, 128: the producer warpgroup's 128 threads only */
 static pthread_barrier_t emu_named_bar;
 static void tsr_producer_sync() { pthread_barrier_wait(&emu_named_bar); }
