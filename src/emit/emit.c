@@ -293,13 +293,15 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
         "__device__ __forceinline__ void tsr_bar_sync(unsigned id, unsigned count) {\n"
         "  asm volatile(\"bar.sync %%0, %%1;\\n\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
         "}\n");
+    int ring = g->plan.kloop >= 3;
+    int preg = ring ? TSR__FF_RING_PRODUCER_REGS : TSR__FF_PRODUCER_REGS;
+    int creg = ring ? TSR__FF_RING_CONSUMER_REGS : TSR__FF_CONSUMER_REGS;
     put(s,
         "// 256 threads, two blocks an SM: compiled for 128 registers each; the producer\n"
         "// warpgroup gives %d to each consumer thread (%d x 128 + %d x 128 = 32768)\n"
         "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
         "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
-        128 - TSR__FF_PRODUCER_REGS, TSR__FF_PRODUCER_REGS, TSR__FF_CONSUMER_REGS,
-        TSR__FF_PRODUCER_REGS, TSR__FF_CONSUMER_REGS);
+        128 - preg, preg, creg, preg, creg);
   }
   if (g->wg) put(s, "%s", split_source);
   else if (g->tf32) put(s, "%s", split_mma_source);
@@ -1936,18 +1938,46 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         "  }\n"
         "  tsr_consumer_regs();\n"
         "  int rd = 0;\n"
-        "  unsigned par = 0; // parity of the full phase that lands slot rd's next block\n"
-        "  for (int it = 0; it < nk; ++it) {\n"
-        "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
-        "    ");
-    char as[64], bs[64];
-    snprintf(as, sizeof as, "As + rd * A_STAGE");
-    snprintf(bs, sizeof bs, "Bs + rd * B_STAGE");
-    put(s, call, as, bs, "(kb_begin + it) * BK");
-    put(s,
-        "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u); // slot rd read: free\n"
-        "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
-        "  }\n");
+        "  unsigned par = 0; // parity of the full phase that lands slot rd's next block\n");
+    if (pl->kloop >= 3) {
+      /* kloop=3's fragment ring: step kk+1's fragments load while step kk
+       * multiplies, and the next block's step 0 right after its full wait
+       * (the slot is freed once its last step's fragments are loaded) */
+      put(s,
+          "  // kloop=3: two fragment sets; step kk+1's loads before step kk's FMAs, the next\n"
+          "  // block's step 0 after its full wait, inside this block's last step\n"
+          "  float fa[2][TM], fb[2][TN];\n"
+          "  tsr_mbar_wait(bars, 0u);\n"
+          "  tsr_frag(fa[0], fb[0], As, Bs, 0);\n"
+          "  for (int it = 0; it < nk; ++it) {\n"
+          "    const float *as = As + rd * A_STAGE, *bs = Bs + rd * B_STAGE;\n"
+          "#pragma unroll\n"
+          "    for (int kk = 0; kk < BK - 1; ++kk) {\n"
+          "      tsr_frag(fa[(kk + 1) & 1], fb[(kk + 1) & 1], as, bs, kk + 1);\n"
+          "      tsr_fma(acc, fa[kk & 1], fb[kk & 1]);\n"
+          "    }\n"
+          "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u); // slot rd read: free\n"
+          "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
+          "    if (it + 1 < nk) { // block it+1 landed: its step 0\n"
+          "      tsr_mbar_wait(bars + 8u * rd, par);\n"
+          "      tsr_frag(fa[0], fb[0], As + rd * A_STAGE, Bs + rd * B_STAGE, 0); // BK even\n"
+          "    }\n"
+          "    tsr_fma(acc, fa[1], fb[1]);\n"
+          "  }\n");
+    } else {
+      put(s,
+          "  for (int it = 0; it < nk; ++it) {\n"
+          "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
+          "    ");
+      char as[64], bs[64];
+      snprintf(as, sizeof as, "As + rd * A_STAGE");
+      snprintf(bs, sizeof bs, "Bs + rd * B_STAGE");
+      put(s, call, as, bs, "(kb_begin + it) * BK");
+      put(s,
+          "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u); // slot rd read: free\n"
+          "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
+          "  }\n");
+    }
   } else if (pl->kloop) {
     put(s,
         "  // K loop (kloop>=1), STAGES-deep cp.async ring: block it lives in slot rd; each\n"

@@ -54,6 +54,11 @@ _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_RE
 #define TSR__FF_CONSUMER_REGS 216
 _Static_assert(128 * TSR__FF_PRODUCER_REGS + 128 * TSR__FF_CONSUMER_REGS <= 128 * 256,
                "setmaxnreg: the FFMA roles' registers exceed the CTA's allocation");
+/* ... with kloop=3's two fragment sets in the consumers: 32 / 224 */
+#define TSR__FF_RING_PRODUCER_REGS 32
+#define TSR__FF_RING_CONSUMER_REGS 224
+_Static_assert(128 * TSR__FF_RING_PRODUCER_REGS + 128 * TSR__FF_RING_CONSUMER_REGS <= 128 * 256,
+               "setmaxnreg: the FFMA roles' registers exceed the CTA's allocation");
 
 /* mma=wgmma-s8 (the Ozaki family): at most this many moduli; the fewest
  * (3..12) that keep `bits` bits per operand at depth k (the default plans

@@ -208,10 +208,11 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
    * fields apply */
   g->ffprod = pl->mma == TSR_MMA_FFMA && pl->split == TSR_SPLIT_PRODUCER;
   if (g->ffprod) g->producer = 0;
-  if (g->ffprod && (pl->kloop != 1 && pl->kloop != 2))
+  if (g->ffprod && (pl->kloop < 1 || pl->kloop > 3))
     return reject(msg, cap,
-                  "plan: split=producer with mma=ffma needs kloop=1 or kloop=2 (the producer's "
-                  "copies from running pointers), not kloop=%d",
+                  "plan: split=producer with mma=ffma needs kloop=1, 2 or 3 (the producer's "
+                  "copies from running pointers; 3: two fragment sets in the consumers), not "
+                  "kloop=%d",
                   pl->kloop);
   if (g->ffprod && (pl->kunroll || pl->minblocks > 0))
     return reject(msg, cap,
@@ -534,11 +535,12 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
     /* accumulators + one A and one B fragment set (double-buffered by the
      * scheduler) + ~16 addresses */
     g->reg_estimate = pl->tm * pl->tn + 2 * (pl->tm + pl->tn) + 16;
-    if (g->ffprod && g->reg_estimate > TSR__FF_CONSUMER_REGS)
+    int creg = pl->kloop >= 3 ? TSR__FF_RING_CONSUMER_REGS : TSR__FF_CONSUMER_REGS;
+    if (g->ffprod && g->reg_estimate > creg)
       return reject(msg, cap,
                     "plan: estimated %d registers per consumer thread exceed the %d that "
                     "split=producer leaves them",
-                    g->reg_estimate, TSR__FF_CONSUMER_REGS);
+                    g->reg_estimate, creg);
   }
   if ((int64_t)g->reg_estimate > (int64_t)t->regs_thread)
     return reject(msg, cap,

@@ -462,9 +462,8 @@ static void test_rejections(void **state) {
   /* mma=ffma, split=producer: a copying warpgroup beside 4 multiplying warps */
 #define FFP "bk=8,stages=3,vec=4,pad=4,split=producer,"
 #define FFG "bm=128,bn=128,wm=64,wn=64,tm=8,tn=16,"
-  expect_reject(big, FFG FFP "kloop=0", "split=producer with mma=ffma needs kloop=1 or kloop=2 (the "
-                                        "producer's copies from running pointers), not kloop=0");
-  expect_reject(big, FFG FFP "kloop=3", "needs kloop=1 or kloop=2 (the producer's copies from running pointers), not kloop=3");
+  expect_reject(big, FFG FFP "kloop=0", "split=producer with mma=ffma needs kloop=1, 2 or 3");
+  expect_reject(big, FFG FFP "kloop=4", "needs kloop=1, 2 or 3 (the producer's copies from running pointers; 3: two fragment sets in the consumers), not kloop=4");
   expect_reject(big, FFG FFP "kloop=1,kunroll=1", "runs two blocks per SM and one loop: kunroll=1 must be 0");
   expect_reject(big, FFG FFP "kloop=1,minblocks=2", "runs two blocks per SM and one loop: minblocks=2 must be 0");
   expect_reject(big, FFG FFP "kloop=1,a=view", "split=producer with mma=ffma needs a=staged and b=staged");
@@ -1672,6 +1671,9 @@ static const emu_case emu_cases[] = {
      0, 0, 1},
     {"ffma producer kloop1 NT batch2 splitk3 short slices random", {130, 140, 40, 2, 'N', 'T', 0},
      "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=4,vec=4,pad=4,kloop=1,split=producer,splitk=3",
+     0, 0, 0, 0, 1},
+    {"ffma producer kloop3 fragment ring NN splitk2 M N K tails random", {140, 260, 100, 1, 'N', 'N', 0},
+     "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=4,vec=4,pad=4,kloop=3,split=producer,splitk=2",
      0, 0, 0, 0, 1},
     {"ffma producer kloop2 TT 2-stage contract strict", {140, 130, 100, 1, 'T', 'T', 0},
      "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=2,vec=4,pad=4,kloop=2,split=producer",
