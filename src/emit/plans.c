@@ -374,6 +374,13 @@ static void ffma_producer(const tsr_problem *p, tsr_plan *pl) {
   if (p->op_a == TSR_OP_N && p->op_b == TSR_OP_N && p->m >= 2048 && pl->pack == TSR_PACK_NONE &&
       pl->splitk == 1)
     pl->pack = TSR_PACK_A;
+  /* NT under ffma_nt_pack's 1024 rows copies both operands by transposing
+   * 4-byte copies: A (8*M*K bytes, small there) packed. s21-nt2.txt:
+   * 512x4096x11008 NT 1.169 -> 1.147 (kfrag=b or split-K 4 beside it:
+   * 1.147 / 1.147; s21-nt.txt without pack=a: kfrag=b 1.154, kfrag=ab
+   * 1.137, split-K 4 1.173) */
+  if (p->op_a == TSR_OP_N && p->op_b == TSR_OP_T && p->m < 1024 && pl->pack == TSR_PACK_NONE)
+    pl->pack = TSR_PACK_A;
 }
 
 static void long_k_tiles(const tsr_problem *p, tsr_precision mode, unsigned cc, tsr_pack unaligned,
