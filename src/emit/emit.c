@@ -293,15 +293,13 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
         "__device__ __forceinline__ void tsr_bar_sync(unsigned id, unsigned count) {\n"
         "  asm volatile(\"bar.sync %%0, %%1;\\n\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
         "}\n");
-    int ring = g->plan.kloop >= 3;
-    int preg = ring ? TSR__FF_RING_PRODUCER_REGS : TSR__FF_PRODUCER_REGS;
-    int creg = ring ? TSR__FF_RING_CONSUMER_REGS : TSR__FF_CONSUMER_REGS;
     put(s,
-        "// 256 threads, two blocks an SM: compiled for 128 registers each; the producer\n"
-        "// warpgroup gives %d to each consumer thread (%d x 128 + %d x 128 = 32768)\n"
+        "// 256 threads, %d blocks an SM: compiled for %d registers each; the producer\n"
+        "// warpgroup gives %d to each consumer thread (%d x 128 + %d x 128 = %d)\n"
         "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
         "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
-        128 - preg, preg, creg, preg, creg);
+        g->ff_blocks, g->ff_regs, g->ff_regs - g->ff_preg, g->ff_preg, g->ff_creg,
+        256 * g->ff_regs, g->ff_preg, g->ff_creg);
   }
   if (g->wg) put(s, "%s", split_source);
   else if (g->tf32) put(s, "%s", split_mma_source);
@@ -1409,7 +1407,8 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
  * capped for that many blocks per SM) and the walk's tile. */
 static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod) {
   char bounds[48];
-  if (ffprod) snprintf(bounds, sizeof bounds, "NT + 128, 2"); /* + the producer warpgroup */
+  if (ffprod) /* + the producer warpgroup */
+    snprintf(bounds, sizeof bounds, "NT + 128, %d", pl->minblocks ? pl->minblocks : 2);
   else if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
   else snprintf(bounds, sizeof bounds, "NT");
   put(s,
@@ -2732,8 +2731,8 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
   out->workspace_bytes = g->workspace_bytes;
   /* 384 threads: ptxas compiles for 65536 / 384 rounded down to 8 = 168 */
   out->regs_exact = g->maxnreg ? 168 : 0;
-  /* FFMA producer: 256 threads, two blocks an SM: 128 */
-  if (g->ffprod) out->regs_exact = 128;
+  /* FFMA producer: 256 threads, 2 (3) blocks an SM: 128 (80) */
+  if (g->ffprod) out->regs_exact = g->ff_regs;
   for (int i = 0; i < 2; i++) {
     const tsr__emit_operand *o = i ? &g->b : &g->a;
     if (!o->packed) continue;

@@ -49,7 +49,8 @@ _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_RE
 /* mma=ffma, split=producer: 128 consumer and 128 producer threads, two CTAs
  * an SM, so the kernel is compiled for 65536 / 512 = 128 registers per
  * thread; the producer (cp.async from running pointers) gives 88 to each
- * consumer thread */
+ * consumer thread (at three CTAs an SM, minblocks=3: 80, producer 32,
+ * consumers 128; geometry.c) */
 #define TSR__FF_PRODUCER_REGS 40
 #define TSR__FF_CONSUMER_REGS 216
 _Static_assert(128 * TSR__FF_PRODUCER_REGS + 128 * TSR__FF_CONSUMER_REGS <= 128 * 256,

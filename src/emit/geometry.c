@@ -214,11 +214,15 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
                   "copies from running pointers; 3: two fragment sets in the consumers), not "
                   "kloop=%d",
                   pl->kloop);
-  if (g->ffprod && (pl->kunroll || pl->minblocks > 0))
+  if (g->ffprod && pl->kunroll)
     return reject(msg, cap,
-                  "plan: split=producer with mma=ffma runs two blocks per SM and one loop: "
-                  "%s=%d must be 0",
-                  pl->kunroll ? "kunroll" : "minblocks", pl->kunroll ? pl->kunroll : pl->minblocks);
+                  "plan: split=producer with mma=ffma runs one loop: kunroll=%d must be 0",
+                  pl->kunroll);
+  if (g->ffprod && pl->minblocks != 0 && pl->minblocks != 2 && pl->minblocks != 3)
+    return reject(msg, cap,
+                  "plan: split=producer with mma=ffma runs 2 (minblocks=0 or 2) or 3 blocks per "
+                  "SM (setmaxnreg splits the registers of that count), not minblocks=%d",
+                  pl->minblocks);
   if (g->ffprod && pl->stages > 15)
     return reject(msg, cap,
                   "plan: split=producer with mma=ffma frees each of its stages through a "
@@ -535,12 +539,22 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
     /* accumulators + one A and one B fragment set (double-buffered by the
      * scheduler) + ~16 addresses */
     g->reg_estimate = pl->tm * pl->tn + 2 * (pl->tm + pl->tn) + 16;
-    int creg = pl->kloop >= 3 ? TSR__FF_RING_CONSUMER_REGS : TSR__FF_CONSUMER_REGS;
-    if (g->ffprod && g->reg_estimate > creg)
-      return reject(msg, cap,
-                    "plan: estimated %d registers per consumer thread exceed the %d that "
-                    "split=producer leaves them",
-                    g->reg_estimate, creg);
+    if (g->ffprod) {
+      /* 256 threads x ff_blocks per SM: the kernel is compiled for 65536 /
+       * (256 x blocks) registers (8-granular: 128 at 2 blocks, 80 at 3) and
+       * setmaxnreg gives the producer's surplus to the consumers */
+      g->ff_blocks = pl->minblocks ? pl->minblocks : 2;
+      g->ff_regs = 65536 / (256 * g->ff_blocks) / 8 * 8;
+      g->ff_preg = g->ff_blocks == 2 && pl->kloop < 3 ? TSR__FF_PRODUCER_REGS
+                                                      : TSR__FF_RING_PRODUCER_REGS;
+      g->ff_creg = 2 * g->ff_regs - g->ff_preg;
+      if (g->ff_creg > 255) g->ff_creg = 255 / 8 * 8;
+      if (g->reg_estimate > g->ff_creg)
+        return reject(msg, cap,
+                      "plan: estimated %d registers per consumer thread exceed the %d that "
+                      "split=producer leaves them at %d blocks per SM",
+                      g->reg_estimate, g->ff_creg, g->ff_blocks);
+    }
   }
   if ((int64_t)g->reg_estimate > (int64_t)t->regs_thread)
     return reject(msg, cap,
@@ -648,6 +662,19 @@ static tsr_status check_occupancy(const tsr_problem *p, const tsr_plan *pl,
   (void)p;
   if (pl->minblocks < 0)
     return reject(msg, cap, "plan: minblocks=%d must be at least 0", pl->minblocks);
+  /* the FFMA producer: two blocks an SM unless minblocks says 3 (its own
+   * register split, geometry of check_block) */
+  if (g->ffprod) {
+    int mb = g->ff_blocks;
+    uint64_t need = (uint64_t)mb * (g->smem_bytes + t->smem_block_reserved);
+    if (need > t->smem_sm || (int64_t)mb * (g->nthreads + 128) > (int64_t)t->threads_sm)
+      return reject(msg, cap,
+                    "plan: split=producer with mma=ffma runs %d blocks per SM: %d x (%llu + %u) "
+                    "bytes of shared memory or %d x %d threads exceed the SM's %u / %u",
+                    mb, mb, (unsigned long long)g->smem_bytes, t->smem_block_reserved, mb,
+                    g->nthreads + 128, t->smem_sm, t->threads_sm);
+    return TSR_OK;
+  }
   if (pl->minblocks > 1) {
     int mb = pl->minblocks;
     uint64_t need = (uint64_t)mb * (g->smem_bytes + t->smem_block_reserved);

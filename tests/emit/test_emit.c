@@ -464,8 +464,10 @@ static void test_rejections(void **state) {
 #define FFG "bm=128,bn=128,wm=64,wn=64,tm=8,tn=16,"
   expect_reject(big, FFG FFP "kloop=0", "split=producer with mma=ffma needs kloop=1, 2 or 3");
   expect_reject(big, FFG FFP "kloop=4", "needs kloop=1, 2 or 3 (the producer's copies from running pointers; 3: two fragment sets in the consumers), not kloop=4");
-  expect_reject(big, FFG FFP "kloop=1,kunroll=1", "runs two blocks per SM and one loop: kunroll=1 must be 0");
-  expect_reject(big, FFG FFP "kloop=1,minblocks=2", "runs two blocks per SM and one loop: minblocks=2 must be 0");
+  expect_reject(big, FFG FFP "kloop=1,kunroll=1", "split=producer with mma=ffma runs one loop: kunroll=1 must be 0");
+  expect_reject(big, FFG FFP "kloop=1,minblocks=4", "runs 2 (minblocks=0 or 2) or 3 blocks per SM (setmaxnreg splits the registers of that count), not minblocks=4");
+  expect_reject(big, FFG FFP "kloop=2,minblocks=3", "estimated 192 registers per consumer thread exceed the 128 that split=producer leaves them at 3 blocks per SM");
+  expect_accept_on(SM90, big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8," FFP "kloop=2,minblocks=3");
   expect_reject(big, FFG FFP "kloop=1,a=view", "split=producer with mma=ffma needs a=staged and b=staged");
   expect_reject(big, "bm=128,bn=128,wm=32,wn=64,tm=4,tn=16," FFP "kloop=1",
                 "split=producer with mma=ffma needs 4 warps (bm/wm x bn/wn = 4); this plan has 4x2");
@@ -1675,6 +1677,9 @@ static const emu_case emu_cases[] = {
      0, 0, 0, 0, 1},
     {"ffma producer kloop3 fragment ring NN splitk2 M N K tails random", {140, 260, 100, 1, 'N', 'N', 0},
      "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=4,vec=4,pad=4,kloop=3,split=producer,splitk=2",
+     0, 0, 0, 0, 1},
+    {"ffma producer 64x128 three blocks NT M N K tails beta random", {100, 200, 92, 1, 'N', 'T', 0.5f},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3",
      0, 0, 0, 0, 1},
     {"ffma producer kloop2 TT 2-stage contract strict", {140, 130, 100, 1, 'T', 'T', 0},
      "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=2,vec=4,pad=4,kloop=2,split=producer",
