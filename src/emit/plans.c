@@ -381,6 +381,26 @@ static void ffma_producer(const tsr_problem *p, tsr_plan *pl) {
    * 1.137, split-K 4 1.173) */
   if (p->op_a == TSR_OP_N && p->op_b == TSR_OP_T && p->m < 1024 && pl->pack == TSR_PACK_NONE)
     pl->pack = TSR_PACK_A;
+  /* Three CTAs an SM of 64x128 tiles (4 warps of 32x64, 8x8 a thread),
+   * 16-deep K blocks: 12 multiplying warps an SM instead of 8 (compiled at
+   * 80 registers, setmaxnreg 32 / 128). s21-three2.txt, time over cuBLAS
+   * pedantic's, 128x128 producer -> this: 4096^3 1.018 -> 0.988,
+   * 8192x4096x4096 1.011 -> 0.975, 8192x4096x11008 0.976 -> 0.939,
+   * 8192x14336x4096 0.995 -> 0.935, 2048x32000x4096 0.989 -> 0.931,
+   * 8192x11008x4096 1.014 -> 0.973, 8192^3 1.008 -> 0.955, 2048x4096x4096
+   * 1.024 -> 0.994, 2048^3 1.030 -> 1.015, 512x4096x4096 1.025 -> 0.908
+   * (one slice; split-K 2 0.960, 3 1.017), TN 1.029 / 1.047 -> 0.995 /
+   * 0.997, NT (pack=b) 1.018 / 1.038 -> 0.982 / 1.006; 128x64 tiles the
+   * same within 1 %, bk 8 1.036 (s21-three.txt), bk 32 x 2 1.068, 3
+   * stages 0.993. Not NT under 1024 rows: its transposing copies of B
+   * spill at the producer's 32 registers at bk 16 (kfrag=b there: 1.235).
+   * Errors unchanged (the same k-ascending sums). */
+  if (p->op_b == TSR_OP_T && p->m < 1024 && pl->pack != TSR_PACK_B) return;
+  if (p->m % 64 || p->k % 16) return;
+  pl->bm = 64, pl->bn = 128, pl->bk = 16, pl->wm = 32, pl->wn = 64, pl->tm = 8, pl->tn = 8;
+  pl->minblocks = 3;
+  int64_t t64 = (p->m / 64) * (p->n / 128);
+  pl->splitk = t64 >= H200_SMS ? 1 : 2;
 }
 
 static void long_k_tiles(const tsr_problem *p, tsr_precision mode, unsigned cc, tsr_pack unaligned,
