@@ -201,11 +201,11 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * s16-screen.txt's split-K 7 overlaid the 64x64 195x1423x2802 default that
  * session 16 replaced; s17-core2.txt's 64x128 and s18-kunroll.txt's kunroll
  * lines stopped realizing when session 21's default took split=producer
- * (4-warp tiles, no kunroll). s21-producer2.txt is the latest without
- * tails, run on the H200 (its split=producer lines over the new default
- * add pack=a); s21-producer3.txt's last line spills by design (the
- * producer's tail-guarded copies at 3000^3, 48 bytes: why the default
- * takes the producer for whole tiles only). Point it at the next screen. */
+ * (4-warp tiles, no kunroll); s21-producer3.txt's last line spills by
+ * design (the producer's tail-guarded copies at 3000^3, 48 bytes: why the
+ * default takes the producer for whole tiles only). s21-three2.txt is the
+ * latest, run on the H200 (over the 64x128 three-block default its lines
+ * are what ran). Point it at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
                                        int *kernels) {
   char msg[1024], path[1024];
@@ -248,7 +248,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 
 static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
-  static const char *const files[] = {"s21-producer2.txt"};
+  static const char *const files[] = {"s21-three2.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;

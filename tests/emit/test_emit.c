@@ -881,7 +881,8 @@ static void test_default_table(void **state) {
     /* strict: 128x128 FFMA with running copy pointers (kloop), any op pair
      * with aligned rows, short K too (session 9); K slices of 512 or more
      * in one problem with a producer warpgroup (session 21: kloop=2's
-     * constant-offset copies, 4 stages, NN from 2048 rows with A packed) */
+     * constant-offset copies, 4 stages, NN from 2048 rows with A packed),
+     * in 64x128x16 tiles at three CTAs an SM where whole ones fit */
     tsr_problem qs = q;
     qs.precision = TSR_PREC_STRICT;
     tsr__emit_default_plan(&qs, &pl);
@@ -890,6 +891,9 @@ static void test_default_table(void **state) {
     assert_int_equal(pl.kloop, 2);
     assert_int_equal(pl.stages, 4);
     assert_int_equal(pl.pack, TSR_PACK_A);
+    assert_int_equal(pl.bm, 64);
+    assert_int_equal(pl.bk, 16);
+    assert_int_equal(pl.minblocks, 3);
     assert_int_equal(tsr__emit_check(&qs, &pl, SM90, msg, sizeof msg), TSR_OK);
     qs.op_a = TSR_OP_T;
     assert_int_equal(tsr_problem_check(&qs, msg, sizeof msg), TSR_OK);
@@ -898,8 +902,18 @@ static void test_default_table(void **state) {
     assert_int_equal(pl.kloop, 2);
     assert_int_equal(pl.pack, TSR_PACK_NONE);
     assert_int_equal(pl.wn, 64);
-    assert_int_equal(pl.tn, 16);
+    assert_int_equal(pl.tn, 8);
+    assert_int_equal(pl.minblocks, 3);
     assert_int_equal(tsr__emit_check(&qs, &pl, SM90, msg, sizeof msg), TSR_OK);
+    /* K a multiple of 8 but not of 16: the 128x128 producer tile, 8-deep */
+    tsr_problem q8 = P(4096, 4096, 4104);
+    q8.precision = TSR_PREC_STRICT;
+    tsr__emit_default_plan(&q8, &pl);
+    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+    assert_int_equal(pl.bm, 128);
+    assert_int_equal(pl.bk, 8);
+    assert_int_equal(pl.minblocks, 0);
+    assert_int_equal(tsr__emit_check(&q8, &pl, SM90, msg, sizeof msg), TSR_OK);
     tsr_problem sk = P(32768, 128, 128);
     sk.precision = TSR_PREC_STRICT;
     tsr__emit_default_plan(&sk, &pl);
@@ -973,17 +987,18 @@ static void test_default_table(void **state) {
         prob_spec prob;
         int prec, mma, bm, bn, wm, wn, kloop, splitk;
       } rows[] = {
-          {{512, 4096, 4096}, S, FF, 128, 128, 64, 64, 2, 2},
-          {{4096, 4096, 4096}, S, FF, 128, 128, 64, 64, 2, 1},
-          {{4096, 4096, 4096, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 2, 1},
-          {{4096, 4096, 4096, 0, 'T'}, S, FF, 128, 128, 64, 64, 2, 1},
+          {{512, 4096, 4096}, S, FF, 64, 128, 32, 64, 2, 1},
+          {{4096, 4096, 4096}, S, FF, 64, 128, 32, 64, 2, 1},
+          {{4096, 4096, 4096, 0, 'N', 'T'}, S, FF, 64, 128, 32, 64, 2, 1},
+          {{4096, 4096, 4096, 0, 'T'}, S, FF, 64, 128, 32, 64, 2, 1},
+          {{512, 4096, 11008, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 2, 2},
           {{1000, 1000, 1000}, S, FF, 64, 128, 32, 64, 3, 3},
           {{1024, 1024, 1024}, S, FF, 64, 128, 32, 64, 3, 3},
           {{768, 768, 768}, S, FF, 32, 256, 16, 128, 3, 2},
           {{1024, 1024, 4096}, S, FF, 64, 128, 32, 64, 3, 3},
           {{3000, 3000, 3000}, S, FF, 64, 128, 32, 64, 3, 1},
           {{640, 4608, 3456}, S, FF, 64, 128, 32, 64, 3, 1},
-          {{2048, 2048, 2048}, S, FF, 128, 128, 64, 64, 2, 1},
+          {{2048, 2048, 2048}, S, FF, 64, 128, 32, 64, 2, 1},
           {{3000, 3000, 3000, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 1, 1},
           {{195, 1423, 2802}, S, FF, 32, 128, 16, 64, 3, 6},
           {{1280, 1280, 1280}, S, FF, 64, 64, 32, 32, -1, 1},
