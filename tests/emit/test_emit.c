@@ -2531,7 +2531,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
-    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel */
+    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5) */
   } muts[] = {
       {"none", NULL, NULL},
       {"none (split=producer)", NULL, NULL, 1},
@@ -2552,6 +2552,12 @@ static void test_emulated_wgmma_mutations(void **state) {
       {"producer-bulk: pack tiles' core-matrix rows rotated", "((w >> 3) / (BK / 4)) * 8 + (w & 7);",
        "((w >> 3) / (BK / 4)) * 8 + ((w + 1) & 7);", 4},
 
+      /* the FFMA producer (mma=ffma, split=producer): its two signals */
+      {"none (ffma producer)", NULL, NULL, 5},
+      {"ffma producer: consumers' slot-free arrive dropped (deadlock)",
+       "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u);", "    if (0) tsr_bar_arrive(1u + rd, NT + 128u);", 5},
+      {"ffma producer: slot-free wait dropped (arrivals left at exit)",
+       "        if (nx >= STAGES) tsr_bar_sync(1u + sx, NT + 128u);\n", "\n", 5},
       {"stride byte offset halved", "SBO = BK * 32;", "SBO = BK * 16;"},
       {"leading byte offset 64", "LBO = 128,", "LBO = 64,"},
       {"no wgmma.fence", "      tsr_wg_fence();\n", "\n"},
@@ -2572,12 +2578,16 @@ static void test_emulated_wgmma_mutations(void **state) {
   emit_ok(&p, &ppk, &kpp);
   tsr_plan ppb = mkplan("mma=wgmma-tf32x3,tm=1,tn=1,pad=0,bm=128,bn=72,bk=8,wm=64,wn=24,stages=2,vec=4,split=producer-bulk");
   emit_ok(&p, &ppb, &kpb);
+  tsr__kernel_src kff;
+  tsr_plan pff = mkplan("bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=2,vec=4,pad=4,kloop=2,split=producer");
+  emit_ok(&p, &pff, &kff);
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
   size_t idx[32];
   for (size_t i = 0; i < n; i++) {
-    const tsr__kernel_src *base = muts[i].prod == 4   ? &kpb
+    const tsr__kernel_src *base = muts[i].prod == 5   ? &kff
+                                  : muts[i].prod == 4 ? &kpb
                                   : muts[i].prod == 3 ? &kpp
                                   : muts[i].prod == 2 ? &kr
                                   : muts[i].prod      ? &kp
@@ -2623,7 +2633,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
     if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
-    int bad = emu_run(dir, i, muts[i].prod == 4 ? &kpb : muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1,
+    int bad = emu_run(dir, i, muts[i].prod == 5 ? &kff : muts[i].prod == 4 ? &kpb : muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1,
                       out) != 0;
     const char *how = bad ? "aborted by the harness" : NULL;
     if (!bad) {
@@ -2657,6 +2667,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src_free(&kr);
   tsr__kernel_src_free(&kpp);
   tsr__kernel_src_free(&kpb);
+  tsr__kernel_src_free(&kff);
   unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);
