@@ -334,14 +334,19 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                           for (int ki = 0; ki < 3; ki++)
                             /* tensor cores: the TF32 split in the loop or
                              * once in the pack prologue */
-                            for (int sp = 0; sp < (mma ? 2 : 4); sp++) {
+                            for (int sp = 0; sp < (mma ? 2 : 6); sp++) {
                             /* tensor cores: sp = split=pack; FFMA: sp = 1
                              * kloop=1 (running copy pointers, session 5), 2
                              * kloop=3 (two fragment sets, session 14: both
                              * operands staged, even bk), 3 kfrag=ab with
                              * kloop=1 where both operands run along k (NT:
-                             * the decode rows' default since session 15) */
+                             * the decode rows' default since session 15),
+                             * 4 and 5 split=producer (a copying warpgroup
+                             * beside 4 warps, kloop=2 copies, session 21) at
+                             * 2 and 3 blocks per SM */
                             if (mma && sp && vi) continue; /* packed operands pick their own vec */
+                            if (sp >= 4 && (ab || stages[si] < 2 || nwarps != 4)) continue;
+                            if (sp == 5 && tm * tn > 64) continue; /* 128 registers a consumer */
                             if (sp == 2 && (ab || bks[bki] % 2 || stages[si] < 2)) continue;
                             if (sp == 3 && (ab || stages[si] < 2 || p->op_a != TSR_OP_N ||
                                             p->op_b != TSR_OP_T))
@@ -372,8 +377,10 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                             pl.split = mma && sp ? TSR_SPLIT_PACK : TSR_SPLIT_INLINE;
                             /* split=pack packs both operands (canonical text) */
                             pl.pack = mma && sp ? TSR_PACK_AB : TSR_PACK_NONE;
-                            pl.kloop = mma ? 0 : sp == 2 ? 3 : sp ? 1 : 0;
+                            pl.kloop = mma ? 0 : sp == 2 ? 3 : sp >= 4 ? 2 : sp ? 1 : 0;
                             if (sp == 3) pl.kfrag = TSR_PACK_AB;
+                            if (!mma && sp >= 4) pl.split = TSR_SPLIT_PRODUCER;
+                            if (!mma && sp == 5) pl.minblocks = 3;
                             if (push(pv, &pl)) return -1;
                           }
               }

@@ -412,12 +412,21 @@ static void test_cuda_space_families(void **state) {
    * 64-row decode default's kind) among the kept ones; NN: none */
   for (int tb = 1; tb >= 0; tb--) {
     strict_decode_space(ctx, 64, tb, &sp);
-    int kf = 0;
-    for (size_t i = 1; i < sp.n; i++)
-      kf += sp.cands[i].realized[0] && sp.cands[i].plan.kfrag == TSR_PACK_AB &&
-            sp.cands[i].plan.kloop == 1;
+    int kf = 0, prod[4] = {0};
+    for (size_t i = 1; i < sp.n; i++) {
+      const tsr__tune_cand *c = &sp.cands[i];
+      kf += c->realized[0] && c->plan.kfrag == TSR_PACK_AB && c->plan.kloop == 1;
+      /* the FFMA producer (session 21): 4-warp plans at 2 and 3 blocks an SM */
+      if (c->realized[0] && c->plan.mma == TSR_MMA_FFMA && c->plan.split == TSR_SPLIT_PRODUCER) {
+        assert_int_equal(c->plan.kloop, 2);
+        assert_int_equal((c->plan.bm / c->plan.wm) * (c->plan.bn / c->plan.wn), 4);
+        prod[c->plan.minblocks & 3]++;
+      }
+    }
     if (tb) assert_true(kf >= 20);
     else assert_int_equal(kf, 0);
+    assert_true(prod[0] >= 20);
+    assert_true(prod[3] >= 20);
     free(sp.cands);
   }
   /* lane per row (lanerows) where the big operand runs along k: 16 short
