@@ -1799,6 +1799,37 @@ static void put_kloop_copies(sb_t *s, const tsr__emit_geo *g, const char *ind, c
   put(s, " }\n");
 }
 
+/* The kloop>=1 ring's start (IND: the indentation): each staged operand's
+ * copy pointer at block kb_begin, kloop>=2's shared-window addresses, and
+ * the copies of the first STAGES-1 blocks, one commit group each. */
+static void put_kloop_prologue(sb_t *s, const tsr__emit_geo *g, const char *ind) {
+  for (int i = 0; i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    if (o->staged)
+      put(s, "%sconst float *p%c = %cg + tsr_first_%c(%s, kb_begin * BK);\n", ind, o->name,
+          o->name - 32, o->name, i ? "n0" : "m0");
+  }
+  if (g->plan.kloop >= 2)
+    put(s, "%sconst unsigned %s; // shared-window byte addresses (kloop=2)\n", ind,
+        g->a.staged && g->b.staged ? "sA = tsr_smem_addr(As), sB = tsr_smem_addr(Bs)"
+        : g->a.staged              ? "sA = tsr_smem_addr(As)"
+                                   : "sB = tsr_smem_addr(Bs)");
+  char ind2[32], ind3[32];
+  snprintf(ind2, sizeof ind2, "%s  ", ind);
+  snprintf(ind3, sizeof ind3, "%s    ", ind);
+  put(s,
+      "#pragma unroll\n"
+      "%sfor (int st = 0; st < STAGES - 1; ++st) {\n"
+      "%sif (st < nk) {\n",
+      ind, ind2);
+  put_kloop_copies(s, g, ind3, "st", "st", "st + 1 < nk");
+  put(s,
+      "%s}\n"
+      "%stsr_cp_commit();\n"
+      "%s}\n",
+      ind2, ind2, ind);
+}
+
 /* One K-block iteration of the kloop=1/2 ring (IND: the indentation): wait
  * for block it, copy block nx into slot WR, multiply block it from slot RD
  * with CALL (a tsr_block format taking the two slot pointers and k0). */
@@ -1902,22 +1933,8 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n"
         "  if ((int)threadIdx.x >= NT) { // producer warpgroup\n"
         "    tsr_producer_regs();\n");
-    for (int i = 0; i < 2; i++) {
-      const tsr__emit_operand *o = i ? &g->b : &g->a;
-      put(s, "    const float *p%c = %cg + tsr_first_%c(%s, kb_begin * BK);\n", o->name,
-          o->name - 32, o->name, i ? "n0" : "m0");
-    }
-    if (pl->kloop >= 2)
-      put(s, "    const unsigned sA = tsr_smem_addr(As), sB = tsr_smem_addr(Bs);\n");
+    put_kloop_prologue(s, g, "    ");
     put(s,
-        "#pragma unroll\n"
-        "    for (int st = 0; st < STAGES - 1; ++st) {\n"
-        "      if (st < nk) {\n");
-    put_kloop_copies(s, g, "        ", "st", "st", "st + 1 < nk");
-    put(s,
-        "      }\n"
-        "      tsr_cp_commit();\n"
-        "    }\n"
         "    // running slots (no division): sr holds block it, sx block nx = it + STAGES - 1\n"
         "    int sr = 0, sx = STAGES - 1;\n"
         "    for (int it = 0; it < nk; ++it) {\n"
@@ -1968,10 +1985,7 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "  for (int it = 0; it < nk; ++it) {\n"
           "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
           "    ");
-      char as[64], bs[64];
-      snprintf(as, sizeof as, "As + rd * A_STAGE");
-      snprintf(bs, sizeof bs, "Bs + rd * B_STAGE");
-      put(s, call, as, bs, "(kb_begin + it) * BK");
+      put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
       put(s,
           "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u); // slot rd read: free\n"
           "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
@@ -1984,26 +1998,7 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         "  // last one, which the last STAGES-1 iterations copy again into the free slot wr\n"
         "  // (the slot computed in iteration it-1, left by every thread at this barrier).\n"
         "  const int nk = kb_end - kb_begin;\n");
-    for (int i = 0; i < 2; i++) {
-      const tsr__emit_operand *o = i ? &g->b : &g->a;
-      if (o->staged)
-        put(s, "  const float *p%c = %cg + tsr_first_%c(%s, kb_begin * BK);\n", o->name,
-            o->name - 32, o->name, i ? "n0" : "m0");
-    }
-    if (pl->kloop >= 2)
-      put(s, "  const unsigned %s; // shared-window byte addresses (kloop=2)\n",
-          g->a.staged && g->b.staged ? "sA = tsr_smem_addr(As), sB = tsr_smem_addr(Bs)"
-          : g->a.staged              ? "sA = tsr_smem_addr(As)"
-                                     : "sB = tsr_smem_addr(Bs)");
-    put(s,
-        "#pragma unroll\n"
-        "  for (int st = 0; st < STAGES - 1; ++st) {\n"
-        "    if (st < nk) {\n");
-    put_kloop_copies(s, g, "      ", "st", "st", "st + 1 < nk");
-    put(s,
-        "    }\n"
-        "    tsr_cp_commit();\n"
-        "  }\n");
+    put_kloop_prologue(s, g, "  ");
     if (pl->kloop >= 3) {
       put(s,
           "  // kloop=3: two fragment sets; step kk+1's loads are issued before step kk's\n"

@@ -46,20 +46,15 @@ _Static_assert(128 * TSR__WG_PRODUCER_REGS + 256 * TSR__WG_CONSUMER_REGS <= 168 
 _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_REGS <= 168 * 384,
                "setmaxnreg: the roles' registers exceed the CTA's allocation");
 
-/* mma=ffma, split=producer: 128 consumer and 128 producer threads, two CTAs
- * an SM, so the kernel is compiled for 65536 / 512 = 128 registers per
- * thread; the producer (cp.async from running pointers) gives 88 to each
- * consumer thread (at three CTAs an SM, minblocks=3: 80, producer 32,
- * consumers 128; geometry.c) */
+/* mma=ffma, split=producer: 128 consumer and 128 producer threads, B CTAs
+ * an SM (2, or 3 with minblocks=3), so the kernel is compiled for 65536 /
+ * (256 B) registers per thread rounded down to 8 (128, 80) and setmaxnreg
+ * gives the consumers what the producer leaves: 2 x that - the producer's
+ * (geometry.c). The producer (cp.async from running pointers) keeps 40 at two
+ * blocks (216 a consumer), 32 beside kloop=3's fragment sets (224) and at
+ * three blocks (128) */
 #define TSR__FF_PRODUCER_REGS 40
-#define TSR__FF_CONSUMER_REGS 216
-_Static_assert(128 * TSR__FF_PRODUCER_REGS + 128 * TSR__FF_CONSUMER_REGS <= 128 * 256,
-               "setmaxnreg: the FFMA roles' registers exceed the CTA's allocation");
-/* ... with kloop=3's two fragment sets in the consumers: 32 / 224 */
-#define TSR__FF_RING_PRODUCER_REGS 32
-#define TSR__FF_RING_CONSUMER_REGS 224
-_Static_assert(128 * TSR__FF_RING_PRODUCER_REGS + 128 * TSR__FF_RING_CONSUMER_REGS <= 128 * 256,
-               "setmaxnreg: the FFMA roles' registers exceed the CTA's allocation");
+#define TSR__FF_PRODUCER_REGS_TIGHT 32
 
 /* mma=wgmma-s8 (the Ozaki family): at most this many moduli; the fewest
  * (3..12) that keep `bits` bits per operand at depth k (the default plans

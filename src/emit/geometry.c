@@ -546,9 +546,8 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
       g->ff_blocks = pl->minblocks ? pl->minblocks : 2;
       g->ff_regs = 65536 / (256 * g->ff_blocks) / 8 * 8;
       g->ff_preg = g->ff_blocks == 2 && pl->kloop < 3 ? TSR__FF_PRODUCER_REGS
-                                                      : TSR__FF_RING_PRODUCER_REGS;
-      g->ff_creg = 2 * g->ff_regs - g->ff_preg;
-      if (g->ff_creg > 255) g->ff_creg = 255 / 8 * 8;
+                                                      : TSR__FF_PRODUCER_REGS_TIGHT;
+      g->ff_creg = 2 * g->ff_regs - g->ff_preg; /* 216, 224 or 128: below 255 */
       if (g->reg_estimate > g->ff_creg)
         return reject(msg, cap,
                       "plan: estimated %d registers per consumer thread exceed the %d that "
