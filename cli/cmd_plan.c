@@ -68,6 +68,13 @@ int tsr_cli_plan(int argc, char **argv) {
     printf("grid      %u x %u tiles, x %u (batch x split-K) = %llu programs\n", info.grid_rows,
            info.grid_cols, info.grid_batch,
            (unsigned long long)info.grid_rows * info.grid_cols * info.grid_batch);
+    if (info.plan.tailk > 0 && info.plan.wave > 0) { /* docs/emit.md "Tail slices" */
+      unsigned long long t = (unsigned long long)info.grid_rows * info.grid_cols,
+                         d = t / (unsigned long long)info.plan.wave * (unsigned long long)info.plan.wave;
+      printf("tail      %llu tiles in whole waves of %d, the last %llu in %d K slices each: %llu "
+             "programs\n",
+             d, info.plan.wave, t - d, info.plan.tailk, d + (t - d) * (unsigned long long)info.plan.tailk);
+    }
     printf("walk      %s\n", walk);
     printf("threads   %u %s\n", info.threads, b == TSR_BACKEND_CPU ? "workers" : "per block");
     printf("memory    %llu bytes %s\n", (unsigned long long)info.smem_bytes,

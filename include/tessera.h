@@ -300,6 +300,22 @@ typedef struct {
    * memory as [k][S] (broadcast reads). Named in the plan text only when
    * not 0. */
   int lanerows;
+  /* mma=ffma, splitk=1, one problem (docs/emit.md "Tail slices"): the
+   * tiles past the last whole wave of `wave` CTAs run in tailk K slices
+   * each (partials in the workspace, summed by the reduction in slice
+   * order), so the grid's last, partial wave is tailk times finer. 0 = off.
+   * wave: the CTAs resident at once on the device (SMs x blocks per SM),
+   * required with tailk. Both named in the plan text only when not 0. */
+  int tailk;
+  int wave;
+  /* mma=ffma only (docs/emit.md "FFMA order"): the order of a K step's TM x
+   * TN FMAs in the source. 0 = row by row (i outer, j inner); 1 = rows
+   * serpentine (every other row right to left, so consecutive FMAs share an
+   * operand across rows too); N >= 2 = rows and columns shuffled by seed N,
+   * serpentine. Each sum stays k-ascending: outputs bit-identical; only
+   * ptxas's register allocation and schedule change. Named in the plan text
+   * only when not 0. */
+  int forder;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

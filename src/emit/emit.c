@@ -118,6 +118,13 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
   put(s, "static constexpr int WARPS_N = %d, NT = %d, STAGES = %d, SPLITK = %d, NKB = %lld;\n",
       g->warps_n, g->nthreads, pl->stages, pl->splitk, (long long)g->nkb);
   put(s, "static constexpr unsigned GRID_H = %uu, GRID_W = %uu;\n", g->h, g->w);
+  if (pl->tailk)
+    put(s,
+        "// tailk: programs < TAIL_D own whole tiles (the grid's whole waves of %d CTAs), the\n"
+        "// last TAIL_R tiles run in TAILK K slices each (partials at W, the reduction sums them)\n"
+        "static constexpr unsigned TAIL_D = %lluu, TAIL_R = %lluu;\n"
+        "static constexpr int TAILK = %d;\n",
+        pl->wave, (unsigned long long)g->tail_d, (unsigned long long)g->tail_r, pl->tailk);
   put(s, "static constexpr int LSA = %d, LSB = %d, A_STAGE = %d, B_STAGE = %d; // floats\n", g->a.ls,
       g->b.ls, g->a.stage_floats, g->b.stage_floats);
   if (g->presplit && g->x3)
@@ -202,8 +209,15 @@ static const char split4_source[] =
 
 /* The split-K slice's K-block range and output (the partials in W), or the
  * whole K range and C */
-static void put_slice_range(sb_t *s, int splitk) {
-  if (splitk > 1)
+static void put_slice_range(sb_t *s, int splitk, int tailk) {
+  if (tailk)
+    put(s,
+        "  // tailk: a tail unit owns K blocks [kb_begin, kb_end) of its slice, a whole tile all\n"
+        "  const int slice = part ? (int)(unit / TAIL_R) : 0;\n"
+        "  const int kb_begin = part ? (int)(((long long)slice * NKB) / TAILK) : 0;\n"
+        "  const int kb_end = part ? (int)(((long long)(slice + 1) * NKB) / TAILK) : NKB;\n"
+        "  float *out = part ? W + (tsr_idx)unit * (BM * BN) : C; // the unit's compact partial\n");
+  else if (splitk > 1)
     put(s,
         "  // split-K slice blockIdx.y owns K blocks [kb_begin, kb_end) (even split, never empty)\n"
         "  const int slice = (int)blockIdx.y;\n"
@@ -765,6 +779,47 @@ static void emit_store(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, in
   put(s, "}\n\n");
 }
 
+/* tailk: one store of RUN consecutive outputs of one row for whole tiles
+ * and tail units alike (a single epilogue path: two paths over the same
+ * accumulators made ptxas allocate their registers with 5-10x the register
+ * bank conflicts, session 22): the base, its row stride and origin, and
+ * alpha / beta are the caller's, C with (LDC, 0, 0, alpha, beta) or a unit's
+ * compact BM x BN partial with (BN, m0, n0, 1, 0). beta == 0 reads nothing. */
+static void emit_store_tailk(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, int run) {
+  static const char comp[] = "xyzw";
+  int beta0 = p->beta == 0.0f;
+  put(s, "__device__ __forceinline__ void tsr_store_t(float *__restrict__ base, tsr_idx ld, int r0, "
+         "int c0, float alpha, float beta, int row, int col");
+  for (int e = 0; e < run; e++) put(s, ", float v%d", e);
+  put(s, ") {\n");
+  if (g->tail_m) put(s, "  if (row >= M) return;\n");
+  put(s, "  float *c = base + (tsr_idx)(row - r0) * ld + (col - c0);\n");
+  int vec_ok = (run == 2 || run == 4) && p->ldc % run == 0;
+  if (vec_ok) {
+    const char *vt = run == 4 ? "float4" : "float2";
+    if (g->tail_n) put(s, "  if (col + %d <= N) {\n", run);
+    else put(s, "  {\n");
+    put(s, "    %s o;\n", vt);
+    if (!beta0) put(s, "    const %s old = beta != 0.0f ? *reinterpret_cast<const %s *>(c) : %s{};\n", vt, vt, vt);
+    for (int e = 0; e < run; e++) {
+      if (beta0) put(s, "    o.%c = alpha * v%d;\n", comp[e], e);
+      else put(s, "    o.%c = beta != 0.0f ? alpha * v%d + beta * old.%c : alpha * v%d;\n", comp[e], e, comp[e], e);
+    }
+    put(s, "    *reinterpret_cast<%s *>(c) = o;\n    return;\n  }\n", vt);
+  }
+  if (!vec_ok || g->tail_n)
+    for (int e = 0; e < run; e++) {
+      const char *ind = "  ";
+      if (g->tail_n) {
+        put(s, "  if (col + %d < N)", e);
+        ind = " ";
+      }
+      if (beta0) put(s, "%sc[%d] = alpha * v%d;\n", ind, e, e);
+      else put(s, "%sc[%d] = beta != 0.0f ? alpha * v%d + beta * c[%d] : alpha * v%d;\n", ind, e, e, e, e);
+    }
+  put(s, "}\n\n");
+}
+
 /* A staged [k][x] operand's fragment of K step kk into arr (op 0: A into
  * a[TM], 1: B into b[TN]), IND-indented: 16-byte LDS of the FM (FN)
  * consecutive rows of each fragment, or scalars where the fragment or the
@@ -796,6 +851,43 @@ static void put_staged_frag(sb_t *s, const tsr__emit_geo *g, int op, const char 
  * consecutive rows at lr*FM + f*LR*FM, so the FM=4 fragments of a warp are
  * consecutive 16-byte chunks of one shared row: LDS.128, broadcast across
  * lanes of equal lr, conflict-free within each 8-lane phase. */
+/* One K step's TM x TN FMAs (plan forder, docs/emit.md "FFMA order"), IND-
+ * indented: forder=0 the i-j loops; otherwise one statement per FMA, rows
+ * serpentine (row r of the order walks its columns backwards when r is odd),
+ * rows and columns first shuffled by a 32-bit LCG seeded with forder >= 2. */
+static void put_ffma_order(sb_t *s, const tsr_plan *pl, const char *ind) {
+  if (pl->forder == 0) {
+    put(s,
+        "#pragma unroll\n"
+        "%sfor (int i = 0; i < TM; ++i)\n"
+        "#pragma unroll\n"
+        "%s  for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n",
+        ind, ind);
+    return;
+  }
+  int rows[64], cols[64];
+  TSR_ASSERT(pl->tm <= 64 && pl->tn <= 64);
+  for (int i = 0; i < pl->tm; i++) rows[i] = i;
+  for (int j = 0; j < pl->tn; j++) cols[j] = j;
+  if (pl->forder >= 2) { /* Fisher-Yates with a fixed LCG: the same seed, the same order */
+    uint32_t x = (uint32_t)pl->forder * 2654435761u;
+    for (int pass = 0; pass < 2; pass++) {
+      int *v = pass ? cols : rows, n = pass ? pl->tn : pl->tm;
+      for (int i = n - 1; i > 0; i--) {
+        x = x * 1664525u + 1013904223u;
+        int j = (int)((x >> 8) % (uint32_t)(i + 1)), t = v[i];
+        v[i] = v[j], v[j] = t;
+      }
+    }
+  }
+  put(s, "%s// forder=%d: one FMA per statement, rows serpentine\n", ind, pl->forder);
+  for (int r = 0; r < pl->tm; r++)
+    for (int c = 0; c < pl->tn; c++) {
+      int i = rows[r], j = cols[r % 2 ? pl->tn - 1 - c : c];
+      put(s, "%sacc[%d][%d] = fmaf(a[%d], b[%d], acc[%d][%d]);\n", ind, i, j, i, j, i, j);
+    }
+}
+
 static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
   /* kfrag operands ([x][k] shared rows): K runs in groups of 4, each
    * thread reading its TM (TN) rows' 4 K steps with one LDS.128 per row */
@@ -863,13 +955,8 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
           T, arr, o->name, G, org, base, F, L, F, F);
     }
   }
-  put(s,
-      "#pragma unroll\n"
-      "    for (int i = 0; i < TM; ++i)\n"
-      "#pragma unroll\n"
-      "      for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n"
-      "  }\n%s}\n\n",
-      kf ? "  }\n" : "");
+  put_ffma_order(s, &g->plan, "    ");
+  put(s, "  }\n%s}\n\n", kf ? "  }\n" : "");
 }
 
 /* kloop=3 (docs/emit.md "kloop"): the K loop holds two fragment sets and
@@ -887,12 +974,9 @@ static void emit_frag_ffma(sb_t *s, const tsr__emit_geo *g) {
   put(s,
       "}\n"
       "__device__ __forceinline__ void tsr_fma(float (&acc)[TM][TN], const float (&a)[TM],\n"
-      "                                        const float (&b)[TN]) {\n"
-      "#pragma unroll\n"
-      "  for (int i = 0; i < TM; ++i)\n"
-      "#pragma unroll\n"
-      "    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n"
-      "}\n\n");
+      "                                        const float (&b)[TN]) {\n");
+  put_ffma_order(s, &g->plan, "  ");
+  put(s, "}\n\n");
 }
 
 /* Shared offsets of the tf32x3 operands: (row r, column c) of the shared
@@ -1406,6 +1490,7 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
 /* The main kernel's signature, launch bounds (minblocks >= 1: registers
  * capped for that many blocks per SM) and the walk's tile. */
 static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod) {
+  int tailk = pl->tailk > 0;
   char bounds[48];
   if (ffprod) /* + the producer warpgroup */
     snprintf(bounds, sizeof bounds, "NT + 128, %d", pl->minblocks ? pl->minblocks : 2);
@@ -1415,9 +1500,15 @@ static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod) {
       "extern \"C\" __global__ void __launch_bounds__(%s)\n"
       "tsr_gemm_main(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
       "              float *__restrict__ W, float alpha, float beta) {\n"
-      "  unsigned tile_row, tile_col;\n"
-      "  tsr_walk(blockIdx.x, tile_row, tile_col);\n",
+      "  unsigned tile_row, tile_col;\n",
       bounds);
+  if (tailk)
+    put(s,
+        "  // tailk: program TAIL_D + j is slice j / TAIL_R of tile TAIL_D + j %% TAIL_R\n"
+        "  const bool part = blockIdx.x >= TAIL_D;\n"
+        "  const unsigned unit = blockIdx.x - TAIL_D; // j, when part\n"
+        "  tsr_walk(part ? TAIL_D + unit %% TAIL_R : blockIdx.x, tile_row, tile_col);\n");
+  else put(s, "  tsr_walk(blockIdx.x, tile_row, tile_col);\n");
 }
 
 /* The main kernel's entry, common to the tiled families: the opening, the
@@ -1442,7 +1533,7 @@ static void emit_entry(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, co
         "  const float *__restrict__ Ag = %s;\n"
         "  const float *__restrict__ Bg = %s;\n",
         abase, bbase);
-  put_slice_range(s, pl->splitk);
+  put_slice_range(s, pl->splitk, pl->tailk);
 }
 
 /* The main kernel of the wgmma families. Per K block `it` (slot it % S):
@@ -2147,11 +2238,22 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s,
         "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
         "  const int rbase = m0 + (warp / WARPS_N) * WM + (lane / LC) * FM;\n"
-        "  const int cbase = n0 + (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n"
+        "  const int cbase = n0 + (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n");
+    /* tailk: one store path, its destination chosen per CTA (emit_store_tailk) */
+    if (pl->tailk)
+      put(s,
+          "  const tsr_idx sld = part ? (tsr_idx)BN : (tsr_idx)LDC; // tailk: C, or the unit's partial\n"
+          "  const int sr0 = part ? m0 : 0, sc0 = part ? n0 : 0;\n"
+          "  const float sal = part ? 1.0f : alpha, sbe = part ? 0.0f : beta;\n");
+    put(s,
         "#pragma unroll\n  for (int i = 0; i < TM; ++i)\n"
-        "#pragma unroll\n    for (int f = 0; f < TN / FN; ++f)\n"
-        "      tsr_store(out, rbase + (i / FM) * (LR * FM) + i %% FM, cbase + f * (LC * FN), alpha, "
-        "beta");
+        "#pragma unroll\n    for (int f = 0; f < TN / FN; ++f)\n");
+    if (pl->tailk)
+      put(s, "      tsr_store_t(out, sld, sr0, sc0, sal, sbe, rbase + (i / FM) * (LR * FM) + i %% FM, "
+             "cbase + f * (LC * FN)");
+    else
+      put(s, "      tsr_store(out, rbase + (i / FM) * (LR * FM) + i %% FM, cbase + f * (LC * FN), "
+             "alpha, beta");
     for (int e = 0; e < g->fn; e++) put(s, ",\n                acc[i][f * FN + %d]", e);
     put(s, ");\n");
   }
@@ -2298,6 +2400,37 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
         "  *reinterpret_cast<uint4 *>(dst + (WOFF_%cS - WOFF_%c)) = l4; // small parts\n",
         U, U);
   put(s, "}\n\n");
+}
+
+/* tailk's reduction (docs/emit.md "Tail slices"): one thread per element of
+ * the TAIL_R tail tiles, the tile's TAILK partials summed in slice order. */
+static void emit_reduce_tail(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  int beta0 = p->beta == 0.0f;
+  put(s,
+      "// tailk reduction: each tail tile's slices summed in ascending order (bit-identical\n"
+      "// run to run), then alpha/beta; a non-finite sum is recomputed strictly over the whole\n"
+      "// K range (docs/accuracy.md). One thread per element of the last TAIL_R tiles.\n"
+      "extern \"C\" __global__ void __launch_bounds__(256)\n"
+      "tsr_gemm_reduce(const float *__restrict__ A, const float *__restrict__ B,\n"
+      "                float *__restrict__ C, const float *__restrict__ W, float alpha, float beta) {\n"
+      "  const tsr_idx i = (tsr_idx)blockIdx.x * 256 + (tsr_idx)threadIdx.x;\n"
+      "  if (i >= (tsr_idx)TAIL_R * (BM * BN)) return;\n"
+      "  const unsigned t = (unsigned)(i / (BM * BN));\n"
+      "  const int e = (int)(i %% (BM * BN));\n"
+      "  unsigned tile_row, tile_col;\n"
+      "  tsr_walk(TAIL_D + t, tile_row, tile_col);\n"
+      "  const int row = (int)tile_row * BM + e / BN, col = (int)tile_col * BN + e %% BN;\n");
+  if (g->tail_m || g->tail_n) put(s, "  if (row >= M || col >= N) return;\n");
+  put(s,
+      "  const float *w = W + (tsr_idx)t * (BM * BN) + e;\n"
+      "  float sum = w[0];\n"
+      "#pragma unroll\n"
+      "  for (int z = 1; z < TAILK; ++z) sum += w[(tsr_idx)z * TAIL_R * (BM * BN)];\n"
+      "  if (!tsr_finite(sum)) sum = tsr_fix(A, B, 0, row, col, 0, (int)K);\n"
+      "  float *c = C + (tsr_idx)row * LDC + col;\n");
+  if (beta0) put(s, "  *c = alpha * sum; // beta == 0: C is never read\n");
+  else put(s, "  *c = alpha * sum + beta * *c;\n");
+  put(s, "}\n");
 }
 
 static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
@@ -2548,7 +2681,7 @@ static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       "  const float *__restrict__ Xg = %c + (tsr_idx)bz * S%c; // big\n"
       "  const float *__restrict__ Sg = %c + (tsr_idx)bz * S%c; // short\n",
       g->gv_bigb ? "col" : "row", p->batch > 1 ? "(int)blockIdx.z" : "0", BU, BU, SU, SU);
-  put_slice_range(s, pl->splitk);
+  put_slice_range(s, pl->splitk, 0);
   put(s, "  const int k0 = kb_begin * BK, k1 = kb_end * BK < K ? kb_end * BK : K;\n");
   if (g->gv_lr) {
     emit_gemv_lpr(s, p, g, tail_x, row, col);
@@ -2690,13 +2823,14 @@ static void emit_family(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   if (!g->a.staged) emit_view(s, g, &g->a);
   if (!g->b.staged) emit_view(s, g, &g->b);
   emit_store(s, p, g, g->wg ? 2 : g->tf32 ? (g->b.fv > 1 ? g->b.fv : 2) : g->fn);
+  if (g->plan.tailk) emit_store_tailk(s, p, g, g->fn); /* FFMA only (geometry.c) */
 
   if (g->tf32) emit_block_tf32(s, g);
   else if (!g->wg && g->plan.kloop >= 3) emit_frag_ffma(s, g);
   else if (!g->wg) emit_block_ffma(s, g);
   /* the strict recomputation of non-finite outputs: the tensor-core epilogue
    * and every split-K reduction use it */
-  if (g->tf32 || g->wg || g->plan.splitk > 1) tsr__emit_fix(s, g);
+  if (g->tf32 || g->wg || g->plan.splitk > 1 || (g->plan.tailk && g->tail_r)) tsr__emit_fix(s, g);
   if (g->a.packed) emit_pack(s, g, &g->a);
   if (g->b.packed) emit_pack(s, g, &g->b);
   if (g->wg) emit_main_wg(s, p, g);
@@ -2716,6 +2850,8 @@ tsr_status tsr__emit_check(const tsr_problem *p, const tsr_plan *plan,
 static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kernel_src *out) {
   snprintf(out->main_name, sizeof out->main_name, "tsr_gemm_main");
   out->grid[0] = g->h * g->w * (g->s8 ? (uint32_t)g->nmod + 1 : 1u);
+  /* tailk: the whole waves' tiles, then tailk units per tail tile */
+  if (g->plan.tailk) out->grid[0] = (uint32_t)(g->tail_d + g->tail_r * (uint64_t)g->plan.tailk);
   out->persistent = g->s8; /* wgmma-s8: work items per CTA; the runtime caps the grid */
   /* wgmma-s8: one modulus per grid row, then the magnitudes' product */
   out->grid[1] = (uint32_t)(g->s8 ? 1 : g->plan.splitk);
@@ -2740,7 +2876,7 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
     out->pre[n].block[1] = out->pre[n].block[2] = 1;
     out->pack_off[i] = (uint64_t)o->poff;
   }
-  if (g->plan.splitk > 1 || g->s8) { /* wgmma-s8: the reconstruction */
+  if (g->plan.splitk > 1 || g->s8 || (g->plan.tailk && g->tail_r)) { /* wgmma-s8: the reconstruction */
     snprintf(out->reduce_name, sizeof out->reduce_name, "tsr_gemm_reduce");
     out->reduce_grid[0] = (uint32_t)g->reduce_blocks;
     out->reduce_grid[1] = out->reduce_grid[2] = 1;
@@ -2781,6 +2917,7 @@ tsr_status tsr__emit_gemm(const tsr_problem *p, const tsr_plan *plan,
   else if (g.s8) tsr__emit_ozaki(&s, p, &g);
   else emit_family(&s, p, &g);
   if (g.plan.splitk > 1) emit_reduce(&s, p, &g);
+  if (g.plan.tailk && g.tail_r) emit_reduce_tail(&s, p, &g);
   if (s.oom) {
     free(s.p);
     return tsr__failbuf(msg, cap, TSR_ERR_NOMEM, "emit: out of memory building the source");

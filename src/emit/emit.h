@@ -56,6 +56,15 @@ _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_RE
 #define TSR__FF_PRODUCER_REGS 40
 #define TSR__FF_PRODUCER_REGS_TIGHT 32
 
+/* plan key tailk: at most this many K slices of a tail tile */
+#define TSR__TAILK_MAX 64
+/* plan key forder: the FFMA order's seeds 0..this; 1 = rows serpentine, the
+ * three-block producer tile's default (session 22, s22-forder*.txt: 4096^3
+ * 0.979 -> 0.962 of cuBLAS's time, 8192^3 0.953 -> 0.939, 14 of 15 shapes
+ * faster) */
+#define TSR__FORDER_MAX 4096
+#define TSR__FORDER_SERPENTINE 1
+
 /* mma=wgmma-s8 (the Ozaki family): at most this many moduli; the fewest
  * (3..12) that keep `bits` bits per operand at depth k (the default plans
  * and the tuner take 25: docs/accuracy.md "ozaki") */

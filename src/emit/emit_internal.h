@@ -84,6 +84,9 @@ typedef struct {
   uint32_t h, w;      /* tile grid */
   int64_t nkb;        /* K blocks */
   int tail_m, tail_n, tail_k;
+  /* tailk: programs < tail_d own whole tiles; the last tail_r tiles run in
+   * tailk K slices (programs tail_d + j, unit j = slice x tail_r + tile) */
+  uint64_t tail_d, tail_r;
   int idx64;          /* 64-bit offsets needed */
   uint64_t smem_bytes;
   uint64_t workspace_bytes;

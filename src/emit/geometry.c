@@ -311,6 +311,32 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   if (pl->lanerows != 0)
     return reject(msg, cap, "plan: lanerows=%d is unused by mma=%s and must be 0", pl->lanerows,
                   mma_name(pl->mma));
+  if (pl->forder < 0 || pl->forder > TSR__FORDER_MAX)
+    return reject(msg, cap, "plan: forder=%d is not 0..%d", pl->forder, TSR__FORDER_MAX);
+  if (pl->forder && pl->mma != TSR_MMA_FFMA)
+    return reject(msg, cap, "plan: forder=%d is unused by mma=%s and must be 0 (FFMA only)",
+                  pl->forder, mma_name(pl->mma));
+  /* tail slices (docs/emit.md "Tail slices"): the FFMA epilogue only */
+  if (pl->tailk < 0 || pl->tailk == 1 || pl->tailk > TSR__TAILK_MAX)
+    return reject(msg, cap, "plan: tailk=%d is not 0 (off) or 2..%d slices", pl->tailk,
+                  TSR__TAILK_MAX);
+  if (pl->tailk && pl->mma != TSR_MMA_FFMA)
+    return reject(msg, cap, "plan: tailk=%d is unused by mma=%s and must be 0 (FFMA tiles only)",
+                  pl->tailk, mma_name(pl->mma));
+  if (pl->tailk && pl->wave < 1)
+    return reject(msg, cap,
+                  "plan: tailk=%d needs wave (the CTAs resident at once: SMs x blocks per SM), "
+                  "not wave=%d",
+                  pl->tailk, pl->wave);
+  if (!pl->tailk && pl->wave != 0)
+    return reject(msg, cap, "plan: wave=%d is used only with tailk and must be 0 without it",
+                  pl->wave);
+  if (pl->tailk && pl->splitk != 1)
+    return reject(msg, cap, "plan: tailk=%d slices the last wave's tiles; it needs splitk=1, not "
+                  "splitk=%d", pl->tailk, pl->splitk);
+  if (pl->tailk && p->batch != 1)
+    return reject(msg, cap, "plan: tailk=%d needs one problem (batch 1), not batch=%lld", pl->tailk,
+                  (long long)p->batch);
   return TSR_OK;
 }
 
@@ -730,6 +756,18 @@ static tsr_status check_grid(const tsr_problem *p, const tsr_plan *pl,
   g->tail_m = p->m % pl->bm != 0;
   g->tail_n = p->n % pl->bn != 0;
   g->tail_k = p->k % pl->bk != 0;
+  if (pl->tailk) { /* the whole waves' tiles, then the rest in tailk slices each */
+    uint64_t tiles = (uint64_t)g->h * g->w, wave = (uint64_t)pl->wave;
+    g->tail_d = tiles / wave * wave;
+    g->tail_r = tiles - g->tail_d;
+    if (pl->tailk > g->nkb)
+      return reject(msg, cap, "plan: tailk=%d exceeds the %lld K blocks (k=%lld, bk=%d)", pl->tailk,
+                    (long long)g->nkb, (long long)p->k, pl->bk);
+    if (g->tail_d + g->tail_r * (uint64_t)pl->tailk > t->grid[0])
+      return reject(msg, cap, "plan: tailk=%d makes a grid of %llu CTAs, over the gridDim.x limit %u",
+                    pl->tailk, (unsigned long long)(g->tail_d + g->tail_r * (uint64_t)pl->tailk),
+                    t->grid[0]);
+  }
   g->a.tk = g->tail_k && !g->a.packed;
   g->b.tk = g->tail_k && !g->b.packed;
   return TSR_OK;
@@ -774,7 +812,8 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
       {"wm", pl->wm, 1},       {"wn", pl->wn, 1},         {"tm", pl->tm, 1},
       {"tn", pl->tn, 1},       {"stages", pl->stages, 1}, {"pad", pl->pad, 0},
       {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}, {"gstride", pl->gstride, 0},
-      {"rvec", pl->rvec, 0}};
+      {"rvec", pl->rvec, 0},   {"tailk", pl->tailk, 0}, {"wave", pl->wave, 0},
+      {"forder", pl->forder, 0}};
   tsr_status fs = check_fixed_fields(pl, "gemv", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_INLINE)
@@ -959,6 +998,18 @@ static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl,
                     (unsigned long long)g->reduce_blocks, (unsigned long long)t->grid[0]);
   }
 
+  /* Tail slices: tail_r x tailk compact bm x bn partials (unit j = slice x
+   * tail_r + tile - tail_d), one reduction thread per tail tile element */
+  if (pl->tailk && g->tail_r) {
+    uint64_t units = g->tail_r * (uint64_t)pl->tailk, tile = (uint64_t)pl->bm * (uint64_t)pl->bn;
+    g->workspace_bytes = units * tile * 4;
+    g->reduce_blocks = (g->tail_r * tile + 255) / 256;
+    if (g->reduce_blocks > t->grid[0])
+      return reject(msg, cap, "plan: tailk=%d reduction needs %llu blocks, more than %llu",
+                    pl->tailk, (unsigned long long)g->reduce_blocks,
+                    (unsigned long long)t->grid[0]);
+  }
+
   /* Packed operands follow the partials in W, 64-float (256-byte) aligned. */
   {
     uint64_t off = (g->workspace_bytes / 4 + 63) / 64 * 64;
@@ -1055,7 +1106,8 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
   const fixed_field fixed[] = {
       {"tm", pl->tm, 1},     {"tn", pl->tn, 1},         {"pad", pl->pad, 0},
       {"kloop", pl->kloop, 0}, {"threads", pl->threads, 0}, {"splitk", pl->splitk, 1},
-      {"vec", pl->vec, 4},   {"lanerows", pl->lanerows, 0}};
+      {"vec", pl->vec, 4},   {"lanerows", pl->lanerows, 0}, {"tailk", pl->tailk, 0},
+      {"wave", pl->wave, 0}, {"forder", pl->forder, 0}};
   tsr_status fs = check_fixed_fields(pl, "wgmma-s8", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_PRODUCER_BULK)

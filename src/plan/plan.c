@@ -43,6 +43,9 @@ static const struct {
     {"gstride", K_INT, offsetof(tsr_plan, gstride), 0},
     {"rvec", K_INT, offsetof(tsr_plan, rvec), 0},
     {"lanerows", K_INT, offsetof(tsr_plan, lanerows), 0},
+    {"tailk", K_INT, offsetof(tsr_plan, tailk), 0},
+    {"wave", K_INT, offsetof(tsr_plan, wave), 0},
+    {"forder", K_INT, offsetof(tsr_plan, forder), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -181,9 +184,9 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
 }
 
 int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
-  char walk[64], extra[128] = "";
+  char walk[64], extra[192] = "";
   tsr_walk_format(&p->walk, walk, sizeof walk);
-  /* kfrag, kloop, kunroll, moduli, gstride, rvec and lanerows are named only when set: the text of every plan that
+  /* kfrag, kloop, kunroll, moduli, gstride, rvec, lanerows, tailk, wave and forder are named only when set: the text of every plan that
    * predates them (tuning databases, results, the generated sources'
    * headers) is unchanged */
   size_t x = 0;
@@ -195,7 +198,10 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   if (p->moduli != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",moduli=%d", p->moduli);
   if (p->gstride != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",gstride=%d", p->gstride);
   if (p->rvec != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",rvec=%d", p->rvec);
-  if (p->lanerows != 0) snprintf(extra + x, sizeof extra - x, ",lanerows=%d", p->lanerows);
+  if (p->lanerows != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",lanerows=%d", p->lanerows);
+  if (p->tailk != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",tailk=%d", p->tailk);
+  if (p->wave != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",wave=%d", p->wave);
+  if (p->forder != 0) snprintf(extra + x, sizeof extra - x, ",forder=%d", p->forder);
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
                   "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s,split=%s%s",
@@ -220,5 +226,6 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          a->minblocks == b->minblocks && a->pack == b->pack && a->split == b->split &&
          a->kfrag == b->kfrag && a->kloop == b->kloop && a->kunroll == b->kunroll &&
          a->moduli == b->moduli && a->gstride == b->gstride && a->rvec == b->rvec &&
-         a->lanerows == b->lanerows;
+         a->lanerows == b->lanerows && a->tailk == b->tailk && a->wave == b->wave &&
+         a->forder == b->forder;
 }

@@ -353,6 +353,8 @@ static void test_rejections(void **state) {
 #define GV "mma=gemv,wm=1,wn=1,tm=1,tn=1,stages=1,pad=0,"
     tsr_problem gv = P(1, 4096, 4096);
     expect_accept_on(SM90, gv, GV "threads=64,bm=16,bn=128,vec=4");
+    expect_reject(gv, GV "threads=64,bm=16,bn=128,vec=4,tailk=2,wave=4", "tailk=2 is unused by mma=gemv and must be 0");
+    expect_reject(gv, GV "threads=64,bm=16,bn=128,vec=4,forder=1", "forder=1 is unused by mma=gemv and must be 0");
     expect_reject(P(17, 17, 64), GV "threads=64,bm=16,bn=16",
                   "mma=gemv needs M <= 16 or N <= 16, not m=17 n=17");
     expect_reject(P(5, 64, 64), GV "threads=64,bm=4,bn=16", "bm=4 must be from m=5 to 16");
@@ -459,6 +461,19 @@ static void test_rejections(void **state) {
   expect_reject(big, "kloop=3,stages=3,kunroll=1", "kunroll=1 unrolls the kloop=1 or kloop=2 loop, not kloop=3");
   expect_reject(big, "kunroll=1", "kunroll=1 unrolls the kloop=1 or kloop=2 loop, not kloop=0");
   expect_reject(big, "kloop=1,stages=1", "kloop=1 needs a cp.async ring (stages >= 2), not stages=1");
+  /* tail slices (tailk, wave) and the FFMA order (forder): FFMA only */
+  expect_accept_on(SM90, big, "tailk=5,wave=396,forder=1");
+  expect_reject(big, "tailk=1,wave=396", "tailk=1 is not 0 (off) or 2..64 slices");
+  expect_reject(big, "tailk=65,wave=396", "tailk=65 is not 0 (off) or 2..64 slices");
+  expect_reject(big, "tailk=3", "tailk=3 needs wave (the CTAs resident at once: SMs x blocks per SM), not wave=0");
+  expect_reject(big, "wave=396", "wave=396 is used only with tailk and must be 0 without it");
+  expect_reject(big, "tailk=3,wave=396,splitk=2", "tailk=3 slices the last wave's tiles; it needs splitk=1, not splitk=2");
+  expect_reject(P(4096, 4096, 16), "bk=16,tailk=3,wave=396", "tailk=3 exceeds the 1 K blocks (k=16, bk=16)");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,tailk=2,wave=9", "tailk=2 is unused by mma=tf32x3 and must be 0 (FFMA tiles only)");
+  expect_reject(big, "forder=4097", "forder=4097 is not 0..4096");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,forder=1", "forder=1 is unused by mma=tf32x3 and must be 0 (FFMA only)");
+  expect_reject(mkprob((prob_spec){.m = 256, .n = 256, .k = 256, .batch = 4}), "tailk=2,wave=3",
+                "tailk=2 needs one problem (batch 1), not batch=4");
   /* mma=ffma, split=producer: a copying warpgroup beside 4 multiplying warps */
 #define FFP "bk=8,stages=3,vec=4,pad=4,split=producer,"
 #define FFG "bm=128,bn=128,wm=64,wn=64,tm=8,tn=16,"
@@ -1696,6 +1711,22 @@ static const emu_case emu_cases[] = {
     {"ffma producer 64x128 three blocks NT M N K tails beta random", {100, 200, 92, 1, 'N', 'T', 0.5f},
      "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3",
      0, 0, 0, 0, 1},
+    /* tailk: whole waves of `wave` CTAs, then the last tiles in K slices
+     * (25 tiles, waves of 7: 21 whole, 4 x 3 slices of 13 K blocks; 9 tiles
+     * under one wave of 20: all sliced; 25 tiles in waves of 5: no tail) */
+    {"ffma producer 64x128 three blocks tailk3 NN M N K tails beta random", {300, 520, 100, 1, 'N', 'N', 0.5f},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3,"
+     "tailk=3,wave=7", 0, 0, 0, 0, 1},
+    {"ffma producer 64x128 tailk4 pack=a NN walk rect random", {256, 256, 128, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3,"
+     "pack=a,walk=rect:2x2,tailk=4,wave=3", 0, 0, 0, 0, 1},
+    {"ffma kloop2 tailk2 under one wave NT tails beta", {130, 140, 64, 1, 'N', 'T', 1.0f},
+     "kloop=2,stages=3,pad=4,tailk=2,wave=20"},
+    {"ffma kloop3 64x128 tailk5 whole waves (no tail) NN", {320, 640, 96, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=4,kloop=3,tailk=5,wave=5"},
+    {"ffma producer tailk3 TN contract strict", {200, 260, 100, 1, 'T', 'N', 0},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3,"
+     "tailk=3,wave=5", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
     {"ffma producer kloop2 TT 2-stage contract strict", {140, 130, 100, 1, 'T', 'T', 0},
      "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=2,vec=4,pad=4,kloop=2,split=producer",
      .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
@@ -1813,6 +1844,13 @@ static const emu_case emu_cases[] = {
      .random = 2, .contract = TSR_PREC_FP32X3, .special = 2},
     {"specials device TN splitk2 beta wide ffma", {200, 136, 300, 1, 'T', 'N', 0.5f},
      "stages=2,splitk=2", .random = 2, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT,
+     .special = 2},
+    {"specials device NN tailk3 beta ffma producer Inf vs overflow", {200, 260, 300, 1, 'N', 'N', 0.5f},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3,"
+     "tailk=3,wave=5", .random = 1, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT,
+     .special = 3, .poison = 1},
+    {"specials device TN tailk2 ffma", {200, 136, 300, 1, 'T', 'N', 0},
+     "stages=2,tailk=2,wave=20", .random = 2, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT,
      .special = 2},
 #undef TD
 #define SP "mma=tf32x3,tm=1,tn=1,split=pack,"

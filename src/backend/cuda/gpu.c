@@ -146,7 +146,8 @@ void tsr__gpu_target_get(tsr_context *ctx, tsr__gpu_target *out) {
 static const char *const field_names[] = {"bm", "bn", "bk", "wm", "wn", "tm", "tn", "stages",
                                           "vec", "a", "b", "pad", "walk", "splitk", "threads",
                                           "isa", "mma", "minblocks", "pack", "acc", "split",
-                                          "kfrag", "kloop", "kunroll", "lanerows"};
+                                          "kfrag", "kloop", "kunroll", "lanerows",
+                                          "tailk", "wave", "forder"};
 
 tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const tsr_plan *plan,
                                      const tsr_plan *def) {
@@ -160,7 +161,9 @@ tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const 
                 plan->minblocks != def->minblocks, plan->pack != def->pack,
                 plan->acc != def->acc, plan->split != def->split,
                 plan->kfrag != def->kfrag, plan->kloop != def->kloop,
-                plan->kunroll != def->kunroll, plan->lanerows != def->lanerows};
+                plan->kunroll != def->kunroll, plan->lanerows != def->lanerows,
+                plan->tailk != def->tailk, plan->wave != def->wave,
+                plan->forder != def->forder};
   /* walk is the only field left when every scalar matches */
   size_t i = 0;
   for (; i < sizeof diff / sizeof diff[0]; i++)
