@@ -394,13 +394,82 @@ static void ffma_producer(const tsr_problem *p, tsr_plan *pl) {
    * same within 1 %, bk 8 1.036 (s21-three.txt), bk 32 x 2 1.068, 3
    * stages 0.993. Not NT under 1024 rows: its transposing copies of B
    * spill at the producer's 32 registers at bk 16 (kfrag=b there: 1.235).
-   * Errors unchanged (the same k-ascending sums). */
+   * Errors unchanged (the same k-ascending sums). The FMAs of a K step in
+   * serpentine rows (forder=1: each FMA shares an operand with the one
+   * before, one source from the reuse cache): session 22 (s22-forder.txt,
+   * s22-forder2.txt) 4096^3 0.979 -> 0.962, 8192^3 0.953 -> 0.939,
+   * 8192x14336x4096 0.934 -> 0.923, 2048x32000x4096 0.936 -> 0.919,
+   * 512x4096x4096 0.908 -> 0.887, NT 8192x4096x4096 0.983 -> 0.966, TN
+   * 4096x4096x8192 0.996 -> 0.977; 1024^3 0.898 -> 0.918 the one loss of 15
+   * (ptxas's register allocation moves with any change of the loop). */
   if (p->op_b == TSR_OP_T && p->m < 1024 && pl->pack != TSR_PACK_B) return;
   if (p->m % 64 || p->k % 16) return;
   pl->bm = 64, pl->bn = 128, pl->bk = 16, pl->wm = 32, pl->wn = 64, pl->tm = 8, pl->tn = 8;
   pl->minblocks = 3;
   int64_t t64 = (p->m / 64) * (p->n / 128);
   pl->splitk = t64 >= H200_SMS ? 1 : 2;
+  pl->forder = TSR__FORDER_SERPENTINE;
+}
+
+/* The three-block 64x128x16 producer tile (ffma_producer above) for the
+ * strict 128x128 and 64x128 tiles ffma_producer leaves inline: a tile tail
+ * (M % 64, N % 128 or K % 16) or a 64x128 start (the quantized tile, the
+ * medium squares' split-K). Both operands are then packed (pack=ab: zero-
+ * padded whole tiles, so the producer's copies need no tail guards, which
+ * spill at its 32 registers), one K slice where the tiles fill half the
+ * SMs. H200, session 22 (s22-tail.txt), time over cuBLAS pedantic's,
+ * default -> this: 3000^3 1.033 -> 0.913, NT 1.155 -> 0.911,
+ * 4095x4097x4093 (128x128 pack=ab, inline) 1.016 -> 0.946 (session 21's
+ * zoo), 1000^3 (64x128 split-K 3) 1.145 -> 1.074 (split-K 2: 1.188).
+ * Sides from 512 (the smaller, skinny and decode tiles keep theirs). The
+ * sums stay k-ascending per slice: errors as the default's (3000^3
+ * 9.81e-7 both, 1000^3 5.66e-7 both). */
+static void ffma_producer_padded(const tsr_problem *p, tsr_plan *pl) {
+  if (pl->mma != TSR_MMA_FFMA || pl->split != TSR_SPLIT_INLINE || p->batch != 1) return;
+  if (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED || pl->kfrag != TSR_PACK_NONE) return;
+  if (!((pl->bm == 128 && pl->bn == 128) || (pl->bm == 64 && pl->bn == 128))) return;
+  if (p->m < 512 || p->n < 512 || p->k < 512) return;
+  int64_t t64 = ((p->m + 63) / 64) * ((p->n + 127) / 128);
+  /* under one CTA an SM only where K is short (measured to 1024; a long K
+   * keeps its split-K slices, unmeasured here) */
+  if (t64 < H200_SMS && p->k > 1536) return;
+  int whole = p->m % 64 == 0 && p->n % 128 == 0 && p->k % 16 == 0;
+  pl->bm = 64, pl->bn = 128, pl->bk = 16, pl->wm = 32, pl->wn = 64, pl->tm = 8, pl->tn = 8;
+  pl->vec = 4, pl->pad = 4, pl->minblocks = 3;
+  pl->split = TSR_SPLIT_PRODUCER, pl->kloop = 2, pl->stages = 4, pl->kunroll = 0;
+  pl->splitk = t64 >= H200_SMS / 2 ? 1 : 2;
+  pl->forder = TSR__FORDER_SERPENTINE;
+  if (!whole) pl->pack = TSR_PACK_AB;
+}
+
+/* Tail slices (plan keys tailk, wave; docs/emit.md "Tail slices") for the
+ * three-block producer tile: once no whole tile is left, each SM's last
+ * CTAs finish at spread times and the SM idles; where at least two whole
+ * waves of 3 x 132 CTAs run and the last, partial wave holds at most half
+ * a wave of tiles, those R tiles run in S = wave / R (2..6) K slices each,
+ * so the grid ends in S-times finer pieces (one epilogue path for both:
+ * two store loops gave ptxas 5-10x the register bank conflicts). H200,
+ * session 22 (s22-tail2.txt), time over cuBLAS pedantic's, default ->
+ * tail slices: 4096^3 (68 tiles past 5 waves) 0.965 / 0.964 -> 0.943 /
+ * 0.944 (4 slices 0.951, 6 0.943), 8192x4096x4096 (136 past 10) 0.955 ->
+ * 0.946 (3 slices 0.943); below the rule: 2048^3 (one whole wave) 0.995 ->
+ * 1.005, 2048x4096x4096 (232 past 2: over half a wave) 0.975 -> 0.990,
+ * 8192^3 (272) 0.941 -> 0.935, 8192x14336x4096 and 2048x32000x4096 (80
+ * past 36 and 20) within 0.5 %. The sliced tiles' sums are split in K
+ * (strict per slice, summed in slice order): errors as split-K's. */
+static void ffma_tail_slices(const tsr_problem *p, tsr_plan *pl) {
+  if (pl->mma != TSR_MMA_FFMA || pl->split != TSR_SPLIT_PRODUCER || pl->minblocks != 3) return;
+  if (pl->splitk != 1 || p->batch != 1 || pl->tailk) return;
+  int64_t wave = 3 * H200_SMS;
+  int64_t tiles = ((p->m + pl->bm - 1) / pl->bm) * ((p->n + pl->bn - 1) / pl->bn);
+  int64_t rest = tiles % wave, nkb = (p->k + pl->bk - 1) / pl->bk;
+  if (tiles / wave < 2 || rest == 0 || 2 * rest > wave) return;
+  int64_t sl = wave / rest;
+  if (sl > 6) sl = 6;
+  while (sl > 2 && nkb / sl < 16) sl--;
+  if (nkb / sl < 16) return;
+  pl->tailk = (int)sl;
+  pl->wave = (int)wave;
 }
 
 static void long_k_tiles(const tsr_problem *p, tsr_precision mode, unsigned cc, tsr_pack unaligned,
@@ -1008,5 +1077,7 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
   }
   ffma_fragment_ring(p, &pl);
   ffma_producer(p, &pl);
+  ffma_producer_padded(p, &pl);
+  ffma_tail_slices(p, &pl);
   *out = pl;
 }

@@ -1007,14 +1007,14 @@ static void test_default_table(void **state) {
           {{4096, 4096, 4096, 0, 'N', 'T'}, S, FF, 64, 128, 32, 64, 2, 1},
           {{4096, 4096, 4096, 0, 'T'}, S, FF, 64, 128, 32, 64, 2, 1},
           {{512, 4096, 11008, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 2, 2},
-          {{1000, 1000, 1000}, S, FF, 64, 128, 32, 64, 3, 3},
-          {{1024, 1024, 1024}, S, FF, 64, 128, 32, 64, 3, 3},
+          {{1000, 1000, 1000}, S, FF, 64, 128, 32, 64, 2, 1},
+          {{1024, 1024, 1024}, S, FF, 64, 128, 32, 64, 2, 1},
           {{768, 768, 768}, S, FF, 32, 256, 16, 128, 3, 2},
           {{1024, 1024, 4096}, S, FF, 64, 128, 32, 64, 3, 3},
-          {{3000, 3000, 3000}, S, FF, 64, 128, 32, 64, 3, 1},
-          {{640, 4608, 3456}, S, FF, 64, 128, 32, 64, 3, 1},
+          {{3000, 3000, 3000}, S, FF, 64, 128, 32, 64, 2, 1},
+          {{640, 4608, 3456}, S, FF, 64, 128, 32, 64, 2, 1},
           {{2048, 2048, 2048}, S, FF, 64, 128, 32, 64, 2, 1},
-          {{3000, 3000, 3000, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 1, 1},
+          {{3000, 3000, 3000, 0, 'N', 'T'}, S, FF, 64, 128, 32, 64, 2, 1},
           {{195, 1423, 2802}, S, FF, 32, 128, 16, 64, 3, 6},
           {{1280, 1280, 1280}, S, FF, 64, 64, 32, 32, -1, 1},
           {{1024, 1024, 1024, 0, 'N', 'T'}, S, FF, 64, 64, -1, -1, -1, -1},
@@ -1070,6 +1070,31 @@ static void test_default_table(void **state) {
         assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
       }
     }
+    /* session 22: the three-block producer tile's FMAs in serpentine rows
+     * (forder=1) and tail slices where two or more whole waves of 396 CTAs
+     * leave at most half a wave: 4096^3 68 tiles in 5 slices,
+     * 8192x4096x4096 136 in 2; 2048^3 (one whole wave), 2048x4096x4096
+     * (232 tiles) and 8192^3 (272) none; the padded tile (3000^3: tails,
+     * 1000^3: a 64x128 start) packs both operands */
+    {
+      const struct { int64_t m, n, k; int tailk, pack; } tl[] = {
+          {4096, 4096, 4096, 5, TSR_PACK_A},  {8192, 4096, 4096, 2, TSR_PACK_A},
+          {2048, 2048, 2048, 0, TSR_PACK_A},  {2048, 4096, 4096, 0, TSR_PACK_A},
+          {8192, 8192, 8192, 0, TSR_PACK_A},  {3000, 3000, 3000, 0, TSR_PACK_AB},
+          {1000, 1000, 1000, 0, TSR_PACK_AB}, {4095, 4097, 4093, 3, TSR_PACK_AB}};
+      for (size_t i = 0; i < sizeof tl / sizeof tl[0]; i++) {
+        sk = mkprob((prob_spec){.m = tl[i].m, .n = tl[i].n, .k = tl[i].k});
+        sk.precision = TSR_PREC_STRICT;
+        tsr__emit_default_plan(&sk, &pl);
+        assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+        assert_int_equal(pl.minblocks, 3);
+        assert_int_equal(pl.forder, 1);
+        assert_int_equal(pl.tailk, tl[i].tailk);
+        assert_int_equal(pl.wave, tl[i].tailk ? 396 : 0);
+        assert_int_equal(pl.pack, tl[i].pack);
+        assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
+      }
+    }
     /* session 15: the 64-row NT tile keeps both operands as [x][k] rows;
      * the unaligned 64x64 medium tile runs unpacked (195x1423x2802: 4-byte
      * copies, kloop); 9..16 decode rows NT take the skinny FFMA tile with
@@ -1098,7 +1123,8 @@ static void test_default_table(void **state) {
         sk.precision = TSR_PREC_STRICT;
         tsr__emit_default_plan(&sk, &pl);
         assert_int_equal(pl.mma, TSR_MMA_FFMA);
-        assert_int_equal(pl.pack, nt[i][0] >= 1024 ? TSR_PACK_B : TSR_PACK_A);
+        /* session 22: a tile tail (3008x12608x832: N % 128) packs both */
+        assert_int_equal(pl.pack, nt[i][0] < 1024 ? TSR_PACK_A : nt[i][1] % 128 ? TSR_PACK_AB : TSR_PACK_B);
         assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
       }
       /* NN packs A from 2048 rows under the producer (session 21), not below */
