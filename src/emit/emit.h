@@ -58,6 +58,11 @@ _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_RE
 
 /* plan key tailk: at most this many K slices of a tail tile */
 #define TSR__TAILK_MAX 64
+/* The default plans' tail slices (docs/emit.md "Tail slices"): on a
+ * three-block FFMA producer plan of one problem with split-K 1, where two or
+ * more whole waves of 3 x 132 CTAs leave a last wave of at most half a wave,
+ * sets tailk (2..6) and wave; 1 when set, 0 when the rule does not apply. */
+int tsr__emit_tail_slices(const tsr_problem *p, tsr_plan *pl);
 /* plan key forder: the FFMA order's seeds 0..this; 1 = rows serpentine, the
  * three-block producer tile's default (session 22, s22-forder*.txt: 4096^3
  * 0.979 -> 0.962 of cuBLAS's time, 8192^3 0.953 -> 0.939, 14 of 15 shapes

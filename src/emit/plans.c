@@ -456,20 +456,22 @@ static void ffma_producer_padded(const tsr_problem *p, tsr_plan *pl) {
  * 1.005, 2048x4096x4096 (232 past 2: over half a wave) 0.975 -> 0.990,
  * 8192^3 (272) 0.941 -> 0.935, 8192x14336x4096 and 2048x32000x4096 (80
  * past 36 and 20) within 0.5 %. The sliced tiles' sums are split in K
- * (strict per slice, summed in slice order): errors as split-K's. */
-static void ffma_tail_slices(const tsr_problem *p, tsr_plan *pl) {
-  if (pl->mma != TSR_MMA_FFMA || pl->split != TSR_SPLIT_PRODUCER || pl->minblocks != 3) return;
-  if (pl->splitk != 1 || p->batch != 1 || pl->tailk) return;
+ * (strict per slice, summed in slice order): errors as split-K's. The
+ * tuner's space takes the same rule (src/tune/space.c). */
+int tsr__emit_tail_slices(const tsr_problem *p, tsr_plan *pl) {
+  if (pl->mma != TSR_MMA_FFMA || pl->split != TSR_SPLIT_PRODUCER || pl->minblocks != 3) return 0;
+  if (pl->splitk != 1 || p->batch != 1 || pl->tailk) return 0;
   int64_t wave = 3 * H200_SMS;
   int64_t tiles = ((p->m + pl->bm - 1) / pl->bm) * ((p->n + pl->bn - 1) / pl->bn);
   int64_t rest = tiles % wave, nkb = (p->k + pl->bk - 1) / pl->bk;
-  if (tiles / wave < 2 || rest == 0 || 2 * rest > wave) return;
+  if (tiles / wave < 2 || rest == 0 || 2 * rest > wave) return 0;
   int64_t sl = wave / rest;
   if (sl > 6) sl = 6;
   while (sl > 2 && nkb / sl < 16) sl--;
-  if (nkb / sl < 16) return;
+  if (nkb / sl < 16) return 0;
   pl->tailk = (int)sl;
   pl->wave = (int)wave;
+  return 1;
 }
 
 static void long_k_tiles(const tsr_problem *p, tsr_precision mode, unsigned cc, tsr_pack unaligned,
@@ -1078,6 +1080,6 @@ void tsr__emit_default_plan_cc(const tsr_problem *p, unsigned cc, tsr_plan *out)
   ffma_fragment_ring(p, &pl);
   ffma_producer(p, &pl);
   ffma_producer_padded(p, &pl);
-  ffma_tail_slices(p, &pl);
+  tsr__emit_tail_slices(p, &pl);
   *out = pl;
 }

@@ -128,6 +128,12 @@ static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
   if (bps < 1) return 1e30;
   double tiles = (double)info->grid_rows * info->grid_cols * info->grid_batch;
   double waves = ceil(tiles / (sms * bps));
+  /* tail slices (tailk): the tiles past the last whole wave run as tailk
+   * units of 1/tailk of a tile each, so the last wave is that much shorter */
+  if (pl->tailk > 0 && pl->wave > 0 && info->grid_batch == 1) {
+    double w = pl->wave, whole = floor(tiles / w), rest = tiles - whole * w;
+    waves = (whole + ceil(rest * pl->tailk / w) / pl->tailk) * w / (sms * bps);
+  }
   double wave_eff = tiles / (waves * sms * bps);
   double warps = bps * threads / 32.0;
   double lat = fmin(1.0, warps / (pl->stages >= 2 ? 8.0 : 16.0));
@@ -293,6 +299,9 @@ static tsr_plan family_base(const tsr_plan *base) {
   pl.gstride = 0;
   pl.rvec = 0;
   pl.lanerows = 0;
+  /* the FFMA order and tail slices: set per candidate below (a tail split
+   * made for the default's tile and wave fits no other) */
+  pl.tailk = pl.wave = pl.forder = 0;
   return pl;
 }
 
@@ -334,7 +343,7 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                           for (int ki = 0; ki < 3; ki++)
                             /* tensor cores: the TF32 split in the loop or
                              * once in the pack prologue */
-                            for (int sp = 0; sp < (mma ? 2 : 6); sp++) {
+                            for (int sp = 0; sp < (mma ? 2 : 7); sp++) {
                             /* tensor cores: sp = split=pack; FFMA: sp = 1
                              * kloop=1 (running copy pointers, session 5), 2
                              * kloop=3 (two fragment sets, session 14: both
@@ -343,10 +352,13 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                              * the decode rows' default since session 15),
                              * 4 and 5 split=producer (a copying warpgroup
                              * beside 4 warps, kloop=2 copies, session 21) at
-                             * 2 and 3 blocks per SM */
+                             * 2 and 3 blocks per SM, the latter in
+                             * serpentine FMAs (forder=1, session 22) as the
+                             * defaults; 6 the same with the defaults' tail
+                             * slices (where their rule applies) */
                             if (mma && sp && vi) continue; /* packed operands pick their own vec */
                             if (sp >= 4 && (ab || stages[si] < 2 || nwarps != 4)) continue;
-                            if (sp == 5 && tm * tn > 64) continue; /* 128 registers a consumer */
+                            if (sp >= 5 && tm * tn > 64) continue; /* 128 registers a consumer */
                             if (sp == 2 && (ab || bks[bki] % 2 || stages[si] < 2)) continue;
                             if (sp == 3 && (ab || stages[si] < 2 || p->op_a != TSR_OP_N ||
                                             p->op_b != TSR_OP_T))
@@ -380,7 +392,8 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                             pl.kloop = mma ? 0 : sp == 2 ? 3 : sp >= 4 ? 2 : sp ? 1 : 0;
                             if (sp == 3) pl.kfrag = TSR_PACK_AB;
                             if (!mma && sp >= 4) pl.split = TSR_SPLIT_PRODUCER;
-                            if (!mma && sp == 5) pl.minblocks = 3;
+                            if (!mma && sp >= 5) pl.minblocks = 3, pl.forder = 1;
+                            if (!mma && sp == 6 && !tsr__emit_tail_slices(p, &pl)) continue;
                             if (push(pv, &pl)) return -1;
                           }
               }

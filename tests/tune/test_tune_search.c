@@ -429,6 +429,38 @@ static void test_cuda_space_families(void **state) {
     assert_true(prod[3] >= 20);
     free(sp.cands);
   }
+  /* session 22: the three-block producer candidates in serpentine FMAs, and
+   * with the defaults' tail slices where their rule applies (4096^3: 2048
+   * tiles of 64x128 = 5 whole waves of 396 + 68); no tail split elsewhere */
+  {
+    tsr_problem q;
+    tsr_problem_init(&q, 4096, 4096, 4096);
+    q.precision = TSR_PREC_STRICT;
+    char msg[256];
+    assert_int_equal(tsr_problem_check(&q, msg, sizeof msg), TSR_OK);
+    assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &q, NULL, NULL, 0, &sp), TSR_OK);
+    int three = 0, tail = 0;
+    for (size_t i = 1; i < sp.n; i++) {
+      const tsr_plan *c = &sp.cands[i].plan;
+      if (!sp.cands[i].realized[0]) continue;
+      if (c->split == TSR_SPLIT_PRODUCER && c->minblocks == 3) {
+        three++;
+        assert_int_equal(c->forder, 1);
+      } else {
+        assert_int_equal(c->forder, 0);
+      }
+      if (c->tailk) {
+        tail++;
+        assert_int_equal(c->minblocks, 3);
+        assert_int_equal(c->wave, 396);
+        assert_int_equal(c->splitk, 1);
+        assert_int_equal(c->bm * c->bn, 64 * 128); /* 2048 tiles: the rule applies */
+      }
+    }
+    assert_true(three >= 20);
+    assert_true(tail >= 4);
+    free(sp.cands);
+  }
   /* lane per row (lanerows) where the big operand runs along k: 16 short
    * rows, B transposed; none where B runs along n */
   for (int tb = 1; tb >= 0; tb--) {
