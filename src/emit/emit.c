@@ -731,18 +731,42 @@ static void emit_view(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
   put(s, "\n");
 }
 
-/* Epilogue store of RUN consecutive outputs of one row. */
-static void emit_store(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, int run) {
+/* The value stored for output e of a run (old: the output's old value, as
+ * the store reads it): a split-K partial, alpha * v, or with beta. */
+static void store_val(char *val, size_t cap, int split, int beta0, int tailk, int e,
+                      const char *old) {
+  if (split) snprintf(val, cap, "v%d", e);
+  else if (beta0) snprintf(val, cap, "alpha * v%d", e);
+  else if (tailk) snprintf(val, cap, "beta != 0.0f ? alpha * v%d + beta * %s : alpha * v%d", e, old, e);
+  else snprintf(val, cap, "alpha * v%d + beta * %s", e, old);
+}
+
+/* Epilogue store of RUN consecutive outputs of one row: tsr_store into C
+ * (alpha, beta) or, with split-K, into the slice's compact M x N partial
+ * (no alpha/beta). With tailk, tsr_store_t serves whole tiles and tail units
+ * alike (one epilogue path: two paths over the same accumulators made ptxas
+ * allocate their registers with 5-10x the register bank conflicts, session
+ * 22): the base, its row stride and origin, and alpha / beta are the
+ * caller's, C with (LDC, 0, 0, alpha, beta) or a unit's compact BM x BN
+ * partial with (BN, m0, n0, 1, 0); beta == 0 reads nothing. */
+static void emit_store(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, int run, int tailk) {
   const tsr_plan *pl = &g->plan;
   int beta0 = p->beta == 0.0f;
-  int split = pl->splitk > 1;
-  put(s, "__device__ __forceinline__ void tsr_store(float *__restrict__ base, int row, int col, "
-         "float alpha, float beta");
+  int split = !tailk && pl->splitk > 1;
+  if (tailk)
+    put(s, "__device__ __forceinline__ void tsr_store_t(float *__restrict__ base, tsr_idx ld, int r0, "
+           "int c0, float alpha, float beta, int row, int col");
+  else
+    put(s, "__device__ __forceinline__ void tsr_store(float *__restrict__ base, int row, int col, "
+           "float alpha, float beta");
   for (int e = 0; e < run; e++) put(s, ", float v%d", e);
   put(s, ") {\n");
   if (g->tail_m) put(s, "  if (row >= M) return;\n");
   int vec_ok;
-  if (split) {
+  if (tailk) {
+    put(s, "  float *c = base + (tsr_idx)(row - r0) * ld + (col - c0);\n");
+    vec_ok = (run == 2 || run == 4) && p->ldc % run == 0;
+  } else if (split) {
     put(s, "  // split-K partial: compact M x N slice of the workspace, no alpha/beta\n");
     put(s, "  float *c = base + (tsr_idx)row * N + col;\n");
     vec_ok = (run == 2 || run == 4) && p->n % run == 0;
@@ -750,17 +774,22 @@ static void emit_store(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, in
     put(s, "  float *c = base + (tsr_idx)row * LDC + col;\n");
     vec_ok = (run == 2 || run == 4) && p->ldc % run == 0 && (p->batch == 1 || p->stride_c % run == 0);
   }
+  /* each output's old value reads as old.x.. (vector) or c[e] (scalar) */
   static const char comp[] = "xyzw";
+  char old[16], val[96];
   if (vec_ok) {
     const char *vt = run == 4 ? "float4" : "float2";
     if (g->tail_n) put(s, "  if (col + %d <= N) {\n", run);
     else put(s, "  {\n");
     put(s, "    %s o;\n", vt);
-    if (!split && !beta0) put(s, "    const %s old = *reinterpret_cast<const %s *>(c);\n", vt, vt);
+    if (tailk && !beta0)
+      put(s, "    const %s old = beta != 0.0f ? *reinterpret_cast<const %s *>(c) : %s{};\n", vt, vt, vt);
+    else if (!split && !beta0)
+      put(s, "    const %s old = *reinterpret_cast<const %s *>(c);\n", vt, vt);
     for (int e = 0; e < run; e++) {
-      if (split) put(s, "    o.%c = v%d;\n", comp[e], e);
-      else if (beta0) put(s, "    o.%c = alpha * v%d;\n", comp[e], e);
-      else put(s, "    o.%c = alpha * v%d + beta * old.%c;\n", comp[e], e, comp[e]);
+      snprintf(old, sizeof old, "old.%c", comp[e]);
+      store_val(val, sizeof val, split, beta0, tailk, e, old);
+      put(s, "    o.%c = %s;\n", comp[e], val);
     }
     put(s, "    *reinterpret_cast<%s *>(c) = o;\n    return;\n  }\n", vt);
   }
@@ -771,52 +800,11 @@ static void emit_store(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, in
         put(s, "  if (col + %d < N)", e);
         ind = " ";
       }
-      if (split) put(s, "%sc[%d] = v%d;\n", ind, e, e);
-      else if (beta0) put(s, "%sc[%d] = alpha * v%d;\n", ind, e, e);
-      else put(s, "%sc[%d] = alpha * v%d + beta * c[%d];\n", ind, e, e, e);
+      snprintf(old, sizeof old, "c[%d]", e);
+      store_val(val, sizeof val, split, beta0, tailk, e, old);
+      put(s, "%sc[%d] = %s;\n", ind, e, val);
     }
   }
-  put(s, "}\n\n");
-}
-
-/* tailk: one store of RUN consecutive outputs of one row for whole tiles
- * and tail units alike (a single epilogue path: two paths over the same
- * accumulators made ptxas allocate their registers with 5-10x the register
- * bank conflicts, session 22): the base, its row stride and origin, and
- * alpha / beta are the caller's, C with (LDC, 0, 0, alpha, beta) or a unit's
- * compact BM x BN partial with (BN, m0, n0, 1, 0). beta == 0 reads nothing. */
-static void emit_store_tailk(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, int run) {
-  static const char comp[] = "xyzw";
-  int beta0 = p->beta == 0.0f;
-  put(s, "__device__ __forceinline__ void tsr_store_t(float *__restrict__ base, tsr_idx ld, int r0, "
-         "int c0, float alpha, float beta, int row, int col");
-  for (int e = 0; e < run; e++) put(s, ", float v%d", e);
-  put(s, ") {\n");
-  if (g->tail_m) put(s, "  if (row >= M) return;\n");
-  put(s, "  float *c = base + (tsr_idx)(row - r0) * ld + (col - c0);\n");
-  int vec_ok = (run == 2 || run == 4) && p->ldc % run == 0;
-  if (vec_ok) {
-    const char *vt = run == 4 ? "float4" : "float2";
-    if (g->tail_n) put(s, "  if (col + %d <= N) {\n", run);
-    else put(s, "  {\n");
-    put(s, "    %s o;\n", vt);
-    if (!beta0) put(s, "    const %s old = beta != 0.0f ? *reinterpret_cast<const %s *>(c) : %s{};\n", vt, vt, vt);
-    for (int e = 0; e < run; e++) {
-      if (beta0) put(s, "    o.%c = alpha * v%d;\n", comp[e], e);
-      else put(s, "    o.%c = beta != 0.0f ? alpha * v%d + beta * old.%c : alpha * v%d;\n", comp[e], e, comp[e], e);
-    }
-    put(s, "    *reinterpret_cast<%s *>(c) = o;\n    return;\n  }\n", vt);
-  }
-  if (!vec_ok || g->tail_n)
-    for (int e = 0; e < run; e++) {
-      const char *ind = "  ";
-      if (g->tail_n) {
-        put(s, "  if (col + %d < N)", e);
-        ind = " ";
-      }
-      if (beta0) put(s, "%sc[%d] = alpha * v%d;\n", ind, e, e);
-      else put(s, "%sc[%d] = beta != 0.0f ? alpha * v%d + beta * c[%d] : alpha * v%d;\n", ind, e, e, e, e);
-    }
   put(s, "}\n\n");
 }
 
@@ -2239,7 +2227,7 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
         "  const int rbase = m0 + (warp / WARPS_N) * WM + (lane / LC) * FM;\n"
         "  const int cbase = n0 + (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n");
-    /* tailk: one store path, its destination chosen per CTA (emit_store_tailk) */
+    /* tailk: one store path, its destination chosen per CTA (emit_store) */
     if (pl->tailk)
       put(s,
           "  const tsr_idx sld = part ? (tsr_idx)BN : (tsr_idx)LDC; // tailk: C, or the unit's partial\n"
@@ -2822,8 +2810,8 @@ static void emit_family(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   }
   if (!g->a.staged) emit_view(s, g, &g->a);
   if (!g->b.staged) emit_view(s, g, &g->b);
-  emit_store(s, p, g, g->wg ? 2 : g->tf32 ? (g->b.fv > 1 ? g->b.fv : 2) : g->fn);
-  if (g->plan.tailk) emit_store_tailk(s, p, g, g->fn); /* FFMA only (geometry.c) */
+  emit_store(s, p, g, g->wg ? 2 : g->tf32 ? (g->b.fv > 1 ? g->b.fv : 2) : g->fn, 0);
+  if (g->plan.tailk) emit_store(s, p, g, g->fn, 1); /* FFMA only (geometry.c) */
 
   if (g->tf32) emit_block_tf32(s, g);
   else if (!g->wg && g->plan.kloop >= 3) emit_frag_ffma(s, g);
