@@ -60,6 +60,13 @@ static tsr_problem P(int64_t m, int64_t n, int64_t k) {
   return mkprob((prob_spec){.m = m, .n = n, .k = k});
 }
 
+/* p asking for strict FP32, and its default plan in *pl */
+static tsr_problem strict_default(tsr_problem p, tsr_plan *pl) {
+  p.precision = TSR_PREC_STRICT;
+  tsr__emit_default_plan(&p, pl);
+  return p;
+}
+
 static tsr_plan mkplan(const char *text) {
   tsr_plan pl = {.bm = 32, .bn = 32, .bk = 8, .wm = 16, .wn = 32, .tm = 4, .tn = 4,
                  .stages = 1, .vec = 1, .walk = {TSR_WALK_LINEAR, 1, 1}, .splitk = 1};
@@ -898,9 +905,7 @@ static void test_default_table(void **state) {
      * in one problem with a producer warpgroup (session 21: kloop=2's
      * constant-offset copies, 4 stages, NN from 2048 rows with A packed),
      * in 64x128x16 tiles at three CTAs an SM where whole ones fit */
-    tsr_problem qs = q;
-    qs.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&qs, &pl);
+    tsr_problem qs = strict_default(q, &pl);
     assert_int_equal(pl.mma, TSR_MMA_FFMA);
     assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
     assert_int_equal(pl.kloop, 2);
@@ -921,17 +926,13 @@ static void test_default_table(void **state) {
     assert_int_equal(pl.minblocks, 3);
     assert_int_equal(tsr__emit_check(&qs, &pl, SM90, msg, sizeof msg), TSR_OK);
     /* K a multiple of 8 but not of 16: the 128x128 producer tile, 8-deep */
-    tsr_problem q8 = P(4096, 4096, 4104);
-    q8.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&q8, &pl);
+    tsr_problem q8 = strict_default(P(4096, 4096, 4104), &pl);
     assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
     assert_int_equal(pl.bm, 128);
     assert_int_equal(pl.bk, 8);
     assert_int_equal(pl.minblocks, 0);
     assert_int_equal(tsr__emit_check(&q8, &pl, SM90, msg, sizeof msg), TSR_OK);
-    tsr_problem sk = P(32768, 128, 128);
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
+    tsr_problem sk = strict_default(P(32768, 128, 128), &pl);
     assert_int_equal(pl.kloop, 1);
     assert_int_equal(pl.split, TSR_SPLIT_INLINE);
     assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
@@ -1083,9 +1084,7 @@ static void test_default_table(void **state) {
           {8192, 8192, 8192, 0, TSR_PACK_A},  {3000, 3000, 3000, 0, TSR_PACK_AB},
           {1000, 1000, 1000, 0, TSR_PACK_AB}, {4095, 4097, 4093, 3, TSR_PACK_AB}};
       for (size_t i = 0; i < sizeof tl / sizeof tl[0]; i++) {
-        sk = mkprob((prob_spec){.m = tl[i].m, .n = tl[i].n, .k = tl[i].k});
-        sk.precision = TSR_PREC_STRICT;
-        tsr__emit_default_plan(&sk, &pl);
+        sk = strict_default(mkprob((prob_spec){.m = tl[i].m, .n = tl[i].n, .k = tl[i].k}), &pl);
         assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
         assert_int_equal(pl.minblocks, 3);
         assert_int_equal(pl.forder, 1);
@@ -1099,13 +1098,10 @@ static void test_default_table(void **state) {
      * the unaligned 64x64 medium tile runs unpacked (195x1423x2802: 4-byte
      * copies, kloop); 9..16 decode rows NT take the skinny FFMA tile with
      * kfrag=ab and 32 slices (8 rows keep GEMV) */
-    sk = mkprob((prob_spec){.m = 64, .n = 11008, .k = 4096, .opa = 'N', .opb = 'T'});
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
+    sk = strict_default(mkprob((prob_spec){.m = 64, .n = 11008, .k = 4096, .opa = 'N', .opb = 'T'}),
+                        &pl);
     assert_int_equal(pl.kfrag, TSR_PACK_AB);
-    sk = mkprob((prob_spec){.m = 195, .n = 1423, .k = 2802});
-    sk.precision = TSR_PREC_STRICT;
-    tsr__emit_default_plan(&sk, &pl);
+    sk = strict_default(mkprob((prob_spec){.m = 195, .n = 1423, .k = 2802}), &pl);
     assert_int_equal(pl.pack, TSR_PACK_NONE);
     assert_int_equal(pl.vec, 1);
     assert_int_equal(pl.kloop, 3);
@@ -1119,31 +1115,26 @@ static void test_default_table(void **state) {
       const int64_t nt[][3] = {{8192, 4096, 4096}, {1024, 4096, 4096}, {3008, 12608, 832},
                                {4096, 4096, 4096}, {512, 4096, 11008}};
       for (int i = 0; i < 5; i++) {
-        sk = mkprob((prob_spec){.m = nt[i][0], .n = nt[i][1], .k = nt[i][2], .opa = 'N', .opb = 'T'});
-        sk.precision = TSR_PREC_STRICT;
-        tsr__emit_default_plan(&sk, &pl);
+        sk = strict_default(
+            mkprob((prob_spec){.m = nt[i][0], .n = nt[i][1], .k = nt[i][2], .opa = 'N', .opb = 'T'}),
+            &pl);
         assert_int_equal(pl.mma, TSR_MMA_FFMA);
         /* session 22: a tile tail (3008x12608x832: N % 128) packs both */
         assert_int_equal(pl.pack, nt[i][0] < 1024 ? TSR_PACK_A : nt[i][1] % 128 ? TSR_PACK_AB : TSR_PACK_B);
         assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
       }
       /* NN packs A from 2048 rows under the producer (session 21), not below */
-      sk = mkprob((prob_spec){.m = 8192, .n = 4096, .k = 4096});
-      sk.precision = TSR_PREC_STRICT;
-      tsr__emit_default_plan(&sk, &pl);
+      sk = strict_default(mkprob((prob_spec){.m = 8192, .n = 4096, .k = 4096}), &pl);
       assert_int_equal(pl.pack, TSR_PACK_A);
       assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
-      sk = mkprob((prob_spec){.m = 1024, .n = 4096, .k = 4096});
-      sk.precision = TSR_PREC_STRICT;
-      tsr__emit_default_plan(&sk, &pl);
+      sk = strict_default(mkprob((prob_spec){.m = 1024, .n = 4096, .k = 4096}), &pl);
       assert_int_equal(pl.pack, TSR_PACK_NONE);
     }
     const int64_t decode[][3] = {{16, 4096, 14336}, {16, 14336, 4096}, {12, 4096, 4096}, {8, 4096, 4096}};
     for (int i = 0; i < 4; i++) {
-      sk = mkprob((prob_spec){.m = decode[i][0], .n = decode[i][1], .k = decode[i][2], .opa = 'N',
-                              .opb = 'T'});
-      sk.precision = TSR_PREC_STRICT;
-      tsr__emit_default_plan(&sk, &pl);
+      sk = strict_default(mkprob((prob_spec){.m = decode[i][0], .n = decode[i][1],
+                                             .k = decode[i][2], .opa = 'N', .opb = 'T'}),
+                          &pl);
       if (decode[i][0] == 8) {
         assert_int_equal(pl.mma, TSR_MMA_GEMV);
         continue;
