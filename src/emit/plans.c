@@ -341,6 +341,16 @@ static void ffma_fragment_ring(const tsr_problem *p, tsr_plan *pl) {
   pl->kloop = 3;
 }
 
+/* The three-block producer tile (ffma_producer, ffma_producer_padded):
+ * 64x128x16 in 4 warps of 32x64 (8x8 a thread) beside the copying
+ * warpgroup, 4 slots of kloop=2 copies, three CTAs an SM, serpentine FMAs */
+static void ffma_three_block_tile(tsr_plan *pl) {
+  pl->bm = 64, pl->bn = 128, pl->bk = 16, pl->wm = 32, pl->wn = 64, pl->tm = 8, pl->tn = 8;
+  pl->vec = 4, pl->pad = 4, pl->minblocks = 3;
+  pl->split = TSR_SPLIT_PRODUCER, pl->kloop = 2, pl->stages = 4, pl->kunroll = 0;
+  pl->forder = TSR__FORDER_SERPENTINE;
+}
+
 /* split=producer (docs/emit.md "FFMA producer") for the 128x128 kloop tile
  * of one problem with K slices of 512 or more: a copying warpgroup beside
  * the 4 multiplying warps (setmaxnreg 40 / 216, still two CTAs per SM), a
@@ -404,11 +414,9 @@ static void ffma_producer(const tsr_problem *p, tsr_plan *pl) {
    * (ptxas's register allocation moves with any change of the loop). */
   if (p->op_b == TSR_OP_T && p->m < 1024 && pl->pack != TSR_PACK_B) return;
   if (p->m % 64 || p->k % 16) return;
-  pl->bm = 64, pl->bn = 128, pl->bk = 16, pl->wm = 32, pl->wn = 64, pl->tm = 8, pl->tn = 8;
-  pl->minblocks = 3;
+  ffma_three_block_tile(pl);
   int64_t t64 = (p->m / 64) * (p->n / 128);
   pl->splitk = t64 >= H200_SMS ? 1 : 2;
-  pl->forder = TSR__FORDER_SERPENTINE;
 }
 
 /* The three-block 64x128x16 producer tile (ffma_producer above) for the
@@ -434,11 +442,8 @@ static void ffma_producer_padded(const tsr_problem *p, tsr_plan *pl) {
    * keeps its split-K slices, unmeasured here) */
   if (t64 < H200_SMS && p->k > 1536) return;
   int whole = p->m % 64 == 0 && p->n % 128 == 0 && p->k % 16 == 0;
-  pl->bm = 64, pl->bn = 128, pl->bk = 16, pl->wm = 32, pl->wn = 64, pl->tm = 8, pl->tn = 8;
-  pl->vec = 4, pl->pad = 4, pl->minblocks = 3;
-  pl->split = TSR_SPLIT_PRODUCER, pl->kloop = 2, pl->stages = 4, pl->kunroll = 0;
+  ffma_three_block_tile(pl);
   pl->splitk = t64 >= H200_SMS / 2 ? 1 : 2;
-  pl->forder = TSR__FORDER_SERPENTINE;
   if (!whole) pl->pack = TSR_PACK_AB;
 }
 
