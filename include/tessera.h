@@ -220,7 +220,8 @@ typedef enum {
   TSR_SPLIT_PRODUCER = 2,    /* cp.async into raw buffers, split from there */
   TSR_SPLIT_PRODUCER_REG = 3, /* loads into the producer's registers, split there */
   TSR_SPLIT_PRODUCER_PACK = 4, /* the pack prologue splits; the producer copies the TF32 planes */
-  TSR_SPLIT_PRODUCER_BULK = 5  /* ... as tiles, moved by bulk copies (one producer thread) */
+  TSR_SPLIT_PRODUCER_BULK = 5, /* ... as tiles, moved by bulk copies (one producer thread) */
+  TSR_SPLIT_PRODUCER_TMA = 6   /* mma=ffma: one producer warp, TMA tensor copies of [k][x] tiles */
 } tsr_split;
 
 /* One struct, the single source of truth. GPU meaning: block tile bm×bn,

@@ -78,7 +78,7 @@ static void emit_header(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   if (g->wg) /* the CUDA backend compiles such a source for sm_90a (module.c) */
     put(s, "// wgmma (sm_90a only): compiled for the architecture-specific target\n"
            "// tsr:arch-specific\n");
-  else if (g->ffprod) /* setmaxnreg is sm_90a only */
+  else if (g->ffprod && !g->fftma) /* setmaxnreg is sm_90a only */
     put(s, "// setmaxnreg (sm_90a only): compiled for the architecture-specific target\n"
            "// tsr:arch-specific\n");
   put(s, "#pragma nv_diag_suppress 177 // constants a specialization leaves unused\n\n");
@@ -233,7 +233,13 @@ static void put_slice_range(sb_t *s, int splitk, int tailk) {
 static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
   int any_staged = g->a.staged || g->b.staged;
   put(s, "// tsr:ptx-begin\n");
-  if (any_staged) {
+  if (any_staged && g->fftma) /* TMA boxes land at 128-byte aligned addresses */
+    put(s,
+        "__device__ __forceinline__ float *tsr_dynamic_smem() {\n"
+        "  extern __shared__ __align__(128) float4 tsr_smem4[]; // 128-byte aligned base (TMA)\n"
+        "  return reinterpret_cast<float *>(tsr_smem4);\n"
+        "}\n");
+  else if (any_staged) {
     put(s,
         "__device__ __forceinline__ float *tsr_dynamic_smem() {\n"
         "  extern __shared__ float4 tsr_smem4[]; // float4: 16-byte aligned base\n"
@@ -294,26 +300,54 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
   }
   if (g->ffprod) {
     put(s, MBAR_SRC);
+    if (g->fftma)
+      put(s,
+          "// split=producer-tma: a CUtensorMap (128 bytes, 64-byte aligned), passed by value\n"
+          "struct alignas(64) tsr_tmap { unsigned long long v[16]; };\n"
+          "// the box at (x, k, batch item z) of map m -> shared dst, completing on mbarrier bar\n"
+          "__device__ __forceinline__ void tsr_tma(float *dst, const tsr_tmap &m, int x, int k, int z,\n"
+          "                                        unsigned bar) {\n"
+          "  asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes\"\n"
+          "               \" [%%0], [%%1, {%%2, %%3, %%4}], [%%5];\\n\"\n"
+          "               :: \"r\"(tsr_smem_addr(dst)), \"l\"(reinterpret_cast<unsigned long long>(&m)),\n"
+          "                  \"r\"(x), \"r\"(k), \"r\"(z), \"r\"(bar) : \"memory\");\n"
+          "}\n"
+          "__device__ __forceinline__ void tsr_tma_prefetch(const tsr_tmap &m) {\n"
+          "  asm volatile(\"prefetch.tensormap [%%0];\\n\" :: \"l\"(reinterpret_cast<unsigned long long>(&m)) : \"memory\");\n"
+          "}\n"
+          "// arrive once and expect `bytes` more of TMA copies in this phase\n"
+          "__device__ __forceinline__ void tsr_mbar_arrive_tx(unsigned bar, unsigned bytes) {\n"
+          "  asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%%0], %%1;\\n}\\n\"\n"
+          "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
+          "}\n");
     /* the producer runs STAGES - 1 blocks ahead and mostly waits for a slot:
      * in a named barrier it waits without issuing (ncu: spinning in an
      * mbarrier try_wait took ~20 instructions per K block and producer warp,
      * ~4 % of all issue slots, with a suspend-time hint as without) */
     put(s,
         "// named barriers 1..STAGES, slot s free again: the NT consumers arrive (not waiting),\n"
-        "// the producer's 128 threads wait (bar.sync blocks without issuing instructions)\n"
+        "// the producer's %d threads wait (bar.sync blocks without issuing instructions)\n"
         "__device__ __forceinline__ void tsr_bar_arrive(unsigned id, unsigned count) {\n"
         "  asm volatile(\"bar.arrive %%0, %%1;\\n\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
         "}\n"
         "__device__ __forceinline__ void tsr_bar_sync(unsigned id, unsigned count) {\n"
         "  asm volatile(\"bar.sync %%0, %%1;\\n\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
-        "}\n");
-    put(s,
-        "// 256 threads, %d blocks an SM: compiled for %d registers each; the producer\n"
-        "// warpgroup gives %d to each consumer thread (%d x 128 + %d x 128 = %d)\n"
-        "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
-        "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
-        g->ff_blocks, g->ff_regs, g->ff_regs - g->ff_preg, g->ff_preg, g->ff_creg,
-        256 * g->ff_regs, g->ff_preg, g->ff_creg);
+        "}\n",
+        g->ff_pthreads);
+    if (g->fftma)
+      put(s,
+          "// NT + 32 threads, %d blocks an SM: compiled for %d registers each, all alike\n"
+          "__device__ __forceinline__ void tsr_producer_regs() {}\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() {}\n",
+          g->ff_blocks, g->ff_regs);
+    else
+      put(s,
+          "// 256 threads, %d blocks an SM: compiled for %d registers each; the producer\n"
+          "// warpgroup gives %d to each consumer thread (%d x 128 + %d x 128 = %d)\n"
+          "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
+          g->ff_blocks, g->ff_regs, g->ff_regs - g->ff_preg, g->ff_preg, g->ff_creg,
+          256 * g->ff_regs, g->ff_preg, g->ff_creg);
   }
   if (g->wg) put(s, "%s", split_source);
   else if (g->tf32) put(s, "%s", split_mma_source);
@@ -1480,16 +1514,19 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
 static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod) {
   int tailk = pl->tailk > 0;
   char bounds[48];
-  if (ffprod) /* + the producer warpgroup */
-    snprintf(bounds, sizeof bounds, "NT + 128, %d", pl->minblocks ? pl->minblocks : 2);
+  if (ffprod) /* + the producer's ffprod threads (a warpgroup, or one warp with TMA copies) */
+    snprintf(bounds, sizeof bounds, "NT + %d, %d", ffprod, pl->minblocks ? pl->minblocks : 2);
   else if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
   else snprintf(bounds, sizeof bounds, "NT");
   put(s,
       "extern \"C\" __global__ void __launch_bounds__(%s)\n"
       "tsr_gemm_main(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
-      "              float *__restrict__ W, float alpha, float beta) {\n"
+      "              float *__restrict__ W, float alpha, float beta%s) {\n"
       "  unsigned tile_row, tile_col;\n",
-      bounds);
+      bounds,
+      pl->split == TSR_SPLIT_PRODUCER_TMA && pl->mma == TSR_MMA_FFMA
+          ? ",\n              const __grid_constant__ tsr_tmap tmA, const __grid_constant__ tsr_tmap tmB"
+          : "");
   if (tailk)
     put(s,
         "  // tailk: program TAIL_D + j is slice j / TAIL_R of tile TAIL_D + j %% TAIL_R\n"
@@ -1505,7 +1542,7 @@ static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod) {
  * range and output (the partials in W, or C). */
 static void emit_entry(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, const char *packed) {
   const tsr_plan *pl = &g->plan;
-  put_main_open(s, pl, g->ffprod);
+  put_main_open(s, pl, g->ffprod ? g->ff_pthreads : 0);
   put(s, "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n");
   const char *abase = g->a.packed ? "W + WOFF_A" : "A", *bbase = g->b.packed ? "W + WOFF_B" : "B";
   if (g->a.packed || g->b.packed) put(s, "  // packed operands: the prologue's %s in W\n", packed);
@@ -1999,36 +2036,70 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
      * threads wait on it, multiply and arrive on the slot's empty mbarrier.
      * No CTA-wide barrier after the role split: the consumers issue no copy
      * instruction and wait for no other warp's copies but through full. */
+    put(s, "%s",
+        g->fftma
+            ? "  // split=producer-tma: threads NT..NT+31 (one warp) copy, threads 0..NT-1 multiply.\n"
+              "  // full[st]: the mbarrier at bars + 8 st (one arrival: the warp's lead thread,\n"
+              "  // expecting the bytes of the slot's two TMA boxes); slot st free: named barrier\n"
+              "  // 1 + st (the consumers arrive after reading a block the producer replaces, the\n"
+              "  // producer's warp waits before replacing it: both skip the last STAGES blocks)\n"
+            : "  // split=producer: threads NT.. (one warpgroup) copy, threads 0..NT-1 multiply.\n"
+              "  // full[st]: the mbarrier at bars + 8 st (the producer's 128 threads arrive once\n"
+              "  // their copies of the slot's block landed); slot st free: named barrier 1 + st\n"
+              "  // (the consumers arrive after reading a block the producer replaces, the producer\n"
+              "  // waits before replacing it: both skip the last STAGES blocks, never replaced)\n");
     put(s,
-        "  // split=producer: threads NT.. (one warpgroup) copy, threads 0..NT-1 multiply.\n"
-        "  // full[st]: the mbarrier at bars + 8 st (the producer's 128 threads arrive once\n"
-        "  // their copies of the slot's block landed); slot st free: named barrier 1 + st\n"
-        "  // (the consumers arrive after reading a block the producer replaces, the producer\n"
-        "  // waits before replacing it: both skip the last STAGES blocks, never replaced)\n"
         "  const int nk = kb_end - kb_begin;\n"
         "  const unsigned bars = tsr_smem_addr(smem + STAGES * (A_STAGE + B_STAGE));\n"
         "  if (threadIdx.x == 0)\n"
-        "    for (int st = 0; st < STAGES; ++st) tsr_mbar_init(bars + 8u * st, 128u);\n"
+        "    for (int st = 0; st < STAGES; ++st) tsr_mbar_init(bars + 8u * st, %du);\n"
         "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n"
-        "  if ((int)threadIdx.x >= NT) { // producer warpgroup\n"
-        "    tsr_producer_regs();\n");
-    put_kloop_prologue(s, g, "    ");
+        "  if ((int)threadIdx.x >= NT) { // producer %s\n"
+        "    tsr_producer_regs();\n",
+        g->fftma ? 1 : 128, g->fftma ? "warp" : "warpgroup");
+    if (g->fftma) {
+      /* one warp: its lead thread issues the two boxes of each K block (a
+       * TMA copy takes uniform operands: one thread, not 32 lanes' rows,
+       * keeps it one instruction); the whole warp takes part in the
+       * slot-free barrier, whose bar.sync is per warp */
+      put(s,
+          "    // split=producer-tma: the warp's lane 0 copies each K block as two TMA boxes\n"
+          "    // (A's bk x bm, B's bk x bn; zeros outside the tensors), arriving on the slot's\n"
+          "    // full mbarrier with their bytes; the whole warp waits for free slots\n"
+          "    const bool lead = threadIdx.x == NT;\n"
+          "    if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n"
+          "    int sx = 0; // the slot of block it\n"
+          "    for (int it = 0; it < nk; ++it) {\n"
+          "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
+          "      if (lead) {\n"
+          "        const unsigned bar = bars + 8u * sx;\n"
+          "        const int k0 = (kb_begin + it) * BK;\n"
+          "        tsr_mbar_arrive_tx(bar, 4u * BK * (BM + BN));\n"
+          "        tsr_tma(As + sx * A_STAGE, tmA, m0, k0, bz, bar);\n"
+          "        tsr_tma(Bs + sx * B_STAGE, tmB, n0, k0, bz, bar);\n"
+          "      }\n"
+          "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
+          "    }\n");
+    } else {
+      put_kloop_prologue(s, g, "    ");
+      put(s,
+          "    // running slots (no division): sr holds block it, sx block nx = it + STAGES - 1\n"
+          "    int sr = 0, sx = STAGES - 1;\n"
+          "    for (int it = 0; it < nk; ++it) {\n"
+          "      tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it landed\n"
+          "      tsr_mbar_arrive(bars + 8u * sr);\n"
+          "      const int nx = it + STAGES - 1;\n"
+          "      if (nx < nk) { // into the slot of block it-1, once the consumers left it\n"
+          "        if (nx >= STAGES) tsr_bar_sync(1u + sx, NT + 128u);\n");
+      put_kloop_copies(s, g, "        ", "sx", "nx", "nx + 1 < nk");
+      put(s,
+          "      }\n"
+          "      tsr_cp_commit();\n"
+          "      sr = sr + 1 == STAGES ? 0 : sr + 1;\n"
+          "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
+          "    }\n");
+    }
     put(s,
-        "    // running slots (no division): sr holds block it, sx block nx = it + STAGES - 1\n"
-        "    int sr = 0, sx = STAGES - 1;\n"
-        "    for (int it = 0; it < nk; ++it) {\n"
-        "      tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it landed\n"
-        "      tsr_mbar_arrive(bars + 8u * sr);\n"
-        "      const int nx = it + STAGES - 1;\n"
-        "      if (nx < nk) { // into the slot of block it-1, once the consumers left it\n"
-        "        if (nx >= STAGES) tsr_bar_sync(1u + sx, NT + 128u);\n");
-    put_kloop_copies(s, g, "        ", "sx", "nx", "nx + 1 < nk");
-    put(s,
-        "      }\n"
-        "      tsr_cp_commit();\n"
-        "      sr = sr + 1 == STAGES ? 0 : sr + 1;\n"
-        "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
-        "    }\n"
         "    return;\n"
         "  }\n"
         "  tsr_consumer_regs();\n"
@@ -2051,14 +2122,15 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "      tsr_frag(fa[(kk + 1) & 1], fb[(kk + 1) & 1], as, bs, kk + 1);\n"
           "      tsr_fma(acc, fa[kk & 1], fb[kk & 1]);\n"
           "    }\n"
-          "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u); // slot rd read: free\n"
+          "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + %du); // slot rd read: free\n"
           "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
           "    if (it + 1 < nk) { // block it+1 landed: its step 0\n"
           "      tsr_mbar_wait(bars + 8u * rd, par);\n"
           "      tsr_frag(fa[0], fb[0], As + rd * A_STAGE, Bs + rd * B_STAGE, 0); // BK even\n"
           "    }\n"
           "    tsr_fma(acc, fa[1], fb[1]);\n"
-          "  }\n");
+          "  }\n",
+          g->ff_pthreads);
     } else {
       put(s,
           "  for (int it = 0; it < nk; ++it) {\n"
@@ -2066,9 +2138,10 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "    ");
       put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
       put(s,
-          "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u); // slot rd read: free\n"
+          "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + %du); // slot rd read: free\n"
           "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
-          "  }\n");
+          "  }\n",
+          g->ff_pthreads);
     }
   } else if (pl->kloop) {
     put(s,
@@ -2662,7 +2735,7 @@ static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s, "  float *c = out + (tsr_idx)%s * LDC + %s;\n  *c = alpha * v + beta * *c;\n", row, col);
   put(s, "}\n\n");
 
-  put_main_open(s, pl, g->ffprod);
+  put_main_open(s, pl, 0);
   put(s,
       "  const int x0 = (int)tile_%s * BX;\n"
       "  const int bz = %s;\n"
@@ -2803,7 +2876,7 @@ static void emit_family(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       emit_load(s, g, o, "tsr_load_tile");
       emit_load_parts(s, o);
     } else if (g->plan.kloop) {
-      emit_load_ptr(s, g, o);
+      if (!g->fftma) emit_load_ptr(s, g, o); /* fftma: TMA boxes, no thread copies */
     } else {
       emit_load(s, g, o, "tsr_load");
     }
@@ -2844,14 +2917,29 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
   /* wgmma-s8: one modulus per grid row, then the magnitudes' product */
   out->grid[1] = (uint32_t)(g->s8 ? 1 : g->plan.splitk);
   out->grid[2] = (uint32_t)p->batch;
-  out->block[0] = (uint32_t)g->nthreads + (g->ffprod ? 128u : 0u);
+  out->block[0] = (uint32_t)g->nthreads + (g->ffprod ? (uint32_t)g->ff_pthreads : 0u);
   out->block[1] = out->block[2] = 1;
   out->smem_bytes = (uint32_t)g->smem_bytes;
   out->workspace_bytes = g->workspace_bytes;
   /* 384 threads: ptxas compiles for 65536 / 384 rounded down to 8 = 168 */
   out->regs_exact = g->maxnreg ? 168 : 0;
   /* FFMA producer: 256 threads, 2 (3) blocks an SM: 128 (80) */
-  if (g->ffprod) out->regs_exact = g->ff_regs;
+  if (g->ffprod && !g->fftma) out->regs_exact = g->ff_regs; /* setmaxnreg's premise */
+  out->ntmap = 0;
+  for (int i = 0; i < 2 && g->fftma; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    int64_t rows = o->packed ? o->prows : p->k; /* [k][x] rows (geometry: not kmajor) */
+    out->tmap[i].packed = o->packed;
+    out->tmap[i].off = o->packed ? (uint64_t)o->poff : 0;
+    out->tmap[i].dim[0] = (uint64_t)(o->packed ? o->ld : o->ext);
+    out->tmap[i].dim[1] = (uint64_t)rows;
+    out->tmap[i].dim[2] = (uint64_t)p->batch;
+    out->tmap[i].stride[0] = (uint64_t)o->ld;
+    out->tmap[i].stride[1] = p->batch > 1 ? (uint64_t)o->stride : (uint64_t)rows * (uint64_t)o->ld;
+    out->tmap[i].box[0] = (uint32_t)o->bmn;
+    out->tmap[i].box[1] = (uint32_t)g->plan.bk;
+    out->ntmap = i + 1;
+  }
   for (int i = 0; i < 2; i++) {
     const tsr__emit_operand *o = i ? &g->b : &g->a;
     if (!o->packed) continue;

@@ -108,6 +108,20 @@ typedef struct {
    * a stride of gridDim.x): the runtime may launch fewer CTAs, e.g. one per
    * SM; any grid of 1..grid[0] CTAs computes the same result */
   int persistent;
+  /* split=producer-tma: the main kernel's two trailing parameters are TMA
+   * tensor maps (CUtensorMap, 128 bytes each) of A and B, in that order, as
+   * 3D tensors of 4-byte floats: dim[0] the contiguous x extent, dim[1] the
+   * rows (k), dim[2] the batch; stride[] in floats between rows and between
+   * batch items; box {box[0], box[1], 1}; zeros outside. The runtime encodes
+   * them once per set of device buffers (cuTensorMapEncodeTiled), at W + off
+   * floats when packed, else at the user's tensor. */
+  int ntmap;
+  struct {
+    int packed;
+    uint64_t off;
+    uint64_t dim[3], stride[2];
+    uint32_t box[2];
+  } tmap[2];
 } tsr__kernel_src;
 
 /* Legality of the plan for the GPU target (no allocation, no compile):

@@ -170,6 +170,11 @@ static const char *split_name(const tsr__emit_geo *g) {
   return g->preg ? "producer-reg" : g->pbulk ? "producer-bulk" : g->ppack ? "producer-pack" : "producer";
 }
 
+/* the FFMA producer's split name, for messages */
+static const char *ff_split_name(const tsr__emit_geo *g) {
+  return g->fftma ? "producer-tma" : "producer";
+}
+
 static const char *mma_name(tsr_mma m) {
   static const char *const names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3", "wgmma-tf32",
                                       "gemv", "wgmma-s8"};
@@ -192,11 +197,15 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   g->chain = pl->acc == TSR_ACC_CHAIN;
   if (pl->mma == TSR_MMA_FFMA && g->chain)
     return reject(msg, cap, "plan: acc=chain is unused by mma=ffma and must be step");
-  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER_BULK)
+  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER_TMA)
     return reject(msg, cap,
-                  "plan: split=%d is not inline, pack, producer, producer-reg, producer-pack or "
-                  "producer-bulk",
+                  "plan: split=%d is not inline, pack, producer, producer-reg, producer-pack, "
+                  "producer-bulk or producer-tma",
                   (int)pl->split);
+  if (pl->split == TSR_SPLIT_PRODUCER_TMA && pl->mma != TSR_MMA_FFMA)
+    return reject(msg, cap,
+                  "plan: split=producer-tma is the FFMA producer's (mma=ffma), not mma=%s's",
+                  mma_name(pl->mma));
   g->producer = pl->split == TSR_SPLIT_PRODUCER || pl->split == TSR_SPLIT_PRODUCER_REG ||
                 pl->split == TSR_SPLIT_PRODUCER_PACK || pl->split == TSR_SPLIT_PRODUCER_BULK;
   g->preg = pl->split == TSR_SPLIT_PRODUCER_REG;
@@ -205,31 +214,39 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   g->ppack = pl->split == TSR_SPLIT_PRODUCER_PACK || g->pbulk;
   /* mma=ffma, split=producer: a copying warpgroup beside the multiplying
    * threads (docs/emit.md "FFMA producer"); none of the wgmma producer's
-   * fields apply */
-  g->ffprod = pl->mma == TSR_MMA_FFMA && pl->split == TSR_SPLIT_PRODUCER;
+   * fields apply. split=producer-tma (mma=ffma only): the same consumers,
+   * the producer one warp, one of whose threads copies each operand's K
+   * block with one TMA tensor copy */
+  g->fftma = pl->split == TSR_SPLIT_PRODUCER_TMA;
+  g->ffprod = pl->mma == TSR_MMA_FFMA && (pl->split == TSR_SPLIT_PRODUCER || g->fftma);
+  g->ff_pthreads = g->fftma ? 32 : 128;
   if (g->ffprod) g->producer = 0;
+  const char *ffs = ff_split_name(g);
   if (g->ffprod && (pl->kloop < 1 || pl->kloop > 3))
     return reject(msg, cap,
-                  "plan: split=producer with mma=ffma needs kloop=1, 2 or 3 (the producer's "
+                  "plan: split=%s with mma=ffma needs kloop=1, 2 or 3 (the producer's "
                   "copies from running pointers; 3: two fragment sets in the consumers), not "
                   "kloop=%d",
-                  pl->kloop);
+                  ffs, pl->kloop);
   if (g->ffprod && pl->kunroll)
     return reject(msg, cap,
-                  "plan: split=producer with mma=ffma runs one loop: kunroll=%d must be 0",
-                  pl->kunroll);
+                  "plan: split=%s with mma=ffma runs one loop: kunroll=%d must be 0",
+                  ffs, pl->kunroll);
   if (g->ffprod && pl->minblocks != 0 && pl->minblocks != 2 && pl->minblocks != 3)
     return reject(msg, cap,
-                  "plan: split=producer with mma=ffma runs 2 (minblocks=0 or 2) or 3 blocks per "
-                  "SM (setmaxnreg splits the registers of that count), not minblocks=%d",
+                  "plan: split=%s with mma=ffma runs 2 (minblocks=0 or 2) or 3 blocks per "
+                  "SM (%s), not minblocks=%d",
+                  ffs,
+                  g->fftma ? "its registers are compiled for that count"
+                            : "setmaxnreg splits the registers of that count",
                   pl->minblocks);
   if (g->ffprod && pl->stages > 15)
     return reject(msg, cap,
-                  "plan: split=producer with mma=ffma frees each of its stages through a "
+                  "plan: split=%s with mma=ffma frees each of its stages through a "
                   "named barrier (1..15): stages=%d is more than 15",
-                  pl->stages);
+                  ffs, pl->stages);
   if (g->ffprod && (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED))
-    return reject(msg, cap, "plan: split=producer with mma=ffma needs a=staged and b=staged");
+    return reject(msg, cap, "plan: split=%s with mma=ffma needs a=staged and b=staged", ffs);
   if (g->producer && !g->wg)
     return reject(msg, cap,
                   "plan: split=%s is only supported by the wgmma families; mma=%s splits "
@@ -517,9 +534,9 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
    * (same thread count, same passes); setmaxnreg needs whole warpgroups */
   if (g->ffprod && g->nthreads != 128)
     return reject(msg, cap,
-                  "plan: split=producer with mma=ffma needs 4 warps (bm/wm x bn/wn = 4); "
+                  "plan: split=%s with mma=ffma needs 4 warps (bm/wm x bn/wn = 4); "
                   "this plan has %dx%d",
-                  g->warps_m, g->warps_n);
+                  ff_split_name(g), g->warps_m, g->warps_n);
 
   if (g->tf32) {
     if (pl->tm != 1 || pl->tn != 1)
@@ -574,11 +591,20 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
       g->ff_preg = g->ff_blocks == 2 && pl->kloop < 3 ? TSR__FF_PRODUCER_REGS
                                                       : TSR__FF_PRODUCER_REGS_TIGHT;
       g->ff_creg = 2 * g->ff_regs - g->ff_preg; /* 216, 224 or 128: below 255 */
+      if (g->fftma) {
+        /* NT + 32 threads: compiled for 65536 / (160 x blocks), 8-granular
+         * (200 at 2 blocks, 136 at 3), every thread alike: no setmaxnreg
+         * (it moves registers between whole warpgroups, and the producer
+         * warp needs few) */
+        g->ff_regs = 65536 / ((g->nthreads + 32) * g->ff_blocks) / 8 * 8;
+        g->ff_preg = g->ff_creg = g->ff_regs;
+      }
       if (g->reg_estimate > g->ff_creg)
         return reject(msg, cap,
                       "plan: estimated %d registers per consumer thread exceed the %d that "
-                      "split=producer leaves them at %d blocks per SM",
-                      g->reg_estimate, g->ff_creg, g->ff_blocks);
+                      "split=%s leaves them at %d blocks per SM",
+                      g->reg_estimate, g->ff_creg, ff_split_name(g),
+                      g->ff_blocks);
     }
   }
   if ((int64_t)g->reg_estimate > (int64_t)t->regs_thread)
@@ -632,7 +658,7 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   tsr_status s;
   if ((s = check_vec(p, pl, &g->a, msg, cap)) != TSR_OK) return s;
   if ((s = check_vec(p, pl, &g->b, msg, cap)) != TSR_OK) return s;
-  for (int i = 0; i < 2 && pl->kloop; i++) { /* after check_vec: vec divides the rows */
+  for (int i = 0; i < 2 && pl->kloop && !g->fftma; i++) { /* after check_vec: vec divides the rows */
     /* kloop=1: every pass of a thread's copy moves its row by NT / per, so
      * the passes sit at constant offsets from one pointer */
     tsr__emit_operand *o = i ? &g->b : &g->a;
@@ -647,6 +673,44 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
                     "plan: kloop=%d needs the %d threads to copy %c in whole passes of rows (%d "
                     "rows of %d copies)",
                     pl->kloop, g->nthreads, o->name - 32, rows, per);
+  }
+  for (int i = 0; i < 2 && g->fftma; i++) {
+    /* a TMA box of bk rows x bm (bn) floats of the stored (or packed) operand
+     * in [k][x] rows, landing dense (row stride bm or bn: pad=0) at a
+     * 128-byte aligned stage; the tensor map's strides are 16-byte multiples */
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    char U = (char)(o->name - 32);
+    if (o->srows_x)
+      return reject(msg, cap,
+                    "plan: split=producer-tma copies [k][x] rows, but kfrag keeps %c in [x][k] "
+                    "shared rows: kfrag must leave %c out",
+                    U, U);
+    if (o->kmajor)
+      return reject(msg, cap,
+                    "plan: split=producer-tma copies [k][x] rows, but %c is contiguous along k: "
+                    "use pack=%c (the prologue's [k][x] copy)",
+                    U, o->name);
+    if (pl->pad != 0)
+      return reject(msg, cap,
+                    "plan: split=producer-tma lands dense boxes (shared rows of bm, bn floats): "
+                    "pad=%d must be 0",
+                    pl->pad);
+    if (o->ld % 4 || o->bmn % 4)
+      return reject(msg, cap,
+                    "plan: split=producer-tma needs 16-byte rows: ld%c=%lld and %s=%d must be "
+                    "multiples of 4",
+                    o->name, (long long)o->ld, i ? "bn" : "bm", o->bmn);
+    int64_t rows = o->packed ? o->prows : p->k;
+    if (p->batch > 1 && (o->stride % 4 || o->stride < rows * o->ld))
+      return reject(msg, cap,
+                    "plan: split=producer-tma needs whole batch items 16-byte apart: stride_%c=%lld "
+                    "must be a multiple of 4 and at least %lld (k x ld%c)",
+                    o->name, (long long)o->stride, (long long)(rows * o->ld), o->name);
+    if ((o->stage_floats * 4) % 128)
+      return reject(msg, cap,
+                    "plan: split=producer-tma needs 128-byte aligned stages: %c's stage of %d "
+                    "floats (bk=%d x %d) is not a multiple of 32 floats",
+                    U, o->stage_floats, pl->bk, o->bmn);
   }
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
   if (g->ffprod) {
@@ -692,12 +756,13 @@ static tsr_status check_occupancy(const tsr_problem *p, const tsr_plan *pl,
   if (g->ffprod) {
     int mb = g->ff_blocks;
     uint64_t need = (uint64_t)mb * (g->smem_bytes + t->smem_block_reserved);
-    if (need > t->smem_sm || (int64_t)mb * (g->nthreads + 128) > (int64_t)t->threads_sm)
+    if (need > t->smem_sm || (int64_t)mb * (g->nthreads + g->ff_pthreads) > (int64_t)t->threads_sm)
       return reject(msg, cap,
-                    "plan: split=producer with mma=ffma runs %d blocks per SM: %d x (%llu + %u) "
+                    "plan: split=%s with mma=ffma runs %d blocks per SM: %d x (%llu + %u) "
                     "bytes of shared memory or %d x %d threads exceed the SM's %u / %u",
-                    mb, mb, (unsigned long long)g->smem_bytes, t->smem_block_reserved, mb,
-                    g->nthreads + 128, t->smem_sm, t->threads_sm);
+                    ff_split_name(g), mb, mb,
+                    (unsigned long long)g->smem_bytes, t->smem_block_reserved, mb,
+                    g->nthreads + g->ff_pthreads, t->smem_sm, t->threads_sm);
     return TSR_OK;
   }
   if (pl->minblocks > 1) {

@@ -464,7 +464,9 @@ static void ffma_producer_padded(const tsr_problem *p, tsr_plan *pl) {
  * (strict per slice, summed in slice order): errors as split-K's. The
  * tuner's space takes the same rule (src/tune/space.c). */
 int tsr__emit_tail_slices(const tsr_problem *p, tsr_plan *pl) {
-  if (pl->mma != TSR_MMA_FFMA || pl->split != TSR_SPLIT_PRODUCER || pl->minblocks != 3) return 0;
+  if (pl->mma != TSR_MMA_FFMA || pl->minblocks != 3 ||
+      (pl->split != TSR_SPLIT_PRODUCER && pl->split != TSR_SPLIT_PRODUCER_TMA))
+    return 0;
   if (pl->splitk != 1 || p->batch != 1 || pl->tailk) return 0;
   int64_t wave = 3 * H200_SMS;
   int64_t tiles = ((p->m + pl->bm - 1) / pl->bm) * ((p->n + pl->bn - 1) / pl->bn);

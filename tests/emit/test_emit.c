@@ -495,6 +495,26 @@ static void test_rejections(void **state) {
                 "split=producer with mma=ffma needs 4 warps (bm/wm x bn/wn = 4); this plan has 4x2");
   expect_reject(big, "bm=128,bn=160,wm=64,wn=80,tm=8,tn=20," FFP "kloop=2",
                 "estimated 232 registers per consumer thread exceed the 216");
+  /* split=producer-tma: one producer warp, TMA boxes of [k][x] rows */
+#define FFT "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=producer-tma,"
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a");
+  expect_accept_on(SM90, P(4000, 4000, 3998), FFT "kloop=2,minblocks=3,pack=a"); /* M, N, K tails: TMA fills zeros */
+  expect_accept_on(SM90, P(4095, 4097, 4093), FFT "kloop=2,minblocks=3,pack=ab"); /* B rows of 4097 floats: packed */
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=none", "split=producer-tma copies [k][x] rows, but A is contiguous along k: use pack=a (the prologue's [k][x] copy)");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=ab,kfrag=b", "split=producer-tma copies [k][x] rows, but kfrag keeps B in [x][k] shared rows: kfrag must leave B out");
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=4,kloop=2,minblocks=3,split=producer-tma,pack=a",
+                "split=producer-tma lands dense boxes (shared rows of bm, bn floats): pad=4 must be 0");
+  expect_reject(P(4096, 4094, 4096), FFT "kloop=2,minblocks=3,pack=a", "vec=4 needs ldb=4094 to be a multiple of 4");
+  expect_reject(P(4096, 4094, 4096), "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=1,pad=0,kloop=2,minblocks=3,split=producer-tma,pack=a", "split=producer-tma needs 16-byte rows: ldb=4094 and bn=128 must be multiples of 4");
+  expect_reject(mkprob((prob_spec){.m = 256, .n = 256, .k = 256, .batch = 2, .opa = 'T', .stride_pad = 1}),
+                "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=1,pad=0,kloop=2,minblocks=3,split=producer-tma",
+                "split=producer-tma needs whole batch items 16-byte apart: stride_a=65537 must be a multiple of 4 and at least 65536 (k x lda)");
+  expect_reject(big, "bm=64,bn=4,wm=16,wn=4,tm=2,tn=1,bk=1,stages=4,vec=1,pad=0,kloop=2,minblocks=3,split=producer-tma,pack=a",
+                "split=producer-tma needs 128-byte aligned stages: B's stage of 4 floats (bk=1 x 4) is not a multiple of 32 floats");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,pad=0,split=producer-tma", "split=producer-tma is the FFMA producer's (mma=ffma), not mma=tf32x3's");
+  expect_reject(big, FFT "kloop=2,pack=a,minblocks=4", "split=producer-tma with mma=ffma runs 2 (minblocks=0 or 2) or 3 blocks per SM (its registers are compiled for that count), not minblocks=4");
+  expect_reject(big, FFT "minblocks=3,pack=a,kloop=0", "split=producer-tma with mma=ffma needs kloop=1, 2 or 3");
+#undef FFT
 #undef FFG
 #undef FFP
   expect_reject(big, "kloop=3,stages=3,a=view", "kloop=3 needs both operands staged as [k][x] rows");
@@ -1375,10 +1395,10 @@ static void test_split_contract(void **state) {
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0,split=pack",
                 "exceeds the 227.0 KiB limit (bm=128,bn=256,bk=32,stages=4,pad=0,split=pack");
   tsr_plan bad = mkplan("mma=tf32x3,tm=1,tn=1");
-  bad.split = (tsr_split)6;
+  bad.split = (tsr_split)7;
   char msg[256];
   assert_int_not_equal(tsr__emit_check(&big, &bad, SM90, msg, sizeof msg), TSR_OK);
-  assert_non_null(strstr(msg, "split=6 is not inline, pack, producer, producer-reg, producer-pack or producer-bulk"));
+  assert_non_null(strstr(msg, "split=7 is not inline, pack, producer, producer-reg, producer-pack, producer-bulk or producer-tma"));
   /* the same plan inline fits: the doubling is what is rejected */
   tsr_plan fits = mkplan("mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0");
   assert_int_equal(tsr__emit_check(&big, &fits, SM90, msg, sizeof msg), TSR_OK);
@@ -1459,10 +1479,26 @@ static void write_emu_source(const char *path, const tsr__kernel_src *k, int rz,
   fwrite(k->source, 1, (size_t)(b - k->source), f);
   fputs(e + strlen("// tsr:ptx-end\n"), f);
   if (k->reduce_name[0]) fprintf(f, "#define TSR_EMU_HAS_REDUCE 1\n");
+  if (k->ntmap) fprintf(f, "#define TSR_EMU_TMAP 1\n");
   for (int i = 0; i < k->npre; i++)
     fprintf(f, "#define TSR_EMU_HAS_PACK_%c 1\n", k->pre[i].name[strlen(k->pre[i].name) - 1] - 32);
   fprintf(f, "#include \"driver.hpp\"\n");
   fclose(f);
+}
+
+/* split=producer-tma: DIR/tmaps, the tensor maps as the runtime encodes them
+ * (tests/emit/emu/driver.hpp reads them) */
+static void write_tmaps(const char *dir, const tsr__kernel_src *k) {
+  char text[512] = "", path[512];
+  for (int i = 0; i < k->ntmap; i++)
+    snprintf(text + strlen(text), sizeof text - strlen(text),
+             "%d %llu %llu %llu %llu %llu %llu %u %u\n", k->tmap[i].packed,
+             (unsigned long long)k->tmap[i].off, (unsigned long long)k->tmap[i].dim[0],
+             (unsigned long long)k->tmap[i].dim[1], (unsigned long long)k->tmap[i].dim[2],
+             (unsigned long long)k->tmap[i].stride[0], (unsigned long long)k->tmap[i].stride[1],
+             k->tmap[i].box[0], k->tmap[i].box[1]);
+  snprintf(path, sizeof path, "%s/tmaps", dir);
+  write_file(path, text, strlen(text));
 }
 
 /* ASan/UBSan as in the sanitizer build; -g1 (line tables) names file:line in
@@ -1747,6 +1783,17 @@ static const emu_case emu_cases[] = {
     {"ffma producer kloop2 TT 2-stage contract strict", {140, 130, 100, 1, 'T', 'T', 0},
      "bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=2,vec=4,pad=4,kloop=2,split=producer",
      .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
+    /* split=producer-tma: one producer warp, TMA boxes (zeros past M, N, K; a
+     * packed A; strided batch items; kloop=3 consumers; tail slices) */
+    {"ffma producer-tma 64x128 three blocks NN pack=a M N K tails beta random", {300, 260, 100, 1, 'N', 'N', 0.5f},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a", 0, 0, 0, 0, 1},
+    {"ffma producer-tma TN batch2 strided splitk2 kloop3 random", {132, 200, 72, 2, 'T', 'N', 0, 4, 0, 1, 8},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=3,split=producer-tma,splitk=2",
+     0, 0, 0, 0, 1},
+    {"ffma producer-tma NT pack=ab tailk3 contract strict", {200, 260, 100, 1, 'N', 'T', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=ab,tailk=3,wave=5", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
     {"ffma kfrag=a 128x256 8x16 contract strict", {140, 260, 100, 1, 'N', 'N', 0},
      "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=4,vec=4,pad=4,kfrag=a", .random = 3,
      .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
@@ -2313,7 +2360,8 @@ static void test_emulated(void **state) {
     /* stages >= 2: once with copies landing at issue, once only at wait_group
      * (bulk copies: once a waiter finds the arrivals in) */
     int modes = ks[i].smem_bytes && (strstr(ks[i].source, "tsr_cp_wait<") ||
-                                     strstr(ks[i].source, "tsr_bulk(")) ? 2 : 1;
+                                     strstr(ks[i].source, "tsr_bulk(") ||
+                                     strstr(ks[i].source, "tsr_tma(")) ? 2 : 1;
     for (int deferred = 0; deferred < modes; deferred++) {
       char args[512];
       /* a persistent kernel runs on 3 CTAs: each loops over several work items */
@@ -2332,6 +2380,7 @@ static void test_emulated(void **state) {
                  ks[i].pre[q].grid[2], ks[i].pre[q].block[0]);
       snprintf(path, sizeof path, "%s/pre", dir);
       write_file(path, pre, strlen(pre));
+      write_tmaps(dir, &ks[i]);
       char cmd[1024];
       snprintf(cmd, sizeof cmd, "cd '%s' && rm -f out.bin && ./emu%zu run . > run.log 2>&1", dir, i);
       if (system(cmd) != 0) {
@@ -2466,6 +2515,7 @@ static int emu_run(const char *dir, size_t i, const tsr__kernel_src *k, const ts
              k->pre[q].grid[0], k->pre[q].grid[1], k->pre[q].grid[2], k->pre[q].block[0]);
   snprintf(path, sizeof path, "%s/pre", dir);
   write_file(path, pre, strlen(pre));
+  write_tmaps(dir, k);
   snprintf(cmd, sizeof cmd, "cd '%s' && rm -f out.bin && ./emu%zu run . > run%zu.log 2>&1", dir, i, i);
   if (system(cmd) != 0) return -1;
   snprintf(path, sizeof path, "%s/out.bin", dir);
@@ -2586,7 +2636,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
-    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5) */
+    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5) or its producer-tma (6) */
   } muts[] = {
       {"none", NULL, NULL},
       {"none (split=producer)", NULL, NULL, 1},
@@ -2613,6 +2663,13 @@ static void test_emulated_wgmma_mutations(void **state) {
        "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u);", "    if (0) tsr_bar_arrive(1u + rd, NT + 128u);", 5},
       {"ffma producer: slot-free wait dropped (arrivals left at exit)",
        "        if (nx >= STAGES) tsr_bar_sync(1u + sx, NT + 128u);\n", "\n", 5},
+      {"none (ffma producer-tma)", NULL, NULL, 6},
+      {"ffma producer-tma: slot-free wait dropped (arrivals left at exit)",
+       "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n", "\n", 6},
+      {"ffma producer-tma: B's box bytes not expected", "tsr_mbar_arrive_tx(bar, 4u * BK * (BM + BN));",
+       "tsr_mbar_arrive_tx(bar, 4u * BK * BM);", 6},
+      {"ffma producer-tma: A's box one K block on", "tsr_tma(As + sx * A_STAGE, tmA, m0, k0, bz, bar);",
+       "tsr_tma(As + sx * A_STAGE, tmA, m0, k0 + BK, bz, bar);", 6},
       {"stride byte offset halved", "SBO = BK * 32;", "SBO = BK * 16;"},
       {"leading byte offset 64", "LBO = 128,", "LBO = 64,"},
       {"no wgmma.fence", "      tsr_wg_fence();\n", "\n"},
@@ -2636,12 +2693,17 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src kff;
   tsr_plan pff = mkplan("bm=128,bn=128,bk=8,wm=64,wn=64,tm=8,tn=16,stages=2,vec=4,pad=4,kloop=2,split=producer");
   emit_ok(&p, &pff, &kff);
+  tsr__kernel_src ktma;
+  tsr_plan ptma = mkplan("bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=0,kloop=2,split=producer-tma,pack=ab");
+  emit_ok(&p, &ptma, &ktma);
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
-  size_t idx[32];
+  size_t idx[40];
+  assert_true(n <= sizeof idx / sizeof idx[0]);
   for (size_t i = 0; i < n; i++) {
-    const tsr__kernel_src *base = muts[i].prod == 5   ? &kff
+    const tsr__kernel_src *base = muts[i].prod == 6   ? &ktma
+                                  : muts[i].prod == 5 ? &kff
                                   : muts[i].prod == 4 ? &kpb
                                   : muts[i].prod == 3 ? &kpp
                                   : muts[i].prod == 2 ? &kr
@@ -2688,7 +2750,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
     if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
-    int bad = emu_run(dir, i, muts[i].prod == 5 ? &kff : muts[i].prod == 4 ? &kpb : muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1,
+    int bad = emu_run(dir, i, muts[i].prod == 6 ? &ktma : muts[i].prod == 5 ? &kff : muts[i].prod == 4 ? &kpb : muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1,
                       out) != 0;
     const char *how = bad ? "aborted by the harness" : NULL;
     if (!bad) {
@@ -2723,6 +2785,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src_free(&kpp);
   tsr__kernel_src_free(&kpb);
   tsr__kernel_src_free(&kff);
+  tsr__kernel_src_free(&ktma);
   unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);

@@ -133,7 +133,10 @@ static tsr_status func_attr(tsr__gexec *e, tsr__cu_function f, int attr, int *v,
 static tsr_status launch_abi(tsr__gexec *e) {
   const tsr__cu_api *cu = e->g->cu;
   float alpha = e->p.alpha, beta = e->p.beta;
-  void *main_args[] = {&e->buf.a, &e->buf.b, &e->buf.c, &e->buf.w, &alpha, &beta};
+  /* split=producer-tma kernels take two tensor maps more; the others (and
+   * the prologue and reduction kernels) read only their six parameters */
+  void *main_args[] = {&e->buf.a, &e->buf.b, &e->buf.c, &e->buf.w, &alpha, &beta,
+                       e->tmap[0], e->tmap[1]};
   tsr__cu_result r;
   for (int i = 0; i < e->npre; i++) {
     r = cu->LaunchKernel(e->fpre[i], e->pgrid[i][0], e->pgrid[i][1], e->pgrid[i][2],
@@ -154,6 +157,38 @@ static tsr_status launch_abi(tsr__gexec *e) {
     r = cu->LaunchKernel(e->freduce, e->rgrid[0], e->rgrid[1], e->rgrid[2], e->rblock[0],
                          e->rblock[1], e->rblock[2], 0, e->g->stream, main_args, NULL);
     if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, cu, r, "cuLaunchKernel(reduce)");
+  }
+  return TSR_OK;
+}
+
+/* split=producer-tma: k's tensor maps over this exec's buffers (A, B, or a
+ * packed copy in W), 3D floats, zeros outside; once per attach, since the
+ * buffers live as long as the exec. */
+static tsr_status encode_tmaps(tsr__gexec *e, const tsr__kernel_src *k) {
+  const tsr__cu_api *cu = e->g->cu;
+  TSR_ASSERT(k->ntmap >= 0 && k->ntmap <= 2);
+  e->ntmap = 0;
+  for (int i = 0; i < k->ntmap; i++) {
+    tsr__cu_ptr base = k->tmap[i].packed ? e->buf.w + 4u * k->tmap[i].off : i ? e->buf.b : e->buf.a;
+    uint64_t dim[3] = {k->tmap[i].dim[0], k->tmap[i].dim[1], k->tmap[i].dim[2]};
+    uint64_t strides[2] = {4u * k->tmap[i].stride[0], 4u * k->tmap[i].stride[1]};
+    uint32_t box[3] = {k->tmap[i].box[0], k->tmap[i].box[1], 1}, unit[3] = {1, 1, 1};
+    tsr__cu_tensor_map m;
+    tsr__cu_result r = cu->TensorMapEncodeTiled(
+        &m, TSR__CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)(uintptr_t)base, dim, strides, box,
+        unit, TSR__CU_TENSOR_MAP_INTERLEAVE_NONE, TSR__CU_TENSOR_MAP_SWIZZLE_NONE,
+        TSR__CU_TENSOR_MAP_L2_PROMOTION_L2_128B, TSR__CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != TSR__CU_SUCCESS) {
+      char what[160];
+      snprintf(what, sizeof what,
+               "cuTensorMapEncodeTiled(%c: %llu x %llu x %llu floats, rows %llu bytes apart, "
+               "box %u x %u)",
+               i ? 'B' : 'A', (unsigned long long)dim[0], (unsigned long long)dim[1],
+               (unsigned long long)dim[2], (unsigned long long)strides[0], box[0], box[1]);
+      return tsr__cu_fail(e->ctx, cu, r, what);
+    }
+    memcpy(e->tmap[i], &m, sizeof e->tmap[i]);
+    e->ntmap = i + 1;
   }
   return TSR_OK;
 }
@@ -218,6 +253,7 @@ tsr_status tsr__gexec_attach_kernel(tsr__gexec *e, const tsr__kernel_src *k, int
   memcpy(e->rblock, k->reduce_block, sizeof e->rblock);
   e->smem = k->smem_bytes;
   memcpy(e->sha256, k->sha256, sizeof e->sha256);
+  if ((st = encode_tmaps(e, k))) return st;
   if ((st = func_attr(e, e->fmain, TSR__CU_FUNC_NUM_REGS, &e->regs, "cuFuncGetAttribute(NUM_REGS)")) ||
       (st = func_attr(e, e->fmain, TSR__CU_FUNC_LOCAL_SIZE_BYTES, &e->local_bytes,
                       "cuFuncGetAttribute(LOCAL_SIZE_BYTES)")) ||

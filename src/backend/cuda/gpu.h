@@ -139,6 +139,10 @@ struct tsr__gexec {
   uint32_t grid[3], block[3], rgrid[3], rblock[3], smem;
   int regs, local_bytes, static_smem, max_threads;
   char sha256[65];
+  /* split=producer-tma: the main kernel's trailing tensor-map parameters
+   * (CUtensorMap bytes), encoded against buf at attach */
+  int ntmap;
+  uint64_t tmap[2][16];
 };
 
 /* Creates the exec shell: events, buffers (with w_bytes of workspace). */

@@ -6,6 +6,7 @@
 #define TSR_BACKEND_CUDA_LOADER_CUDA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tessera.h"
 
@@ -58,6 +59,19 @@ enum {
 /* Flags. */
 enum { TSR__CU_STREAM_DEFAULT = 0, TSR__CU_EVENT_DEFAULT = 0 };
 
+/* Tensor maps (cuTensorMapEncodeTiled's enums and the opaque 128-byte,
+ * 64-byte aligned CUtensorMap). */
+enum {
+  TSR__CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  TSR__CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  TSR__CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  TSR__CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  TSR__CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0, /* out-of-bounds elements read as zeros */
+};
+typedef struct {
+  _Alignas(64) uint64_t opaque[16];
+} tsr__cu_tensor_map;
+
 /* The driver entry points tessera uses. Field names drop the "cu" prefix;
  * the exported (versioned) symbol of each is listed once in loader_cuda.c. */
 typedef struct {
@@ -80,6 +94,11 @@ typedef struct {
   tsr__cu_result (*LaunchKernel)(tsr__cu_function fn, unsigned gx, unsigned gy, unsigned gz,
                                  unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                  tsr__cu_stream stream, void **params, void **extra);
+  tsr__cu_result (*TensorMapEncodeTiled)(tsr__cu_tensor_map *map, int dtype, unsigned rank,
+                                         void *addr, const uint64_t *dim,
+                                         const uint64_t *strides, const uint32_t *box,
+                                         const uint32_t *elem_strides, int interleave,
+                                         int swizzle, int l2_promotion, int oob_fill);
   tsr__cu_result (*MemAlloc)(tsr__cu_ptr *ptr, size_t bytes);
   tsr__cu_result (*MemFree)(tsr__cu_ptr ptr);
   tsr__cu_result (*MemGetInfo)(size_t *free_bytes, size_t *total_bytes);

@@ -13,6 +13,9 @@
 typedef void (*emu_main_fn)(const float *, const float *, float *, float *, float, float);
 typedef void (*emu_reduce_fn)(const float *, const float *, float *, const float *, float, float);
 
+#ifdef TSR_EMU_TMAP
+static tsr_tmap emu_tmaps[2];
+#endif
 struct emu_job {
   unsigned bx, by, bz, tx;
   int is_reduce; /* 0 main, 1 reduce, 2 pack_a, 3 pack_b */
@@ -56,7 +59,11 @@ static void *emu_thread(void *p) {
     if (j.is_reduce == 1) tsr_gemm_reduce(j.a, j.b, j.c, j.w, j.alpha, j.beta);
     else if (j.is_reduce == 2) tsr_gemm_pack_a(j.a, j.b, j.c, j.w, j.alpha, j.beta);
     else if (j.is_reduce == 3) tsr_gemm_pack_b(j.a, j.b, j.c, j.w, j.alpha, j.beta);
+#ifdef TSR_EMU_TMAP /* split=producer-tma: the tensor maps of A and B follow */
+    else tsr_gemm_main(j.a, j.b, j.c, j.w, j.alpha, j.beta, emu_tmaps[0], emu_tmaps[1]);
+#else
     else tsr_gemm_main(j.a, j.b, j.c, j.w, j.alpha, j.beta);
+#endif
     emu_thread_end();
     pthread_barrier_wait(&emu_cta_bar);
   }
@@ -137,6 +144,24 @@ int main(int argc, char **argv) {
         *c = emu_read(dir, "C.bin", nc);
   float *w = ws ? (float *)malloc(ws) : nullptr;
   for (size_t i = 0; i < ws / 4; i++) w[i] = TSR_EMU_POISON;
+#ifdef TSR_EMU_TMAP
+  /* per map (A, then B): packed offset dim0 dim1 dim2 stride0 stride1 box0 box1 */
+  snprintf(path, sizeof path, "%s/tmaps", dir);
+  if (FILE *tf = fopen(path, "r")) {
+    for (int i = 0; i < 2; i++) {
+      int packed;
+      unsigned long long off;
+      tsr_tmap &m = emu_tmaps[i];
+      if (fscanf(tf, "%d %llu %lld %lld %lld %lld %lld %d %d", &packed, &off, &m.dim[0], &m.dim[1],
+                 &m.dim[2], &m.stride[0], &m.stride[1], &m.box[0], &m.box[1]) != 9)
+        emu_die("short tmaps file");
+      m.base = packed ? w + off : i ? b : a;
+    }
+    fclose(tf);
+  } else {
+    emu_die("no tmaps file");
+  }
+#endif
   snprintf(path, sizeof path, "%s/pre", dir);
   if (FILE *pf = fopen(path, "r")) {
     char name[64];

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include <map>
+#include <memory>
 #include <vector>
 
 #define __global__
@@ -26,6 +27,7 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __launch_bounds__(...)
+#define __grid_constant__
 /* a CTA's threads share it; CTAs run one after another (each writes before it reads) */
 #define __shared__ static
 
@@ -434,7 +436,12 @@ static unsigned *emu_mbar(unsigned bar) {
  * A phase completes when its arrivals are in and its count is back at 0.
  * Deferred copies land when a thread waits on the barrier with every
  * arrival in (as late as the hardware may land them); otherwise at issue. */
-struct emu_bulk_copy { float *dst; const float *src; unsigned bytes; };
+struct emu_bulk_copy {
+  float *dst;
+  const float *src;
+  unsigned bytes;
+  std::shared_ptr<std::vector<float>> hold; /* a TMA box, gathered at issue */
+};
 struct emu_mbar_tx_state { long long tx; std::vector<emu_bulk_copy> queued; };
 static std::map<unsigned, emu_mbar_tx_state> emu_mbar_tx;
 static void tsr_mbar_init(unsigned bar, unsigned count) {
@@ -495,6 +502,48 @@ static void tsr_bulk(float *dst, const float *src, unsigned bytes, unsigned bar)
   if (emu_deferred) {
     emu_mbar_tx[bar].queued.push_back(c);
     pthread_cond_broadcast(&emu_mbar_cv); /* a waiter may land it */
+  } else {
+    emu_bulk_land(bar, c);
+    emu_mbar_settle(bar, w);
+  }
+  pthread_mutex_unlock(&emu_mbar_mu);
+}
+/* TMA tensor copies (split=producer-tma): a map is the tensor's base, its 3D
+ * extents {x, rows, batch}, strides in floats {row, batch item} and the box
+ * {x, rows}, as the runtime encodes them (the driver reads them from the
+ * test's tmaps file). The box at (x, k, z) is gathered at issue, zeros
+ * outside the tensor as TMA fills them, and lands like a bulk copy (at issue,
+ * or deferred until a waiter finds every arrival in); the shared destination
+ * must sit 128 bytes into the dynamic shared memory. */
+struct tsr_tmap {
+  const float *base;
+  long long dim[3], stride[2];
+  int box[2];
+};
+static void tsr_tma_prefetch(const tsr_tmap &) {}
+static void tsr_tma(float *dst, const tsr_tmap &m, int x, int k, int z, unsigned bar) {
+  if (!m.base || m.box[0] <= 0 || m.box[1] <= 0 || m.box[0] > 256 || m.box[1] > 256 ||
+      m.box[0] % 4)
+    emu_die("TMA box outside 1..256 or its rows not 16-byte multiples");
+  const unsigned bytes = 4u * (unsigned)m.box[0] * (unsigned)m.box[1];
+  if (((char *)dst - (char *)emu_smem) % 128)
+    emu_die("TMA destination not 128-byte aligned in shared memory");
+  if ((char *)dst < (char *)emu_smem || (char *)dst + bytes > (char *)emu_smem + emu_smem_bytes)
+    emu_die("TMA destination outside dynamic shared memory");
+  auto box = std::make_shared<std::vector<float>>((size_t)m.box[0] * (size_t)m.box[1], 0.0f);
+  for (int r = 0; r < m.box[1]; r++)
+    for (int c = 0; c < m.box[0]; c++) {
+      long long xx = (long long)x + c, kk = (long long)k + r;
+      if (xx >= 0 && xx < m.dim[0] && kk >= 0 && kk < m.dim[1] && z >= 0 && z < m.dim[2])
+        (*box)[(size_t)r * (size_t)m.box[0] + (size_t)c] = m.base[z * m.stride[1] + kk * m.stride[0] + xx];
+    }
+  pthread_mutex_lock(&emu_mbar_mu);
+  unsigned *w = emu_mbar(bar);
+  emu_mbar_check(w);
+  emu_bulk_copy c = {dst, box->data(), bytes, box};
+  if (emu_deferred) {
+    emu_mbar_tx[bar].queued.push_back(c);
+    pthread_cond_broadcast(&emu_mbar_cv);
   } else {
     emu_bulk_land(bar, c);
     emu_mbar_settle(bar, w);
