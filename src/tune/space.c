@@ -146,6 +146,10 @@ static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
    * peak; wgmma-tf32 not yet measured: a guess at twice cuBLAS SGEMM */
   if (pl->mma == TSR_MMA_WGMMA_TF32X3) inner *= 3.6;
   if (pl->mma == TSR_MMA_WGMMA_TF32) inner *= 8.0;
+  /* split=producer-tma (FFMA): the producer's ~133 warp-instructions a K
+   * block of a 64x128x16 tile drop to ~50 against the consumers' 4432
+   * (local SASS, session 23): ~1.8 % of the issue slots, not yet measured */
+  if (pl->split == TSR_SPLIT_PRODUCER_TMA) inner *= 1.018;
   /* split=pack: no split in the loop (SASS at 4096^3 tf32x3: 329 instead of
    * 569 instructions per 96 MMAs; not yet measured: a mild 1.1x on the
    * inner rate, which still puts pack variants ahead of inline ones of equal
@@ -343,7 +347,7 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                           for (int ki = 0; ki < 3; ki++)
                             /* tensor cores: the TF32 split in the loop or
                              * once in the pack prologue */
-                            for (int sp = 0; sp < (mma ? 2 : 7); sp++) {
+                            for (int sp = 0; sp < (mma ? 2 : 9); sp++) {
                             /* tensor cores: sp = split=pack; FFMA: sp = 1
                              * kloop=1 (running copy pointers, session 5), 2
                              * kloop=3 (two fragment sets, session 14: both
@@ -355,10 +359,14 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                              * 2 and 3 blocks per SM, the latter in
                              * serpentine FMAs (forder=1, session 22) as the
                              * defaults; 6 the same with the defaults' tail
-                             * slices (where their rule applies) */
+                             * slices (where their rule applies); 7 and 8
+                             * those two with TMA tensor copies
+                             * (split=producer-tma, session 23: pad=0, the
+                             * k-contiguous operands packed, vec unused) */
                             if (mma && sp && vi) continue; /* packed operands pick their own vec */
                             if (sp >= 4 && (ab || stages[si] < 2 || nwarps != 4)) continue;
                             if (sp >= 5 && tm * tn > 64) continue; /* 128 registers a consumer */
+                            if (sp >= 7 && vi) continue;
                             if (sp == 2 && (ab || bks[bki] % 2 || stages[si] < 2)) continue;
                             if (sp == 3 && (ab || stages[si] < 2 || p->op_a != TSR_OP_N ||
                                             p->op_b != TSR_OP_T))
@@ -393,7 +401,13 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                             if (sp == 3) pl.kfrag = TSR_PACK_AB;
                             if (!mma && sp >= 4) pl.split = TSR_SPLIT_PRODUCER;
                             if (!mma && sp >= 5) pl.minblocks = 3, pl.forder = 1;
-                            if (!mma && sp == 6 && !tsr__emit_tail_slices(p, &pl)) continue;
+                            if (!mma && sp >= 7) {
+                              pl.split = TSR_SPLIT_PRODUCER_TMA;
+                              pl.pad = 0;
+                              pl.pack = (tsr_pack)((p->op_a == TSR_OP_N ? TSR_PACK_A : 0) |
+                                                   (p->op_b == TSR_OP_T ? TSR_PACK_B : 0));
+                            }
+                            if (!mma && (sp == 6 || sp == 8) && !tsr__emit_tail_slices(p, &pl)) continue;
                             if (push(pv, &pl)) return -1;
                           }
               }

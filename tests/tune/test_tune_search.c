@@ -439,15 +439,23 @@ static void test_cuda_space_families(void **state) {
     char msg[256];
     assert_int_equal(tsr_problem_check(&q, msg, sizeof msg), TSR_OK);
     assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &q, NULL, NULL, 0, &sp), TSR_OK);
-    int three = 0, tail = 0;
+    int three = 0, tail = 0, tma = 0;
     for (size_t i = 1; i < sp.n; i++) {
       const tsr_plan *c = &sp.cands[i].plan;
       if (!sp.cands[i].realized[0]) continue;
-      if (c->split == TSR_SPLIT_PRODUCER && c->minblocks == 3) {
+      if ((c->split == TSR_SPLIT_PRODUCER || c->split == TSR_SPLIT_PRODUCER_TMA) &&
+          c->minblocks == 3) {
         three++;
         assert_int_equal(c->forder, 1);
       } else {
         assert_int_equal(c->forder, 0);
+      }
+      /* session 23: the same with TMA tensor copies (dense rows, A packed) */
+      if (c->split == TSR_SPLIT_PRODUCER_TMA) {
+        tma++;
+        assert_int_equal(c->pad, 0);
+        assert_int_equal(c->pack, TSR_PACK_A);
+        assert_int_equal(c->minblocks, 3);
       }
       if (c->tailk) {
         tail++;
@@ -459,6 +467,7 @@ static void test_cuda_space_families(void **state) {
     }
     assert_true(three >= 20);
     assert_true(tail >= 4);
+    assert_true(tma >= 4);
     free(sp.cands);
   }
   /* lane per row (lanerows) where the big operand runs along k: 16 short
