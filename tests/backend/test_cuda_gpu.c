@@ -695,6 +695,14 @@ static const family families[] = {
     {"cuda wgmma-tf32x3 producer-bulk two buffers 128x128", TSR_BACKEND_CUDA, TSR_PREC_FP32X3,
      WG2 "split=producer-bulk,bm=128,bn=128,bk=16,wm=64,wn=128,stages=6,vec=4,pack=ab", 0},
 #undef WG2
+    /* the FFMA producer with TMA tensor copies (split=producer-tma): M, N
+     * and K tails come as TMA's zero fill, A packed (NN) */
+#define FTMA "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,minblocks=3,split=producer-tma," \
+             "pack=a,kfrag=none,kunroll=0,tailk=0,wave=0,forder=1,"
+    {"cuda strict producer-tma", TSR_BACKEND_CUDA, TSR_PREC_STRICT, FTMA "kloop=2,splitk=1", 0},
+    {"cuda strict producer-tma kloop=3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FTMA "kloop=3,splitk=2", 0},
+#undef FTMA
     {"cuda auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL, 0},
     {"cublas strict", TSR_BACKEND_CUBLAS, TSR_PREC_STRICT, NULL, 0},
     /* cuBLAS TF32 rounds FLT_MAX up to Inf (seen on the H200, 2026-11-30) */

@@ -203,9 +203,11 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * lines stopped realizing when session 21's default took split=producer
  * (4-warp tiles, no kunroll); s21-producer3.txt's last line spills by
  * design (the producer's tail-guarded copies at 3000^3, 48 bytes: why the
- * default takes the producer for whole tiles only). s22-tail2.txt is the
- * latest, run on the H200 (tail slices over the forder=1 three-block
- * default; its lines are what ran). Point it at the next screen. */
+ * default takes the producer for whole tiles only). s22-tail2.txt ran on the
+ * H200 (tail slices over the forder=1 three-block default; its lines became
+ * the default). s23-tma.txt is the next, prepared without a GPU (the FFMA
+ * producer's TMA tensor copies): every line must realize and compile clean
+ * before a GPU call is spent on it. Point it at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
                                        int *kernels) {
   char msg[1024], path[1024];
@@ -248,7 +250,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 
 static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
-  static const char *const files[] = {"s22-tail2.txt"};
+  static const char *const files[] = {"s23-tma.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;
