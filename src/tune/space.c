@@ -5,6 +5,7 @@
  * the prior only decides the order of measurement. The prior is a cheap
  * estimate of relative time, not a calibrated model: every claim about
  * speed comes from the measurements that follow. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,7 +319,12 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
   static const int stages[] = {1, 2, 3, 4};
   static const int vecs[] = {4, 2, 1};
   static const int splits[] = {1, 2, 4};
-  const tsr_walk walks[] = {{TSR_WALK_LINEAR, 1, 1}, {TSR_WALK_RECT, 4, 8}, {TSR_WALK_STRIPE, 8, 1}};
+  tsr_walk walks[] = {{TSR_WALK_LINEAR, 1, 1}, {TSR_WALK_RECT, 4, 8}, {TSR_WALK_STRIPE, 8, 1}};
+  /* the third walk is the incumbent's where it is neither of the first two
+   * (the large defaults' rect:8x16): its one-key variants then keep it */
+  if (base0->walk.kind != TSR_WALK_LINEAR &&
+      !(base0->walk.kind == TSR_WALK_RECT && base0->walk.r == 4 && base0->walk.c == 8))
+    walks[2] = base0->walk;
   for (int bmi = 0; bmi < 4; bmi++)
     for (int bni = 0; bni < 4; bni++)
       for (int wmi = 0; wmi < 4; wmi++)
@@ -558,9 +564,30 @@ static int gen_cuda_gemv(const tsr_problem *p, const tsr_plan *base, plan_vec *p
 typedef struct {
   tsr_plan plan, realized;
   double prior;
+  long bucket; /* the prior on a 0.5 % log grid (PRIOR_TIE) */
+  int dist;    /* plan keys that differ from the incumbent's realized plan */
   tsr__cand_role role;
   tsr_plan_info info;
 } legal_t;
+
+/* The prior's resolution: it ties what it does not model (walks, stages, the
+ * FMA order, ...), and within such a tie the incumbent's neighbours (fewest
+ * differing plan keys) are measured first: a strong default's one-key
+ * variants before remote plans of equal estimate. */
+#define PRIOR_TIE 1.005
+
+/* Plan keys (comma-separated key=value items of the formatted texts) in
+ * which a differs from b. */
+static int plan_distance(const char *a, const char *b) {
+  int d = 0;
+  while (*a || *b) {
+    size_t la = strcspn(a, ","), lb = strcspn(b, ",");
+    d += la != lb || memcmp(a, b, la) != 0;
+    a += la + (a[la] == ',');
+    b += lb + (b[lb] == ',');
+  }
+  return d;
+}
 
 static int cmp_legal(const void *a, const void *b) {
   const legal_t *x = a, *y = b;
@@ -570,6 +597,8 @@ static int cmp_legal(const void *a, const void *b) {
     int ry = y->role == TSR__ROLE_SEARCH ? 9 : (int)y->role;
     return rx - ry;
   }
+  if (x->bucket != y->bucket) return x->bucket < y->bucket ? -1 : 1;
+  if (x->dist != y->dist) return x->dist - y->dist;
   return (x->prior > y->prior) - (x->prior < y->prior);
 }
 
@@ -662,6 +691,18 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   free(hset);
   free(roles);
   free(pv.v);
+  /* ties of the prior: nearest the incumbent first (the incumbent is the
+   * first legal plan when the built-in default realizes) */
+  char inc[TSR__TUNE_PLAN_CAP] = "", txt[TSR__TUNE_PLAN_CAP];
+  if (nlegal && legal[0].role == TSR__ROLE_INCUMBENT)
+    tsr_plan_format(&legal[0].realized, inc, sizeof inc);
+  for (size_t i = 0; i < nlegal; i++) {
+    legal_t *l = &legal[i];
+    l->bucket = isfinite(l->prior) && l->prior > 0 ? lround(floor(log(l->prior) / log(PRIOR_TIE)))
+                                                    : LONG_MAX;
+    tsr_plan_format(&l->realized, txt, sizeof txt);
+    l->dist = inc[0] ? plan_distance(txt, inc) : 0;
+  }
   qsort(legal, nlegal, sizeof *legal, cmp_legal);
   size_t keep = nlegal < TSR__TUNE_KEEP_LEGAL ? nlegal : TSR__TUNE_KEEP_LEGAL;
   out->cands = calloc(keep + nrej_kept + 1, sizeof *out->cands);

@@ -381,6 +381,18 @@ static void strict_decode_space(tsr_context *ctx, int64_t m, int trans_b, tsr__t
   assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, sp), TSR_OK);
 }
 
+/* comma-separated key=value items in which two plan texts differ */
+static int key_distance(const char *a, const char *b) {
+  int d = 0;
+  while (*a || *b) {
+    size_t la = strcspn(a, ","), lb = strcspn(b, ",");
+    d += la != lb || strncmp(a, b, la) != 0;
+    a += la + (a[la] == ',');
+    b += lb + (b[lb] == ',');
+  }
+  return d;
+}
+
 static void test_cuda_space_families(void **state) {
   (void)state;
   tsr_context *ctx = NULL;
@@ -468,6 +480,21 @@ static void test_cuda_space_families(void **state) {
     assert_true(three >= 20);
     assert_true(tail >= 4);
     assert_true(tma >= 4);
+    /* ties of the prior go nearest the incumbent first: among equal priors
+     * the count of plan keys that differ from the incumbent never falls; the
+     * incumbent's own walk (rect:8x16) is in the space, so a one-key variant
+     * exists (pack=none: the space does not vary the FFMA pack) */
+    int ties = 0, one_key = 0;
+    for (size_t i = 2; i < sp.n && sp.cands[i].realized[0]; i++) {
+      const tsr__tune_cand *a = &sp.cands[i - 1], *b = &sp.cands[i];
+      one_key += key_distance(b->realized, sp.cands[0].realized) == 1;
+      if (a->role != TSR__ROLE_SEARCH || a->prior != b->prior) continue;
+      ties++;
+      assert_true(key_distance(a->realized, sp.cands[0].realized) <=
+                  key_distance(b->realized, sp.cands[0].realized));
+    }
+    assert_true(ties >= 100);
+    assert_true(one_key >= 1);
     free(sp.cands);
   }
   /* lane per row (lanerows) where the big operand runs along k: 16 short
