@@ -302,8 +302,8 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
     put(s, MBAR_SRC);
     if (g->fftma)
       put(s,
-          "// split=producer-tma: a CUtensorMap (128 bytes, 64-byte aligned), passed by value\n"
-          "struct alignas(64) tsr_tmap { unsigned long long v[16]; };\n"
+          "// split=producer-tma: a CUtensorMap (128 bytes, 128-byte aligned as cuda.h's), by value\n"
+          "struct alignas(128) tsr_tmap { unsigned long long v[16]; };\n"
           "// the box at (x, k, batch item z) of map m -> shared dst, completing on mbarrier bar\n"
           "__device__ __forceinline__ void tsr_tma(float *dst, const tsr_tmap &m, int x, int k, int z,\n"
           "                                        unsigned bar) {\n"

@@ -205,11 +205,52 @@ static void test_realize_without_device(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* The loader's own declarations against the toolkit's cuda.h, where the
+ * toolkit is installed (CI's machine has it): the tensor-map enums, the
+ * opaque map's size and the encoder's signature (split=producer-tma), and the
+ * attributes the backend reads. src/ includes no CUDA header; this test may. */
+#if defined(__has_include)
+#if __has_include("/usr/local/cuda/include/cuda.h")
+#include "/usr/local/cuda/include/cuda.h"
+#define TSR_TEST_HAVE_CUDA_H 1
+#endif
+#endif
+static void test_loader_abi_matches_cuda_h(void **state) {
+  (void)state;
+#ifdef TSR_TEST_HAVE_CUDA_H
+  assert_int_equal(TSR__CU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  assert_int_equal(TSR__CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_INTERLEAVE_NONE);
+  assert_int_equal(TSR__CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE);
+  assert_int_equal(TSR__CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+  assert_int_equal(TSR__CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  assert_int_equal(sizeof(tsr__cu_tensor_map), sizeof(CUtensorMap));
+  assert_int_equal(_Alignof(tsr__cu_tensor_map), _Alignof(CUtensorMap));
+  assert_int_equal(TSR__CU_DEV_MULTIPROCESSOR_COUNT, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  assert_int_equal(TSR__CU_DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  assert_int_equal(TSR__CU_FUNC_NUM_REGS, CU_FUNC_ATTRIBUTE_NUM_REGS);
+  assert_int_equal(TSR__CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  /* the encoder: same parameter sizes and order (enums as int) */
+  CUresult (*enc)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                  CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) =
+      cuTensorMapEncodeTiled;
+  (void)enc;
+  assert_int_equal(sizeof(CUtensorMapDataType), sizeof(int));
+  assert_int_equal(sizeof(cuuint64_t), sizeof(uint64_t));
+  assert_int_equal(sizeof(cuuint32_t), sizeof(uint32_t));
+#else
+  skip();
+#endif
+}
+
 int main(void) {
   /* Before anything loads the driver: a path that cannot exist. */
   setenv("TSR_LIBCUDA", BOGUS_CUDA, 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bogus_paths_named),
+      cmocka_unit_test(test_loader_abi_matches_cuda_h),
       cmocka_unit_test(test_missing_symbol_named),
       cmocka_unit_test(test_process_load_override),
       cmocka_unit_test(test_driver_stub_resolves),

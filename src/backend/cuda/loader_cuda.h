@@ -59,8 +59,9 @@ enum {
 /* Flags. */
 enum { TSR__CU_STREAM_DEFAULT = 0, TSR__CU_EVENT_DEFAULT = 0 };
 
-/* Tensor maps (cuTensorMapEncodeTiled's enums and the opaque 128-byte,
- * 64-byte aligned CUtensorMap). */
+/* Tensor maps (cuTensorMapEncodeTiled's enums and the opaque 128-byte
+ * CUtensorMap, 128-byte aligned as cuda.h declares it; the encoder needs
+ * 64). */
 enum {
   TSR__CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
   TSR__CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
@@ -69,7 +70,7 @@ enum {
   TSR__CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0, /* out-of-bounds elements read as zeros */
 };
 typedef struct {
-  _Alignas(64) uint64_t opaque[16];
+  _Alignas(128) uint64_t opaque[16]; /* as cuda.h's CUtensorMap */
 } tsr__cu_tensor_map;
 
 /* The driver entry points tessera uses. Field names drop the "cu" prefix;
