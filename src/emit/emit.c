@@ -2463,6 +2463,23 @@ static void emit_pack(sb_t *s, const tsr__emit_geo *g, const tsr__emit_operand *
   put(s, "}\n\n");
 }
 
+/* The reductions' common end: the NSLICES partials at w, w + STEP(z), ...
+ * summed in slice order, a non-finite sum recomputed strictly (tsr_fix for
+ * batch item BZ), then alpha/beta into C at COFF; closes the kernel. */
+static void put_reduce_sum(sb_t *s, const char *nslices, const char *step, const char *bz,
+                           const char *coff, int beta0) {
+  put(s,
+      "  float sum = w[0];\n"
+      "#pragma unroll\n"
+      "  for (int z = 1; z < %s; ++z) sum += w[%s];\n"
+      "  if (!tsr_finite(sum)) sum = tsr_fix(A, B, %s, row, col, 0, (int)K);\n"
+      "  float *c = C + %s;\n",
+      nslices, step, bz, coff);
+  if (beta0) put(s, "  *c = alpha * sum; // beta == 0: C is never read\n");
+  else put(s, "  *c = alpha * sum + beta * *c;\n");
+  put(s, "}\n");
+}
+
 /* tailk's reduction (docs/emit.md "Tail slices"): one thread per element of
  * the TAIL_R tail tiles, the tile's TAILK partials summed in slice order. */
 static void emit_reduce_tail(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
@@ -2482,16 +2499,9 @@ static void emit_reduce_tail(sb_t *s, const tsr_problem *p, const tsr__emit_geo 
       "  tsr_walk(TAIL_D + t, tile_row, tile_col);\n"
       "  const int row = (int)tile_row * BM + e / BN, col = (int)tile_col * BN + e %% BN;\n");
   if (g->tail_m || g->tail_n) put(s, "  if (row >= M || col >= N) return;\n");
-  put(s,
-      "  const float *w = W + (tsr_idx)t * (BM * BN) + e;\n"
-      "  float sum = w[0];\n"
-      "#pragma unroll\n"
-      "  for (int z = 1; z < TAILK; ++z) sum += w[(tsr_idx)z * TAIL_R * (BM * BN)];\n"
-      "  if (!tsr_finite(sum)) sum = tsr_fix(A, B, 0, row, col, 0, (int)K);\n"
-      "  float *c = C + (tsr_idx)row * LDC + col;\n");
-  if (beta0) put(s, "  *c = alpha * sum; // beta == 0: C is never read\n");
-  else put(s, "  *c = alpha * sum + beta * *c;\n");
-  put(s, "}\n");
+  put(s, "  const float *w = W + (tsr_idx)t * (BM * BN) + e;\n");
+  put_reduce_sum(s, "TAILK", "(tsr_idx)z * TAIL_R * (BM * BN)", "0", "(tsr_idx)row * LDC + col",
+                 beta0);
 }
 
 static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
@@ -2512,15 +2522,9 @@ static void emit_reduce(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       "  const int bz = (int)(i / MN);\n"
       "  const tsr_idx r = i %% MN;\n"
       "  const int row = (int)(r / N), col = (int)(r %% N);\n"
-      "  const float *w = W + (tsr_idx)bz * SPLITK * MN + r;\n"
-      "  float sum = w[0];\n"
-      "#pragma unroll\n"
-      "  for (int z = 1; z < SPLITK; ++z) sum += w[(tsr_idx)z * MN];\n"
-      "  if (!tsr_finite(sum)) sum = tsr_fix(A, B, bz, row, col, 0, (int)K);\n"
-      "  float *c = C + (tsr_idx)bz * SC + (tsr_idx)row * LDC + col;\n");
-  if (beta0) put(s, "  *c = alpha * sum; // beta == 0: C is never read\n");
-  else put(s, "  *c = alpha * sum + beta * *c;\n");
-  put(s, "}\n");
+      "  const float *w = W + (tsr_idx)bz * SPLITK * MN + r;\n");
+  put_reduce_sum(s, "SPLITK", "(tsr_idx)z * MN", "bz", "(tsr_idx)bz * SC + (tsr_idx)row * LDC + col",
+                 beta0);
 }
 
 /* ---- mma=gemv, lane per row (plan lanerows; the family: emit_gemv below) --
