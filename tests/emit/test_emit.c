@@ -2696,19 +2696,16 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src ktma;
   tsr_plan ptma = mkplan("bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=0,kloop=2,split=producer-tma,pack=ab");
   emit_ok(&p, &ptma, &ktma);
+  /* each mutation's base kernel, by its prod field */
+  const tsr__kernel_src *by_prod[] = {&k, &kp, &kr, &kpp, &kpb, &kff, &ktma};
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
   size_t idx[40];
   assert_true(n <= sizeof idx / sizeof idx[0]);
   for (size_t i = 0; i < n; i++) {
-    const tsr__kernel_src *base = muts[i].prod == 6   ? &ktma
-                                  : muts[i].prod == 5 ? &kff
-                                  : muts[i].prod == 4 ? &kpb
-                                  : muts[i].prod == 3 ? &kpp
-                                  : muts[i].prod == 2 ? &kr
-                                  : muts[i].prod      ? &kp
-                                                      : &k;
+    assert_true(muts[i].prod >= 0 && muts[i].prod < (int)(sizeof by_prod / sizeof *by_prod));
+    const tsr__kernel_src *base = by_prod[muts[i].prod];
     tsr__kernel_src m = *base;
     char *src = NULL;
     if (muts[i].from) {
@@ -2750,8 +2747,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
     if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
-    int bad = emu_run(dir, i, muts[i].prod == 6 ? &ktma : muts[i].prod == 5 ? &kff : muts[i].prod == 4 ? &kpb : muts[i].prod == 3 ? &kpp : muts[i].prod == 2 ? &kr : muts[i].prod ? &kp : &k, &p, 1,
-                      out) != 0;
+    int bad = emu_run(dir, i, by_prod[muts[i].prod], &p, 1, out) != 0;
     const char *how = bad ? "aborted by the harness" : NULL;
     if (!bad) {
       tsr_receipt r;

@@ -490,15 +490,11 @@ static void emu_bulk_land(unsigned bar, const emu_bulk_copy &c) {
   t.tx -= c.bytes;
   if (t.tx < 0) emu_die("bulk copy completes more bytes than the mbarrier expects");
 }
-static void tsr_bulk(float *dst, const float *src, unsigned bytes, unsigned bar) {
-  if (bytes == 0 || bytes % 16) emu_die("bulk copy size not a positive multiple of 16 bytes");
-  if ((uintptr_t)dst % 16 || (uintptr_t)src % 16) emu_die("misaligned bulk copy address");
-  if ((char *)dst < (char *)emu_smem || (char *)dst + bytes > (char *)emu_smem + emu_smem_bytes)
-    emu_die("bulk copy destination outside dynamic shared memory");
+/* issue a checked copy on bar: queued (deferred) or landed now */
+static void emu_bulk_issue(unsigned bar, const emu_bulk_copy &c) {
   pthread_mutex_lock(&emu_mbar_mu);
   unsigned *w = emu_mbar(bar);
   emu_mbar_check(w);
-  emu_bulk_copy c = {dst, src, bytes};
   if (emu_deferred) {
     emu_mbar_tx[bar].queued.push_back(c);
     pthread_cond_broadcast(&emu_mbar_cv); /* a waiter may land it */
@@ -507,6 +503,13 @@ static void tsr_bulk(float *dst, const float *src, unsigned bytes, unsigned bar)
     emu_mbar_settle(bar, w);
   }
   pthread_mutex_unlock(&emu_mbar_mu);
+}
+static void tsr_bulk(float *dst, const float *src, unsigned bytes, unsigned bar) {
+  if (bytes == 0 || bytes % 16) emu_die("bulk copy size not a positive multiple of 16 bytes");
+  if ((uintptr_t)dst % 16 || (uintptr_t)src % 16) emu_die("misaligned bulk copy address");
+  if ((char *)dst < (char *)emu_smem || (char *)dst + bytes > (char *)emu_smem + emu_smem_bytes)
+    emu_die("bulk copy destination outside dynamic shared memory");
+  emu_bulk_issue(bar, emu_bulk_copy{dst, src, bytes, nullptr});
 }
 /* TMA tensor copies (split=producer-tma): a map is the tensor's base, its 3D
  * extents {x, rows, batch}, strides in floats {row, batch item} and the box
@@ -537,18 +540,7 @@ static void tsr_tma(float *dst, const tsr_tmap &m, int x, int k, int z, unsigned
       if (xx >= 0 && xx < m.dim[0] && kk >= 0 && kk < m.dim[1] && z >= 0 && z < m.dim[2])
         (*box)[(size_t)r * (size_t)m.box[0] + (size_t)c] = m.base[z * m.stride[1] + kk * m.stride[0] + xx];
     }
-  pthread_mutex_lock(&emu_mbar_mu);
-  unsigned *w = emu_mbar(bar);
-  emu_mbar_check(w);
-  emu_bulk_copy c = {dst, box->data(), bytes, box};
-  if (emu_deferred) {
-    emu_mbar_tx[bar].queued.push_back(c);
-    pthread_cond_broadcast(&emu_mbar_cv);
-  } else {
-    emu_bulk_land(bar, c);
-    emu_mbar_settle(bar, w);
-  }
-  pthread_mutex_unlock(&emu_mbar_mu);
+  emu_bulk_issue(bar, emu_bulk_copy{dst, box->data(), bytes, box});
 }
 /* try_wait.parity P succeeds once the phase of parity P has completed, i.e.
  * while the current phase's parity differs from P */
