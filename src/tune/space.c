@@ -602,12 +602,10 @@ static int cmp_legal(const void *a, const void *b) {
   return (x->prior > y->prior) - (x->prior < y->prior);
 }
 
-/* Inserts the plan's formatted text into the open-addressed set of FNV-1a
+/* Inserts a plan's formatted text into the open-addressed set of FNV-1a
  * hashes; returns 1 when it was not there yet. Equal 64-bit hashes are
  * treated as equal plans (a collision would only drop one candidate). */
-static int first_time(uint64_t *set, size_t cap, const tsr_plan *pl) {
-  char text[TSR__TUNE_PLAN_CAP];
-  tsr_plan_format(pl, text, sizeof text);
+static int first_time(uint64_t *set, size_t cap, const char *text) {
   uint64_t h = 1469598103934665603ull;
   for (const char *q = text; *q; q++) h = (h ^ (unsigned char)*q) * 1099511628211ull;
   if (!h) h = 1;
@@ -666,6 +664,7 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   size_t hcap = 1;
   while (hcap < 2 * pv.n + 16) hcap <<= 1;
   uint64_t *hset = calloc(hcap, sizeof *hset);
+  char inc[TSR__TUNE_PLAN_CAP] = ""; /* the incumbent's realized text */
   for (size_t i = 0; i < pv.n; i++) {
     tsr_plan_info info;
     tsr_status st = tsr__exec_check(ctx, b, p, &pv.v[i], &info);
@@ -679,30 +678,26 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
       }
       continue;
     }
-    if (hset && !first_time(hset, hcap, &info.plan)) continue;
+    char txt[TSR__TUNE_PLAN_CAP];
+    tsr_plan_format(&info.plan, txt, sizeof txt);
+    if (hset && !first_time(hset, hcap, txt)) continue;
     legal_t *l = &legal[nlegal++];
     l->plan = pv.v[i];
     l->realized = info.plan;
     l->info = info;
     l->role = roles[i];
     l->prior = tsr__tune_prior(b, p, &info);
+    /* ties of the prior: nearest the incumbent first (the incumbent, pushed
+     * first, is the first legal plan when the built-in default realizes) */
+    if (nlegal == 1 && roles[i] == TSR__ROLE_INCUMBENT) snprintf(inc, sizeof inc, "%s", txt);
+    l->bucket = isfinite(l->prior) && l->prior > 0 ? lround(floor(log(l->prior) / log(PRIOR_TIE)))
+                                                    : LONG_MAX;
+    l->dist = inc[0] ? plan_distance(txt, inc) : 0;
   }
   tsr__clear(ctx);
   free(hset);
   free(roles);
   free(pv.v);
-  /* ties of the prior: nearest the incumbent first (the incumbent is the
-   * first legal plan when the built-in default realizes) */
-  char inc[TSR__TUNE_PLAN_CAP] = "", txt[TSR__TUNE_PLAN_CAP];
-  if (nlegal && legal[0].role == TSR__ROLE_INCUMBENT)
-    tsr_plan_format(&legal[0].realized, inc, sizeof inc);
-  for (size_t i = 0; i < nlegal; i++) {
-    legal_t *l = &legal[i];
-    l->bucket = isfinite(l->prior) && l->prior > 0 ? lround(floor(log(l->prior) / log(PRIOR_TIE)))
-                                                    : LONG_MAX;
-    tsr_plan_format(&l->realized, txt, sizeof txt);
-    l->dist = inc[0] ? plan_distance(txt, inc) : 0;
-  }
   qsort(legal, nlegal, sizeof *legal, cmp_legal);
   size_t keep = nlegal < TSR__TUNE_KEEP_LEGAL ? nlegal : TSR__TUNE_KEEP_LEGAL;
   out->cands = calloc(keep + nrej_kept + 1, sizeof *out->cands);
