@@ -213,7 +213,9 @@ typedef enum { TSR_PACK_NONE = 0, TSR_PACK_A = 1, TSR_PACK_B = 2, TSR_PACK_AB = 
  * PRODUCER_BULK: the pack prologue writes the planes tile by tile in the
  * shared-memory layout, and one producer thread moves each stage with bulk
  * (TMA) copies that complete on the stage's mbarrier.
- * FFMA: INLINE only. */
+ * FFMA: INLINE; PRODUCER (a copying warpgroup beside 4 multiplying warps),
+ * PRODUCER_TMA (a producer warp issuing TMA tensor copies), TMA (no producer:
+ * the first multiplying warp issues them). */
 typedef enum {
   TSR_SPLIT_INLINE = 0,
   TSR_SPLIT_PACK = 1,
@@ -221,7 +223,8 @@ typedef enum {
   TSR_SPLIT_PRODUCER_REG = 3, /* loads into the producer's registers, split there */
   TSR_SPLIT_PRODUCER_PACK = 4, /* the pack prologue splits; the producer copies the TF32 planes */
   TSR_SPLIT_PRODUCER_BULK = 5, /* ... as tiles, moved by bulk copies (one producer thread) */
-  TSR_SPLIT_PRODUCER_TMA = 6   /* mma=ffma: one producer warp, TMA tensor copies of [k][x] tiles */
+  TSR_SPLIT_PRODUCER_TMA = 6, /* mma=ffma: one producer warp, TMA tensor copies of [k][x] tiles */
+  TSR_SPLIT_TMA = 7           /* mma=ffma: no producer; the consumers' first warp issues the TMA copies */
 } tsr_split;
 
 /* One struct, the single source of truth. GPU meaning: block tile bm×bn,

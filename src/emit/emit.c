@@ -302,7 +302,7 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
     put(s, MBAR_SRC);
     if (g->fftma)
       put(s,
-          "// split=producer-tma: a CUtensorMap (128 bytes, 128-byte aligned as cuda.h's), by value\n"
+          "// split=%s: a CUtensorMap (128 bytes, 128-byte aligned as cuda.h's), by value\n"
           "struct alignas(128) tsr_tmap { unsigned long long v[16]; };\n"
           "// the box at (x, k, batch item z) of map m -> shared dst, completing on mbarrier bar\n"
           "__device__ __forceinline__ void tsr_tma(float *dst, const tsr_tmap &m, int x, int k, int z,\n"
@@ -319,22 +319,34 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "__device__ __forceinline__ void tsr_mbar_arrive_tx(unsigned bar, unsigned bytes) {\n"
           "  asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%%0], %%1;\\n}\\n\"\n"
           "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
-          "}\n");
+          "}\n",
+          g->ffself ? "tma" : "producer-tma");
     /* the producer runs STAGES - 1 blocks ahead and mostly waits for a slot:
      * in a named barrier it waits without issuing (ncu: spinning in an
      * mbarrier try_wait took ~20 instructions per K block and producer warp,
      * ~4 % of all issue slots, with a suspend-time hint as without) */
+    if (g->ffself)
+      put(s,
+          "// named barriers 1..STAGES, slot s free again: consumer warps 1.. arrive (not waiting),\n"
+          "// warp 0 waits (bar.sync blocks without issuing instructions), then refills the slot\n");
+    else
+      put(s,
+          "// named barriers 1..STAGES, slot s free again: the NT consumers arrive (not waiting),\n"
+          "// the producer's %d threads wait (bar.sync blocks without issuing instructions)\n",
+          g->ff_pthreads);
     put(s,
-        "// named barriers 1..STAGES, slot s free again: the NT consumers arrive (not waiting),\n"
-        "// the producer's %d threads wait (bar.sync blocks without issuing instructions)\n"
         "__device__ __forceinline__ void tsr_bar_arrive(unsigned id, unsigned count) {\n"
         "  asm volatile(\"bar.arrive %%0, %%1;\\n\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
         "}\n"
         "__device__ __forceinline__ void tsr_bar_sync(unsigned id, unsigned count) {\n"
         "  asm volatile(\"bar.sync %%0, %%1;\\n\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
-        "}\n",
-        g->ff_pthreads);
-    if (g->fftma)
+        "}\n");
+    if (g->ffself)
+      put(s,
+          "// NT threads, %d blocks an SM: compiled for %d registers each\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() {}\n",
+          g->ff_blocks, g->ff_regs);
+    else if (g->fftma)
       put(s,
           "// NT + 32 threads, %d blocks an SM: compiled for %d registers each, all alike\n"
           "__device__ __forceinline__ void tsr_producer_regs() {}\n"
@@ -1511,11 +1523,13 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
 
 /* The main kernel's signature, launch bounds (minblocks >= 1: registers
  * capped for that many blocks per SM) and the walk's tile. */
-static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod) {
+static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod, int pthreads) {
   int tailk = pl->tailk > 0;
   char bounds[48];
-  if (ffprod) /* + the producer's ffprod threads (a warpgroup, or one warp with TMA copies) */
-    snprintf(bounds, sizeof bounds, "NT + %d, %d", ffprod, pl->minblocks ? pl->minblocks : 2);
+  if (ffprod && pthreads) /* + the producer's threads (a warpgroup, or one warp with TMA copies) */
+    snprintf(bounds, sizeof bounds, "NT + %d, %d", pthreads, pl->minblocks ? pl->minblocks : 2);
+  else if (ffprod) /* split=tma: no producer */
+    snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks ? pl->minblocks : 2);
   else if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
   else snprintf(bounds, sizeof bounds, "NT");
   put(s,
@@ -1524,7 +1538,7 @@ static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod) {
       "              float *__restrict__ W, float alpha, float beta%s) {\n"
       "  unsigned tile_row, tile_col;\n",
       bounds,
-      pl->split == TSR_SPLIT_PRODUCER_TMA && pl->mma == TSR_MMA_FFMA
+      (pl->split == TSR_SPLIT_PRODUCER_TMA || pl->split == TSR_SPLIT_TMA) && pl->mma == TSR_MMA_FFMA
           ? ",\n              const __grid_constant__ tsr_tmap tmA, const __grid_constant__ tsr_tmap tmB"
           : "");
   if (tailk)
@@ -1542,7 +1556,7 @@ static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod) {
  * range and output (the partials in W, or C). */
 static void emit_entry(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, const char *packed) {
   const tsr_plan *pl = &g->plan;
-  put_main_open(s, pl, g->ffprod ? g->ff_pthreads : 0);
+  put_main_open(s, pl, g->ffprod, g->ff_pthreads);
   put(s, "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n");
   const char *abase = g->a.packed ? "W + WOFF_A" : "A", *bbase = g->b.packed ? "W + WOFF_B" : "B";
   if (g->a.packed || g->b.packed) put(s, "  // packed operands: the prologue's %s in W\n", packed);
@@ -2004,6 +2018,45 @@ static void put_spread_steps(sb_t *s, const tsr__emit_geo *g) {
   put(s, " }\n");
 }
 
+/* split=producer-tma, split=tma: one TMA fill of ring slot `slot` with K
+ * block `blk` of this CTA's range (A's bk x bm box, B's bk x bn), arriving
+ * on the slot's full mbarrier with the two boxes' bytes */
+static void put_tma_fill(sb_t *s, const char *in, const char *slot, const char *blk) {
+  put(s,
+      "%sconst unsigned bar = bars + 8u * %s;\n"
+      "%sconst int k0 = (kb_begin + %s) * BK;\n"
+      "%stsr_mbar_arrive_tx(bar, 4u * BK * (BM + BN));\n"
+      "%stsr_tma(As + %s * A_STAGE, tmA, m0, k0, bz, bar);\n"
+      "%stsr_tma(Bs + %s * B_STAGE, tmB, n0, k0, bz, bar);\n",
+      in, slot, in, blk, in, in, slot, in, slot);
+}
+
+/* The FFMA ring's consumers after reading slot rd (block it): free it for
+ * the block STAGES on. With a producer, arrive on the slot's named barrier
+ * (the producer waits there). split=tma: warps 1.. arrive; warp 0 waits on
+ * the slot of block it-1 (left by the others a block ago, so it rarely
+ * waits) and its thread 0 refills it with block it-1+STAGES. Both sides skip
+ * the blocks never replaced (the last STAGES), so every barrier phase
+ * completes. */
+static void put_ff_release(sb_t *s, const tsr__emit_geo *g) {
+  if (!g->ffself) {
+    put(s, "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + %du); // slot rd read: free\n",
+        g->ff_pthreads);
+    return;
+  }
+  put(s,
+      "    if (threadIdx.x >= 32u) { // warps 1..: slot rd read, free for block it + STAGES\n"
+      "      if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT);\n"
+      "    } else if (it >= 1 && it + STAGES - 1 < nk) { // warp 0: the slot of block it-1\n"
+      "      const int pv = rd == 0 ? STAGES - 1 : rd - 1;\n"
+      "      tsr_bar_sync(1u + pv, NT); // the other warps left it\n"
+      "      if (threadIdx.x == 0) {\n");
+  put_tma_fill(s, "        ", "pv", "it - 1 + STAGES");
+  put(s,
+      "      }\n"
+      "    }\n");
+}
+
 static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   const tsr_plan *pl = &g->plan;
   int any_staged = g->a.staged || g->b.staged;
@@ -2037,7 +2090,14 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
      * No CTA-wide barrier after the role split: the consumers issue no copy
      * instruction and wait for no other warp's copies but through full. */
     put(s, "%s",
-        g->fftma
+        g->ffself
+            ? "  // split=tma: threads 0..NT-1 multiply; thread 0 copies the first STAGES K blocks,\n"
+              "  // warp 0 the rest, each into the slot of the block warp 0 read one block before.\n"
+              "  // full[st]: the mbarrier at bars + 8 st (one arrival: thread 0's, expecting the\n"
+              "  // bytes of the slot's two TMA boxes); slot st free: named barrier 1 + st (warps\n"
+              "  // 1.. arrive after reading a block that is replaced, warp 0 waits one block\n"
+              "  // later before replacing it: both skip the last STAGES blocks)\n"
+        : g->fftma
             ? "  // split=producer-tma: threads NT..NT+31 (one warp) copy, threads 0..NT-1 multiply.\n"
               "  // full[st]: the mbarrier at bars + 8 st (one arrival: the warp's lead thread,\n"
               "  // expecting the bytes of the slot's two TMA boxes); slot st free: named barrier\n"
@@ -2053,11 +2113,24 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         "  const unsigned bars = tsr_smem_addr(smem + STAGES * (A_STAGE + B_STAGE));\n"
         "  if (threadIdx.x == 0)\n"
         "    for (int st = 0; st < STAGES; ++st) tsr_mbar_init(bars + 8u * st, %du);\n"
-        "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n"
-        "  if ((int)threadIdx.x >= NT) { // producer %s\n"
-        "    tsr_producer_regs();\n",
-        g->fftma ? 1 : 128, g->fftma ? "warp" : "warpgroup");
-    if (g->fftma) {
+        "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n",
+        g->fftma ? 1 : 128);
+    if (g->ffself) {
+      put(s,
+          "  if (threadIdx.x == 0) { // the first STAGES blocks\n"
+          "    tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB);\n"
+          "    for (int it = 0; it < STAGES && it < nk; ++it) {\n");
+      put_tma_fill(s, "      ", "it", "it");
+      put(s, "    }\n  }\n");
+    } else {
+      put(s,
+          "  if ((int)threadIdx.x >= NT) { // producer %s\n"
+          "    tsr_producer_regs();\n",
+          g->fftma ? "warp" : "warpgroup");
+    }
+    if (g->ffself) {
+      /* no producer: the consumers' loop refills (put_ff_release) */
+    } else if (g->fftma) {
       /* one warp: its lead thread issues the two boxes of each K block (a
        * TMA copy takes uniform operands: one thread, not 32 lanes' rows,
        * keeps it one instruction); the whole warp takes part in the
@@ -2071,12 +2144,9 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "    int sx = 0; // the slot of block it\n"
           "    for (int it = 0; it < nk; ++it) {\n"
           "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
-          "      if (lead) {\n"
-          "        const unsigned bar = bars + 8u * sx;\n"
-          "        const int k0 = (kb_begin + it) * BK;\n"
-          "        tsr_mbar_arrive_tx(bar, 4u * BK * (BM + BN));\n"
-          "        tsr_tma(As + sx * A_STAGE, tmA, m0, k0, bz, bar);\n"
-          "        tsr_tma(Bs + sx * B_STAGE, tmB, n0, k0, bz, bar);\n"
+          "      if (lead) {\n");
+      put_tma_fill(s, "        ", "sx", "it");
+      put(s,
           "      }\n"
           "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
           "    }\n");
@@ -2099,9 +2169,8 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
           "    }\n");
     }
+    if (!g->ffself) put(s, "    return;\n  }\n");
     put(s,
-        "    return;\n"
-        "  }\n"
         "  tsr_consumer_regs();\n"
         "  int rd = 0;\n"
         "  unsigned par = 0; // parity of the full phase that lands slot rd's next block\n");
@@ -2121,27 +2190,26 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "    for (int kk = 0; kk < BK - 1; ++kk) {\n"
           "      tsr_frag(fa[(kk + 1) & 1], fb[(kk + 1) & 1], as, bs, kk + 1);\n"
           "      tsr_fma(acc, fa[kk & 1], fb[kk & 1]);\n"
-          "    }\n"
-          "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + %du); // slot rd read: free\n"
+          "    }\n");
+      put_ff_release(s, g);
+      put(s,
           "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
           "    if (it + 1 < nk) { // block it+1 landed: its step 0\n"
           "      tsr_mbar_wait(bars + 8u * rd, par);\n"
           "      tsr_frag(fa[0], fb[0], As + rd * A_STAGE, Bs + rd * B_STAGE, 0); // BK even\n"
           "    }\n"
           "    tsr_fma(acc, fa[1], fb[1]);\n"
-          "  }\n",
-          g->ff_pthreads);
+          "  }\n");
     } else {
       put(s,
           "  for (int it = 0; it < nk; ++it) {\n"
           "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
           "    ");
       put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
+      put_ff_release(s, g);
       put(s,
-          "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + %du); // slot rd read: free\n"
           "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
-          "  }\n",
-          g->ff_pthreads);
+          "  }\n");
     }
   } else if (pl->kloop) {
     put(s,
@@ -2739,7 +2807,7 @@ static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s, "  float *c = out + (tsr_idx)%s * LDC + %s;\n  *c = alpha * v + beta * *c;\n", row, col);
   put(s, "}\n\n");
 
-  put_main_open(s, pl, 0);
+  put_main_open(s, pl, 0, 0);
   put(s,
       "  const int x0 = (int)tile_%s * BX;\n"
       "  const int bz = %s;\n"

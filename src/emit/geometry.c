@@ -172,7 +172,7 @@ static const char *split_name(const tsr__emit_geo *g) {
 
 /* the FFMA producer's split name, for messages */
 static const char *ff_split_name(const tsr__emit_geo *g) {
-  return g->fftma ? "producer-tma" : "producer";
+  return g->ffself ? "tma" : g->fftma ? "producer-tma" : "producer";
 }
 
 static const char *mma_name(tsr_mma m) {
@@ -197,14 +197,18 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   g->chain = pl->acc == TSR_ACC_CHAIN;
   if (pl->mma == TSR_MMA_FFMA && g->chain)
     return reject(msg, cap, "plan: acc=chain is unused by mma=ffma and must be step");
-  if ((unsigned)pl->split > TSR_SPLIT_PRODUCER_TMA)
+  if ((unsigned)pl->split > TSR_SPLIT_TMA)
     return reject(msg, cap,
                   "plan: split=%d is not inline, pack, producer, producer-reg, producer-pack, "
-                  "producer-bulk or producer-tma",
+                  "producer-bulk, producer-tma or tma",
                   (int)pl->split);
   if (pl->split == TSR_SPLIT_PRODUCER_TMA && pl->mma != TSR_MMA_FFMA)
     return reject(msg, cap,
                   "plan: split=producer-tma is the FFMA producer's (mma=ffma), not mma=%s's",
+                  mma_name(pl->mma));
+  if (pl->split == TSR_SPLIT_TMA && pl->mma != TSR_MMA_FFMA)
+    return reject(msg, cap,
+                  "plan: split=tma is the FFMA kernel's TMA ring (mma=ffma), not mma=%s's",
                   mma_name(pl->mma));
   g->producer = pl->split == TSR_SPLIT_PRODUCER || pl->split == TSR_SPLIT_PRODUCER_REG ||
                 pl->split == TSR_SPLIT_PRODUCER_PACK || pl->split == TSR_SPLIT_PRODUCER_BULK;
@@ -216,10 +220,13 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
    * threads (docs/emit.md "FFMA producer"); none of the wgmma producer's
    * fields apply. split=producer-tma (mma=ffma only): the same consumers,
    * the producer one warp, one of whose threads copies each operand's K
-   * block with one TMA tensor copy */
-  g->fftma = pl->split == TSR_SPLIT_PRODUCER_TMA;
+   * block with one TMA tensor copy. split=tma: the same ring and boxes
+   * without a producer, the first consumer warp issuing the copies of the
+   * slot it left one block before (NT threads: 4 blocks an SM fit) */
+  g->ffself = pl->split == TSR_SPLIT_TMA;
+  g->fftma = pl->split == TSR_SPLIT_PRODUCER_TMA || g->ffself;
   g->ffprod = pl->mma == TSR_MMA_FFMA && (pl->split == TSR_SPLIT_PRODUCER || g->fftma);
-  g->ff_pthreads = g->fftma ? 32 : 128;
+  g->ff_pthreads = g->ffself ? 0 : g->fftma ? 32 : 128;
   if (g->ffprod) g->producer = 0;
   const char *ffs = ff_split_name(g);
   if (g->ffprod && (pl->kloop < 1 || pl->kloop > 3))
@@ -232,7 +239,12 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
     return reject(msg, cap,
                   "plan: split=%s with mma=ffma runs one loop: kunroll=%d must be 0",
                   ffs, pl->kunroll);
-  if (g->ffprod && pl->minblocks != 0 && pl->minblocks != 2 && pl->minblocks != 3)
+  if (g->ffself && pl->minblocks != 0 && (pl->minblocks < 2 || pl->minblocks > 4))
+    return reject(msg, cap,
+                  "plan: split=tma with mma=ffma runs 2 (minblocks=0 or 2), 3 or 4 blocks per "
+                  "SM (its registers are compiled for that count), not minblocks=%d",
+                  pl->minblocks);
+  if (g->ffprod && !g->ffself && pl->minblocks != 0 && pl->minblocks != 2 && pl->minblocks != 3)
     return reject(msg, cap,
                   "plan: split=%s with mma=ffma runs 2 (minblocks=0 or 2) or 3 blocks per "
                   "SM (%s), not minblocks=%d",
@@ -595,8 +607,8 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
         /* NT + 32 threads: compiled for 65536 / (160 x blocks), 8-granular
          * (200 at 2 blocks, 136 at 3), every thread alike: no setmaxnreg
          * (it moves registers between whole warpgroups, and the producer
-         * warp needs few) */
-        g->ff_regs = 65536 / ((g->nthreads + 32) * g->ff_blocks) / 8 * 8;
+         * warp needs few); split=tma: NT threads, 128 at 4 blocks */
+        g->ff_regs = 65536 / ((g->nthreads + g->ff_pthreads) * g->ff_blocks) / 8 * 8;
         g->ff_preg = g->ff_creg = g->ff_regs;
       }
       if (g->reg_estimate > g->ff_creg)
@@ -682,35 +694,35 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
     char U = (char)(o->name - 32);
     if (o->srows_x)
       return reject(msg, cap,
-                    "plan: split=producer-tma copies [k][x] rows, but kfrag keeps %c in [x][k] "
+                    "plan: split=%s copies [k][x] rows, but kfrag keeps %c in [x][k] "
                     "shared rows: kfrag must leave %c out",
-                    U, U);
+                    ff_split_name(g), U, U);
     if (o->kmajor)
       return reject(msg, cap,
-                    "plan: split=producer-tma copies [k][x] rows, but %c is contiguous along k: "
+                    "plan: split=%s copies [k][x] rows, but %c is contiguous along k: "
                     "use pack=%c (the prologue's [k][x] copy)",
-                    U, o->name);
+                    ff_split_name(g), U, o->name);
     if (pl->pad != 0)
       return reject(msg, cap,
-                    "plan: split=producer-tma lands dense boxes (shared rows of bm, bn floats): "
+                    "plan: split=%s lands dense boxes (shared rows of bm, bn floats): "
                     "pad=%d must be 0",
-                    pl->pad);
+                    ff_split_name(g), pl->pad);
     if (o->ld % 4 || o->bmn % 4)
       return reject(msg, cap,
-                    "plan: split=producer-tma needs 16-byte rows: ld%c=%lld and %s=%d must be "
+                    "plan: split=%s needs 16-byte rows: ld%c=%lld and %s=%d must be "
                     "multiples of 4",
-                    o->name, (long long)o->ld, i ? "bn" : "bm", o->bmn);
+                    ff_split_name(g), o->name, (long long)o->ld, i ? "bn" : "bm", o->bmn);
     int64_t rows = o->packed ? o->prows : p->k;
     if (p->batch > 1 && (o->stride % 4 || o->stride < rows * o->ld))
       return reject(msg, cap,
-                    "plan: split=producer-tma needs whole batch items 16-byte apart: stride_%c=%lld "
+                    "plan: split=%s needs whole batch items 16-byte apart: stride_%c=%lld "
                     "must be a multiple of 4 and at least %lld (k x ld%c)",
-                    o->name, (long long)o->stride, (long long)(rows * o->ld), o->name);
+                    ff_split_name(g), o->name, (long long)o->stride, (long long)(rows * o->ld), o->name);
     if ((o->stage_floats * 4) % 128)
       return reject(msg, cap,
-                    "plan: split=producer-tma needs 128-byte aligned stages: %c's stage of %d "
+                    "plan: split=%s needs 128-byte aligned stages: %c's stage of %d "
                     "floats (bk=%d x %d) is not a multiple of 32 floats",
-                    U, o->stage_floats, pl->bk, o->bmn);
+                    ff_split_name(g), U, o->stage_floats, pl->bk, o->bmn);
   }
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
   if (g->ffprod) {

@@ -462,13 +462,17 @@ static void ffma_producer_padded(const tsr_problem *p, tsr_plan *pl) {
  * 8192^3 (272) 0.941 -> 0.935, 8192x14336x4096 and 2048x32000x4096 (80
  * past 36 and 20) within 0.5 %. The sliced tiles' sums are split in K
  * (strict per slice, summed in slice order): errors as split-K's. The
- * tuner's space takes the same rule (src/tune/space.c). */
+ * tuner's space takes the same rule (src/tune/space.c). split=tma (no
+ * producer) takes it at its own 3 or 4 blocks an SM: a wave of minblocks x
+ * 132 (unmeasured at 4). */
 int tsr__emit_tail_slices(const tsr_problem *p, tsr_plan *pl) {
-  if (pl->mma != TSR_MMA_FFMA || pl->minblocks != 3 ||
-      (pl->split != TSR_SPLIT_PRODUCER && pl->split != TSR_SPLIT_PRODUCER_TMA))
+  int self = pl->split == TSR_SPLIT_TMA && (pl->minblocks == 3 || pl->minblocks == 4);
+  if (pl->mma != TSR_MMA_FFMA ||
+      (!self && (pl->minblocks != 3 ||
+                 (pl->split != TSR_SPLIT_PRODUCER && pl->split != TSR_SPLIT_PRODUCER_TMA))))
     return 0;
   if (pl->splitk != 1 || p->batch != 1 || pl->tailk) return 0;
-  int64_t wave = 3 * H200_SMS;
+  int64_t wave = (int64_t)pl->minblocks * H200_SMS;
   int64_t tiles = ((p->m + pl->bm - 1) / pl->bm) * ((p->n + pl->bn - 1) / pl->bn);
   int64_t rest = tiles % wave, nkb = (p->k + pl->bk - 1) / pl->bk;
   if (tiles / wave < 2 || rest == 0 || 2 * rest > wave) return 0;

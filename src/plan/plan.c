@@ -56,7 +56,7 @@ static const char *const mma_names[] = {"ffma", "tf32x3", "tf32", "wgmma-tf32x3"
 static const char *const acc_names[] = {"step", "chain"};
 static const char *const pack_names[] = {"none", "a", "b", "ab"};
 static const char *const split_names[] = {"inline", "pack", "producer", "producer-reg",
-                                           "producer-pack", "producer-bulk", "producer-tma"};
+                                           "producer-pack", "producer-bulk", "producer-tma", "tma"};
 
 tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) {
   if (!text || !p) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: empty");
@@ -162,7 +162,7 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
         if (found < 0)
           return tsr__failbuf(msg, cap, TSR_ERR_PARSE,
                               "plan: split=%s is not inline, pack, producer, producer-reg, "
-                              "producer-pack, producer-bulk or producer-tma",
+                              "producer-pack, producer-bulk, producer-tma or tma",
                               val);
         *(tsr_split *)field = (tsr_split)found;
         break;

@@ -205,9 +205,11 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * design (the producer's tail-guarded copies at 3000^3, 48 bytes: why the
  * default takes the producer for whole tiles only). s22-tail2.txt ran on the
  * H200 (tail slices over the forder=1 three-block default; its lines became
- * the default). s23-tma.txt is the next, prepared without a GPU (the FFMA
- * producer's TMA tensor copies): every line must realize and compile clean
- * before a GPU call is spent on it. Point it at the next screen. */
+ * the default). s23-tma.txt (the FFMA producer's TMA tensor copies) was
+ * prepared without a GPU and never ran; s24-tma.txt, the next, repeats its
+ * main lines beside split=tma's (no producer, four blocks an SM): every
+ * line must realize and compile clean before a GPU call is spent on it.
+ * Point it at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
                                        int *kernels) {
   char msg[1024], path[1024];
@@ -250,7 +252,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 
 static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
-  static const char *const files[] = {"s23-tma.txt"};
+  static const char *const files[] = {"s24-tma.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;

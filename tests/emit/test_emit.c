@@ -515,6 +515,24 @@ static void test_rejections(void **state) {
   expect_reject(big, FFT "kloop=2,pack=a,minblocks=4", "split=producer-tma with mma=ffma runs 2 (minblocks=0 or 2) or 3 blocks per SM (its registers are compiled for that count), not minblocks=4");
   expect_reject(big, FFT "minblocks=3,pack=a,kloop=0", "split=producer-tma with mma=ffma needs kloop=1, 2 or 3");
 #undef FFT
+  /* split=tma: the same boxes, no producer: NT threads, up to 4 blocks an SM */
+#define FFS "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,"
+  expect_accept_on(SM90, big, FFS "kloop=2,minblocks=4,pack=a");
+  expect_accept_on(SM90, big, FFS "kloop=3,minblocks=3,pack=a");
+  expect_accept_on(SM90, P(4095, 4097, 4093), FFS "kloop=2,minblocks=4,pack=ab");
+  expect_reject(big, FFS "kloop=2,minblocks=4,pack=none", "split=tma copies [k][x] rows, but A is contiguous along k: use pack=a (the prologue's [k][x] copy)");
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=4,kloop=2,minblocks=4,split=tma,pack=a",
+                "split=tma lands dense boxes (shared rows of bm, bn floats): pad=4 must be 0");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,pad=0,split=tma", "split=tma is the FFMA kernel's TMA ring (mma=ffma), not mma=tf32x3's");
+  expect_reject(big, FFS "kloop=2,pack=a,minblocks=5", "split=tma with mma=ffma runs 2 (minblocks=0 or 2), 3 or 4 blocks per SM (its registers are compiled for that count), not minblocks=5");
+  expect_reject(big, FFS "minblocks=4,pack=a,kloop=0", "split=tma with mma=ffma needs kloop=1, 2 or 3");
+  /* 4 blocks x (6 stages x 12 KiB + 48 bytes of mbarriers + 1 KiB reserved) exceed 228 KiB */
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=6,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a",
+                "split=tma with mma=ffma runs 4 blocks per SM: 4 x (73776 + 1024) bytes of shared memory or 4 x 128 threads exceed the SM's");
+  /* 16x8 a thread (128 accumulators) does not fit 4 blocks' 128 registers */
+  expect_reject(big, "bm=128,bn=128,wm=64,wn=64,tm=8,tn=16,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a",
+                "estimated 192 registers per consumer thread exceed the 128 that split=tma leaves them at 4 blocks per SM");
+#undef FFS
 #undef FFG
 #undef FFP
   expect_reject(big, "kloop=3,stages=3,a=view", "kloop=3 needs both operands staged as [k][x] rows");
@@ -1395,10 +1413,10 @@ static void test_split_contract(void **state) {
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0,split=pack",
                 "exceeds the 227.0 KiB limit (bm=128,bn=256,bk=32,stages=4,pad=0,split=pack");
   tsr_plan bad = mkplan("mma=tf32x3,tm=1,tn=1");
-  bad.split = (tsr_split)7;
+  bad.split = (tsr_split)8;
   char msg[256];
   assert_int_not_equal(tsr__emit_check(&big, &bad, SM90, msg, sizeof msg), TSR_OK);
-  assert_non_null(strstr(msg, "split=7 is not inline, pack, producer, producer-reg, producer-pack, producer-bulk or producer-tma"));
+  assert_non_null(strstr(msg, "split=8 is not inline, pack, producer, producer-reg, producer-pack, producer-bulk, producer-tma or tma"));
   /* the same plan inline fits: the doubling is what is rejected */
   tsr_plan fits = mkplan("mma=tf32x3,tm=1,tn=1,bm=128,bn=256,bk=32,wm=64,wn=64,stages=4,pad=0");
   assert_int_equal(tsr__emit_check(&big, &fits, SM90, msg, sizeof msg), TSR_OK);
@@ -1794,6 +1812,21 @@ static const emu_case emu_cases[] = {
     {"ffma producer-tma NT pack=ab tailk3 contract strict", {200, 260, 100, 1, 'N', 'T', 0},
      "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
      "minblocks=3,pack=ab,tailk=3,wave=5", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
+    /* split=tma: the same boxes, issued by warp 0 (four blocks an SM; the
+     * lagged refill with K tails, batch, split-K, kloop=3, tail slices, and
+     * a ring longer than the K range) */
+    {"ffma tma 64x128 four blocks NN pack=a M N K tails beta random", {300, 260, 100, 1, 'N', 'N', 0.5f},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=tma,"
+     "minblocks=4,pack=a", 0, 0, 0, 0, 1},
+    {"ffma tma TN batch2 strided splitk2 kloop3 random", {132, 200, 72, 2, 'T', 'N', 0, 4, 0, 1, 8},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=3,split=tma,splitk=2,minblocks=4",
+     0, 0, 0, 0, 1},
+    {"ffma tma NT pack=ab tailk3 contract strict", {200, 260, 100, 1, 'N', 'T', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=tma,"
+     "minblocks=3,pack=ab,tailk=3,wave=5", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
+    {"ffma tma NN ring longer than K random", {100, 132, 20, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=tma,minblocks=4,pack=a",
+     0, 0, 0, 0, 1},
     {"ffma kfrag=a 128x256 8x16 contract strict", {140, 260, 100, 1, 'N', 'N', 0},
      "bm=128,bn=256,bk=16,wm=64,wn=64,tm=8,tn=16,stages=4,vec=4,pad=4,kfrag=a", .random = 3,
      .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
@@ -2636,7 +2669,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
-    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5) or its producer-tma (6) */
+    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5), its producer-tma (6) or split=tma (7) */
   } muts[] = {
       {"none", NULL, NULL},
       {"none (split=producer)", NULL, NULL, 1},
@@ -2670,6 +2703,15 @@ static void test_emulated_wgmma_mutations(void **state) {
        "tsr_mbar_arrive_tx(bar, 4u * BK * BM);", 6},
       {"ffma producer-tma: A's box one K block on", "tsr_tma(As + sx * A_STAGE, tmA, m0, k0, bz, bar);",
        "tsr_tma(As + sx * A_STAGE, tmA, m0, k0 + BK, bz, bar);", 6},
+      {"none (ffma split=tma)", NULL, NULL, 7},
+      {"ffma tma: warp 0's slot-free wait dropped (arrivals left at exit)",
+       "      tsr_bar_sync(1u + pv, NT); // the other warps left it\n", "\n", 7},
+      {"ffma tma: the slot just read refilled (no lag)", "const int pv = rd == 0 ? STAGES - 1 : rd - 1;",
+       "const int pv = rd;", 7},
+      {"ffma tma: the refill one K block late", "const int k0 = (kb_begin + it - 1 + STAGES) * BK;",
+       "const int k0 = (kb_begin + it + STAGES) * BK;", 7},
+      {"ffma tma: warps 1.. never free a slot (deadlock)", "      if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT);",
+       "      if (0) tsr_bar_arrive(1u + rd, NT);", 7},
       {"stride byte offset halved", "SBO = BK * 32;", "SBO = BK * 16;"},
       {"leading byte offset 64", "LBO = 128,", "LBO = 64,"},
       {"no wgmma.fence", "      tsr_wg_fence();\n", "\n"},
@@ -2696,8 +2738,11 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src ktma;
   tsr_plan ptma = mkplan("bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=0,kloop=2,split=producer-tma,pack=ab");
   emit_ok(&p, &ptma, &ktma);
+  tsr__kernel_src kself;
+  tsr_plan pself = mkplan("bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=0,kloop=2,split=tma,minblocks=4,pack=ab");
+  emit_ok(&p, &pself, &kself);
   /* each mutation's base kernel, by its prod field */
-  const tsr__kernel_src *by_prod[] = {&k, &kp, &kr, &kpp, &kpb, &kff, &ktma};
+  const tsr__kernel_src *by_prod[] = {&k, &kp, &kr, &kpp, &kpb, &kff, &ktma, &kself};
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
@@ -2782,6 +2827,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src_free(&kpb);
   tsr__kernel_src_free(&kff);
   tsr__kernel_src_free(&ktma);
+  tsr__kernel_src_free(&kself);
   unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);

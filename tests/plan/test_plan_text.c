@@ -36,7 +36,7 @@ static void test_round_trip_many(void **state) {
       "isa=generic",  "isa=avx2",              "mma=tf32x3",     "pad=0,vec=1,stages=1",
       "mma=tf32,acc=chain", "acc=chain", "mma=gemv,threads=256,bm=16,bn=128,wm=1,wn=1,tm=1,tn=1",
       "tm=16,tn=2",   "walk=linear",           "wm=1,wn=65536", "minblocks=2", "pack=ab",
-      "split=pack",   "mma=tf32x3,split=pack,pack=none", "split=producer", "split=producer-reg", "split=producer-bulk", "split=producer-tma,pad=0",
+      "split=pack",   "mma=tf32x3,split=pack,pack=none", "split=producer", "split=producer-reg", "split=producer-bulk", "split=producer-tma,pad=0", "split=tma,pad=0",
       "split=producer-pack", "kfrag=a",      "kfrag=b,pack=b",        "kfrag=ab",       "kloop=1",
       "kfrag=a,kloop=1", "mma=wgmma-s8,moduli=8,split=producer-bulk", "moduli=12",
       "mma=wgmma-s8,moduli=8,gstride=4", "kfrag=ab,kloop=1,moduli=12,gstride=64",
@@ -136,7 +136,7 @@ static void test_rejections(void **state) {
   expect_reject("isa=sse", "isa=sse");
   expect_reject("mma=tf16", "mma=tf16");
   expect_reject("acc=kahan", "acc=kahan");
-  expect_reject("split=packed", "split=packed is not inline, pack, producer, producer-reg, producer-pack, producer-bulk or producer-tma");
+  expect_reject("split=packed", "split=packed is not inline, pack, producer, producer-reg, producer-pack, producer-bulk, producer-tma or tma");
   expect_reject("split=pack,split=inline", "split");
   expect_reject("kfrag=c", "kfrag=c is not none, a, b or ab");
   expect_reject("pack=x", "pack=x is not none, a, b or ab");
