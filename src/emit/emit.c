@@ -2033,28 +2033,34 @@ static void put_tma_fill(sb_t *s, const char *in, const char *slot, const char *
 
 /* The FFMA ring's consumers after reading slot rd (block it): free it for
  * the block STAGES on. With a producer, arrive on the slot's named barrier
- * (the producer waits there). split=tma: warps 1.. arrive; warp 0 waits on
- * the slot of block it-1 (left by the others a block ago, so it rarely
- * waits) and its thread 0 refills it with block it-1+STAGES. Both sides skip
- * the blocks never replaced (the last STAGES), so every barrier phase
- * completes. */
+ * (the producer waits there). split=tma: block j's slot is refilled by warp
+ * (j + 1) % 4 one block later: that warp waits on the slot's barrier at the
+ * end of block j+1 (the others left it a block ago, so it rarely waits) and
+ * its lane 0 copies block j+STAGES; the other three arrive after reading
+ * block j. The duty rotates because a CTA's warp w runs on the SM's
+ * scheduler w: a fixed refiller's ~50 extra slots a block would load one
+ * scheduler of four. Both sides skip the blocks never replaced (the last
+ * STAGES), so every barrier phase completes. */
 static void put_ff_release(sb_t *s, const tsr__emit_geo *g) {
   if (!g->ffself) {
     put(s, "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + %du); // slot rd read: free\n",
         g->ff_pthreads);
     return;
   }
+  TSR_ASSERT(g->nthreads == 128); /* four warps: the duty cycles over it & 3 */
   put(s,
-      "    if (threadIdx.x >= 32u) { // warps 1..: slot rd read, free for block it + STAGES\n"
-      "      if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT);\n"
-      "    } else if (it >= 1 && it + STAGES - 1 < nk) { // warp 0: the slot of block it-1\n"
+      "    if (threadIdx.x / 32u == ((unsigned)it & 3u) && it >= 1 && it + STAGES - 1 < nk) {\n"
+      "      // this warp refills the slot of block it-1 with block it-1+STAGES\n"
       "      const int pv = rd == 0 ? STAGES - 1 : rd - 1;\n"
       "      tsr_bar_sync(1u + pv, NT); // the other warps left it\n"
-      "      if (threadIdx.x == 0) {\n");
+      "      if (threadIdx.x %% 32u == 0) {\n");
   put_tma_fill(s, "        ", "pv", "it - 1 + STAGES");
   put(s,
       "      }\n"
-      "    }\n");
+      "    }\n"
+      "    // slot rd read; the warp refilling it waits on its barrier next block instead\n"
+      "    if (threadIdx.x / 32u != (((unsigned)it + 1u) & 3u) && it + STAGES < nk)\n"
+      "      tsr_bar_arrive(1u + rd, NT);\n");
 }
 
 static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
@@ -2092,11 +2098,11 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s, "%s",
         g->ffself
             ? "  // split=tma: threads 0..NT-1 multiply; thread 0 copies the first STAGES K blocks,\n"
-              "  // warp 0 the rest, each into the slot of the block warp 0 read one block before.\n"
-              "  // full[st]: the mbarrier at bars + 8 st (one arrival: thread 0's, expecting the\n"
-              "  // bytes of the slot's two TMA boxes); slot st free: named barrier 1 + st (warps\n"
-              "  // 1.. arrive after reading a block that is replaced, warp 0 waits one block\n"
-              "  // later before replacing it: both skip the last STAGES blocks)\n"
+              "  // then block j's slot gets block j+STAGES from warp (j+1) % 4's lane 0, one block\n"
+              "  // after j. full[st]: the mbarrier at bars + 8 st (one arrival: the copying lane's,\n"
+              "  // expecting the bytes of the slot's two TMA boxes); slot st free: named barrier\n"
+              "  // 1 + st (three warps arrive after reading a block that is replaced, the fourth\n"
+              "  // waits a block later before replacing it: all skip the last STAGES blocks)\n"
         : g->fftma
             ? "  // split=producer-tma: threads NT..NT+31 (one warp) copy, threads 0..NT-1 multiply.\n"
               "  // full[st]: the mbarrier at bars + 8 st (one arrival: the warp's lead thread,\n"

@@ -353,7 +353,7 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                           for (int ki = 0; ki < 3; ki++)
                             /* tensor cores: the TF32 split in the loop or
                              * once in the pack prologue */
-                            for (int sp = 0; sp < (mma ? 2 : 9); sp++) {
+                            for (int sp = 0; sp < (mma ? 2 : 11); sp++) {
                             /* tensor cores: sp = split=pack; FFMA: sp = 1
                              * kloop=1 (running copy pointers, session 5), 2
                              * kloop=3 (two fragment sets, session 14: both
@@ -368,7 +368,13 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                              * slices (where their rule applies); 7 and 8
                              * those two with TMA tensor copies
                              * (split=producer-tma, session 23: pad=0, the
-                             * k-contiguous operands packed, vec unused) */
+                             * k-contiguous operands packed, vec unused); 9
+                             * and 10 the TMA ring without a producer
+                             * (split=tma, session 24) at 4 blocks an SM,
+                             * 10 with tail slices of its 528-CTA wave. No
+                             * prior factor: its instruction floor is the
+                             * LDGSTS producer's within 1 %, and the prior
+                             * prices its occupancy through the waves */
                             if (mma && sp && vi) continue; /* packed operands pick their own vec */
                             if (sp >= 4 && (ab || stages[si] < 2 || nwarps != 4)) continue;
                             if (sp >= 5 && tm * tn > 64) continue; /* 128 registers a consumer */
@@ -413,7 +419,9 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                               pl.pack = (tsr_pack)((p->op_a == TSR_OP_N ? TSR_PACK_A : 0) |
                                                    (p->op_b == TSR_OP_T ? TSR_PACK_B : 0));
                             }
-                            if (!mma && (sp == 6 || sp == 8) && !tsr__emit_tail_slices(p, &pl)) continue;
+                            if (!mma && sp >= 9) pl.split = TSR_SPLIT_TMA, pl.minblocks = 4;
+                            if (!mma && (sp == 6 || sp == 8 || sp == 10) && !tsr__emit_tail_slices(p, &pl))
+                              continue;
                             if (push(pv, &pl)) return -1;
                           }
               }

@@ -451,7 +451,7 @@ static void test_cuda_space_families(void **state) {
     char msg[256];
     assert_int_equal(tsr_problem_check(&q, msg, sizeof msg), TSR_OK);
     assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &q, NULL, NULL, 0, &sp), TSR_OK);
-    int three = 0, tail = 0, tma = 0;
+    int three = 0, tail = 0, tma = 0, self = 0;
     for (size_t i = 1; i < sp.n; i++) {
       const tsr_plan *c = &sp.cands[i].plan;
       if (!sp.cands[i].realized[0]) continue;
@@ -459,6 +459,15 @@ static void test_cuda_space_families(void **state) {
           c->minblocks == 3) {
         three++;
         assert_int_equal(c->forder, 1);
+      } else if (c->split == TSR_SPLIT_TMA) {
+        /* session 24: the TMA ring without a producer, 4 blocks an SM
+         * (4096^3: 464 tiles past 3 waves of 528, no tail slices) */
+        self++;
+        assert_int_equal(c->forder, 1);
+        assert_int_equal(c->minblocks, 4);
+        assert_int_equal(c->pad, 0);
+        assert_int_equal(c->pack, TSR_PACK_A);
+        assert_int_equal(c->tailk, 0);
       } else {
         assert_int_equal(c->forder, 0);
       }
@@ -480,6 +489,7 @@ static void test_cuda_space_families(void **state) {
     assert_true(three >= 20);
     assert_true(tail >= 4);
     assert_true(tma >= 4);
+    assert_true(self >= 2);
     /* ties of the prior go nearest the incumbent first: among equal priors
      * the count of plan keys that differ from the incumbent never falls; the
      * incumbent's own walk (rect:8x16) is in the space, so a one-key variant
