@@ -532,6 +532,10 @@ static void test_rejections(void **state) {
   /* 16x8 a thread (128 accumulators) does not fit 4 blocks' 128 registers */
   expect_reject(big, "bm=128,bn=128,wm=64,wn=64,tm=8,tn=16,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a",
                 "estimated 192 registers per consumer thread exceed the 128 that split=tma leaves them at 4 blocks per SM");
+  /* 12x8 a thread: 168 registers at 3 blocks, not 128 at 4 */
+  expect_accept_on(SM90, big, "bm=96,bn=128,wm=48,wn=64,tm=12,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=3,pack=a");
+  expect_reject(big, "bm=96,bn=128,wm=48,wn=64,tm=12,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a",
+                "estimated 152 registers per consumer thread exceed the 128 that split=tma leaves them at 4 blocks per SM");
 #undef FFS
 #undef FFG
 #undef FFP
@@ -1824,6 +1828,11 @@ static const emu_case emu_cases[] = {
     {"ffma tma NT pack=ab tailk3 contract strict", {200, 260, 100, 1, 'N', 'T', 0},
      "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=tma,"
      "minblocks=3,pack=ab,tailk=3,wave=5", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
+    /* 12x8 a thread (96x128 tiles at 3 blocks, 168 registers): a tile side
+     * no extent divides, its M tail from TMA's zero fill */
+    {"ffma tma 96x128 12x8 three blocks NN pack=a tails beta random", {200, 260, 100, 1, 'N', 'N', 0.5f},
+     "bm=96,bn=128,bk=16,wm=48,wn=64,tm=12,tn=8,stages=4,vec=4,pad=0,kloop=2,split=tma,"
+     "minblocks=3,pack=a", 0, 0, 0, 0, 1},
     {"ffma tma NN ring longer than K random", {100, 132, 20, 1, 'N', 'N', 0},
      "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=tma,minblocks=4,pack=a",
      0, 0, 0, 0, 1},
