@@ -207,7 +207,8 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * H200 (tail slices over the forder=1 three-block default; its lines became
  * the default). s23-tma.txt (the FFMA producer's TMA tensor copies) was
  * prepared without a GPU and never ran; s24-tma.txt, the next, repeats its
- * main lines beside split=tma's (no producer, four blocks an SM): every
+ * main lines beside split=tma's (no producer, four blocks an SM; its
+ * variants in s24-tma2.txt): every
  * line must realize and compile clean before a GPU call is spent on it.
  * Point it at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
@@ -252,7 +253,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 
 static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
-  static const char *const files[] = {"s24-tma.txt"};
+  static const char *const files[] = {"s24-tma.txt", "s24-tma2.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;
