@@ -705,11 +705,13 @@ static const family families[] = {
 #undef FTMA
     /* split=tma: the same boxes without a producer, warp 0 refilling the
      * slot the others left a block before; four blocks an SM */
-#define FSELF "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,split=tma," \
+#define FSELF "bn=128,bk=16,wn=64,tn=8,stages=4,vec=4,pad=0,split=tma," \
               "pack=a,kfrag=none,kunroll=0,tailk=0,wave=0,forder=1,"
-    {"cuda strict tma four blocks", TSR_BACKEND_CUDA, TSR_PREC_STRICT, FSELF "minblocks=4,kloop=2,splitk=1", 0},
+    {"cuda strict tma four blocks", TSR_BACKEND_CUDA, TSR_PREC_STRICT, FSELF "bm=64,wm=32,tm=8,minblocks=4,kloop=2,splitk=1", 0},
     {"cuda strict tma three blocks kloop=3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
-     FSELF "minblocks=3,kloop=3,splitk=2", 0},
+     FSELF "bm=64,wm=32,tm=8,minblocks=3,kloop=3,splitk=2", 0},
+    {"cuda strict tma 96x128 12x8 three blocks", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FSELF "bm=96,wm=48,tm=12,minblocks=3,kloop=2,splitk=1", 0},
 #undef FSELF
     {"cuda auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL, 0},
     {"cublas strict", TSR_BACKEND_CUBLAS, TSR_PREC_STRICT, NULL, 0},
