@@ -703,8 +703,9 @@ static const family families[] = {
     {"cuda strict producer-tma kloop=3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=3,splitk=2", 0},
 #undef FTMA
-    /* split=tma: the same boxes without a producer, warp 0 refilling the
-     * slot the others left a block before; four blocks an SM */
+    /* split=tma: the same boxes without a producer, the four warps taking
+     * turns refilling the slot the others left a block before; four blocks
+     * an SM at 8x8 a thread, three at 12x8 and 16x8 */
 #define FSELF "bn=128,bk=16,wn=64,tn=8,stages=4,vec=4,pad=0,split=tma," \
               "pack=a,kfrag=none,kunroll=0,tailk=0,wave=0,forder=1,"
     {"cuda strict tma four blocks", TSR_BACKEND_CUDA, TSR_PREC_STRICT, FSELF "bm=64,wm=32,tm=8,minblocks=4,kloop=2,splitk=1", 0},
@@ -712,6 +713,8 @@ static const family families[] = {
      FSELF "bm=64,wm=32,tm=8,minblocks=3,kloop=3,splitk=2", 0},
     {"cuda strict tma 96x128 12x8 three blocks", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FSELF "bm=96,wm=48,tm=12,minblocks=3,kloop=2,splitk=1", 0},
+    {"cuda strict tma 128x128 16x8 three blocks", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FSELF "bm=128,wm=64,tm=16,minblocks=3,kloop=2,splitk=1", 0},
 #undef FSELF
     {"cuda auto", TSR_BACKEND_CUDA, TSR_PREC_AUTO, NULL, 0},
     {"cublas strict", TSR_BACKEND_CUBLAS, TSR_PREC_STRICT, NULL, 0},

@@ -529,13 +529,19 @@ static void test_rejections(void **state) {
   /* 4 blocks x (6 stages x 12 KiB + 48 bytes of mbarriers + 1 KiB reserved) exceed 228 KiB */
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=6,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a",
                 "split=tma with mma=ffma runs 4 blocks per SM: 4 x (73776 + 1024) bytes of shared memory or 4 x 128 threads exceed the SM's");
-  /* 16x8 a thread (128 accumulators) does not fit 4 blocks' 128 registers */
+  /* registers: accumulators + one fragment set + 8 (no copy state); 16x8
+   * a thread (128 accumulators) fits 3 blocks' 168, not 4 blocks' 128 */
   expect_reject(big, "bm=128,bn=128,wm=64,wn=64,tm=8,tn=16,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a",
-                "estimated 192 registers per consumer thread exceed the 128 that split=tma leaves them at 4 blocks per SM");
-  /* 12x8 a thread: 168 registers at 3 blocks, not 128 at 4 */
+                "estimated 160 registers per consumer thread exceed the 128 that split=tma leaves them at 4 blocks per SM");
+  expect_accept_on(SM90, big, "bm=128,bn=128,wm=64,wn=64,tm=8,tn=16,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=3,pack=a");
+  /* 12x8 a thread: 124 of 128 at 4 blocks (3 stages: 4 x 56 KiB would not fit) */
   expect_accept_on(SM90, big, "bm=96,bn=128,wm=48,wn=64,tm=12,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=3,pack=a");
+  expect_accept_on(SM90, big, "bm=96,bn=128,wm=48,wn=64,tm=12,tn=8,bk=16,stages=3,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a");
   expect_reject(big, "bm=96,bn=128,wm=48,wn=64,tm=12,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a",
-                "estimated 152 registers per consumer thread exceed the 128 that split=tma leaves them at 4 blocks per SM");
+                "split=tma with mma=ffma runs 4 blocks per SM: 4 x (57376 + 1024) bytes of shared memory");
+  /* 12x12 (144 accumulators) exceeds 3 blocks' 168 */
+  expect_reject(big, "bm=96,bn=192,wm=48,wn=96,tm=12,tn=12,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=3,pack=a",
+                "estimated 176 registers per consumer thread exceed the 168 that split=tma leaves them at 3 blocks per SM");
 #undef FFS
 #undef FFG
 #undef FFP
@@ -1833,6 +1839,9 @@ static const emu_case emu_cases[] = {
     {"ffma tma 96x128 12x8 three blocks NN pack=a tails beta random", {200, 260, 100, 1, 'N', 'N', 0.5f},
      "bm=96,bn=128,bk=16,wm=48,wn=64,tm=12,tn=8,stages=4,vec=4,pad=0,kloop=2,split=tma,"
      "minblocks=3,pack=a", 0, 0, 0, 0, 1},
+    {"ffma tma 128x128 16x8 three blocks TN tails random", {200, 260, 100, 1, 'T', 'N', 0},
+     "bm=128,bn=128,bk=16,wm=64,wn=64,tm=16,tn=8,stages=3,vec=4,pad=0,kloop=2,split=tma,"
+     "minblocks=3", 0, 0, 0, 0, 1},
     {"ffma tma NN ring longer than K random", {100, 132, 20, 1, 'N', 'N', 0},
      "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=tma,minblocks=4,pack=a",
      0, 0, 0, 0, 1},
