@@ -78,7 +78,7 @@ typedef struct {
   int raw;            /* split=producer: raw (unsplit) K-block buffers of the producer's copies */
   int parts;          /* wgmma acc=step: partial-sum buffers (2: the next step runs while one is promoted) */
   int maxnreg;        /* producer with 2 consumers: setmaxnreg moves registers to the consumers */
-  int ffprod;         /* mma=ffma, split=producer: NT consumer threads multiply, 128 more copy */
+  int ffprod;         /* mma=ffma, split=producer(-tma)/tma: NT threads multiply from a ring of full mbarriers */
   int fftma;          /* ... split=producer-tma: one producer warp, TMA tensor copies */
   int ffself;         /* ... split=tma: TMA copies, no producer (the first consumer warp issues them) */
   int ff_pthreads;    /* ... the producer's threads: 128, or 32 with fftma, 0 with ffself */
