@@ -327,8 +327,8 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
      * ~4 % of all issue slots, with a suspend-time hint as without) */
     if (g->ffself)
       put(s,
-          "// named barriers 1..STAGES, slot s free again: consumer warps 1.. arrive (not waiting),\n"
-          "// warp 0 waits (bar.sync blocks without issuing instructions), then refills the slot\n");
+          "// named barriers 1..STAGES, slot s free again: three warps arrive (not waiting), the\n"
+          "// one refilling the slot waits (bar.sync blocks without issuing instructions)\n");
     else
       put(s,
           "// named barriers 1..STAGES, slot s free again: the NT consumers arrive (not waiting),\n"
