@@ -768,6 +768,48 @@ static const int64_t brief_shapes[][3] = {{128, 128, 61},    {32, 32, 32},     {
                                           {513, 257, 129},   {127, 193, 61}};
 #define NSHAPES (sizeof brief_shapes / sizeof brief_shapes[0])
 
+/* The tail-slice rule (plans.c tsr__emit_tail_slices): the tiles past the
+ * last whole wave, when at least two whole waves ran and at most half a
+ * wave is left, in wave / rest slices (2..6, each at least 16 K blocks); the
+ * wave is 3 x 132 CTAs for the producer tiles, minblocks x 132 for split=tma */
+static void test_tail_slice_rule(void **state) {
+  (void)state;
+  static const struct {
+    int64_t m, n, k;
+    const char *plan;
+    int tailk, wave;
+  } cases[] = {
+      /* 2048 tiles = 5 x 396 + 68: 396 / 68 = 5 slices */
+      {4096, 4096, 4096, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=3,split=producer", 5, 396},
+      {4096, 4096, 4096, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=3,split=producer-tma", 5, 396},
+      {4096, 4096, 4096, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=3,split=tma", 5, 396},
+      /* 4 blocks: 2048 = 3 x 528 + 464, more than half a wave left */
+      {4096, 4096, 4096, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=4,split=tma", 0, 0},
+      /* 14336 tiles = 27 x 528 + 80: 6 slices (the cap); at 3 blocks 36 x 396 + 80: 4 */
+      {8192, 14336, 4096, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=4,split=tma", 6, 528},
+      {8192, 14336, 4096, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=3,split=tma", 4, 396},
+      /* 96x128: 43 x 32 = 1376 = 3 x 396 + 188: 2 slices */
+      {4096, 4096, 4096, "bk=16,bm=96,bn=128,wm=48,wn=64,tm=12,tn=8,minblocks=3,split=tma", 2, 396},
+      /* one whole wave only (2048^3: 512 = 396 + 116) */
+      {2048, 2048, 2048, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=3,split=producer", 0, 0},
+      /* 5 slices of 64 K blocks would leave 12 each: 4 slices of 16 */
+      {4096, 4096, 1024, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=3,split=producer", 4, 396},
+      /* not the three-block producer or a TMA ring */
+      {4096, 4096, 4096, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=2,split=tma", 0, 0},
+      {4096, 4096, 4096, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=3,split=inline", 0, 0},
+      {4096, 4096, 4096, "bk=16,bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,minblocks=3,split=tma,splitk=2", 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    tsr_problem p = P(cases[i].m, cases[i].n, cases[i].k);
+    tsr_plan pl = mkplan(cases[i].plan);
+    int applied = tsr__emit_tail_slices(&p, &pl);
+    if (applied != (cases[i].tailk > 0) || pl.tailk != cases[i].tailk || pl.wave != cases[i].wave)
+      fail_msg("%lldx%lldx%lld [%s]: tailk=%d wave=%d (applied %d), want tailk=%d wave=%d",
+               (long long)cases[i].m, (long long)cases[i].n, (long long)cases[i].k, cases[i].plan,
+               pl.tailk, pl.wave, applied, cases[i].tailk, cases[i].wave);
+  }
+}
+
 static void test_default_table(void **state) {
   for (size_t i = 0; i < NSHAPES; i++) {
     tsr_problem p = P(brief_shapes[i][0], brief_shapes[i][1], brief_shapes[i][2]);
@@ -3169,7 +3211,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_wgmma_contract),
       cmocka_unit_test(test_ozaki_rvec_gstride),
       cmocka_unit_test(test_beta_zero_source),
-      cmocka_unit_test(test_default_table),   cmocka_unit_test(test_pack_contract),
+      cmocka_unit_test(test_default_table),   cmocka_unit_test(test_tail_slice_rule),
+      cmocka_unit_test(test_pack_contract),
       cmocka_unit_test(test_split_contract),  cmocka_unit_test(test_ownership),
       cmocka_unit_test(test_emulated_walks),  cmocka_unit_test(test_emulated_wgmma_mutations),
   };
