@@ -370,6 +370,25 @@ static void ffma_three_block_tile(tsr_plan *pl) {
  * 4096x4096x8192 1.073 -> 1.037 / 1.026, 4096x11008x8192 1.068 -> 1.041 /
  * 1.043, 2048^3 1.084 -> 1.023; 3 and 6 stages 0.5-1 % slower than 4.
  * Errors unchanged (the same k-ascending sums). */
+/* The three-block producer's copies as TMA tensor boxes (split=producer-tma,
+ * docs/emit.md): one producer warp whose lead thread issues two boxes a K
+ * block instead of four warps' LDGSTS. H200, session 24 (s24-tma.txt, one
+ * run), time over cuBLAS pedantic's, LDGSTS producer -> TMA: 4096^3 0.939 /
+ * 0.944 -> 0.924 (5 stages 0.924), 8192^3 0.938 -> 0.924, 8192x14336x4096
+ * 0.918 -> 0.910, 2048x32000x4096 0.911 -> 0.898, TN 4096x4096x8192 0.950
+ * -> 0.938; the same k-ascending sums (errors 1.13e-6, 1.62e-6, 1.14e-6,
+ * 1.14e-6, 1.6e-6 both ways). op(B) = B only: NT on this tile unmeasured.
+ * Where the boxes need what the plan lacks (a k-contiguous operand not
+ * packed, rows not 16-byte multiples), the LDGSTS producer stays. */
+static void ffma_producer_tma(const tsr_problem *p, tsr_plan *pl) {
+  if (pl->split != TSR_SPLIT_PRODUCER || pl->minblocks != 3 || p->op_b != TSR_OP_N) return;
+  tsr_plan t = *pl;
+  t.split = TSR_SPLIT_PRODUCER_TMA;
+  t.pad = 0;
+  char msg[256];
+  if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) == TSR_OK) *pl = t;
+}
+
 static void ffma_producer(const tsr_problem *p, tsr_plan *pl) {
   if (pl->mma != TSR_MMA_FFMA || pl->kloop != 1 || pl->bm != 128 || pl->bn != 128) return;
   if (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED || pl->kfrag != TSR_PACK_NONE) return;
@@ -417,6 +436,7 @@ static void ffma_producer(const tsr_problem *p, tsr_plan *pl) {
   ffma_three_block_tile(pl);
   int64_t t64 = (p->m / 64) * (p->n / 128);
   pl->splitk = t64 >= H200_SMS ? 1 : 2;
+  ffma_producer_tma(p, pl);
 }
 
 /* The three-block 64x128x16 producer tile (ffma_producer above) for the

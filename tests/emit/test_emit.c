@@ -994,10 +994,12 @@ static void test_default_table(void **state) {
      * with aligned rows, short K too (session 9); K slices of 512 or more
      * in one problem with a producer warpgroup (session 21: kloop=2's
      * constant-offset copies, 4 stages, NN from 2048 rows with A packed),
-     * in 64x128x16 tiles at three CTAs an SM where whole ones fit */
+     * in 64x128x16 tiles at three CTAs an SM where whole ones fit, copied
+     * as TMA boxes where op(B) = B (session 24: pad=0, A packed for NN) */
     tsr_problem qs = strict_default(q, &pl);
     assert_int_equal(pl.mma, TSR_MMA_FFMA);
-    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_TMA);
+    assert_int_equal(pl.pad, 0);
     assert_int_equal(pl.kloop, 2);
     assert_int_equal(pl.stages, 4);
     assert_int_equal(pl.pack, TSR_PACK_A);
@@ -1008,13 +1010,20 @@ static void test_default_table(void **state) {
     qs.op_a = TSR_OP_T;
     assert_int_equal(tsr_problem_check(&qs, msg, sizeof msg), TSR_OK);
     tsr__emit_default_plan(&qs, &pl);
-    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_TMA);
     assert_int_equal(pl.kloop, 2);
     assert_int_equal(pl.pack, TSR_PACK_NONE);
     assert_int_equal(pl.wn, 64);
     assert_int_equal(pl.tn, 8);
     assert_int_equal(pl.minblocks, 3);
     assert_int_equal(tsr__emit_check(&qs, &pl, SM90, msg, sizeof msg), TSR_OK);
+    /* NT keeps the LDGSTS producer (TMA unmeasured there) */
+    qs.op_a = TSR_OP_N;
+    qs.op_b = TSR_OP_T;
+    assert_int_equal(tsr_problem_check(&qs, msg, sizeof msg), TSR_OK);
+    tsr__emit_default_plan(&qs, &pl);
+    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+    assert_int_equal(pl.minblocks, 3);
     /* K a multiple of 8 but not of 16: the 128x128 producer tile, 8-deep */
     tsr_problem q8 = strict_default(P(4096, 4096, 4104), &pl);
     assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
@@ -1166,16 +1175,22 @@ static void test_default_table(void **state) {
      * leave at most half a wave: 4096^3 68 tiles in 5 slices,
      * 8192x4096x4096 136 in 2; 2048^3 (one whole wave), 2048x4096x4096
      * (232 tiles) and 8192^3 (272) none; the padded tile (3000^3: tails,
-     * 1000^3: a 64x128 start) packs both operands */
+     * 1000^3: a 64x128 start) packs both operands; session 24: the whole
+     * tiles' copies as TMA boxes (pad=0), the padded tiles' as LDGSTS */
     {
-      const struct { int64_t m, n, k; int tailk, pack; } tl[] = {
-          {4096, 4096, 4096, 5, TSR_PACK_A},  {8192, 4096, 4096, 2, TSR_PACK_A},
-          {2048, 2048, 2048, 0, TSR_PACK_A},  {2048, 4096, 4096, 0, TSR_PACK_A},
-          {8192, 8192, 8192, 0, TSR_PACK_A},  {3000, 3000, 3000, 0, TSR_PACK_AB},
-          {1000, 1000, 1000, 0, TSR_PACK_AB}, {4095, 4097, 4093, 3, TSR_PACK_AB}};
+      const struct { int64_t m, n, k; int tailk, pack; tsr_split split; } tl[] = {
+          {4096, 4096, 4096, 5, TSR_PACK_A, TSR_SPLIT_PRODUCER_TMA},
+          {8192, 4096, 4096, 2, TSR_PACK_A, TSR_SPLIT_PRODUCER_TMA},
+          {2048, 2048, 2048, 0, TSR_PACK_A, TSR_SPLIT_PRODUCER_TMA},
+          {2048, 4096, 4096, 0, TSR_PACK_A, TSR_SPLIT_PRODUCER_TMA},
+          {8192, 8192, 8192, 0, TSR_PACK_A, TSR_SPLIT_PRODUCER_TMA},
+          {3000, 3000, 3000, 0, TSR_PACK_AB, TSR_SPLIT_PRODUCER},
+          {1000, 1000, 1000, 0, TSR_PACK_AB, TSR_SPLIT_PRODUCER},
+          {4095, 4097, 4093, 3, TSR_PACK_AB, TSR_SPLIT_PRODUCER}};
       for (size_t i = 0; i < sizeof tl / sizeof tl[0]; i++) {
         sk = strict_default(mkprob((prob_spec){.m = tl[i].m, .n = tl[i].n, .k = tl[i].k}), &pl);
-        assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+        assert_int_equal(pl.split, tl[i].split);
+        assert_int_equal(pl.pad, tl[i].split == TSR_SPLIT_PRODUCER_TMA ? 0 : 4);
         assert_int_equal(pl.minblocks, 3);
         assert_int_equal(pl.forder, 1);
         assert_int_equal(pl.tailk, tl[i].tailk);
