@@ -1523,13 +1523,14 @@ static void emit_wg_helpers(sb_t *s, const tsr__emit_geo *g) {
 
 /* The main kernel's signature, launch bounds (minblocks >= 1: registers
  * capped for that many blocks per SM) and the walk's tile. */
-static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod, int pthreads) {
+static void put_main_open(sb_t *s, const tsr__emit_geo *g) {
+  const tsr_plan *pl = &g->plan;
   int tailk = pl->tailk > 0;
   char bounds[48];
-  if (ffprod && pthreads) /* + the producer's threads (a warpgroup, or one warp with TMA copies) */
-    snprintf(bounds, sizeof bounds, "NT + %d, %d", pthreads, pl->minblocks ? pl->minblocks : 2);
-  else if (ffprod) /* split=tma: no producer */
-    snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks ? pl->minblocks : 2);
+  if (g->ffprod && g->ff_pthreads) /* + the producer's threads (a warpgroup, or one warp with TMA copies) */
+    snprintf(bounds, sizeof bounds, "NT + %d, %d", g->ff_pthreads, g->ff_blocks);
+  else if (g->ffprod) /* split=tma: no producer */
+    snprintf(bounds, sizeof bounds, "NT, %d", g->ff_blocks);
   else if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
   else snprintf(bounds, sizeof bounds, "NT");
   put(s,
@@ -1538,8 +1539,7 @@ static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod, int pthreads)
       "              float *__restrict__ W, float alpha, float beta%s) {\n"
       "  unsigned tile_row, tile_col;\n",
       bounds,
-      (pl->split == TSR_SPLIT_PRODUCER_TMA || pl->split == TSR_SPLIT_TMA) && pl->mma == TSR_MMA_FFMA
-          ? ",\n              const __grid_constant__ tsr_tmap tmA, const __grid_constant__ tsr_tmap tmB"
+      g->fftma ? ",\n              const __grid_constant__ tsr_tmap tmA, const __grid_constant__ tsr_tmap tmB"
           : "");
   if (tailk)
     put(s,
@@ -1556,7 +1556,7 @@ static void put_main_open(sb_t *s, const tsr_plan *pl, int ffprod, int pthreads)
  * range and output (the partials in W, or C). */
 static void emit_entry(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, const char *packed) {
   const tsr_plan *pl = &g->plan;
-  put_main_open(s, pl, g->ffprod, g->ff_pthreads);
+  put_main_open(s, g);
   put(s, "  const int m0 = (int)tile_row * BM, n0 = (int)tile_col * BN;\n");
   const char *abase = g->a.packed ? "W + WOFF_A" : "A", *bbase = g->b.packed ? "W + WOFF_B" : "B";
   if (g->a.packed || g->b.packed) put(s, "  // packed operands: the prologue's %s in W\n", packed);
@@ -2127,55 +2127,53 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "    tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB);\n"
           "    for (int it = 0; it < STAGES && it < nk; ++it) {\n");
       put_tma_fill(s, "      ", "it", "it");
-      put(s, "    }\n  }\n");
+      put(s, "    }\n  }\n"); /* the rest: the consumers' loop refills (put_ff_release) */
     } else {
       put(s,
           "  if ((int)threadIdx.x >= NT) { // producer %s\n"
           "    tsr_producer_regs();\n",
           g->fftma ? "warp" : "warpgroup");
+      if (g->fftma) {
+        /* one warp: its lead thread issues the two boxes of each K block (a
+         * TMA copy takes uniform operands: one thread, not 32 lanes' rows,
+         * keeps it one instruction); the whole warp takes part in the
+         * slot-free barrier, whose bar.sync is per warp */
+        put(s,
+            "    // split=producer-tma: the warp's lane 0 copies each K block as two TMA boxes\n"
+            "    // (A's bk x bm, B's bk x bn; zeros outside the tensors), arriving on the slot's\n"
+            "    // full mbarrier with their bytes; the whole warp waits for free slots\n"
+            "    const bool lead = threadIdx.x == NT;\n"
+            "    if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n"
+            "    int sx = 0; // the slot of block it\n"
+            "    for (int it = 0; it < nk; ++it) {\n"
+            "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
+            "      if (lead) {\n");
+        put_tma_fill(s, "        ", "sx", "it");
+        put(s,
+            "      }\n"
+            "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
+            "    }\n");
+      } else {
+        put_kloop_prologue(s, g, "    ");
+        put(s,
+            "    // running slots (no division): sr holds block it, sx block nx = it + STAGES - 1\n"
+            "    int sr = 0, sx = STAGES - 1;\n"
+            "    for (int it = 0; it < nk; ++it) {\n"
+            "      tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it landed\n"
+            "      tsr_mbar_arrive(bars + 8u * sr);\n"
+            "      const int nx = it + STAGES - 1;\n"
+            "      if (nx < nk) { // into the slot of block it-1, once the consumers left it\n"
+            "        if (nx >= STAGES) tsr_bar_sync(1u + sx, NT + 128u);\n");
+        put_kloop_copies(s, g, "        ", "sx", "nx", "nx + 1 < nk");
+        put(s,
+            "      }\n"
+            "      tsr_cp_commit();\n"
+            "      sr = sr + 1 == STAGES ? 0 : sr + 1;\n"
+            "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
+            "    }\n");
+      }
+      put(s, "    return;\n  }\n");
     }
-    if (g->ffself) {
-      /* no producer: the consumers' loop refills (put_ff_release) */
-    } else if (g->fftma) {
-      /* one warp: its lead thread issues the two boxes of each K block (a
-       * TMA copy takes uniform operands: one thread, not 32 lanes' rows,
-       * keeps it one instruction); the whole warp takes part in the
-       * slot-free barrier, whose bar.sync is per warp */
-      put(s,
-          "    // split=producer-tma: the warp's lane 0 copies each K block as two TMA boxes\n"
-          "    // (A's bk x bm, B's bk x bn; zeros outside the tensors), arriving on the slot's\n"
-          "    // full mbarrier with their bytes; the whole warp waits for free slots\n"
-          "    const bool lead = threadIdx.x == NT;\n"
-          "    if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n"
-          "    int sx = 0; // the slot of block it\n"
-          "    for (int it = 0; it < nk; ++it) {\n"
-          "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
-          "      if (lead) {\n");
-      put_tma_fill(s, "        ", "sx", "it");
-      put(s,
-          "      }\n"
-          "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
-          "    }\n");
-    } else {
-      put_kloop_prologue(s, g, "    ");
-      put(s,
-          "    // running slots (no division): sr holds block it, sx block nx = it + STAGES - 1\n"
-          "    int sr = 0, sx = STAGES - 1;\n"
-          "    for (int it = 0; it < nk; ++it) {\n"
-          "      tsr_cp_wait<STAGES - 2>(); // this thread's copies of block it landed\n"
-          "      tsr_mbar_arrive(bars + 8u * sr);\n"
-          "      const int nx = it + STAGES - 1;\n"
-          "      if (nx < nk) { // into the slot of block it-1, once the consumers left it\n"
-          "        if (nx >= STAGES) tsr_bar_sync(1u + sx, NT + 128u);\n");
-      put_kloop_copies(s, g, "        ", "sx", "nx", "nx + 1 < nk");
-      put(s,
-          "      }\n"
-          "      tsr_cp_commit();\n"
-          "      sr = sr + 1 == STAGES ? 0 : sr + 1;\n"
-          "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
-          "    }\n");
-    }
-    if (!g->ffself) put(s, "    return;\n  }\n");
     put(s,
         "  tsr_consumer_regs();\n"
         "  int rd = 0;\n"
@@ -2813,7 +2811,7 @@ static void emit_gemv(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s, "  float *c = out + (tsr_idx)%s * LDC + %s;\n  *c = alpha * v + beta * *c;\n", row, col);
   put(s, "}\n\n");
 
-  put_main_open(s, pl, 0, 0);
+  put_main_open(s, g);
   put(s,
       "  const int x0 = (int)tile_%s * BX;\n"
       "  const int bz = %s;\n"

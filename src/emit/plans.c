@@ -486,11 +486,10 @@ static void ffma_producer_padded(const tsr_problem *p, tsr_plan *pl) {
  * producer) takes it at its own 3 or 4 blocks an SM: a wave of minblocks x
  * 132 (unmeasured at 4). */
 int tsr__emit_tail_slices(const tsr_problem *p, tsr_plan *pl) {
-  int self = pl->split == TSR_SPLIT_TMA && (pl->minblocks == 3 || pl->minblocks == 4);
-  if (pl->mma != TSR_MMA_FFMA ||
-      (!self && (pl->minblocks != 3 ||
-                 (pl->split != TSR_SPLIT_PRODUCER && pl->split != TSR_SPLIT_PRODUCER_TMA))))
-    return 0;
+  int ring = pl->split == TSR_SPLIT_PRODUCER || pl->split == TSR_SPLIT_PRODUCER_TMA ||
+             pl->split == TSR_SPLIT_TMA;
+  int blocks = pl->minblocks == 3 || (pl->minblocks == 4 && pl->split == TSR_SPLIT_TMA);
+  if (pl->mma != TSR_MMA_FFMA || !ring || !blocks) return 0;
   if (pl->splitk != 1 || p->batch != 1 || pl->tailk) return 0;
   int64_t wave = (int64_t)pl->minblocks * H200_SMS;
   int64_t tiles = ((p->m + pl->bm - 1) / pl->bm) * ((p->n + pl->bn - 1) / pl->bn);
