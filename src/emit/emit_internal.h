@@ -80,7 +80,7 @@ typedef struct {
   int maxnreg;        /* producer with 2 consumers: setmaxnreg moves registers to the consumers */
   int ffprod;         /* mma=ffma, split=producer(-tma)/tma: NT threads multiply from a ring of full mbarriers */
   int fftma;          /* ... split=producer-tma: one producer warp, TMA tensor copies */
-  int ffself;         /* ... split=tma: TMA copies, no producer (the first consumer warp issues them) */
+  int ffself;         /* ... split=tma: TMA copies, no producer (the consumer warps take turns issuing them) */
   int ff_pthreads;    /* ... the producer's threads: 128, or 32 with fftma, 0 with ffself */
   int ff_blocks;      /* ... blocks per SM (minblocks, default 2) */
   int ff_regs, ff_preg, ff_creg; /* ... registers compiled for, producer's and consumers' after setmaxnreg */

@@ -221,8 +221,8 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
    * fields apply. split=producer-tma (mma=ffma only): the same consumers,
    * the producer one warp, one of whose threads copies each operand's K
    * block with one TMA tensor copy. split=tma: the same ring and boxes
-   * without a producer, the first consumer warp issuing the copies of the
-   * slot it left one block before (NT threads: 4 blocks an SM fit) */
+   * without a producer, the four consumer warps taking turns refilling the
+   * slot the others left a block before (NT threads: 4 blocks an SM fit) */
   g->ffself = pl->split == TSR_SPLIT_TMA;
   g->fftma = pl->split == TSR_SPLIT_PRODUCER_TMA || g->ffself;
   g->ffprod = pl->mma == TSR_MMA_FFMA && (pl->split == TSR_SPLIT_PRODUCER || g->fftma);

@@ -351,25 +351,6 @@ static void ffma_three_block_tile(tsr_plan *pl) {
   pl->forder = TSR__FORDER_SERPENTINE;
 }
 
-/* split=producer (docs/emit.md "FFMA producer") for the 128x128 kloop tile
- * of one problem with K slices of 512 or more: a copying warpgroup beside
- * the 4 multiplying warps (setmaxnreg 40 / 216, still two CTAs per SM), a
- * 4-slot ring whose full signal is an mbarrier and whose free signal a
- * named barrier; its copies with kloop=2's constant offsets. The
- * multiplying warps' K loop is 1089 SASS instructions per 8-deep K block
- * (1024 FFMA) against the inline copy's 1183. op(A) = A^T takes cuBLAS's
- * geometry too, and NN from 2048 rows A transposed once (pack=a: 16-byte
- * copies in the producer). H200, time over cuBLAS pedantic's, session 21
- * (s21-producer2.txt, s21-producer3.txt; two runs each): 4096^3 1.086 ->
- * 1.028 / 1.023 (pack=a 1.022 / 1.019), 8192x4096x4096 1.078 -> 1.017 /
- * 1.024 (1.017 / 1.011), 8192x4096x11008 1.034 -> 0.979 / 0.985 (0.982 /
- * 0.975), 8192x14336x4096 1.053 -> 0.999 / 1.008 (0.990 / 0.997),
- * 2048x32000x4096 1.063 -> 1.002 (0.989), 8192^3 1.074 -> 1.023 (1.008),
- * 512x4096x4096 (split-K 2) 1.045 -> 1.007, NT 8192x4096x11008 (pack=b)
- * 1.099 -> 1.042 / 1.038, 512x4096x11008 NT 1.194 -> 1.145 / 1.169, TN
- * 4096x4096x8192 1.073 -> 1.037 / 1.026, 4096x11008x8192 1.068 -> 1.041 /
- * 1.043, 2048^3 1.084 -> 1.023; 3 and 6 stages 0.5-1 % slower than 4.
- * Errors unchanged (the same k-ascending sums). */
 /* The three-block producer's copies as TMA tensor boxes (split=producer-tma,
  * docs/emit.md): one producer warp whose lead thread issues two boxes a K
  * block instead of four warps' LDGSTS. H200, session 24 (s24-tma.txt, one
@@ -389,6 +370,25 @@ static void ffma_producer_tma(const tsr_problem *p, tsr_plan *pl) {
   if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) == TSR_OK) *pl = t;
 }
 
+/* split=producer (docs/emit.md "FFMA producer") for the 128x128 kloop tile
+ * of one problem with K slices of 512 or more: a copying warpgroup beside
+ * the 4 multiplying warps (setmaxnreg 40 / 216, still two CTAs per SM), a
+ * 4-slot ring whose full signal is an mbarrier and whose free signal a
+ * named barrier; its copies with kloop=2's constant offsets. The
+ * multiplying warps' K loop is 1089 SASS instructions per 8-deep K block
+ * (1024 FFMA) against the inline copy's 1183. op(A) = A^T takes cuBLAS's
+ * geometry too, and NN from 2048 rows A transposed once (pack=a: 16-byte
+ * copies in the producer). H200, time over cuBLAS pedantic's, session 21
+ * (s21-producer2.txt, s21-producer3.txt; two runs each): 4096^3 1.086 ->
+ * 1.028 / 1.023 (pack=a 1.022 / 1.019), 8192x4096x4096 1.078 -> 1.017 /
+ * 1.024 (1.017 / 1.011), 8192x4096x11008 1.034 -> 0.979 / 0.985 (0.982 /
+ * 0.975), 8192x14336x4096 1.053 -> 0.999 / 1.008 (0.990 / 0.997),
+ * 2048x32000x4096 1.063 -> 1.002 (0.989), 8192^3 1.074 -> 1.023 (1.008),
+ * 512x4096x4096 (split-K 2) 1.045 -> 1.007, NT 8192x4096x11008 (pack=b)
+ * 1.099 -> 1.042 / 1.038, 512x4096x11008 NT 1.194 -> 1.145 / 1.169, TN
+ * 4096x4096x8192 1.073 -> 1.037 / 1.026, 4096x11008x8192 1.068 -> 1.041 /
+ * 1.043, 2048^3 1.084 -> 1.023; 3 and 6 stages 0.5-1 % slower than 4.
+ * Errors unchanged (the same k-ascending sums). */
 static void ffma_producer(const tsr_problem *p, tsr_plan *pl) {
   if (pl->mma != TSR_MMA_FFMA || pl->kloop != 1 || pl->bm != 128 || pl->bn != 128) return;
   if (pl->a != TSR_IN_STAGED || pl->b != TSR_IN_STAGED || pl->kfrag != TSR_PACK_NONE) return;
