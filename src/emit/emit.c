@@ -2021,14 +2021,21 @@ static void put_spread_steps(sb_t *s, const tsr__emit_geo *g) {
 /* split=producer-tma, split=tma: one TMA fill of ring slot `slot` with K
  * block `blk` of this CTA's range (A's bk x bm box, B's bk x bn), arriving
  * on the slot's full mbarrier with the two boxes' bytes */
-static void put_tma_fill(sb_t *s, const char *in, const char *slot, const char *blk) {
+static void put_tma_fill(sb_t *s, const tsr__emit_geo *g, const char *in, const char *slot,
+                         const char *blk) {
   put(s,
       "%sconst unsigned bar = bars + 8u * %s;\n"
       "%sconst int k0 = (kb_begin + %s) * BK;\n"
-      "%stsr_mbar_arrive_tx(bar, 4u * BK * (BM + BN));\n"
-      "%stsr_tma(As + %s * A_STAGE, tmA, m0, k0, bz, bar);\n"
-      "%stsr_tma(Bs + %s * B_STAGE, tmB, n0, k0, bz, bar);\n",
-      in, slot, in, blk, in, in, slot, in, slot);
+      "%stsr_mbar_arrive_tx(bar, 4u * BK * (BM + BN));\n",
+      in, slot, in, blk, in);
+  /* a box's coordinates run contiguous axis first: (x, k), or (k, x) for
+   * the [x][k] rows of a kfrag operand */
+  for (int i = 0; i < 2; i++) {
+    const tsr__emit_operand *o = i ? &g->b : &g->a;
+    const char *x0 = i ? "n0" : "m0";
+    put(s, "%stsr_tma(%cs + %s * %c_STAGE, tm%c, %s, %s, bz, bar);\n", in, i ? 'B' : 'A', slot,
+        i ? 'B' : 'A', i ? 'B' : 'A', o->srows_x ? "k0" : x0, o->srows_x ? x0 : "k0");
+  }
 }
 
 /* The FFMA ring's consumers after reading slot rd (block it): free it for
@@ -2054,7 +2061,7 @@ static void put_ff_release(sb_t *s, const tsr__emit_geo *g) {
       "      const int pv = rd == 0 ? STAGES - 1 : rd - 1;\n"
       "      tsr_bar_sync(1u + pv, NT); // the other warps left it\n"
       "      if (threadIdx.x %% 32u == 0) {\n");
-  put_tma_fill(s, "        ", "pv", "it - 1 + STAGES");
+  put_tma_fill(s, g, "        ", "pv", "it - 1 + STAGES");
   put(s,
       "      }\n"
       "    }\n"
@@ -2126,7 +2133,7 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "  if (threadIdx.x == 0) { // the first STAGES blocks\n"
           "    tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB);\n"
           "    for (int it = 0; it < STAGES && it < nk; ++it) {\n");
-      put_tma_fill(s, "      ", "it", "it");
+      put_tma_fill(s, g, "      ", "it", "it");
       put(s, "    }\n  }\n"); /* the rest: the consumers' loop refills (put_ff_release) */
     } else {
       put(s,
@@ -2148,7 +2155,7 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
             "    for (int it = 0; it < nk; ++it) {\n"
             "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
             "      if (lead) {\n");
-        put_tma_fill(s, "        ", "sx", "it");
+        put_tma_fill(s, g, "        ", "sx", "it");
         put(s,
             "      }\n"
             "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
@@ -3004,16 +3011,17 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
   out->ntmap = 0;
   for (int i = 0; i < 2 && g->fftma; i++) {
     const tsr__emit_operand *o = i ? &g->b : &g->a;
-    int64_t rows = o->packed ? o->prows : p->k; /* [k][x] rows (geometry: not kmajor) */
+    int64_t rows = tsr__tma_rows(o, p);
     out->tmap[i].packed = o->packed;
     out->tmap[i].off = o->packed ? (uint64_t)o->poff : 0;
-    out->tmap[i].dim[0] = (uint64_t)(o->packed ? o->ld : o->ext);
+    /* the contiguous extent: x of [k][x] rows, k of [x][k] rows (kfrag) */
+    out->tmap[i].dim[0] = (uint64_t)(o->packed ? o->ld : o->kmajor ? p->k : o->ext);
     out->tmap[i].dim[1] = (uint64_t)rows;
     out->tmap[i].dim[2] = (uint64_t)p->batch;
     out->tmap[i].stride[0] = (uint64_t)o->ld;
     out->tmap[i].stride[1] = p->batch > 1 ? (uint64_t)o->stride : (uint64_t)rows * (uint64_t)o->ld;
-    out->tmap[i].box[0] = (uint32_t)o->bmn;
-    out->tmap[i].box[1] = (uint32_t)g->plan.bk;
+    out->tmap[i].box[0] = (uint32_t)(o->srows_x ? g->plan.bk : o->bmn);
+    out->tmap[i].box[1] = (uint32_t)(o->srows_x ? o->bmn : g->plan.bk);
     out->ntmap = i + 1;
   }
   for (int i = 0; i < 2; i++) {

@@ -53,6 +53,13 @@ typedef struct {
   int ldsm, fv, swz, swz_z, swz_sh;
 } tsr__emit_operand;
 
+/* split=producer-tma, split=tma: the rows of an operand's tensor map (the
+ * outer extent): [k][x] rows (k, or the packed copy's rows), or, kept as
+ * [x][k] rows (kfrag, k-contiguous), its m (n) extent or packed rows */
+static inline int64_t tsr__tma_rows(const tsr__emit_operand *o, const tsr_problem *p) {
+  return o->packed ? o->prows : o->kmajor ? o->ext : p->k;
+}
+
 typedef struct {
   tsr_plan plan; /* walk normalized for the grid */
   int tf32;      /* an mma.sync tensor-core family (mma=tf32x3 or tf32): shared layouts, fragments */

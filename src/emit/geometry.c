@@ -692,37 +692,37 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
                     pl->kloop, g->nthreads, o->name - 32, rows, per);
   }
   for (int i = 0; i < 2 && g->fftma; i++) {
-    /* a TMA box of bk rows x bm (bn) floats of the stored (or packed) operand
-     * in [k][x] rows, landing dense (row stride bm or bn: pad=0) at a
-     * 128-byte aligned stage; the tensor map's strides are 16-byte multiples */
+    /* a TMA box of the stored (or packed) operand landing dense (pad=0) at a
+     * 128-byte aligned stage: bk rows x bm (bn) floats of [k][x] rows, or,
+     * with kfrag (a k-contiguous operand kept as [x][k] shared rows), bm (bn)
+     * rows x bk floats; the tensor map's strides are 16-byte multiples */
     const tsr__emit_operand *o = i ? &g->b : &g->a;
     char U = (char)(o->name - 32);
-    if (o->srows_x)
-      return reject(msg, cap,
-                    "plan: split=%s copies [k][x] rows, but kfrag keeps %c in [x][k] "
-                    "shared rows: kfrag must leave %c out",
-                    ff_split_name(g), U, U);
-    if (o->kmajor)
+    /* kfrag already demands srows_x => kmajor (check above) */
+    if (o->kmajor && !o->srows_x)
       return reject(msg, cap,
                     "plan: split=%s copies [k][x] rows, but %c is contiguous along k: "
-                    "use pack=%c (the prologue's [k][x] copy)",
-                    ff_split_name(g), U, o->name);
+                    "use pack=%c (the prologue's [k][x] copy) or kfrag=%c (boxes of [x][k] rows)",
+                    ff_split_name(g), U, o->name, o->name);
     if (pl->pad != 0)
       return reject(msg, cap,
-                    "plan: split=%s lands dense boxes (shared rows of bm, bn floats): "
+                    "plan: split=%s lands dense boxes (shared rows of %s floats): "
                     "pad=%d must be 0",
-                    ff_split_name(g), pl->pad);
-    if (o->ld % 4 || o->bmn % 4)
+                    ff_split_name(g), o->srows_x ? "bk" : "bm, bn", pl->pad);
+    int inner = o->srows_x ? pl->bk : o->bmn;
+    if (o->ld % 4 || inner % 4)
       return reject(msg, cap,
                     "plan: split=%s needs 16-byte rows: ld%c=%lld and %s=%d must be "
                     "multiples of 4",
-                    ff_split_name(g), o->name, (long long)o->ld, i ? "bn" : "bm", o->bmn);
-    int64_t rows = o->packed ? o->prows : p->k;
+                    ff_split_name(g), o->name, (long long)o->ld,
+                    o->srows_x ? "bk" : i ? "bn" : "bm", inner);
+    int64_t rows = tsr__tma_rows(o, p);
     if (p->batch > 1 && (o->stride % 4 || o->stride < rows * o->ld))
       return reject(msg, cap,
                     "plan: split=%s needs whole batch items 16-byte apart: stride_%c=%lld "
-                    "must be a multiple of 4 and at least %lld (k x ld%c)",
-                    ff_split_name(g), o->name, (long long)o->stride, (long long)(rows * o->ld), o->name);
+                    "must be a multiple of 4 and at least %lld (%s x ld%c)",
+                    ff_split_name(g), o->name, (long long)o->stride, (long long)(rows * o->ld),
+                    o->kmajor ? (i ? "n" : "m") : "k", o->name);
     if ((o->stage_floats * 4) % 128)
       return reject(msg, cap,
                     "plan: split=%s needs 128-byte aligned stages: %c's stage of %d "

@@ -703,6 +703,12 @@ static const family families[] = {
     {"cuda strict producer-tma kloop=3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=3,splitk=2", 0},
 #undef FTMA
+    /* kfrag=a: A's boxes [m][k] rows of its k-contiguous packed copy (the
+     * families' K of 129 rejects unpacked A's 516-byte rows; gpu_bench's
+     * screens validate the unpacked boxes) */
+    {"cuda strict producer-tma kfrag=a", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,minblocks=3,split=producer-tma,"
+     "pack=a,kfrag=a,kunroll=0,tailk=0,wave=0,forder=1,kloop=2,splitk=1", 0},
     /* split=tma: the same boxes without a producer, the four warps taking
      * turns refilling the slot the others left a block before; four blocks
      * an SM at 8x8 a thread, three at 12x8 and 16x8 */
@@ -713,6 +719,9 @@ static const family families[] = {
      FSELF "bm=64,wm=32,tm=8,minblocks=3,kloop=3,splitk=2", 0},
     {"cuda strict tma 96x128 12x8 three blocks", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FSELF "bm=96,wm=48,tm=12,minblocks=3,kloop=2,splitk=1", 0},
+    {"cuda strict tma 96x128 12x8 three blocks kfrag=a", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     "bn=128,bk=16,wn=64,tn=8,stages=4,vec=4,pad=0,split=tma,pack=a,kfrag=a,kunroll=0,tailk=0,wave=0,"
+     "forder=1,bm=96,wm=48,tm=12,minblocks=3,kloop=2,splitk=1", 0},
     {"cuda strict tma 128x128 16x8 three blocks", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FSELF "bm=128,wm=64,tm=16,minblocks=3,kloop=2,splitk=1", 0},
 #undef FSELF

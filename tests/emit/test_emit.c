@@ -500,8 +500,16 @@ static void test_rejections(void **state) {
   expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a");
   expect_accept_on(SM90, P(4000, 4000, 3998), FFT "kloop=2,minblocks=3,pack=a"); /* M, N, K tails: TMA fills zeros */
   expect_accept_on(SM90, P(4095, 4097, 4093), FFT "kloop=2,minblocks=3,pack=ab"); /* B rows of 4097 floats: packed */
-  expect_reject(big, FFT "kloop=2,minblocks=3,pack=none", "split=producer-tma copies [k][x] rows, but A is contiguous along k: use pack=a (the prologue's [k][x] copy)");
-  expect_reject(big, FFT "kloop=2,minblocks=3,pack=ab,kfrag=b", "split=producer-tma copies [k][x] rows, but kfrag keeps B in [x][k] shared rows: kfrag must leave B out");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=none", "split=producer-tma copies [k][x] rows, but A is contiguous along k: use pack=a (the prologue's [k][x] copy) or kfrag=a (boxes of [x][k] rows)");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kfrag=b", "kfrag=b needs B contiguous along k (op T) or packed (pack=b)");
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=4,kloop=2,minblocks=3,split=producer-tma,kfrag=a",
+                "split=producer-tma lands dense boxes (shared rows of bk floats): pad=4 must be 0");
+  expect_accept_on(SM90, P(4000, 4000, 3996), FFT "kloop=2,minblocks=3,pack=none,kfrag=a"); /* [m][k] boxes: zeros past M, K */
+  expect_reject(P(4096, 4096, 4094), "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=1,pad=0,kloop=2,minblocks=3,split=producer-tma,kfrag=a,pack=none",
+                "split=producer-tma needs 16-byte rows: lda=4094 and bk=16 must be multiples of 4");
+  expect_reject(mkprob((prob_spec){.m = 256, .n = 256, .k = 256, .batch = 2, .opa = 'N', .stride_pad = 1}),
+                "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=1,pad=0,kloop=2,minblocks=3,split=producer-tma,kfrag=a,pack=none",
+                "split=producer-tma needs whole batch items 16-byte apart: stride_a=65537 must be a multiple of 4 and at least 65536 (m x lda)");
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=4,kloop=2,minblocks=3,split=producer-tma,pack=a",
                 "split=producer-tma lands dense boxes (shared rows of bm, bn floats): pad=4 must be 0");
   expect_reject(P(4096, 4094, 4096), FFT "kloop=2,minblocks=3,pack=a", "vec=4 needs ldb=4094 to be a multiple of 4");
@@ -1879,6 +1887,17 @@ static const emu_case emu_cases[] = {
     {"ffma producer-tma NT pack=ab tailk3 contract strict", {200, 260, 100, 1, 'N', 'T', 0},
      "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
      "minblocks=3,pack=ab,tailk=3,wave=5", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
+    /* kfrag: a k-contiguous operand unpacked, its boxes [x][k] rows (bm x bk
+     * floats: zeros past M and K; strided batch items; both operands) */
+    {"ffma producer-tma kfrag=a NN unpacked A M N K tails beta random", {300, 260, 100, 1, 'N', 'N', 0.5f},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=none,kfrag=a", 0, 0, 0, 0, 1},
+    {"ffma producer-tma kfrag=a NT pack=b batch2 strided splitk2 random", {132, 200, 72, 2, 'N', 'T', 0, 4, 0, 1, 8},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "splitk=2,pack=b,kfrag=a", 0, 0, 0, 0, 1},
+    {"ffma producer-tma kfrag=ab NT unpacked tailk3 contract strict", {200, 260, 100, 1, 'N', 'T', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=none,kfrag=ab,tailk=3,wave=5", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
     /* split=tma: the same boxes, issued by warp 0 (four blocks an SM; the
      * lagged refill with K tails, batch, split-K, kloop=3, tail slices, and
      * a ring longer than the K range) */
@@ -1896,6 +1915,9 @@ static const emu_case emu_cases[] = {
     {"ffma tma 96x128 12x8 three blocks NN pack=a tails beta random", {200, 260, 100, 1, 'N', 'N', 0.5f},
      "bm=96,bn=128,bk=16,wm=48,wn=64,tm=12,tn=8,stages=4,vec=4,pad=0,kloop=2,split=tma,"
      "minblocks=3,pack=a", 0, 0, 0, 0, 1},
+    {"ffma tma 96x128 12x8 three blocks kfrag=a NN unpacked tails beta random", {200, 260, 100, 1, 'N', 'N', 0.5f},
+     "bm=96,bn=128,bk=16,wm=48,wn=64,tm=12,tn=8,stages=4,vec=4,pad=0,kloop=2,split=tma,"
+     "minblocks=3,pack=none,kfrag=a", 0, 0, 0, 0, 1},
     {"ffma tma 128x128 16x8 three blocks TN tails random", {200, 260, 100, 1, 'T', 'N', 0},
      "bm=128,bn=128,bk=16,wm=64,wn=64,tm=16,tn=8,stages=3,vec=4,pad=0,kloop=2,split=tma,"
      "minblocks=3", 0, 0, 0, 0, 1},
@@ -2744,7 +2766,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
-    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5), its producer-tma (6) or split=tma (7) */
+    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5), its producer-tma (6), split=tma (7) or producer-tma with kfrag=ab (8) */
   } muts[] = {
       {"none", NULL, NULL},
       {"none (split=producer)", NULL, NULL, 1},
@@ -2778,6 +2800,11 @@ static void test_emulated_wgmma_mutations(void **state) {
        "tsr_mbar_arrive_tx(bar, 4u * BK * BM);", 6},
       {"ffma producer-tma: A's box one K block on", "tsr_tma(As + sx * A_STAGE, tmA, m0, k0, bz, bar);",
        "tsr_tma(As + sx * A_STAGE, tmA, m0, k0 + BK, bz, bar);", 6},
+      {"none (ffma producer-tma kfrag=ab)", NULL, NULL, 8},
+      {"ffma producer-tma kfrag=ab: A's [m][k] box at (m, k), not (k, m)",
+       "tsr_tma(As + sx * A_STAGE, tmA, k0, m0, bz, bar);", "tsr_tma(As + sx * A_STAGE, tmA, m0, k0, bz, bar);", 8},
+      {"ffma producer-tma kfrag=ab: B's [n][k] box at (n, k), not (k, n)",
+       "tsr_tma(Bs + sx * B_STAGE, tmB, k0, n0, bz, bar);", "tsr_tma(Bs + sx * B_STAGE, tmB, n0, k0, bz, bar);", 8},
       {"none (ffma split=tma)", NULL, NULL, 7},
       {"ffma tma: the refilling warp's slot-free wait dropped (arrivals left at exit)",
        "      tsr_bar_sync(1u + pv, NT); // the other warps left it\n", "\n", 7},
@@ -2819,8 +2846,11 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src kself;
   tsr_plan pself = mkplan("bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=0,kloop=2,split=tma,minblocks=4,pack=ab");
   emit_ok(&p, &pself, &kself);
+  tsr__kernel_src kfr; /* both operands unpacked, boxes of [x][k] rows */
+  tsr_plan pfr = mkplan("bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=0,kloop=2,split=producer-tma,pack=none,kfrag=ab");
+  emit_ok(&p, &pfr, &kfr);
   /* each mutation's base kernel, by its prod field */
-  const tsr__kernel_src *by_prod[] = {&k, &kp, &kr, &kpp, &kpb, &kff, &ktma, &kself};
+  const tsr__kernel_src *by_prod[] = {&k, &kp, &kr, &kpp, &kpb, &kff, &ktma, &kself, &kfr};
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
