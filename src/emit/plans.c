@@ -358,16 +358,32 @@ static void ffma_three_block_tile(tsr_plan *pl) {
  * 0.944 -> 0.924 (5 stages 0.924), 8192^3 0.938 -> 0.924, 8192x14336x4096
  * 0.918 -> 0.910, 2048x32000x4096 0.911 -> 0.898, TN 4096x4096x8192 0.950
  * -> 0.938; the same k-ascending sums (errors 1.13e-6, 1.62e-6, 1.14e-6,
- * 1.14e-6, 1.6e-6 both ways). op(B) = B only: NT on this tile unmeasured.
- * Where the boxes need what the plan lacks (a k-contiguous operand not
- * packed, rows not 16-byte multiples), the LDGSTS producer stays. */
-static void ffma_producer_tma(const tsr_problem *p, tsr_plan *pl) {
-  if (pl->split != TSR_SPLIT_PRODUCER || pl->minblocks != 3 || p->op_b != TSR_OP_N) return;
+ * 1.14e-6, 1.6e-6 both ways). Session 25 (s25-screen.txt): NT (both
+ * operands packed) 8192x4096x4096 0.976 -> 0.933, 8192x4096x11008 0.994 ->
+ * 0.963. A with op N (contiguous along k) unpacked: its boxes are [m][k]
+ * rows that kfrag=a's k-fragment loads read (a warp phase reads one row: no
+ * bank conflict at pad=0), so no transposing prologue runs (4096^3: 2 x 64
+ * MiB of traffic, ~1.3 % of the call); B with op T packed (kfrag=b's
+ * [n][k] rows would conflict 4 ways at pad=0). Where the boxes need what
+ * the plan lacks (rows not 16-byte multiples), both k-contiguous operands
+ * packed; failing that the LDGSTS producer stays. 1: switched. */
+static int ffma_producer_tma(const tsr_problem *p, tsr_plan *pl) {
+  if (pl->split != TSR_SPLIT_PRODUCER || pl->minblocks != 3) return 0;
   tsr_plan t = *pl;
   t.split = TSR_SPLIT_PRODUCER_TMA;
   t.pad = 0;
+  int kb = p->op_b == TSR_OP_T ? TSR_PACK_B : 0;
+  int ka = p->op_a == TSR_OP_N ? TSR_PACK_A : 0;
   char msg[256];
-  if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) == TSR_OK) *pl = t;
+  for (int packed = 0; packed < 2; packed++) {
+    t.pack = (tsr_pack)(kb | (packed ? ka : 0));
+    t.kfrag = packed ? TSR_PACK_NONE : (tsr_pack)ka;
+    if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) == TSR_OK) {
+      *pl = t;
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* split=producer (docs/emit.md "FFMA producer") for the 128x128 kloop tile
@@ -431,12 +447,17 @@ static void ffma_producer(const tsr_problem *p, tsr_plan *pl) {
    * 512x4096x4096 0.908 -> 0.887, NT 8192x4096x4096 0.983 -> 0.966, TN
    * 4096x4096x8192 0.996 -> 0.977; 1024^3 0.898 -> 0.918 the one loss of 15
    * (ptxas's register allocation moves with any change of the loop). */
-  if (p->op_b == TSR_OP_T && p->m < 1024 && pl->pack != TSR_PACK_B) return;
   if (p->m % 64 || p->k % 16) return;
-  ffma_three_block_tile(pl);
+  tsr_plan t = *pl;
+  ffma_three_block_tile(&t);
   int64_t t64 = (p->m / 64) * (p->n / 128);
-  pl->splitk = t64 >= H200_SMS ? 1 : 2;
-  ffma_producer_tma(p, pl);
+  t.splitk = t64 >= H200_SMS ? 1 : 2;
+  /* NT under 1024 rows: with TMA boxes there are no transposing copies to
+   * spill. s24-tma2.txt: 512x4096x11008 NT 1.143 (128x128 LDGSTS producer,
+   * pack=a, split-K 2) -> 1.091 (three-block TMA, pack=ab) */
+  int tma = ffma_producer_tma(p, &t);
+  if (p->op_b == TSR_OP_T && p->m < 1024 && pl->pack != TSR_PACK_B && !tma) return;
+  *pl = t;
 }
 
 /* The three-block 64x128x16 producer tile (ffma_producer above) for the

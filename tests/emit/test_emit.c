@@ -1003,14 +1003,16 @@ static void test_default_table(void **state) {
      * in one problem with a producer warpgroup (session 21: kloop=2's
      * constant-offset copies, 4 stages, NN from 2048 rows with A packed),
      * in 64x128x16 tiles at three CTAs an SM where whole ones fit, copied
-     * as TMA boxes where op(B) = B (session 24: pad=0, A packed for NN) */
+     * as TMA boxes (session 24: pad=0; session 25: A with op N unpacked,
+     * its boxes [m][k] rows read by kfrag=a, B with op T packed) */
     tsr_problem qs = strict_default(q, &pl);
     assert_int_equal(pl.mma, TSR_MMA_FFMA);
     assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_TMA);
     assert_int_equal(pl.pad, 0);
     assert_int_equal(pl.kloop, 2);
     assert_int_equal(pl.stages, 4);
-    assert_int_equal(pl.pack, TSR_PACK_A);
+    assert_int_equal(pl.pack, TSR_PACK_NONE);
+    assert_int_equal(pl.kfrag, TSR_PACK_A);
     assert_int_equal(pl.bm, 64);
     assert_int_equal(pl.bk, 16);
     assert_int_equal(pl.minblocks, 3);
@@ -1021,17 +1023,32 @@ static void test_default_table(void **state) {
     assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_TMA);
     assert_int_equal(pl.kloop, 2);
     assert_int_equal(pl.pack, TSR_PACK_NONE);
+    assert_int_equal(pl.kfrag, TSR_PACK_NONE); /* TN: A's [k][m] rows as stored */
     assert_int_equal(pl.wn, 64);
     assert_int_equal(pl.tn, 8);
     assert_int_equal(pl.minblocks, 3);
     assert_int_equal(tsr__emit_check(&qs, &pl, SM90, msg, sizeof msg), TSR_OK);
-    /* NT keeps the LDGSTS producer (TMA unmeasured there) */
+    /* NT: B packed ([k][n] rows), A's [m][k] boxes (session 25) */
     qs.op_a = TSR_OP_N;
     qs.op_b = TSR_OP_T;
     assert_int_equal(tsr_problem_check(&qs, msg, sizeof msg), TSR_OK);
     tsr__emit_default_plan(&qs, &pl);
-    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
+    assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_TMA);
+    assert_int_equal(pl.pack, TSR_PACK_B);
+    assert_int_equal(pl.kfrag, TSR_PACK_A);
     assert_int_equal(pl.minblocks, 3);
+    assert_int_equal(tsr__emit_check(&qs, &pl, SM90, msg, sizeof msg), TSR_OK);
+    /* NT under 1024 rows: the three-block TMA tile too (the LDGSTS
+     * producer's transposing copies spilled there) */
+    {
+      tsr_problem q5 = strict_default(mkprob((prob_spec){.m = 512, .n = 4096, .k = 11008, .opb = 'T'}), &pl);
+      assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_TMA);
+      assert_int_equal(pl.bm, 64);
+      assert_int_equal(pl.splitk, 1);
+      assert_int_equal(pl.pack, TSR_PACK_B);
+      assert_int_equal(pl.kfrag, TSR_PACK_A);
+      assert_int_equal(tsr__emit_check(&q5, &pl, SM90, msg, sizeof msg), TSR_OK);
+    }
     /* K a multiple of 8 but not of 16: the 128x128 producer tile, 8-deep */
     tsr_problem q8 = strict_default(P(4096, 4096, 4104), &pl);
     assert_int_equal(pl.split, TSR_SPLIT_PRODUCER);
@@ -1114,7 +1131,7 @@ static void test_default_table(void **state) {
           {{4096, 4096, 4096}, S, FF, 64, 128, 32, 64, 2, 1},
           {{4096, 4096, 4096, 0, 'N', 'T'}, S, FF, 64, 128, 32, 64, 2, 1},
           {{4096, 4096, 4096, 0, 'T'}, S, FF, 64, 128, 32, 64, 2, 1},
-          {{512, 4096, 11008, 0, 'N', 'T'}, S, FF, 128, 128, 64, 64, 2, 2},
+          {{512, 4096, 11008, 0, 'N', 'T'}, S, FF, 64, 128, 32, 64, 2, 1}, /* session 25: three-block TMA */
           {{1000, 1000, 1000}, S, FF, 64, 128, 32, 64, 2, 1},
           {{1024, 1024, 1024}, S, FF, 64, 128, 32, 64, 2, 1},
           {{768, 768, 768}, S, FF, 32, 256, 16, 128, 3, 2},
@@ -1184,14 +1201,16 @@ static void test_default_table(void **state) {
      * 8192x4096x4096 136 in 2; 2048^3 (one whole wave), 2048x4096x4096
      * (232 tiles) and 8192^3 (272) none; the padded tile (3000^3: tails,
      * 1000^3: a 64x128 start) packs both operands; session 24: the whole
-     * tiles' copies as TMA boxes (pad=0), the padded tiles' as LDGSTS */
+     * tiles' copies as TMA boxes (pad=0), the padded tiles' as LDGSTS;
+     * session 25: A unpacked (kfrag=a boxes), 512x4096x4096 on TMA too */
     {
       const struct { int64_t m, n, k; int tailk, pack; tsr_split split; } tl[] = {
-          {4096, 4096, 4096, 5, TSR_PACK_A, TSR_SPLIT_PRODUCER_TMA},
-          {8192, 4096, 4096, 2, TSR_PACK_A, TSR_SPLIT_PRODUCER_TMA},
-          {2048, 2048, 2048, 0, TSR_PACK_A, TSR_SPLIT_PRODUCER_TMA},
-          {2048, 4096, 4096, 0, TSR_PACK_A, TSR_SPLIT_PRODUCER_TMA},
-          {8192, 8192, 8192, 0, TSR_PACK_A, TSR_SPLIT_PRODUCER_TMA},
+          {4096, 4096, 4096, 5, TSR_PACK_NONE, TSR_SPLIT_PRODUCER_TMA},
+          {8192, 4096, 4096, 2, TSR_PACK_NONE, TSR_SPLIT_PRODUCER_TMA},
+          {2048, 2048, 2048, 0, TSR_PACK_NONE, TSR_SPLIT_PRODUCER_TMA},
+          {2048, 4096, 4096, 0, TSR_PACK_NONE, TSR_SPLIT_PRODUCER_TMA},
+          {8192, 8192, 8192, 0, TSR_PACK_NONE, TSR_SPLIT_PRODUCER_TMA},
+          {512, 4096, 4096, 0, TSR_PACK_NONE, TSR_SPLIT_PRODUCER_TMA},
           {3000, 3000, 3000, 0, TSR_PACK_AB, TSR_SPLIT_PRODUCER},
           {1000, 1000, 1000, 0, TSR_PACK_AB, TSR_SPLIT_PRODUCER},
           {4095, 4097, 4093, 3, TSR_PACK_AB, TSR_SPLIT_PRODUCER}};
@@ -1204,6 +1223,7 @@ static void test_default_table(void **state) {
         assert_int_equal(pl.tailk, tl[i].tailk);
         assert_int_equal(pl.wave, tl[i].tailk ? 396 : 0);
         assert_int_equal(pl.pack, tl[i].pack);
+        assert_int_equal(pl.kfrag, tl[i].split == TSR_SPLIT_PRODUCER_TMA ? TSR_PACK_A : TSR_PACK_NONE);
         assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
       }
     }
@@ -1223,7 +1243,7 @@ static void test_default_table(void **state) {
     assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
     /* session 16: strict 128x128 NT packs B from 1024 rows (512 rows lost:
      * 512x4096x11008 1.197x -> 1.249x cuBLAS's time); session 21: below
-     * 1024 rows the producer packs A (its 4-byte transposing copies) */
+     * 1024 rows the producer packed A (its 4-byte transposing copies) */
     {
       const int64_t nt[][3] = {{8192, 4096, 4096}, {1024, 4096, 4096}, {3008, 12608, 832},
                                {4096, 4096, 4096}, {512, 4096, 11008}};
@@ -1232,13 +1252,18 @@ static void test_default_table(void **state) {
             mkprob((prob_spec){.m = nt[i][0], .n = nt[i][1], .k = nt[i][2], .opa = 'N', .opb = 'T'}),
             &pl);
         assert_int_equal(pl.mma, TSR_MMA_FFMA);
-        /* session 22: a tile tail (3008x12608x832: N % 128) packs both */
-        assert_int_equal(pl.pack, nt[i][0] < 1024 ? TSR_PACK_A : nt[i][1] % 128 ? TSR_PACK_AB : TSR_PACK_B);
+        /* session 22: a tile tail (3008x12608x832: N % 128) packs both;
+         * session 25: the whole three-block tiles (TMA boxes, 512 rows too)
+         * pack B only, A read as [m][k] boxes (kfrag=a) */
+        assert_int_equal(pl.pack, nt[i][1] % 128 ? TSR_PACK_AB : TSR_PACK_B);
+        assert_int_equal(pl.kfrag, nt[i][1] % 128 ? TSR_PACK_NONE : TSR_PACK_A);
         assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
       }
-      /* NN packs A from 2048 rows under the producer (session 21), not below */
+      /* NN packed A from 2048 rows under the producer (session 21); session
+       * 25: the TMA boxes read it unpacked, at every size */
       sk = strict_default(mkprob((prob_spec){.m = 8192, .n = 4096, .k = 4096}), &pl);
-      assert_int_equal(pl.pack, TSR_PACK_A);
+      assert_int_equal(pl.pack, TSR_PACK_NONE);
+      assert_int_equal(pl.kfrag, TSR_PACK_A);
       assert_int_equal(tsr__emit_check(&sk, &pl, SM90, msg, sizeof msg), TSR_OK);
       sk = strict_default(mkprob((prob_spec){.m = 1024, .n = 4096, .k = 4096}), &pl);
       assert_int_equal(pl.pack, TSR_PACK_NONE);
@@ -1895,6 +1920,9 @@ static const emu_case emu_cases[] = {
     {"ffma producer-tma kfrag=a NT pack=b batch2 strided splitk2 random", {132, 200, 72, 2, 'N', 'T', 0, 4, 0, 1, 8},
      "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=2,split=producer-tma,"
      "splitk=2,pack=b,kfrag=a", 0, 0, 0, 0, 1},
+    {"ffma producer-tma kfrag=a TN pack=a (A's packed [m][k] rows) M N K tails random", {300, 260, 100, 1, 'T', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a,kfrag=a", 0, 0, 0, 0, 1},
     {"ffma producer-tma kfrag=ab NT unpacked tailk3 contract strict", {200, 260, 100, 1, 'N', 'T', 0},
      "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
      "minblocks=3,pack=none,kfrag=ab,tailk=3,wave=5", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
