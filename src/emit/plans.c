@@ -358,32 +358,27 @@ static void ffma_three_block_tile(tsr_plan *pl) {
  * 0.944 -> 0.924 (5 stages 0.924), 8192^3 0.938 -> 0.924, 8192x14336x4096
  * 0.918 -> 0.910, 2048x32000x4096 0.911 -> 0.898, TN 4096x4096x8192 0.950
  * -> 0.938; the same k-ascending sums (errors 1.13e-6, 1.62e-6, 1.14e-6,
- * 1.14e-6, 1.6e-6 both ways). Session 25 (s25-screen.txt): NT (both
- * operands packed) 8192x4096x4096 0.976 -> 0.933, 8192x4096x11008 0.994 ->
- * 0.963. A with op N (contiguous along k) unpacked: its boxes are [m][k]
- * rows that kfrag=a's k-fragment loads read (a warp phase reads one row: no
- * bank conflict at pad=0), so no transposing prologue runs (4096^3: 2 x 64
- * MiB of traffic, ~1.3 % of the call); B with op T packed (kfrag=b's
- * [n][k] rows would conflict 4 ways at pad=0). Where the boxes need what
- * the plan lacks (rows not 16-byte multiples), both k-contiguous operands
- * packed; failing that the LDGSTS producer stays. 1: switched. */
+ * 1.14e-6, 1.6e-6 both ways). NT with both operands packed, session 25
+ * (s25-screen.txt, s25-kfrag.txt): 8192x4096x4096 0.976 / 0.968 -> 0.933 /
+ * 0.932, 8192x4096x11008 0.994 / 0.989 -> 0.963 / 0.958 (errors 1.14e-6,
+ * 1.86e-6 both ways). A k-contiguous operand read unpacked as [x][k] boxes
+ * (kfrag, session 25) lost everywhere: 4096^3 0.920 -> 1.102, 8192^3 0.923
+ * -> 1.028, NT 8192x4096x11008 (pack=b, kfrag=a) 1.153; its 64-byte box
+ * rows (64 of them a K block against 16 of 256 bytes) starve the ring. So a
+ * k-contiguous operand is packed (NN: from 2048 rows, as ffma_producer
+ * packs it; below, the LDGSTS producer stays: 512x4096x4096 0.880 against
+ * 0.947 for the [m][k] boxes). 1: switched. */
 static int ffma_producer_tma(const tsr_problem *p, tsr_plan *pl) {
   if (pl->split != TSR_SPLIT_PRODUCER || pl->minblocks != 3) return 0;
   tsr_plan t = *pl;
   t.split = TSR_SPLIT_PRODUCER_TMA;
   t.pad = 0;
-  int kb = p->op_b == TSR_OP_T ? TSR_PACK_B : 0;
-  int ka = p->op_a == TSR_OP_N ? TSR_PACK_A : 0;
+  if (p->op_b == TSR_OP_T)
+    t.pack = (tsr_pack)(t.pack | TSR_PACK_B | (p->op_a == TSR_OP_N ? TSR_PACK_A : 0));
   char msg[256];
-  for (int packed = 0; packed < 2; packed++) {
-    t.pack = (tsr_pack)(kb | (packed ? ka : 0));
-    t.kfrag = packed ? TSR_PACK_NONE : (tsr_pack)ka;
-    if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) == TSR_OK) {
-      *pl = t;
-      return 1;
-    }
-  }
-  return 0;
+  if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) != TSR_OK) return 0;
+  *pl = t;
+  return 1;
 }
 
 /* split=producer (docs/emit.md "FFMA producer") for the 128x128 kloop tile
@@ -453,8 +448,10 @@ static void ffma_producer(const tsr_problem *p, tsr_plan *pl) {
   int64_t t64 = (p->m / 64) * (p->n / 128);
   t.splitk = t64 >= H200_SMS ? 1 : 2;
   /* NT under 1024 rows: with TMA boxes there are no transposing copies to
-   * spill. s24-tma2.txt: 512x4096x11008 NT 1.143 (128x128 LDGSTS producer,
-   * pack=a, split-K 2) -> 1.091 (three-block TMA, pack=ab) */
+   * spill. 512x4096x11008 NT 1.143 / 1.150 (128x128 LDGSTS producer, pack=a,
+   * split-K 2) -> 1.091 / 1.085 (three-block TMA, pack=ab; s24-tma2.txt,
+   * s25-kfrag.txt; errors 1.88e-6 against cuBLAS's 1.33e-6, one K chain
+   * against its split sums; split-K 2 1.290) */
   int tma = ffma_producer_tma(p, &t);
   if (p->op_b == TSR_OP_T && p->m < 1024 && pl->pack != TSR_PACK_B && !tma) return;
   *pl = t;

@@ -367,9 +367,10 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                              * defaults; 6 the same with the defaults' tail
                              * slices (where their rule applies); 7 and 8
                              * those two with TMA tensor copies
-                             * (split=producer-tma, session 23: pad=0, vec
-                             * unused; A with op N read unpacked by kfrag=a,
-                             * B with op T packed, session 25); 9
+                             * (split=producer-tma, session 23: pad=0, the
+                             * k-contiguous operands packed, vec unused; read
+                             * unpacked as kfrag boxes they lost 10-20 %,
+                             * session 25); 9
                              * and 10 the TMA ring without a producer
                              * (split=tma, session 24) at 4 blocks an SM,
                              * 10 with tail slices of its 528-CTA wave. No
@@ -417,11 +418,8 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                             if (!mma && sp >= 7) {
                               pl.split = TSR_SPLIT_PRODUCER_TMA;
                               pl.pad = 0;
-                              /* as the planner's (session 25): A with op N
-                               * unpacked in [m][k] boxes (kfrag=a), B with
-                               * op T packed */
-                              pl.pack = p->op_b == TSR_OP_T ? TSR_PACK_B : TSR_PACK_NONE;
-                              pl.kfrag = p->op_a == TSR_OP_N ? TSR_PACK_A : TSR_PACK_NONE;
+                              pl.pack = (tsr_pack)((p->op_a == TSR_OP_N ? TSR_PACK_A : 0) |
+                                                   (p->op_b == TSR_OP_T ? TSR_PACK_B : 0));
                             }
                             if (!mma && sp >= 9) pl.split = TSR_SPLIT_TMA, pl.minblocks = 4;
                             if (!mma && (sp == 6 || sp == 8 || sp == 10) && !tsr__emit_tail_slices(p, &pl))

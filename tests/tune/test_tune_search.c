@@ -466,19 +466,16 @@ static void test_cuda_space_families(void **state) {
         assert_int_equal(c->forder, 1);
         assert_int_equal(c->minblocks, 4);
         assert_int_equal(c->pad, 0);
-        assert_int_equal(c->pack, TSR_PACK_NONE);
-        assert_int_equal(c->kfrag, TSR_PACK_A);
+        assert_int_equal(c->pack, TSR_PACK_A);
         assert_int_equal(c->tailk, 0);
       } else {
         assert_int_equal(c->forder, 0);
       }
-      /* session 23: the same with TMA tensor copies (dense rows); session
-       * 25: A unpacked, its boxes [m][k] rows (kfrag=a) */
+      /* session 23: the same with TMA tensor copies (dense rows, A packed) */
       if (c->split == TSR_SPLIT_PRODUCER_TMA) {
         tma++;
         assert_int_equal(c->pad, 0);
-        assert_int_equal(c->pack, TSR_PACK_NONE);
-        assert_int_equal(c->kfrag, TSR_PACK_A);
+        assert_int_equal(c->pack, TSR_PACK_A);
         assert_int_equal(c->minblocks, 3);
       }
       if (c->tailk) {
