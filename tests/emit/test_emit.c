@@ -2963,6 +2963,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src_free(&kff);
   tsr__kernel_src_free(&ktma);
   tsr__kernel_src_free(&kself);
+  tsr__kernel_src_free(&kfr);
   unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);
