@@ -249,14 +249,19 @@ static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *o
     bn = round_up(n, tn);
   } else if (nc_max > 512 && tasks < 8 * nt)
     split_grid(m, n, batch, nt, tm, tn, mc_max, 512, m_keep, &bm, &bn);
-  else if (isa != TSR_ISA_AVX512 && p->op_b == TSR_OP_N && nc_max < 1024) {
+  else if ((isa == TSR_ISA_AVX512 || p->op_b == TSR_OP_N) && nc_max < 1024) {
     /* Column tasks pack only a bk×bn block of op(B), so the K×bn bound
      * above does not apply to them; up to 1024 columns halve A's re-packs.
      * On AVX2 A's 8x8 transposing pack costs more than AVX-512's 16x16 one:
      * 512x4096x4096, one thread, 0.97 -> 0.98 of OpenBLAS (Zen 3, session
-     * 10; on AVX-512 wider bn was neutral, session 5, so it keeps 512).
-     * op(B) = T packs B by transposing too: 512x4096x11008:NT read 1.00 ->
-     * 1.02 of OpenBLAS's time with 1024, so it keeps 512. */
+     * 10). op(B) = T packs B by transposing too: on AVX2 512x4096x11008:NT
+     * read 1.00 -> 1.02 of OpenBLAS's time with 1024, so it keeps 512 there.
+     * AVX-512 (neutral on Zen 5 in session 5): on the Intel guest of session
+     * 26 A's pack took 5 % of a 512x4096x4096 call at bn 512 (its 16
+     * source rows 16 KiB apart), 2.8 % at 1024, and in process on 2 cores
+     * 512x4096x4096 read 0.979 / 0.871 -> 1.022 / 0.913 of OpenBLAS's speed
+     * and 512x4096x11008:NT 0.984 / 0.984 -> 1.015 / 1.004 (two pairs;
+     * docs/log/perf-notebook.md, session 26). */
     int64_t wbm, wbn;
     int64_t wt = split_grid(m, n, batch, nt, tm, tn, mc_max, 1024, m_keep, &wbm, &wbn);
     if (wt >= 8 * nt && column_tasks(cdiv(m, wbm), (uint64_t)(cdiv(n, wbn) * batch), nt))
