@@ -365,9 +365,10 @@ static void ffma_three_block_tile(tsr_plan *pl) {
  * (kfrag, session 25) lost everywhere: 4096^3 0.920 -> 1.102, 8192^3 0.923
  * -> 1.028, NT 8192x4096x11008 (pack=b, kfrag=a) 1.153 (not yet profiled:
  * 64 box rows of 64 bytes a K block against 16 of 256, or kfrag's fragment
- * loads exposing their latency). So a k-contiguous operand is packed (NN: from 2048 rows, as ffma_producer
- * packs it; below, the LDGSTS producer stays: 512x4096x4096 0.880 against
- * 0.947 for the [m][k] boxes). 1: switched. */
+ * loads exposing their latency). So a k-contiguous operand is packed (NN:
+ * from 2048 rows, as ffma_producer packs it; below, the LDGSTS producer
+ * stays: 512x4096x4096 0.880 against 0.947 for the [m][k] boxes).
+ * 1: switched. */
 static int ffma_producer_tma(const tsr_problem *p, tsr_plan *pl) {
   if (pl->split != TSR_SPLIT_PRODUCER || pl->minblocks != 3) return 0;
   tsr_plan t = *pl;

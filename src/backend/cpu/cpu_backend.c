@@ -150,7 +150,9 @@ static tsr_status cpu_available(tsr_context *ctx) { return TSR_OK; }
  *  - bm: the packed A block bm×bk about 384 KiB of L2 (96 rows at bk 1024,
  *    at most 192), bn as wide as keeps the shared K×bn column of packed B
  *    within 8 MiB, 512..1536, if that still leaves 8 tasks per core, else
- *    512 (A is re-packed once per bn columns); both
+ *    512 (A is re-packed once per bn columns); a grid of column tasks takes
+ *    up to 1024 columns where K is long (AVX-512, and AVX2 with op(B) = N,
+ *    below); both
  *    cut into equal tiles and the grid split further until its tiles divide
  *    evenly among the cores, so small shapes (512³) still keep every core
  *    busy. */
@@ -252,16 +254,14 @@ static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *o
   else if ((isa == TSR_ISA_AVX512 || p->op_b == TSR_OP_N) && nc_max < 1024) {
     /* Column tasks pack only a bk×bn block of op(B), so the K×bn bound
      * above does not apply to them; up to 1024 columns halve A's re-packs.
-     * On AVX2 A's 8x8 transposing pack costs more than AVX-512's 16x16 one:
-     * 512x4096x4096, one thread, 0.97 -> 0.98 of OpenBLAS (Zen 3, session
-     * 10). op(B) = T packs B by transposing too: on AVX2 512x4096x11008:NT
-     * read 1.00 -> 1.02 of OpenBLAS's time with 1024, so it keeps 512 there.
-     * AVX-512 (neutral on Zen 5 in session 5): on the Intel guest of session
-     * 26 A's pack took 5 % of a 512x4096x4096 call at bn 512 (its 16
-     * source rows 16 KiB apart), 2.8 % at 1024, and in process on 2 cores
-     * 512x4096x4096 read 0.979 / 0.871 -> 1.022 / 0.913 of OpenBLAS's speed
-     * and 512x4096x11008:NT 0.984 / 0.984 -> 1.015 / 1.004 (two pairs;
-     * docs/log/perf-notebook.md, session 26). */
+     * AVX2 (Zen 3, session 10): 512x4096x4096, one thread, 0.97 -> 0.98 of
+     * OpenBLAS's speed; with op(B) = T, whose B pack transposes too,
+     * 512x4096x11008:NT read 1.00 -> 1.02 of OpenBLAS's time, so it keeps
+     * 512 there. AVX-512 (neutral on Zen 5, session 5; Intel guest, session
+     * 26): A's pack 5 % -> 2.8 % of a 512x4096x4096 call, and on 2 cores
+     * 512x4096x4096 0.979 / 0.871 -> 1.022 / 0.913 of OpenBLAS's speed,
+     * 512x4096x11008:NT 0.984 / 0.984 -> 1.015 / 1.004 (two pairs;
+     * docs/log/perf-notebook.md). */
     int64_t wbm, wbn;
     int64_t wt = split_grid(m, n, batch, nt, tm, tn, mc_max, 1024, m_keep, &wbm, &wbn);
     if (wt >= 8 * nt && column_tasks(cdiv(m, wbm), (uint64_t)(cdiv(n, wbn) * batch), nt))
