@@ -611,11 +611,11 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
         g->ff_regs = 65536 / ((g->nthreads + g->ff_pthreads) * g->ff_blocks) / 8 * 8;
         g->ff_preg = g->ff_creg = g->ff_regs;
       }
-      /* split=tma: every thread a consumer holding no copy state, and under
-       * a tight cap ptxas keeps one fragment set: accumulators + one set +
-       * ~8 (local builds, no spills: 12x8 at 128 registers, 16x8 and 8x16
-       * at 168; 8x8 at 128 used 110-123) */
-      if (g->ffself) g->reg_estimate = pl->tm * pl->tn + pl->tm + pl->tn + 8;
+      /* TMA copies (split=tma, producer-tma): no consumer holds copy state,
+       * and under a tight cap ptxas keeps one fragment set: accumulators +
+       * one set + ~8 (local builds, no spills: 12x8 at 128 registers, 16x8
+       * and 8x16 at 168; 8x8 at 128 used 110-123) */
+      if (g->fftma) g->reg_estimate = pl->tm * pl->tn + pl->tm + pl->tn + 8;
       if (g->reg_estimate > g->ff_creg)
         return reject(msg, cap,
                       "plan: estimated %d registers per consumer thread exceed the %d that "

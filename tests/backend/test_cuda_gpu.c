@@ -703,6 +703,11 @@ static const family families[] = {
     {"cuda strict producer-tma kloop=3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=3,splitk=2", 0},
 #undef FTMA
+    /* 12x8 a thread under the producer's 136-register cap (no copy state
+     * in the consumers: ptxas fits it in 128, no spills) */
+    {"cuda strict producer-tma 96x128 12x8", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     "bm=96,bn=128,bk=16,wm=48,wn=64,tm=12,tn=8,stages=4,vec=4,pad=0,minblocks=3,split=producer-tma,"
+     "pack=a,kfrag=none,kunroll=0,tailk=0,wave=0,forder=1,kloop=2,splitk=1", 0},
     /* kfrag=a: A's boxes [m][k] rows of its k-contiguous packed copy (the
      * families' K of 129 rejects unpacked A's 516-byte rows; gpu_bench's
      * screens validate the unpacked boxes) */
