@@ -151,10 +151,10 @@ __attribute__((target("avx512f"))) void tsr__cpu_pack_avx512(int64_t kc, int mr,
     const __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);                                     \
     __m512 acc0[MR], acc1[MR];                                                               \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) acc0[i] = acc1[i] = _mm512_setzero_ps(); \
-    /* op(A)'s rows as four bases 3 rows apart, each row at base + {0,1,2} x        \
-     * ars (x86's index scales): twelve row pointers would spill GPRs */                     \
-    const float *ag[4];                                                                      \
-    _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++) ag[g] = a + 3 * g * ars;             \
+    /* op(A)'s rows from one base per 3 rows, each row at base + {0,1,2} x ars         \
+     * (x86's index scales): twelve row pointers would spill GPRs */                         \
+    const float *ag[(MR + 2) / 3];                                                           \
+    _Pragma("GCC unroll 4") for (int g = 0; g < (MR + 2) / 3; g++) ag[g] = a + 3 * g * ars;  \
     _Pragma("GCC unroll 4") for (int64_t k = 0; k < kc; k++) {                               \
       const float *bk = b + k * ldb;                                                         \
       __m512 b0 = _mm512_maskz_loadu_ps(m0, bk), b1 = _mm512_maskz_loadu_ps(m1, bk + 16);    \
@@ -163,7 +163,7 @@ __attribute__((target("avx512f"))) void tsr__cpu_pack_avx512(int64_t kc, int mr,
         acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);                                          \
         acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);                                          \
       }                                                                                      \
-      _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++) ag[g] += aks;                      \
+      _Pragma("GCC unroll 4") for (int g = 0; g < (MR + 2) / 3; g++) ag[g] += aks;           \
     }                                                                                        \
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);                            \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                  \
@@ -201,13 +201,13 @@ TSR_AVX512_DIRECT(12)
     const __mmask16 m0 = lanes(nr);                                                          \
     __m512 acc0[MR];                                                                         \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) acc0[i] = _mm512_setzero_ps();     \
-    const float *ag[4]; /* as in d512_MR */                                                  \
-    _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++) ag[g] = a + 3 * g * ars;             \
+    const float *ag[(MR + 2) / 3]; /* as in d512_MR */                                       \
+    _Pragma("GCC unroll 4") for (int g = 0; g < (MR + 2) / 3; g++) ag[g] = a + 3 * g * ars;  \
     _Pragma("GCC unroll 4") for (int64_t k = 0; k < kc; k++) {                               \
       __m512 b0 = _mm512_maskz_loadu_ps(m0, b + k * ldb);                                    \
       _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                                  \
           acc0[i] = _mm512_fmadd_ps(_mm512_set1_ps(ag[i / 3][(i % 3) * ars]), b0, acc0[i]);  \
-      _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++) ag[g] += aks;                      \
+      _Pragma("GCC unroll 4") for (int g = 0; g < (MR + 2) / 3; g++) ag[g] += aks;           \
     }                                                                                        \
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);                            \
     _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                                  \
