@@ -39,6 +39,16 @@
     "}\n" \
     "// the producer warpgroup's own barrier (named barrier 1; __syncthreads is 0)\n" \
     "__device__ __forceinline__ void tsr_producer_sync() { asm volatile(\"bar.sync 1, 128;\\n\" ::: \"memory\"); }\n"
+// the FFMA ring's early look at the next block (emit.c, the consumers' loop)
+#define MBAR_TEST_SRC \
+    "// true once the phase of parity `parity` has completed; never blocks (test_wait,\n" \
+    "// acquire at CTA scope like try_wait)\n" \
+    "__device__ __forceinline__ bool tsr_mbar_test(unsigned bar, unsigned parity) {\n" \
+    "  unsigned r;\n" \
+    "  asm volatile(\"{\\n.reg .pred p;\\nmbarrier.test_wait.parity.shared::cta.b64 p, [%%1], %%2;\\n\"\n" \
+    "               \"selp.u32 %%0, 1, 0, p;\\n}\\n\" : \"=r\"(r) : \"r\"(bar), \"r\"(parity) : \"memory\");\n" \
+    "  return r != 0;\n" \
+    "}\n"
 #define BULK_SRC \
     "// arrive once and expect `bytes` more of bulk copies in this phase (the phase\n" \
     "// completes when the arrivals and the bytes are all in)\n" \

@@ -565,6 +565,22 @@ static void tsr_mbar_wait(unsigned bar, unsigned parity) {
   }
   pthread_mutex_unlock(&emu_mbar_mu);
 }
+/* test_wait.parity P: the same condition as tsr_mbar_wait's, without blocking
+ * (deferred copies land once every arrival is in, as a waiter would) */
+static bool tsr_mbar_test(unsigned bar, unsigned parity) {
+  pthread_mutex_lock(&emu_mbar_mu);
+  unsigned *w = emu_mbar(bar);
+  emu_mbar_check(w);
+  emu_mbar_tx_state &t = emu_mbar_tx[bar];
+  if ((w[1] & 1u) == (parity & 1u) && w[0] == 0 && !t.queued.empty()) {
+    for (const emu_bulk_copy &c : t.queued) emu_bulk_land(bar, c);
+    t.queued.clear();
+    emu_mbar_settle(bar, w);
+  }
+  const bool done = (w[1] & 1u) != (parity & 1u);
+  pthread_mutex_unlock(&emu_mbar_mu);
+  return done;
+}
 /* Named barriers 1..15 with a thread count (bar.sync / bar.arrive id, count;
  * the FFMA producer's slot-free barriers): a barrier completes when count
  * threads have arrived, releasing the waiters of that generation; arrive does
