@@ -320,6 +320,12 @@ typedef struct {
    * ptxas's register allocation and schedule change. Named in the plan text
    * only when not 0. */
   int forder;
+  /* the FFMA producer rings (split=producer, producer-tma, tma) with kloop 1
+   * or 2 (docs/emit.md "Early full-barrier test"): 0 = each K block's
+   * consumers wait on its full barrier at its top; 1 = they test block
+   * it+1's barrier (test_wait) at the top of block it and wait only if it had
+   * not landed. Outputs bit-identical. Named in the plan text only when 1. */
+  int kwait;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

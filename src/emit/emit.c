@@ -300,7 +300,7 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
   }
   if (g->ffprod) {
     put(s, MBAR_SRC);
-    if (g->plan.kloop < 3) put(s, MBAR_TEST_SRC);
+    if (g->plan.kwait) put(s, MBAR_TEST_SRC);
     if (g->fftma)
       put(s,
           "// split=%s: a CUtensorMap (128 bytes, 128-byte aligned as cuda.h's), by value\n"
@@ -2213,17 +2213,23 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "    tsr_fma(acc, fa[1], fb[1]);\n"
           "  }\n");
     } else {
-      /* the next block's full barrier is tested a block early: a try_wait at
-       * the top of the block it guards exposed its round trip (session 27,
-       * ncu at 4096^3: 4.3 % of the samples long_sb at its branch, stages 4
-       * and 5 alike, so not late data) */
-      put(s,
-          "  bool landed = false; // block it's full phase seen complete a block early\n"
-          "  for (int it = 0; it < nk; ++it) {\n"
-          "    if (!landed) tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
-          "    if (it + 1 < nk) // block it+1's phase, read a block from now\n"
-          "      landed = rd + 1 == STAGES ? tsr_mbar_test(bars, par ^ 1u) : tsr_mbar_test(bars + 8u * (rd + 1), par);\n"
-          "    ");
+      /* kwait=1: the next block's full barrier tested a block early (a
+       * try_wait at the top of the block it guards exposed its round trip:
+       * session 27, ncu at 4096^3, 4.3 % of the samples long_sb at its
+       * branch, stages 4 and 5 alike, so not late data) */
+      if (pl->kwait)
+        put(s,
+            "  bool landed = false; // kwait=1: block it's full phase seen complete a block early\n"
+            "  for (int it = 0; it < nk; ++it) {\n"
+            "    if (!landed) tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
+            "    if (it + 1 < nk) // block it+1's phase, read a block from now\n"
+            "      landed = rd + 1 == STAGES ? tsr_mbar_test(bars, par ^ 1u) : tsr_mbar_test(bars + 8u * (rd + 1), par);\n"
+            "    ");
+      else
+        put(s,
+            "  for (int it = 0; it < nk; ++it) {\n"
+            "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
+            "    ");
       put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
       put_ff_release(s, g);
       put(s,

@@ -235,6 +235,12 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
                   "copies from running pointers; 3: two fragment sets in the consumers), not "
                   "kloop=%d",
                   ffs, pl->kloop);
+  if (pl->kwait != 0 && pl->kwait != 1)
+    return reject(msg, cap, "plan: kwait=%d is not 0 or 1", pl->kwait);
+  if (pl->kwait && !(g->ffprod && pl->kloop < 3))
+    return reject(msg, cap,
+                  "plan: kwait=1 tests the full barriers of an FFMA producer ring "
+                  "(mma=ffma, split=producer, producer-tma or tma) with kloop=1 or 2");
   if (g->ffprod && pl->kunroll)
     return reject(msg, cap,
                   "plan: split=%s with mma=ffma runs one loop: kunroll=%d must be 0",
@@ -895,7 +901,7 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
       {"tn", pl->tn, 1},       {"stages", pl->stages, 1}, {"pad", pl->pad, 0},
       {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}, {"gstride", pl->gstride, 0},
       {"rvec", pl->rvec, 0},   {"tailk", pl->tailk, 0}, {"wave", pl->wave, 0},
-      {"forder", pl->forder, 0}};
+      {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0}};
   tsr_status fs = check_fixed_fields(pl, "gemv", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_INLINE)
@@ -1189,7 +1195,7 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
       {"tm", pl->tm, 1},     {"tn", pl->tn, 1},         {"pad", pl->pad, 0},
       {"kloop", pl->kloop, 0}, {"threads", pl->threads, 0}, {"splitk", pl->splitk, 1},
       {"vec", pl->vec, 4},   {"lanerows", pl->lanerows, 0}, {"tailk", pl->tailk, 0},
-      {"wave", pl->wave, 0}, {"forder", pl->forder, 0}};
+      {"wave", pl->wave, 0}, {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0}};
   tsr_status fs = check_fixed_fields(pl, "wgmma-s8", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_PRODUCER_BULK)

@@ -702,6 +702,9 @@ static const family families[] = {
     {"cuda strict producer-tma", TSR_BACKEND_CUDA, TSR_PREC_STRICT, FTMA "kloop=2,splitk=1", 0},
     {"cuda strict producer-tma kloop=3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=3,splitk=2", 0},
+    /* kwait=1: the next block's full barrier tested a block early */
+    {"cuda strict producer-tma kwait=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FTMA "kloop=2,splitk=2,kwait=1", 0},
 #undef FTMA
     /* 12x8 a thread under the producer's 136-register cap (no copy state
      * in the consumers: ptxas fits it in 128, no spills) */

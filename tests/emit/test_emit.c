@@ -522,6 +522,13 @@ static void test_rejections(void **state) {
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,pad=0,split=producer-tma", "split=producer-tma is the FFMA producer's (mma=ffma), not mma=tf32x3's");
   expect_reject(big, FFT "kloop=2,pack=a,minblocks=4", "split=producer-tma with mma=ffma runs 2 (minblocks=0 or 2) or 3 blocks per SM (its registers are compiled for that count), not minblocks=4");
   expect_reject(big, FFT "minblocks=3,pack=a,kloop=0", "split=producer-tma with mma=ffma needs kloop=1, 2 or 3");
+  /* kwait: the FFMA rings' consumers with kloop 1 or 2 */
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,kwait=1");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kwait=2", "kwait=2 is not 0 or 1");
+  expect_reject(big, FFT "kloop=3,minblocks=3,pack=a,kwait=1",
+                "kwait=1 tests the full barriers of an FFMA producer ring (mma=ffma, split=producer, producer-tma or tma) with kloop=1 or 2");
+  expect_reject(big, "kloop=2,kwait=1", "kwait=1 tests the full barriers of an FFMA producer ring");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,kwait=1", "kwait=1 tests the full barriers of an FFMA producer ring");
 #undef FFT
   /* split=tma: the same boxes, no producer: NT threads, up to 4 blocks an SM */
 #define FFS "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,"
@@ -1911,6 +1918,18 @@ static const emu_case emu_cases[] = {
     {"ffma producer-tma NT pack=ab tailk3 contract strict", {200, 260, 100, 1, 'N', 'T', 0},
      "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
      "minblocks=3,pack=ab,tailk=3,wave=5", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
+    /* kwait=1: block it+1's full barrier tested at the top of block it (the
+     * three rings: the LDGSTS producer, the TMA producer with tail slices
+     * and a ring longer than a slice's K range, split=tma's lagged refill) */
+    {"ffma producer kwait=1 NT M N K tails beta random", {100, 200, 92, 1, 'N', 'T', 0.5f},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3,"
+     "kwait=1", 0, 0, 0, 0, 1},
+    {"ffma producer-tma kwait=1 NN pack=a tailk3 M N K tails random", {300, 520, 100, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a,tailk=3,wave=7,kwait=1", 0, 0, 0, 0, 1},
+    {"ffma tma kwait=1 TN batch2 strided splitk2 kloop1 random", {132, 200, 72, 2, 'T', 'N', 0, 4, 0, 1, 8},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=1,split=tma,splitk=2,minblocks=4,"
+     "kwait=1", 0, 0, 0, 0, 1},
     /* kfrag: a k-contiguous operand unpacked, its boxes [x][k] rows (bm x bk
      * floats: zeros past M and K; strided batch items; both operands) */
     {"ffma producer-tma kfrag=a NN unpacked A M N K tails beta random", {300, 260, 100, 1, 'N', 'N', 0.5f},
