@@ -324,7 +324,8 @@ typedef struct {
    * or 2 (docs/emit.md "Early full-barrier test"): 0 = each K block's
    * consumers wait on its full barrier at its top; 1 = they test block
    * it+1's barrier (test_wait) at the top of block it and wait only if it had
-   * not landed. Outputs bit-identical. Named in the plan text only when 1. */
+   * not landed (session 27: 2-7 % slower, so not a default). Outputs
+   * bit-identical. Named in the plan text only when 1. */
   int kwait;
 } tsr_plan;
 

@@ -2213,10 +2213,11 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "    tsr_fma(acc, fa[1], fb[1]);\n"
           "  }\n");
     } else {
-      /* kwait=1: the next block's full barrier tested a block early (a
-       * try_wait at the top of the block it guards exposed its round trip:
-       * session 27, ncu at 4096^3, 4.3 % of the samples long_sb at its
-       * branch, stages 4 and 5 alike, so not late data) */
+      /* kwait=1: the next block's full barrier tested a block early (the
+       * try_wait at the top of the block it guards: 4.3 % of the 4096^3
+       * default's stall samples, long_sb at its branch). Session 27: 2-7 %
+       * slower (the test's SEL and branch, +1.1 % instructions; the other
+       * warps had covered the wait), so it stays opt-in */
       if (pl->kwait)
         put(s,
             "  bool landed = false; // kwait=1: block it's full phase seen complete a block early\n"
