@@ -697,8 +697,9 @@ static const family families[] = {
 #undef WG2
     /* the FFMA producer with TMA tensor copies (split=producer-tma): M, N
      * and K tails come as TMA's zero fill, A packed (NN) */
-#define FTMA "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,minblocks=3,split=producer-tma," \
-             "pack=a,kfrag=none,kunroll=0,tailk=0,wave=0,forder=1,"
+#define FTMA0 "bn=128,bk=16,wn=64,tn=8,stages=4,vec=4,pad=0,minblocks=3,split=producer-tma," \
+              "pack=a,kfrag=none,kunroll=0,tailk=0,wave=0,forder=1,"
+#define FTMA FTMA0 "bm=64,wm=32,tm=8,"
     {"cuda strict producer-tma", TSR_BACKEND_CUDA, TSR_PREC_STRICT, FTMA "kloop=2,splitk=1", 0},
     {"cuda strict producer-tma kloop=3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=3,splitk=2", 0},
@@ -709,8 +710,8 @@ static const family families[] = {
     /* 12x8 a thread under the producer's 136-register cap (no copy state
      * in the consumers: ptxas fits it in 128, no spills) */
     {"cuda strict producer-tma 96x128 12x8", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
-     "bm=96,bn=128,bk=16,wm=48,wn=64,tm=12,tn=8,stages=4,vec=4,pad=0,minblocks=3,split=producer-tma,"
-     "pack=a,kfrag=none,kunroll=0,tailk=0,wave=0,forder=1,kloop=2,splitk=1", 0},
+     FTMA0 "bm=96,wm=48,tm=12,kloop=2,splitk=1", 0},
+#undef FTMA0
     /* kfrag=a: A's boxes [m][k] rows of its k-contiguous packed copy (the
      * families' K of 129 rejects unpacked A's 516-byte rows; gpu_bench's
      * screens validate the unpacked boxes) */

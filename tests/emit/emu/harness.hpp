@@ -542,6 +542,16 @@ static void tsr_tma(float *dst, const tsr_tmap &m, int x, int k, int z, unsigned
     }
   emu_bulk_issue(bar, emu_bulk_copy{dst, box->data(), bytes, box});
 }
+/* (emu_mbar_mu held) every arrival in: the deferred copies land and the
+ * phase settles; false when there is nothing to land */
+static bool emu_mbar_land_deferred(unsigned bar, unsigned *w) {
+  emu_mbar_tx_state &t = emu_mbar_tx[bar];
+  if (w[0] != 0 || t.queued.empty()) return false;
+  for (const emu_bulk_copy &c : t.queued) emu_bulk_land(bar, c);
+  t.queued.clear();
+  emu_mbar_settle(bar, w);
+  return true;
+}
 /* try_wait.parity P succeeds once the phase of parity P has completed, i.e.
  * while the current phase's parity differs from P */
 static void tsr_mbar_wait(unsigned bar, unsigned parity) {
@@ -553,13 +563,7 @@ static void tsr_mbar_wait(unsigned bar, unsigned parity) {
   unsigned *w = emu_mbar(bar);
   emu_mbar_check(w);
   while ((w[1] & 1u) == (parity & 1u)) {
-    emu_mbar_tx_state &t = emu_mbar_tx[bar];
-    if (w[0] == 0 && !t.queued.empty()) { /* every arrival in: the deferred copies land */
-      for (const emu_bulk_copy &c : t.queued) emu_bulk_land(bar, c);
-      t.queued.clear();
-      emu_mbar_settle(bar, w);
-      continue;
-    }
+    if (emu_mbar_land_deferred(bar, w)) continue;
     if (pthread_cond_timedwait(&emu_mbar_cv, &emu_mbar_mu, &dl) != 0)
       emu_die("mbarrier wait timed out (deadlock: a missing arrive or a wrong parity)");
   }
@@ -571,12 +575,7 @@ static bool tsr_mbar_test(unsigned bar, unsigned parity) {
   pthread_mutex_lock(&emu_mbar_mu);
   unsigned *w = emu_mbar(bar);
   emu_mbar_check(w);
-  emu_mbar_tx_state &t = emu_mbar_tx[bar];
-  if ((w[1] & 1u) == (parity & 1u) && w[0] == 0 && !t.queued.empty()) {
-    for (const emu_bulk_copy &c : t.queued) emu_bulk_land(bar, c);
-    t.queued.clear();
-    emu_mbar_settle(bar, w);
-  }
+  if ((w[1] & 1u) == (parity & 1u)) emu_mbar_land_deferred(bar, w);
   const bool done = (w[1] & 1u) != (parity & 1u);
   pthread_mutex_unlock(&emu_mbar_mu);
   return done;
