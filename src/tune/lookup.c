@@ -117,6 +117,7 @@ int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_proble
   tsr_plan_info info, dinfo;
   if (tsr__exec_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
   if (!def || tsr__exec_check(ctx, b, p, def, &dinfo) != TSR_OK) return 1;
+  if (tsr__tune_sm_fill(b, &info) < tsr__tune_sm_fill(b, &dinfo)) return 0;
   return tsr__tune_prior(b, p, &info) <= tsr__tune_prior(b, p, &dinfo);
 }
 

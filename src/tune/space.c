@@ -188,6 +188,17 @@ double tsr__tune_prior(tsr_backend_kind b, const tsr_problem *p, const tsr_plan_
   return b == TSR_BACKEND_CPU ? prior_cpu(p, info) : prior_gpu(p, info);
 }
 
+/* The share of the GPU's 132 SMs (the prior's machine) that get at least one
+ * program: the grid's programs (tiles x batch x split-K) over the SMs, at most
+ * 1. The prior's wave efficiency counts block slots (132 x blocks an SM), so a
+ * grid that leaves SMs idle and one that puts fewer blocks on every SM can
+ * rate alike (session 28: 86 programs and 258 both 0.65). CPU: 1. */
+double tsr__tune_sm_fill(tsr_backend_kind b, const tsr_plan_info *info) {
+  if (b == TSR_BACKEND_CPU) return 1.0;
+  double units = (double)info->grid_rows * info->grid_cols * info->grid_batch;
+  return fmin(1.0, units / 132.0);
+}
+
 /* ---- generation ----------------------------------------------------------- */
 typedef struct {
   tsr_plan *v;

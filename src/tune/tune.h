@@ -76,11 +76,15 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
                         int (*check)(void *arg, const tsr_plan *plan, int pass), void *arg,
                         tsr_plan *out, char *source, size_t cap, char *msg, size_t msgcap);
 /* Whether a plan tuned on another shape may be served to p (the class
- * pass): the planner accepts it on p, and the tuner's prior does not
- * predict it slower there than the built-in default def. On the H200
+ * pass): the planner accepts it on p, its grid gives work to no fewer of the
+ * GPU's SMs than the built-in default def's does (tsr__tune_sm_fill), and the
+ * tuner's prior does not predict it slower there than def. On the H200
  * (session 10) the class pass served 16384x64x4096's winner (128x128, 128
  * tiles) to 1000^3 and 64x4096x4096, where it filled half and a quarter of
- * the SMs and ran 2.98x and 3.70x the default's time. */
+ * the SMs and ran 2.98x and 3.70x the default's time; in session 28 it served
+ * 512x4096x11008 NT's winner (no split-K) to 64x11008x4096 NT: 86 programs on
+ * 132 SMs against the default's 258 (split-K 3), 1.94x the default's time,
+ * which the prior had rated 2 % either way. */
 int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                           const tsr_plan *plan, const tsr_plan *def);
 
@@ -175,6 +179,8 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
                            tsr__tune_space_t *out);
 /* The analytic prior of a realized plan (lower = expected faster). */
 double tsr__tune_prior(tsr_backend_kind b, const tsr_problem *p, const tsr_plan_info *info);
+/* The share of the GPU's SMs a plan's grid gives work to (0..1; the CPU: 1). */
+double tsr__tune_sm_fill(tsr_backend_kind b, const tsr_plan_info *info);
 
 /* Index of the fastest candidate with status OK, -1 when none. Candidates
  * of any other status never win, whatever their recorded time. */

@@ -528,10 +528,11 @@ static void test_cuda_space_families(void **state) {
  * still takes the plan where it fills the GPU (32768x128x4096; at a side
  * of 64 auto's default is strict FFMA since session 12) and a GEMV
  * winner at another decode shape. */
-static int transfer_ok(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int trans_b,
-                       const char *text) {
+static int transfer_ok_in(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int trans_b,
+                          tsr_precision prec, const char *text) {
   tsr_problem p;
   tsr_problem_init(&p, m, n, k);
+  p.precision = prec;
   if (trans_b) {
     p.op_b = TSR_OP_T;
     p.ldb = k;
@@ -543,6 +544,11 @@ static int transfer_ok(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int tr
   pl = def;
   assert_int_equal(tsr_plan_parse(text, &pl, msg, sizeof msg), TSR_OK);
   return tsr__tune_transfer_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, &def);
+}
+
+static int transfer_ok(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int trans_b,
+                       const char *text) {
+  return transfer_ok_in(ctx, m, n, k, trans_b, TSR_PREC_AUTO, text);
 }
 
 static void test_transfer_guard(void **state) {
@@ -557,6 +563,18 @@ static void test_transfer_guard(void **state) {
   assert_false(transfer_ok(ctx, 64, 4096, 4096, 0, tall));
   assert_true(transfer_ok(ctx, 32768, 128, 4096, 0, tall));
   assert_true(transfer_ok(ctx, 8, 4096, 11008, 1, gemv));
+  /* session 28's H200 replay: 512x4096x11008 NT's winner (64x128 tiles, no split-K,
+   * three blocks an SM) served by class to 64x11008x4096 NT ran 1.94x its default's
+   * time: 86 tiles leave 46 of 132 SMs idle where the default's split-K 3 (258
+   * units) keeps every SM busy; the prior's per-slot wave efficiency rates both 0.65
+   * and the prior rates the plan no slower, so only the fill rule refuses it */
+  const char *medium = "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=4,"
+                       "walk=linear,splitk=1,mma=ffma,acc=step,minblocks=3,pack=none,"
+                       "split=producer,kfrag=ab,kloop=2,forder=1";
+  assert_false(transfer_ok_in(ctx, 64, 11008, 4096, 1, TSR_PREC_STRICT, medium));
+  /* at 128 rows its 172 programs reach every SM: the fill rule passes it and the
+   * prior (no slower than the default there) decides */
+  assert_true(transfer_ok_in(ctx, 128, 11008, 4096, 1, TSR_PREC_STRICT, medium));
   /* a plan the planner refuses on the asked shape is never served */
   assert_false(transfer_ok(ctx, 32, 4096, 4096, 1, gemv));
   tsr_context_destroy(ctx);
