@@ -84,7 +84,7 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
  * the SMs and ran 2.98x and 3.70x the default's time; in session 28 it served
  * 512x4096x11008 NT's winner (no split-K) to 64x11008x4096 NT: 86 programs on
  * 132 SMs against the default's 258 (split-K 3), 1.94x the default's time,
- * which the prior had rated 2 % either way. */
+ * which the prior rated no slower than the default. */
 int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                           const tsr_plan *plan, const tsr_plan *def);
 
