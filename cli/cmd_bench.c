@@ -157,6 +157,11 @@ static int bench_parse(bench_args *a, int argc, char **argv) {
                       "rounds (default 2R; a multiple of 2R keeps the order balanced)"),
       TSR_CLI_OPT_INT("--timeout", &a->timeout, 1, 86400, "S",
                       "seconds per child process before it is killed (default 300)"),
+      TSR_CLI_OPT_REAL("--max-seconds", &c->max_seconds, 0, 1e7, "S",
+                       "start no round that would end past S seconds after the\n"
+                       "run's start (as long as the longest round so far); the run\n"
+                       "ends with the rounds done, recorded as stopped, once they\n"
+                       "balance the order (default 0: every round)"),
       TSR_CLI_OPT_CUSTOM("--inputs", tsr_cli_opt_inputs, &c->inputs, "I",
                          "timing inputs: dyadic (default; exact), or random, normal,\n"
                          "wide (each route held to its precision mode's contract)"),

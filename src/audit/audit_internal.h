@@ -22,6 +22,7 @@ typedef struct {
   tsr__audit_result *res;
   const json_t *doc, *proto;
   int samples, rounds, S, R;
+  int rounds_planned;              /* protocol.rounds; rounds is fewer when --max-seconds stopped the run */
   int64_t batch;
   tsr__audit_shape *shapes;        /* S */
   json_t *shape_ix;                /* label → index of the first shape with it */

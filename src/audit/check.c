@@ -415,11 +415,44 @@ static int check_protocol_shapes(tsr__audit_ctx *c) {
   return ok;
 }
 
+/* doc.stopped (a run that --max-seconds ended early): its reason, the rounds
+ * it ran (1 to fewer than protocol.rounds) and the deadline in the protocol;
+ * from here on c->rounds is the rounds run, every row and table over them.
+ * Returns 0 when the record is unusable. */
+static int check_stopped(tsr__audit_ctx *c) {
+  tsr__audit_result *res = c->res;
+  c->rounds_planned = c->rounds;
+  const json_t *st = json_object_get(c->doc, "stopped");
+  if (!st || json_is_null(st)) return 1;
+  json_int_t run = 0, planned = 0;
+  const json_t *ms = json_object_get(c->proto, "max_seconds");
+  if (!json_is_object(st) || !tsr__audit_is(st, "reason", "max-seconds")) {
+    FAIL(res, TSR__AR_PROTOCOL, "stopped", "not a stop by max-seconds");
+    return 0;
+  }
+  if (!json_is_number(ms) || !(json_number_value(ms) > 0)) {
+    FAIL(res, TSR__AR_PROTOCOL, "stopped", "protocol.max_seconds is not a positive number");
+    return 0;
+  }
+  if (!tsr__audit_int(st, "rounds_planned", &planned) || planned != c->rounds) {
+    FAIL(res, TSR__AR_PROTOCOL, "stopped.rounds_planned", "%lld, the protocol has %d", (long long)planned,
+         c->rounds);
+    return 0;
+  }
+  if (!tsr__audit_int(st, "rounds_run", &run) || run < 1 || run >= c->rounds) {
+    FAIL(res, TSR__AR_PROTOCOL, "stopped.rounds_run", "%lld is not in [1, %d)", (long long)run, c->rounds);
+    return 0;
+  }
+  c->rounds = (int)run;
+  return 1;
+}
+
 static void check_protocol(tsr__audit_ctx *c) {
   check_top_level(c);
   c->proto = json_object_get(c->doc, "protocol");
   int ok = check_protocol_values(c);
   ok &= check_protocol_shapes(c);
+  if (ok) ok &= check_stopped(c);
   c->usable = ok;
 }
 
@@ -948,10 +981,27 @@ static void check_missing_rows(tsr__audit_ctx *c) {
         }
 }
 
-/* The planned order as recorded. */
-static void check_planned(tsr__audit_ctx *c, const order_work *w) {
+/* The planned order as recorded: every round the protocol asked for, also
+ * where --max-seconds ran fewer (the design of round r does not depend on
+ * the number of rounds, so the rounds run are the planned order's prefix). */
+static void check_planned(tsr__audit_ctx *c, const order_work *w0) {
   tsr__audit_result *res = c->res;
-  int R = c->R, S = c->S, rounds = c->rounds;
+  int R = c->R, S = c->S, rounds = c->rounds_planned;
+  order_work wp = *w0, *w = &wp;
+  int *ra = NULL, *sa = NULL;
+  if (rounds != c->rounds) {
+    ra = malloc((size_t)rounds * R * sizeof *ra);
+    sa = malloc((size_t)rounds * S * sizeof *sa);
+    if (!ra || !sa) {
+      free(ra);
+      free(sa);
+      FAIL(res, TSR__AR_PROTOCOL, "protocol", "out of memory for the planned order");
+      return;
+    }
+    tsr__audit_design(R, S, rounds, ra, sa);
+    wp.route_at = ra;
+    wp.shape_at = sa;
+  }
   const json_t *planned = json_object_get(json_object_get(c->doc, "order"), "planned");
   if (!json_is_array(planned) || json_array_size(planned) != (size_t)rounds)
     FAIL(res, TSR__AR_ORDER_RECORD, "order.planned", "%zu rounds, the protocol has %d",
@@ -976,6 +1026,8 @@ static void check_planned(tsr__audit_ctx *c, const order_work *w) {
       FAIL(res, TSR__AR_ORDER_RECORD, where, "differs from the documented design");
     }
   }
+  free(ra);
+  free(sa);
 }
 
 /* Balance, recomputed from the realized positions. */

@@ -166,6 +166,11 @@ typedef struct {
   int samples, sample_ms, warmup_ms;
   int rounds; /* 0: 2R */
   int timeout_s;
+  /* > 0: no round starts that would end past this many seconds after the
+   * run's start (each round estimated as long as the longest so far), once the
+   * rounds done balance the order; the run then ends early, recorded in
+   * doc.stopped (docs/protocol.md "Deadline") */
+  double max_seconds;
   int threads;
   double atol, rtol;
   double unstable_threshold;

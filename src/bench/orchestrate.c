@@ -143,6 +143,8 @@ typedef struct {
   char exe[4096], exe_sha[65];
   const tsr__route *measured[TSR_BENCH_MAX_ROUTES];
   int R, S, rounds;
+  int rounds_run; /* rounds measured: rounds, or fewer when --max-seconds stopped the run */
+  int64_t t_start; /* the run's start (--max-seconds counts from it) */
   int *ro, *so; /* the design: each round's route and shape order */
   json_t *order, *realized;
   tsr__torch_zygote zy;
@@ -760,11 +762,25 @@ static void measure_row(run_state *s, int r, int j, int p) {
   save(s);
 }
 
+/* --max-seconds: whether round r (r > 0) should not start: it would end past
+ * the deadline if it took as long as the longest round so far, and the r
+ * rounds done balance the order (a cut never leaves an unbalanced run; until
+ * the order balances the rounds go on, with the per-child --timeout and any
+ * outer limit as backstops). */
+static int past_deadline(const run_state *s, int r, double longest) {
+  double el = (double)(tsr__now_ns() - s->t_start) * 1e-9;
+  if (el + longest <= s->cfg->max_seconds) return 0;
+  json_t *check = tsr__order_check(s->seq, s->nseq, s->R, s->S, r);
+  int balanced = json_is_true(json_object_get(check, "balanced"));
+  json_decref(check);
+  return balanced;
+}
+
 /* After the last row: the realized order's check, the executable's
  * identity again, the summary and the digest. */
 static void finish_doc(run_state *s, char digest[65]) {
   json_t *doc = s->doc;
-  json_t *check = tsr__order_check(s->seq, s->nseq, s->R, s->S, s->rounds);
+  json_t *check = tsr__order_check(s->seq, s->nseq, s->R, s->S, s->rounds_run);
   json_object_set_new(s->order, "check", check);
   if (!json_is_true(json_object_get(check, "balanced")))
     fprintf(stderr, "tessera bench: WARNING: the realized order is not balanced (%zu problems; "
@@ -782,6 +798,15 @@ static void finish_doc(run_state *s, char digest[65]) {
   json_object_set_new(sum, "failed_rows", json_integer(s->failed));
   json_object_set_new(sum, "wall_ns", json_integer(tsr__now_ns() - s->t0));
   json_object_set_new(doc, "summary", sum);
+  if (s->rounds_run < s->rounds) {
+    /* --max-seconds: the rounds run are the run's rounds (tables, audit); the
+     * protocol and the planned order keep what was asked */
+    json_t *st = json_object();
+    json_object_set_new(st, "reason", json_string("max-seconds"));
+    json_object_set_new(st, "rounds_run", json_integer(s->rounds_run));
+    json_object_set_new(st, "rounds_planned", json_integer(s->rounds));
+    json_object_set_new(doc, "stopped", st);
+  }
   json_object_set_new(doc, "complete", json_true());
   chain_finish(doc, digest);
   save(s);
@@ -815,6 +840,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   run_state st, *s = &st;
   memset(s, 0, sizeof *s);
   s->cfg = cfg;
+  s->t_start = tsr__now_ns();
   s->doc = json_object();
   snprintf(s->results_path, sizeof s->results_path, "%s/results.json", dir);
   snprintf(s->logs, sizeof s->logs, "%s/logs", dir);
@@ -828,6 +854,7 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   s->S = cfg->nshapes;
   s->rounds = cfg->rounds > 0 ? cfg->rounds : 2 * s->R;
   json_object_set_new(s->proto, "rounds", json_integer(s->rounds));
+  if (cfg->max_seconds > 0) json_object_set_new(s->proto, "max_seconds", json_real(cfg->max_seconds));
   s->order = json_object();
   json_object_set_new(s->order, "base_routes", base);
   json_object_set_new(doc, "order", s->order);
@@ -851,10 +878,24 @@ int tsr__bench_run(const tsr__bench_config *cfg) {
   chain_start(doc, s->link);
   s->seq = malloc((size_t)s->rounds * s->S * s->R * sizeof *s->seq);
   s->t0 = tsr__now_ns();
-  for (int r = 0; r < s->rounds; r++)
+  s->rounds_run = s->rounds;
+  double longest = 0; /* the longest round so far, seconds */
+  for (int r = 0; r < s->rounds; r++) {
+    if (cfg->max_seconds > 0 && r > 0 && past_deadline(s, r, longest)) {
+      s->rounds_run = r;
+      break;
+    }
+    int64_t t_round = tsr__now_ns();
     for (int j = 0; j < s->S; j++)
       for (int p = 0; p < s->R; p++) measure_row(s, r, j, p);
+    double d = (double)(tsr__now_ns() - t_round) * 1e-9;
+    if (d > longest) longest = d;
+  }
   if (cfg->progress) fprintf(stderr, "\r\033[K");
+  if (s->rounds_run < s->rounds)
+    fprintf(stderr, "tessera bench: stopped after %d of %d rounds (--max-seconds %g: another round "
+                    "would end past it)\n",
+            s->rounds_run, s->rounds, cfg->max_seconds);
   tsr__torch_zygote_stop(&s->zy);
 
   char digest[65];

@@ -156,7 +156,8 @@ static json_t *accuracy_table(const json_t *doc, json_t *index, int rounds) {
 }
 
 /* The document's extents within the limits above, and distinct shape
- * labels. The rounds, or -1 with msg set. */
+ * labels. The rounds (those run, where --max-seconds stopped the run), or -1
+ * with msg set. */
 static int tables_extents(const json_t *doc, size_t *nbase_out, char *msg, size_t cap) {
   const json_t *proto = json_object_get(doc, "protocol");
   const json_t *jrounds = json_object_get(proto, "rounds");
@@ -194,6 +195,18 @@ static int tables_extents(const json_t *doc, size_t *nbase_out, char *msg, size_
     }
   }
   json_decref(labels);
+  /* a run stopped by --max-seconds: its tables are over the rounds it ran */
+  const json_t *st = json_object_get(doc, "stopped");
+  if (st && !json_is_null(st)) {
+    const json_t *rr = json_object_get(st, "rounds_run");
+    if (!json_is_object(st) || !json_is_integer(rr) || json_integer_value(rr) < 1 ||
+        json_integer_value(rr) >= rounds) {
+      snprintf(msg, cap, "stopped.rounds_run: not an integer in [1, %d) (protocol.rounds %d)", rounds,
+               rounds);
+      return -1;
+    }
+    rounds = (int)json_integer_value(rr);
+  }
   *nbase_out = nbase;
   return rounds;
 }

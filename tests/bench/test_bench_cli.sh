@@ -185,5 +185,52 @@ check "--rounds 1: warned up front (the plan) and at the end (the realized order
 check "--rounds 1: the run still completes, its check says so" pyassert "$W/unbal/results.json" \
   "d['complete'] and d['order']['check']['balanced'] is False"
 
+# ---- 7. --max-seconds: the run ends at a round boundary once its order balances --------
+"$T" bench --shapes 8x8x8 --routes $routes --rounds 8 --max-seconds 0.001 "${TINY[@]}" --out "$W/dl" >"$W/dl.out" 2>"$W/dl.err"
+rc=$?
+check "--max-seconds: the run exits 0 (rc=$rc)" test $rc -eq 0
+check "--max-seconds: stopped after 2 of 8 rounds (the first balanced prefix), said on stderr" \
+  grep -q "stopped after 2 of 8 rounds (--max-seconds 0.001" "$W/dl.err"
+check "--max-seconds: the rows of 2 rounds, the stop recorded, the protocol and plan as asked" pyassert "$W/dl/results.json" \
+  "d['complete'] and d['stopped']=={'reason':'max-seconds','rounds_run':2,'rounds_planned':8} and d['protocol']['rounds']==8 and d['protocol']['max_seconds']==0.001 and len(d['rows'])==2*$R and {r['round'] for r in d['rows']}=={0,1} and len(d['order']['planned'])==8 and d['order']['check']['rounds']==2 and d['order']['check']['balanced'] is True"
+check "--max-seconds: every table cell over the 2 rounds run" python3 - "$W/dl/tables.json" <<'PY'
+import json, sys
+def cells(x):
+    if isinstance(x, dict):
+        if "rounds_total" in x: yield x
+        for v in x.values(): yield from cells(v)
+    elif isinstance(x, list):
+        for v in x: yield from cells(v)
+c = list(cells(json.load(open(sys.argv[1]))))
+sys.exit(0 if c and all(x["rounds_total"] == 2 for x in c) else 1)
+PY
+"$T" bench --shapes 8x8x8 --routes $routes --rounds 4 --max-seconds 100000 "${TINY[@]}" --out "$W/dl-all" >/dev/null 2>"$W/dl-all.err"
+check "--max-seconds far away: every round runs, no stop recorded" pyassert "$W/dl-all/results.json" \
+  "'stopped' not in d and len(d['rows'])==4*$R and d['protocol']['max_seconds']==100000"
+expect_usage "--max-seconds" bench --shapes 8x8x8 --max-seconds -1 --out "$W/x7"
+if [ "$sanitized" = 0 ]; then
+  check "--max-seconds: the stopped run passes the audit" "$T" audit "$W/dl"
+  edit() { # edit SRC DST 'python statements over d'
+    rm -rf "$2" && cp -r "$1" "$2" && python3 -c "
+import json, sys
+p = sys.argv[1]; d = json.load(open(p)); exec(sys.argv[2]); json.dump(d, open(p, 'w'), indent=1)" "$2/results.json" "$3"
+  }
+  edit "$W/dl" "$W/dl-more" "d['stopped']['rounds_run'] = 4"
+  "$T" audit "$W/dl-more" >"$W/dl-more.out" 2>&1
+  check "--max-seconds: a stop claiming 4 rounds is rejected, naming the missing rows" \
+    grep -q "row_missing: round 2, 8x8x8" "$W/dl-more.out"
+  edit "$W/dl" "$W/dl-gone" "del d['stopped']"
+  "$T" audit "$W/dl-gone" >"$W/dl-gone.out" 2>&1
+  check "--max-seconds: the stop record removed, the audit names the rounds not run" \
+    grep -q "row_missing: round 7, 8x8x8" "$W/dl-gone.out"
+  edit "$W/dl" "$W/dl-less" "d['stopped']['rounds_run'] = 1"
+  "$T" audit "$W/dl-less" >"$W/dl-less.out" 2>&1
+  check "--max-seconds: a stop claiming 1 round is rejected (rows of round 1 past it)" \
+    grep -q "row_unexpected: row seq [0-9]* (round 1, 8x8x8, [a-z-]*): the round is not part of this run" "$W/dl-less.out"
+  edit "$W/dl" "$W/dl-why" "d['stopped']['reason'] = 'tired'"
+  "$T" audit "$W/dl-why" >"$W/dl-why.out" 2>&1
+  check "--max-seconds: another stop reason is rejected" grep -q "stopped: not a stop by max-seconds" "$W/dl-why.out"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
