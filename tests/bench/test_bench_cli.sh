@@ -210,26 +210,24 @@ check "--max-seconds far away: every round runs, no stop recorded" pyassert "$W/
 expect_usage "--max-seconds" bench --shapes 8x8x8 --max-seconds -1 --out "$W/x7"
 if [ "$sanitized" = 0 ]; then
   check "--max-seconds: the stopped run passes the audit" "$T" audit "$W/dl"
-  edit() { # edit SRC DST 'python statements over d'
-    rm -rf "$2" && cp -r "$1" "$2" && python3 -c "
+  # rejects NAME 'python statements over d' 'grep pattern' description: the stopped run's
+  # results.json edited so, its audit names the finding
+  rejects() {
+    rm -rf "$W/$1" && cp -r "$W/dl" "$W/$1" && python3 -c "
 import json, sys
-p = sys.argv[1]; d = json.load(open(p)); exec(sys.argv[2]); json.dump(d, open(p, 'w'), indent=1)" "$2/results.json" "$3"
+p = sys.argv[1]; d = json.load(open(p)); exec(sys.argv[2]); json.dump(d, open(p, 'w'), indent=1)" "$W/$1/results.json" "$2"
+    "$T" audit "$W/$1" >"$W/$1.out" 2>&1
+    check "--max-seconds: $4" grep -q "$3" "$W/$1.out"
   }
-  edit "$W/dl" "$W/dl-more" "d['stopped']['rounds_run'] = 4"
-  "$T" audit "$W/dl-more" >"$W/dl-more.out" 2>&1
-  check "--max-seconds: a stop claiming 4 rounds is rejected, naming the missing rows" \
-    grep -q "row_missing: round 2, 8x8x8" "$W/dl-more.out"
-  edit "$W/dl" "$W/dl-gone" "del d['stopped']"
-  "$T" audit "$W/dl-gone" >"$W/dl-gone.out" 2>&1
-  check "--max-seconds: the stop record removed, the audit names the rounds not run" \
-    grep -q "row_missing: round 7, 8x8x8" "$W/dl-gone.out"
-  edit "$W/dl" "$W/dl-less" "d['stopped']['rounds_run'] = 1"
-  "$T" audit "$W/dl-less" >"$W/dl-less.out" 2>&1
-  check "--max-seconds: a stop claiming 1 round is rejected (rows of round 1 past it)" \
-    grep -q "row_unexpected: row seq [0-9]* (round 1, 8x8x8, [a-z-]*): the round is not part of this run" "$W/dl-less.out"
-  edit "$W/dl" "$W/dl-why" "d['stopped']['reason'] = 'tired'"
-  "$T" audit "$W/dl-why" >"$W/dl-why.out" 2>&1
-  check "--max-seconds: another stop reason is rejected" grep -q "stopped: not a stop by max-seconds" "$W/dl-why.out"
+  rejects dl-more "d['stopped']['rounds_run'] = 4" "row_missing: round 2, 8x8x8" \
+    "a stop claiming 4 rounds is rejected, naming the missing rows"
+  rejects dl-gone "del d['stopped']" "row_missing: round 7, 8x8x8" \
+    "the stop record removed, the audit names the rounds not run"
+  rejects dl-less "d['stopped']['rounds_run'] = 1" \
+    "row_unexpected: row seq [0-9]* (round 1, 8x8x8, [a-z-]*): the round is not part of this run" \
+    "a stop claiming 1 round is rejected (rows of round 1 past it)"
+  rejects dl-why "d['stopped']['reason'] = 'tired'" "stopped: not a stop by max-seconds" \
+    "another stop reason is rejected"
 fi
 
 echo "$passed passed, $failed failed"
