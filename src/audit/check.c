@@ -984,24 +984,9 @@ static void check_missing_rows(tsr__audit_ctx *c) {
 /* The planned order as recorded: every round the protocol asked for, also
  * where --max-seconds ran fewer (the design of round r does not depend on
  * the number of rounds, so the rounds run are the planned order's prefix). */
-static void check_planned(tsr__audit_ctx *c, const order_work *w0) {
+static void check_planned(tsr__audit_ctx *c, const order_work *w) {
   tsr__audit_result *res = c->res;
   int R = c->R, S = c->S, rounds = c->rounds_planned;
-  order_work wp = *w0, *w = &wp;
-  int *ra = NULL, *sa = NULL;
-  if (rounds != c->rounds) {
-    ra = malloc((size_t)rounds * R * sizeof *ra);
-    sa = malloc((size_t)rounds * S * sizeof *sa);
-    if (!ra || !sa) {
-      free(ra);
-      free(sa);
-      FAIL(res, TSR__AR_PROTOCOL, "protocol", "out of memory for the planned order");
-      return;
-    }
-    tsr__audit_design(R, S, rounds, ra, sa);
-    wp.route_at = ra;
-    wp.shape_at = sa;
-  }
   const json_t *planned = json_object_get(json_object_get(c->doc, "order"), "planned");
   if (!json_is_array(planned) || json_array_size(planned) != (size_t)rounds)
     FAIL(res, TSR__AR_ORDER_RECORD, "order.planned", "%zu rounds, the protocol has %d",
@@ -1026,8 +1011,6 @@ static void check_planned(tsr__audit_ctx *c, const order_work *w0) {
       FAIL(res, TSR__AR_ORDER_RECORD, where, "differs from the documented design");
     }
   }
-  free(ra);
-  free(sa);
 }
 
 /* Balance, recomputed from the realized positions. */
@@ -1161,12 +1144,14 @@ static void compute_p50s(tsr__audit_ctx *c) {
 }
 
 static void check_rows_and_order(tsr__audit_ctx *c) {
-  int R = c->R, S = c->S, rounds = c->rounds;
+  int R = c->R, S = c->S, rounds = c->rounds, planned = c->rounds_planned;
   size_t slots = (size_t)rounds * S * R;
   order_work w;
   c->slot = calloc(slots, sizeof *c->slot);
-  w.route_at = malloc((size_t)rounds * R * sizeof *w.route_at);
-  w.shape_at = malloc((size_t)rounds * S * sizeof *w.shape_at);
+  /* the design of every planned round (the rounds run, where --max-seconds
+   * stopped the run, are its prefix) */
+  w.route_at = malloc((size_t)planned * R * sizeof *w.route_at);
+  w.shape_at = malloc((size_t)planned * S * sizeof *w.shape_at);
   w.route_pos = malloc((size_t)rounds * R * sizeof *w.route_pos);
   w.shape_pos = malloc((size_t)rounds * S * sizeof *w.shape_pos);
   w.pos = malloc(slots * sizeof *w.pos);
@@ -1179,7 +1164,7 @@ static void check_rows_and_order(tsr__audit_ctx *c) {
     c->usable = 0;
     goto out;
   }
-  tsr__audit_design(R, S, rounds, w.route_at, w.shape_at);
+  tsr__audit_design(R, S, planned, w.route_at, w.shape_at);
   for (int r = 0; r < rounds; r++) {
     for (int p = 0; p < R; p++) w.route_pos[(size_t)r * R + w.route_at[(size_t)r * R + p]] = p;
     for (int j = 0; j < S; j++) w.shape_pos[(size_t)r * S + w.shape_at[(size_t)r * S + j]] = j;

@@ -82,6 +82,7 @@ static double prior_cpu(const tsr_problem *p, const tsr_plan_info *info) {
  * overhead. Compute uses the tile's register intensity (tm×tn/(tm+tn));
  * occupancy is blocks per SM limited by threads, an estimate of registers
  * and shared memory; wave quantization = tiles / (waves × 132 × blocks). */
+#define PRIOR_SMS 132.0 /* the prior's machine (H200 and H100 SXM alike) */
 /* mma=wgmma-s8, from the H200's session 7 (docs/emit.md "Ozaki"): moduli + 1
  * INT8 GEMMs at ~1.5 POP/s (76 % of peak) over persistent work items, the
  * packs ~6.2 ps per operand value, the reconstruction ~10.6 ps per output;
@@ -89,8 +90,8 @@ static double prior_cpu(const tsr_problem *p, const tsr_plan_info *info) {
 static double prior_ozaki(const tsr_problem *p, const tsr_plan *pl) {
   double b = (double)p->batch, gemms = (double)pl->moduli + 1.0 / (pl->gstride > 1 ? pl->gstride : 1);
   double tiles = ceil((double)p->m / pl->bm) * ceil((double)p->n / pl->bn);
-  double items = tiles * gemms, rounds = ceil(items / 132.0);
-  double eff = items / (rounds * 132.0);
+  double items = tiles * gemms, rounds = ceil(items / PRIOR_SMS);
+  double eff = items / (rounds * PRIOR_SMS);
   double t_main = gemms * 2.0 * (double)p->m * p->n * p->k * b / (1.5e15 * eff);
   double t_pass = 6.2e-12 * b * ((double)p->m * p->k + (double)p->k * p->n) +
                   1.06e-11 * b * (double)p->m * p->n;
@@ -106,7 +107,7 @@ static double prior_gemv(const tsr_problem *p, const tsr_plan_info *info) {
   double bytes = 4.0 * (double)p->batch * (x * p->k + s * p->k + 2.0 * x * s);
   bytes *= pl->vec >= 4 ? 1.0 : pl->vec == 2 ? 1.15 : 1.35;
   double ctas = (double)info->grid_rows * info->grid_cols * info->grid_batch;
-  double warps = ctas * (info->threads ? info->threads : 256) / 32.0 / 132.0;
+  double warps = ctas * (info->threads ? info->threads : 256) / 32.0 / PRIOR_SMS;
   /* one rate for both layouts: at S = 16 lanes along k streamed
    * 1.05-1.6 TB/s and a lane per row (lanerows) 1.34-1.5 (H200, session
    * 11), both far under this, but the ordering against the FFMA tiles'
@@ -120,7 +121,7 @@ static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
   const tsr_plan *pl = &info->plan;
   if (pl->mma == TSR_MMA_WGMMA_S8) return prior_ozaki(p, pl);
   if (pl->mma == TSR_MMA_GEMV) return prior_gemv(p, info);
-  const double sms = 132, peak = 64e12, bw = 4e12;
+  const double sms = PRIOR_SMS, peak = 64e12, bw = 4e12;
   double threads = info->threads ? info->threads : 256;
   double regs = info->regs > 0 ? info->regs : fmin(255.0, pl->tm * pl->tn + 2.0 * (pl->tm + pl->tn) + 40);
   double bps = fmin(32.0, floor(2048.0 / threads));
@@ -196,7 +197,7 @@ double tsr__tune_prior(tsr_backend_kind b, const tsr_problem *p, const tsr_plan_
 double tsr__tune_sm_fill(tsr_backend_kind b, const tsr_plan_info *info) {
   if (b == TSR_BACKEND_CPU) return 1.0;
   double units = (double)info->grid_rows * info->grid_cols * info->grid_batch;
-  return fmin(1.0, units / 132.0);
+  return fmin(1.0, units / PRIOR_SMS);
 }
 
 /* ---- generation ----------------------------------------------------------- */
