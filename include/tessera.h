@@ -327,6 +327,13 @@ typedef struct {
    * not landed (session 27: 2-7 % slower, so not a default). Outputs
    * bit-identical. Named in the plan text only when 1. */
   int kwait;
+  /* split=producer-tma (docs/emit.md "Elected TMA producer"): 0 = the
+   * producer warp's lane 0 issues each K block's two boxes inside a branch
+   * of its own (ptxas wraps each copy in a loop over the lanes, ~50
+   * instructions a K block); 1 = the converged warp issues them, one lane
+   * elected by elect.sync (~30). Same copies: outputs bit-identical. Named
+   * in the plan text only when 1. */
+  int pelect;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

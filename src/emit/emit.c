@@ -322,6 +322,29 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
           "}\n",
           g->ffself ? "tma" : "producer-tma");
+    /* pelect=1: one asm block for the whole K block, so the converged warp
+     * issues it with warp-uniform operands (ptxas keeps them in uniform
+     * registers and drops the per-lane loop it wraps around a copy that one
+     * lane issues inside a branch of its own) */
+    if (g->plan.pelect)
+      put(s,
+          "// pelect=1: one lane of the converged warp (elect.sync) arrives on bar expecting the\n"
+          "// two boxes' bytes and issues both boxes, A's (xa, ka) of ma into shared byte address\n"
+          "// da and B's (xb, kb) of mb into db, batch item z\n"
+          "__device__ __forceinline__ void tsr_tma2_elect(unsigned bar, unsigned bytes, unsigned da,\n"
+          "                                               const tsr_tmap &ma, int xa, int ka,\n"
+          "                                               unsigned db, const tsr_tmap &mb, int xb,\n"
+          "                                               int kb, int z) {\n"
+          "  asm volatile(\"{\\n.reg .pred p;\\n.reg .b64 st;\\nelect.sync _|p, 0xffffffff;\\n\"\n"
+          "               \"@p mbarrier.arrive.expect_tx.shared::cta.b64 st, [%%0], %%1;\\n\"\n"
+          "               \"@p cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes\"\n"
+          "               \" [%%2], [%%3, {%%4, %%5, %%10}], [%%0];\\n\"\n"
+          "               \"@p cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes\"\n"
+          "               \" [%%6], [%%7, {%%8, %%9, %%10}], [%%0];\\n}\\n\"\n"
+          "               :: \"r\"(bar), \"r\"(bytes), \"r\"(da), \"l\"(reinterpret_cast<unsigned long long>(&ma)),\n"
+          "                  \"r\"(xa), \"r\"(ka), \"r\"(db), \"l\"(reinterpret_cast<unsigned long long>(&mb)),\n"
+          "                  \"r\"(xb), \"r\"(kb), \"r\"(z) : \"memory\");\n"
+          "}\n");
     /* the producer runs STAGES - 1 blocks ahead and mostly waits for a slot:
      * in a named barrier it waits without issuing (ncu: spinning in an
      * mbarrier try_wait took ~20 instructions per K block and producer warp,
@@ -2141,7 +2164,28 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "  if ((int)threadIdx.x >= NT) { // producer %s\n"
           "    tsr_producer_regs();\n",
           g->fftma ? "warp" : "warpgroup");
-      if (g->fftma) {
+      if (g->fftma && pl->pelect) {
+        /* pelect=1: the whole warp runs the loop converged; elect.sync
+         * picks the lane that arrives and copies (docs/emit.md "Elected TMA
+         * producer") */
+        const tsr__emit_operand *oa = &g->a, *ob = &g->b;
+        put(s,
+            "    // split=producer-tma, pelect=1: the converged warp copies each K block as two TMA\n"
+            "    // boxes (A's bk x bm, B's bk x bn; zeros outside the tensors), one elected lane\n"
+            "    // arriving on the slot's full mbarrier with their bytes; the warp waits for free slots\n"
+            "    if (threadIdx.x == NT) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n"
+            "    const unsigned sA = tsr_smem_addr(As), sB = tsr_smem_addr(Bs);\n"
+            "    unsigned sx = 0; // the slot of block it\n"
+            "    int k0 = kb_begin * BK;\n"
+            "    for (int it = 0; it < nk; ++it, k0 += BK) {\n"
+            "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
+            "      tsr_tma2_elect(bars + 8u * sx, 4u * BK * (BM + BN), sA + sx * (4u * A_STAGE), tmA,\n"
+            "                     %s, %s, sB + sx * (4u * B_STAGE), tmB, %s, %s, bz);\n"
+            "      sx = sx + 1 == STAGES ? 0u : sx + 1u;\n"
+            "    }\n",
+            oa->srows_x ? "k0" : "m0", oa->srows_x ? "m0" : "k0", ob->srows_x ? "k0" : "n0",
+            ob->srows_x ? "n0" : "k0");
+      } else if (g->fftma) {
         /* one warp: its lead thread issues the two boxes of each K block (a
          * TMA copy takes uniform operands: one thread, not 32 lanes' rows,
          * keeps it one instruction); the whole warp takes part in the
@@ -2184,8 +2228,9 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     }
     put(s,
         "  tsr_consumer_regs();\n"
-        "  int rd = 0;\n"
-        "  unsigned par = 0; // parity of the full phase that lands slot rd's next block\n");
+        "%s"
+        "  unsigned par = 0; // parity of the full phase that lands slot rd's next block\n",
+        pl->kunroll ? "" : "  int rd = 0;\n");
     if (pl->kloop >= 3) {
       /* kloop=3's fragment ring: step kk+1's fragments load while step kk
        * multiplies, and the next block's step 0 right after its full wait
@@ -2211,6 +2256,39 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "      tsr_frag(fa[0], fb[0], As + rd * A_STAGE, Bs + rd * B_STAGE, 0); // BK even\n"
           "    }\n"
           "    tsr_fma(acc, fa[1], fb[1]);\n"
+          "  }\n");
+    } else if (pl->kunroll) {
+      /* kunroll=1 (session 29): the consumers' loop once per ring slot, so
+       * the slot's full barrier, its fragment bases and its free barrier
+       * are compile-time, and whole rounds before the last two need no
+       * bounds: no slot, parity or guard arithmetic a block there (20 of
+       * the 4096^3 loop's 1108 instructions a K block were ring
+       * bookkeeping). The last one or two rounds run the rolled loop. */
+      put(s,
+          "  // kunroll=1: whole rounds of STAGES blocks, the body once per ring slot u (compile-\n"
+          "  // time after the unroll): block it0 + u lives in slot u, its full phase has parity\n"
+          "  // par; every slot of these rounds is replaced, so every block frees its slot\n"
+          "  int it0 = 0;\n"
+          "  for (; it0 + 2 * STAGES <= nk; it0 += STAGES, par ^= 1u) {\n"
+          "#pragma unroll\n"
+          "    for (int u = 0; u < STAGES; ++u) {\n"
+          "      tsr_mbar_wait(bars + 8u * u, par); // block it0 + u landed\n"
+          "      ");
+      put(s, call, "As + u * A_STAGE", "Bs + u * B_STAGE", "(kb_begin + it0 + u) * BK");
+      put(s,
+          "      tsr_bar_arrive(1u + u, NT + %du); // slot u read: free\n"
+          "    }\n"
+          "  }\n"
+          "  // the last STAGES to 2 STAGES - 1 blocks (from slot 0): the rolled loop\n"
+          "  int rd = 0;\n"
+          "  for (int it = it0; it < nk; ++it) {\n"
+          "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
+          "    ",
+          g->ff_pthreads);
+      put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
+      put_ff_release(s, g);
+      put(s,
+          "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
           "  }\n");
     } else {
       /* kwait=1: the next block's full barrier tested a block early (the

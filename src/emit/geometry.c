@@ -241,10 +241,17 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
     return reject(msg, cap,
                   "plan: kwait=1 tests the full barriers of an FFMA producer ring "
                   "(mma=ffma, split=producer, producer-tma or tma) with kloop=1 or 2");
-  if (g->ffprod && pl->kunroll)
+  if (pl->pelect != 0 && pl->pelect != 1)
+    return reject(msg, cap, "plan: pelect=%d is not 0 or 1", pl->pelect);
+  if (pl->pelect && !(g->ffprod && g->fftma && !g->ffself))
     return reject(msg, cap,
-                  "plan: split=%s with mma=ffma runs one loop: kunroll=%d must be 0",
-                  ffs, pl->kunroll);
+                  "plan: pelect=1 elects the copying lane of the TMA producer warp "
+                  "(mma=ffma, split=producer-tma)");
+  if (pl->kunroll && g->ffprod && (g->ffself || pl->kwait))
+    return reject(msg, cap,
+                  "plan: kunroll=1 with mma=ffma unrolls the consumers' loop of split=producer "
+                  "or producer-tma with kwait=0, not split=%s with kwait=%d",
+                  ffs, pl->kwait);
   if (g->ffself && pl->minblocks != 0 && (pl->minblocks < 2 || pl->minblocks > 4))
     return reject(msg, cap,
                   "plan: split=tma with mma=ffma runs 2 (minblocks=0 or 2), 3 or 4 blocks per "
@@ -901,7 +908,7 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
       {"tn", pl->tn, 1},       {"stages", pl->stages, 1}, {"pad", pl->pad, 0},
       {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}, {"gstride", pl->gstride, 0},
       {"rvec", pl->rvec, 0},   {"tailk", pl->tailk, 0}, {"wave", pl->wave, 0},
-      {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0}};
+      {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0}, {"pelect", pl->pelect, 0}};
   tsr_status fs = check_fixed_fields(pl, "gemv", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_INLINE)
@@ -1195,7 +1202,8 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
       {"tm", pl->tm, 1},     {"tn", pl->tn, 1},         {"pad", pl->pad, 0},
       {"kloop", pl->kloop, 0}, {"threads", pl->threads, 0}, {"splitk", pl->splitk, 1},
       {"vec", pl->vec, 4},   {"lanerows", pl->lanerows, 0}, {"tailk", pl->tailk, 0},
-      {"wave", pl->wave, 0}, {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0}};
+      {"wave", pl->wave, 0}, {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0},
+      {"pelect", pl->pelect, 0}};
   tsr_status fs = check_fixed_fields(pl, "wgmma-s8", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_PRODUCER_BULK)

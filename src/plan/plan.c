@@ -47,6 +47,7 @@ static const struct {
     {"wave", K_INT, offsetof(tsr_plan, wave), 0},
     {"forder", K_INT, offsetof(tsr_plan, forder), 0},
     {"kwait", K_INT, offsetof(tsr_plan, kwait), 0},
+    {"pelect", K_INT, offsetof(tsr_plan, pelect), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -187,7 +188,7 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
 int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   char walk[64], extra[192] = "";
   tsr_walk_format(&p->walk, walk, sizeof walk);
-  /* kfrag, kloop, kunroll, moduli, gstride, rvec, lanerows, tailk, wave, forder and kwait are named only when set: the text of every plan that
+  /* kfrag, kloop, kunroll, moduli, gstride, rvec, lanerows, tailk, wave, forder, kwait and pelect are named only when set: the text of every plan that
    * predates them (tuning databases, results, the generated sources'
    * headers) is unchanged */
   size_t x = 0;
@@ -203,7 +204,8 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   if (p->tailk != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",tailk=%d", p->tailk);
   if (p->wave != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",wave=%d", p->wave);
   if (p->forder != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",forder=%d", p->forder);
-  if (p->kwait != 0) snprintf(extra + x, sizeof extra - x, ",kwait=%d", p->kwait);
+  if (p->kwait != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",kwait=%d", p->kwait);
+  if (p->pelect != 0) snprintf(extra + x, sizeof extra - x, ",pelect=%d", p->pelect);
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
                   "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s,split=%s%s",
@@ -229,5 +231,5 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          a->kfrag == b->kfrag && a->kloop == b->kloop && a->kunroll == b->kunroll &&
          a->moduli == b->moduli && a->gstride == b->gstride && a->rvec == b->rvec &&
          a->lanerows == b->lanerows && a->tailk == b->tailk && a->wave == b->wave &&
-         a->forder == b->forder && a->kwait == b->kwait;
+         a->forder == b->forder && a->kwait == b->kwait && a->pelect == b->pelect;
 }

@@ -706,6 +706,13 @@ static const family families[] = {
     /* kwait=1: the next block's full barrier tested a block early */
     {"cuda strict producer-tma kwait=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=2,splitk=2,kwait=1", 0},
+    /* kunroll=1: the consumers' loop once per ring slot (whole rounds) */
+    {"cuda strict producer-tma kunroll=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     "bn=128,bk=16,wn=64,tn=8,stages=4,vec=4,pad=0,minblocks=3,split=producer-tma,pack=a,kfrag=none,"
+     "kunroll=1,tailk=0,wave=0,forder=1,bm=64,wm=32,tm=8,kloop=2,splitk=2", 0},
+    /* pelect=1: the converged producer warp, one lane elected per K block */
+    {"cuda strict producer-tma pelect=1", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FTMA "kloop=2,splitk=1,pelect=1", 0},
 #undef FTMA
     /* 12x8 a thread under the producer's 136-register cap (no copy state
      * in the consumers: ptxas fits it in 128, no spills) */

@@ -486,7 +486,9 @@ static void test_rejections(void **state) {
 #define FFG "bm=128,bn=128,wm=64,wn=64,tm=8,tn=16,"
   expect_reject(big, FFG FFP "kloop=0", "split=producer with mma=ffma needs kloop=1, 2 or 3");
   expect_reject(big, FFG FFP "kloop=4", "needs kloop=1, 2 or 3 (the producer's copies from running pointers; 3: two fragment sets in the consumers), not kloop=4");
-  expect_reject(big, FFG FFP "kloop=1,kunroll=1", "split=producer with mma=ffma runs one loop: kunroll=1 must be 0");
+  expect_accept_on(SM90, big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8," FFP "kloop=2,minblocks=3,kunroll=1");
+  expect_reject(big, FFG FFP "kloop=1,kunroll=1,kwait=1",
+                "kunroll=1 with mma=ffma unrolls the consumers' loop of split=producer or producer-tma with kwait=0, not split=producer with kwait=1");
   expect_reject(big, FFG FFP "kloop=1,minblocks=4", "runs 2 (minblocks=0 or 2) or 3 blocks per SM (setmaxnreg splits the registers of that count), not minblocks=4");
   expect_reject(big, FFG FFP "kloop=2,minblocks=3", "estimated 192 registers per consumer thread exceed the 128 that split=producer leaves them at 3 blocks per SM");
   expect_accept_on(SM90, big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8," FFP "kloop=2,minblocks=3");
@@ -522,6 +524,18 @@ static void test_rejections(void **state) {
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,pad=0,split=producer-tma", "split=producer-tma is the FFMA producer's (mma=ffma), not mma=tf32x3's");
   expect_reject(big, FFT "kloop=2,pack=a,minblocks=4", "split=producer-tma with mma=ffma runs 2 (minblocks=0 or 2) or 3 blocks per SM (its registers are compiled for that count), not minblocks=4");
   expect_reject(big, FFT "minblocks=3,pack=a,kloop=0", "split=producer-tma with mma=ffma needs kloop=1, 2 or 3");
+  /* pelect: the TMA producer warp only */
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,pelect=1");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,pelect=2", "pelect=2 is not 0 or 1");
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8," FFP "kloop=2,minblocks=3,pelect=1",
+                "pelect=1 elects the copying lane of the TMA producer warp (mma=ffma, split=producer-tma)");
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,pelect=1",
+                "pelect=1 elects the copying lane of the TMA producer warp");
+  expect_reject(big, "kloop=2,pelect=1", "pelect=1 elects the copying lane of the TMA producer warp");
+  /* kunroll: the producer rings' consumers, not split=tma's rotating refill */
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,kunroll=1");
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,kunroll=1",
+                "unrolls the consumers' loop of split=producer or producer-tma with kwait=0, not split=tma with kwait=0");
   /* kwait: the FFMA rings' consumers with kloop 1 or 2 */
   expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,kwait=1");
   expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kwait=2", "kwait=2 is not 0 or 1");
@@ -1930,6 +1944,29 @@ static const emu_case emu_cases[] = {
     {"ffma tma kwait=1 TN batch2 strided splitk2 kloop1 random", {132, 200, 72, 2, 'T', 'N', 0, 4, 0, 1, 8},
      "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=1,split=tma,splitk=2,minblocks=4,"
      "kwait=1", 0, 0, 0, 0, 1},
+    /* kunroll=1 on the producer rings: whole rounds unrolled per slot, then
+     * the rolled loop for the last one or two rounds (K ranges of 1, 2,
+     * STAGES, 2 STAGES and more blocks: tail slices, split-K, K tails) */
+    {"ffma producer-tma kunroll=1 NN pack=a tailk3 M N K tails random", {300, 520, 200, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a,tailk=3,wave=7,kunroll=1", 0, 0, 0, 0, 1},
+    {"ffma producer-tma kunroll=1 TN batch2 strided splitk2 kloop1 beta", {132, 200, 136, 2, 'T', 'N', 0.5f, 4, 0, 1, 8},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=1,split=producer-tma,splitk=2,"
+     "kunroll=1", 0, 0, 0, 0, 1},
+    {"ffma producer-tma kunroll=1 NN one block", {64, 128, 16, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a,kunroll=1", 0, 0, 0, 0, 1},
+    /* pelect=1: the converged producer warp, one elected lane copying (NT:
+     * both operands packed; kfrag=a: A's [m][k] box coordinates k first) */
+    {"ffma producer-tma pelect=1 kunroll=1 NT pack=ab tailk3 M N K tails random", {200, 260, 164, 1, 'N', 'T', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=ab,tailk=3,wave=5,kunroll=1,pelect=1", 0, 0, 0, 0, 1},
+    {"ffma producer-tma pelect=1 kfrag=a NN unpacked A batch2 splitk2 beta", {132, 200, 72, 2, 'N', 'N', 0.5f},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "pack=none,kfrag=a,splitk=2,pelect=1", 0, 0, 0, 0, 1},
+    {"ffma producer kunroll=1 NT M N K tails beta random", {100, 200, 92, 1, 'N', 'T', 0.5f},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3,"
+     "kunroll=1", 0, 0, 0, 0, 1},
     /* kfrag: a k-contiguous operand unpacked, its boxes [x][k] rows (bm x bk
      * floats: zeros past M and K; strided batch items; both operands) */
     {"ffma producer-tma kfrag=a NN unpacked A M N K tails beta random", {300, 260, 100, 1, 'N', 'N', 0.5f},

@@ -542,6 +542,33 @@ static void tsr_tma(float *dst, const tsr_tmap &m, int x, int k, int z, unsigned
     }
   emu_bulk_issue(bar, emu_bulk_copy{dst, box->data(), bytes, box});
 }
+/* pelect=1: elect.sync over the whole warp (every lane takes part, with the
+ * same operands: they must be warp-uniform; the maps compared by value, a
+ * kernel parameter being each emulated thread's own copy), then the elected
+ * lane (0) arrives expecting the bytes and issues the two boxes. Two argument
+ * buffers used alternately, as the fragment exchanges use theirs. */
+struct emu_elect_args {
+  unsigned bar, bytes, da, db;
+  const tsr_tmap *ma, *mb;
+  int xa, ka, xb, kb, z;
+};
+static emu_elect_args emu_ea[2][32][32];
+static void tsr_tma2_elect(unsigned bar, unsigned bytes, unsigned da, const tsr_tmap &ma, int xa,
+                           int ka, unsigned db, const tsr_tmap &mb, int xb, int kb, int z) {
+  const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5;
+  emu_elect_args(&a)[32] = emu_ea[emu_xchg++ & 1][w];
+  a[lane] = emu_elect_args{bar, bytes, da, db, &ma, &mb, xa, ka, xb, kb, z};
+  pthread_barrier_wait(&emu_warp_bar[w]);
+  if (lane != 0) return;
+  for (int l = 1; l < 32; l++)
+    if (a[l].bar != bar || a[l].bytes != bytes || a[l].da != da || a[l].db != db ||
+        memcmp(a[l].ma, &ma, sizeof ma) || memcmp(a[l].mb, &mb, sizeof mb) || a[l].xa != xa || a[l].ka != ka || a[l].xb != xb ||
+        a[l].kb != kb || a[l].z != z)
+      emu_die("elect.sync TMA operands differ between the lanes of a warp");
+  tsr_mbar_arrive_tx(bar, bytes);
+  tsr_tma((float *)emu_shared(da), ma, xa, ka, z, bar);
+  tsr_tma((float *)emu_shared(db), mb, xb, kb, z, bar);
+}
 /* (emu_mbar_mu held) every arrival in: the deferred copies land and the
  * phase settles; false when there is nothing to land */
 static bool emu_mbar_land_deferred(unsigned bar, unsigned *w) {
