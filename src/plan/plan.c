@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "sys/assert.h"
 
 #define TSR__PLAN_INT_MAX 65536
 
@@ -186,26 +187,27 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
 }
 
 int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
-  char walk[64], extra[192] = "";
+  /* kfrag, kloop, kunroll, moduli, gstride, rvec, lanerows, tailk, wave,
+   * forder, kwait and pelect are named only when set: the text of every plan
+   * that predates them (tuning databases, results, the generated sources'
+   * headers) is unchanged. Sized for every optional int at its widest
+   * (",lanerows=-2147483648" is 21 characters): no truncation. */
+  char walk[64], extra[9 + 11 * 24] = "";
   tsr_walk_format(&p->walk, walk, sizeof walk);
-  /* kfrag, kloop, kunroll, moduli, gstride, rvec, lanerows, tailk, wave, forder, kwait and pelect are named only when set: the text of every plan that
-   * predates them (tuning databases, results, the generated sources'
-   * headers) is unchanged */
   size_t x = 0;
   if (p->kfrag != TSR_PACK_NONE)
     x += (size_t)snprintf(extra + x, sizeof extra - x, ",kfrag=%s",
                           pack_names[(unsigned)p->kfrag < 4 ? (unsigned)p->kfrag : 0]);
-  if (p->kloop != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",kloop=%d", p->kloop);
-  if (p->kunroll != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",kunroll=%d", p->kunroll);
-  if (p->moduli != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",moduli=%d", p->moduli);
-  if (p->gstride != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",gstride=%d", p->gstride);
-  if (p->rvec != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",rvec=%d", p->rvec);
-  if (p->lanerows != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",lanerows=%d", p->lanerows);
-  if (p->tailk != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",tailk=%d", p->tailk);
-  if (p->wave != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",wave=%d", p->wave);
-  if (p->forder != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",forder=%d", p->forder);
-  if (p->kwait != 0) x += (size_t)snprintf(extra + x, sizeof extra - x, ",kwait=%d", p->kwait);
-  if (p->pelect != 0) snprintf(extra + x, sizeof extra - x, ",pelect=%d", p->pelect);
+  const struct { const char *name; int v; } opt[] = {
+      {"kloop", p->kloop},   {"kunroll", p->kunroll}, {"moduli", p->moduli},
+      {"gstride", p->gstride}, {"rvec", p->rvec},   {"lanerows", p->lanerows},
+      {"tailk", p->tailk},   {"wave", p->wave},       {"forder", p->forder},
+      {"kwait", p->kwait},   {"pelect", p->pelect}};
+  for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
+    if (opt[i].v != 0) {
+      x += (size_t)snprintf(extra + x, sizeof extra - x, ",%s=%d", opt[i].name, opt[i].v);
+      TSR_ASSERT(x < sizeof extra);
+    }
   return snprintf(buf, cap,
                   "bm=%d,bn=%d,bk=%d,wm=%d,wn=%d,tm=%d,tn=%d,stages=%d,vec=%d,a=%s,b=%s,pad=%d,"
                   "walk=%s,splitk=%d,threads=%d,isa=%s,mma=%s,acc=%s,minblocks=%d,pack=%s,split=%s%s",
