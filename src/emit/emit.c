@@ -2228,9 +2228,8 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     }
     put(s,
         "  tsr_consumer_regs();\n"
-        "%s"
-        "  unsigned par = 0; // parity of the full phase that lands slot rd's next block\n",
-        pl->kunroll ? "" : "  int rd = 0;\n");
+        "  int rd = 0;\n"
+        "  unsigned par = 0; // parity of the full phase that lands slot rd's next block\n");
     if (pl->kloop >= 3) {
       /* kloop=3's fragment ring: step kk+1's fragments load while step kk
        * multiplies, and the next block's step 0 right after its full wait
@@ -2257,45 +2256,38 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "    }\n"
           "    tsr_fma(acc, fa[1], fb[1]);\n"
           "  }\n");
-    } else if (pl->kunroll) {
-      /* kunroll=1 (session 29): the consumers' loop once per ring slot, so
-       * the slot's full barrier, its fragment bases and its free barrier
-       * are compile-time, and whole rounds before the last two need no
-       * bounds: no slot, parity or guard arithmetic a block there (20 of
-       * the 4096^3 loop's 1108 instructions a K block were ring
-       * bookkeeping). The last one or two rounds run the rolled loop. */
-      put(s,
-          "  // kunroll=1: whole rounds of STAGES blocks, the body once per ring slot u (compile-\n"
-          "  // time after the unroll): block it0 + u lives in slot u, its full phase has parity\n"
-          "  // par; every slot of these rounds is replaced, so every block frees its slot\n"
-          "  int it0 = 0;\n"
-          "  for (; it0 + 2 * STAGES <= nk; it0 += STAGES, par ^= 1u) {\n"
-          "#pragma unroll\n"
-          "    for (int u = 0; u < STAGES; ++u) {\n"
-          "      tsr_mbar_wait(bars + 8u * u, par); // block it0 + u landed\n"
-          "      ");
-      put(s, call, "As + u * A_STAGE", "Bs + u * B_STAGE", "(kb_begin + it0 + u) * BK");
-      put(s,
-          "      tsr_bar_arrive(1u + u, NT + %du); // slot u read: free\n"
-          "    }\n"
-          "  }\n"
-          "  // the last STAGES to 2 STAGES - 1 blocks (from slot 0): the rolled loop\n"
-          "  int rd = 0;\n"
-          "  for (int it = it0; it < nk; ++it) {\n"
-          "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
-          "    ",
-          g->ff_pthreads);
-      put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
-      put_ff_release(s, g);
-      put(s,
-          "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
-          "  }\n");
     } else {
+      if (pl->kunroll) {
+        /* kunroll=1 (session 29): the consumers' loop once per ring slot, so
+         * the slot's full barrier, its fragment bases and its free barrier
+         * are compile-time, and whole rounds before the last two need no
+         * bounds: no slot, parity or guard arithmetic a block there (20 of
+         * the 4096^3 loop's 1108 instructions a K block were ring
+         * bookkeeping). The rolled loop below runs the last one or two
+         * rounds, from slot 0. */
+        put(s,
+            "  // kunroll=1: whole rounds of STAGES blocks, the body once per ring slot u (compile-\n"
+            "  // time after the unroll): block it0 + u lives in slot u, its full phase has parity\n"
+            "  // par; every slot of these rounds is replaced, so every block frees its slot\n"
+            "  int it0 = 0;\n"
+            "  for (; it0 + 2 * STAGES <= nk; it0 += STAGES, par ^= 1u) {\n"
+            "#pragma unroll\n"
+            "    for (int u = 0; u < STAGES; ++u) {\n"
+            "      tsr_mbar_wait(bars + 8u * u, par); // block it0 + u landed\n"
+            "      ");
+        put(s, call, "As + u * A_STAGE", "Bs + u * B_STAGE", "(kb_begin + it0 + u) * BK");
+        put(s,
+            "      tsr_bar_arrive(1u + u, NT + %du); // slot u read: free\n"
+            "    }\n"
+            "  }\n"
+            "  // the last STAGES to 2 STAGES - 1 blocks (from slot 0): the rolled loop\n",
+            g->ff_pthreads);
+      }
       /* kwait=1: the next block's full barrier tested a block early (the
        * try_wait at the top of the block it guards: 4.3 % of the 4096^3
        * default's stall samples, long_sb at its branch). Session 27: 2-7 %
        * slower (the test's SEL and branch, +1.1 % instructions; the other
-       * warps had covered the wait), so it stays opt-in */
+       * warps had covered the wait), so it stays opt-in (never with kunroll) */
       if (pl->kwait)
         put(s,
             "  bool landed = false; // kwait=1: block it's full phase seen complete a block early\n"
@@ -2306,9 +2298,10 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
             "    ");
       else
         put(s,
-            "  for (int it = 0; it < nk; ++it) {\n"
+            "  for (int it = %s; it < nk; ++it) {\n"
             "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
-            "    ");
+            "    ",
+            pl->kunroll ? "it0" : "0");
       put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
       put_ff_release(s, g);
       put(s,
