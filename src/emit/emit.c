@@ -320,6 +320,12 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "__device__ __forceinline__ void tsr_mbar_arrive_tx(unsigned bar, unsigned bytes) {\n"
           "  asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%%0], %%1;\\n}\\n\"\n"
           "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
+          "}\n"
+          MBAR_INIT_FENCE_SRC
+          "// this thread's reads of a slot (generic proxy) ordered before the slot's refill by\n"
+          "// TMA (async proxy): a cross-proxy write-after-read needs the proxy fence\n"
+          "__device__ __forceinline__ void tsr_async_fence() {\n"
+          "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n"
           "}\n",
           g->ffself ? "tma" : "producer-tma");
     /* pelect=1: one asm block for the whole K block, so the converged warp
@@ -1652,16 +1658,17 @@ static void emit_main_wg(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) 
           "  // empty[st] at bars + 8 (STAGES + st) (the consumers' 128 WGS threads arrive)\n"
           "  const unsigned bars = tsr_smem_addr(Br + RAW * BN * BK);\n");
     put(s,
-        "  if (threadIdx.x == 0)\n"
+        "  if (threadIdx.x == 0)%s\n"
         "    for (int st = 0; st < STAGES; ++st) {\n"
         "      tsr_mbar_init(bars + 8u * st, %s);\n"
         "      tsr_mbar_init(bars + 8u * (STAGES + st), 128u * WGS);\n"
-        "    }\n"
+        "    }%s\n"
         "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n"
         "  if (wg == WGS) { // producer warpgroup\n"
         "    tsr_producer_regs();\n"
         "    const int pt = (int)threadIdx.x - 128 * WGS;\n",
-        g->pbulk ? "1u" : "128u");
+        g->pbulk ? " {" : "", g->pbulk ? "1u" : "128u",
+        g->pbulk ? "\n    tsr_mbar_init_fence(); // the bulk copies complete on them\n  }" : "");
     if (g->preg)
       put(s,
           "    // two K blocks in flight in registers (sets 0 and 1, even and odd blocks):\n"
@@ -2073,13 +2080,26 @@ static void put_tma_fill(sb_t *s, const tsr__emit_geo *g, const char *in, const 
  * scheduler of four. Both sides skip the blocks never replaced (the last
  * STAGES), so every barrier phase completes. */
 static void put_ff_release(sb_t *s, const tsr__emit_geo *g) {
-  if (!g->ffself) {
+  if (!g->ffself && !g->fftma) {
     put(s, "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + %du); // slot rd read: free\n",
+        g->ff_pthreads);
+    return;
+  }
+  /* TMA refills the slot through the async proxy: each reader fences its
+   * reads first (tsr_async_fence; session 30: without it kunroll=1's ring
+   * read refilled slots at 4096^3 on an H100) */
+  if (!g->ffself) {
+    put(s,
+        "    if (it + STAGES < nk) { // slot rd read: free (the reads fenced for the TMA refill)\n"
+        "      tsr_async_fence();\n"
+        "      tsr_bar_arrive(1u + rd, NT + %du);\n"
+        "    }\n",
         g->ff_pthreads);
     return;
   }
   TSR_ASSERT(g->nthreads == 128); /* four warps: the duty cycles over it & 3 */
   put(s,
+      "    if (it + STAGES < nk) tsr_async_fence(); // block it's reads, before its slot's refill\n"
       "    if (threadIdx.x / 32u == ((unsigned)it & 3u) && it >= 1 && it + STAGES - 1 < nk) {\n"
       "      // this warp refills the slot of block it-1 with block it-1+STAGES\n"
       "      const int pv = rd == 0 ? STAGES - 1 : rd - 1;\n"
@@ -2148,10 +2168,12 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s,
         "  const int nk = kb_end - kb_begin;\n"
         "  const unsigned bars = tsr_smem_addr(smem + STAGES * (A_STAGE + B_STAGE));\n"
-        "  if (threadIdx.x == 0)\n"
+        "  if (threadIdx.x == 0)%s\n"
         "    for (int st = 0; st < STAGES; ++st) tsr_mbar_init(bars + 8u * st, %du);\n"
+        "%s"
         "  __syncthreads(); // the mbarriers are initialized (the last CTA-wide barrier)\n",
-        g->fftma ? 1 : 128);
+        g->fftma ? " {" : "", g->fftma ? 1 : 128,
+        g->fftma ? "    tsr_mbar_init_fence(); // the TMA copies complete on them\n  }\n" : "");
     if (g->ffself) {
       put(s,
           "  if (threadIdx.x == 0) { // the first STAGES blocks\n"
@@ -2277,10 +2299,12 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
             "      ");
         put(s, call, "As + u * A_STAGE", "Bs + u * B_STAGE", "(kb_begin + it0 + u) * BK");
         put(s,
+            "%s"
             "      tsr_bar_arrive(1u + u, NT + %du); // slot u read: free\n"
             "    }\n"
             "  }\n"
             "  // the last STAGES to 2 STAGES - 1 blocks (from slot 0): the rolled loop\n",
+            g->fftma ? "      tsr_async_fence(); // the reads, before the TMA refill\n" : "",
             g->ff_pthreads);
       }
       /* kwait=1: the next block's full barrier tested a block early (the

@@ -49,6 +49,16 @@
     "               \"selp.u32 %%0, 1, 0, p;\\n}\\n\" : \"=r\"(r) : \"r\"(bar), \"r\"(parity) : \"memory\");\n" \
     "  return r != 0;\n" \
     "}\n"
+/* mbarrier.init is a generic-proxy write; the complete_tx of a bulk or tensor
+ * copy (async proxy) updates the same barrier, so the initializing thread
+ * fences before the CTA barrier that publishes it (PTX ISA, mbarrier.init and
+ * "Proxies"; CUTLASS's pipelines do the same) */
+#define MBAR_INIT_FENCE_SRC \
+    "// the mbarriers' initialization (generic proxy) visible to the copies' complete_tx\n" \
+    "// (async proxy): the initializing thread, before the barrier that publishes them\n" \
+    "__device__ __forceinline__ void tsr_mbar_init_fence() {\n" \
+    "  asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");\n" \
+    "}\n"
 #define BULK_SRC \
     "// arrive once and expect `bytes` more of bulk copies in this phase (the phase\n" \
     "// completes when the arrivals and the bytes are all in)\n" \
@@ -61,7 +71,8 @@
     "__device__ __forceinline__ void tsr_bulk(float *dst, const float *src, unsigned bytes, unsigned bar) {\n" \
     "  asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%%0], [%%1], %%2, [%%3];\\n\"\n" \
     "               :: \"r\"(tsr_smem_addr(dst)), \"l\"(src), \"r\"(bytes), \"r\"(bar) : \"memory\");\n" \
-    "}\n"
+    "}\n" \
+    MBAR_INIT_FENCE_SRC
 #define SETMAXNREG_BULK_FMT \
     "// 384 threads start at 168 registers (64512 per CTA): the producer (one thread\n" \
     "// issuing bulk copies) gives 128 to each consumer thread (40 x 128 + 232 x 256)\n" \

@@ -426,6 +426,7 @@ static inline void tsr_proxy_fence() {}
 #endif
 static pthread_mutex_t emu_mbar_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t emu_mbar_cv = PTHREAD_COND_INITIALIZER;
+static int emu_tma_issued; /* a TMA copy issued (under emu_mbar_mu): see tsr_async_fence */
 static unsigned *emu_mbar(unsigned bar) {
   if (bar % 8 || (size_t)bar + 8 > emu_smem_bytes) emu_die("mbarrier address misaligned or outside shared memory");
   return (unsigned *)((char *)emu_smem + bar);
@@ -533,6 +534,9 @@ static void tsr_tma(float *dst, const tsr_tmap &m, int x, int k, int z, unsigned
     emu_die("TMA destination not 128-byte aligned in shared memory");
   if ((char *)dst < (char *)emu_smem || (char *)dst + bytes > (char *)emu_smem + emu_smem_bytes)
     emu_die("TMA destination outside dynamic shared memory");
+  pthread_mutex_lock(&emu_mbar_mu);
+  emu_tma_issued = 1;
+  pthread_mutex_unlock(&emu_mbar_mu);
   auto box = std::make_shared<std::vector<float>>((size_t)m.box[0] * (size_t)m.box[1], 0.0f);
   for (int r = 0; r < m.box[1]; r++)
     for (int c = 0; c < m.box[0]; c++) {
@@ -615,6 +619,16 @@ static bool tsr_mbar_test(unsigned bar, unsigned parity) {
  * end with arrivals pending (emu_cta_end). */
 struct emu_nbar_state { unsigned count, arrived, gen; };
 static emu_nbar_state emu_nbar[16];
+/* The cross-proxy write-after-read of the FFMA TMA rings (PTX ISA
+ * "Proxies"): consumers read a slot with ld.shared (generic proxy) and free
+ * it with bar.arrive; TMA (async proxy) refills it. Once a TMA copy has been
+ * issued, every bar.arrive needs a fence.proxy.async by the arriving thread
+ * since its previous one (session 30: without it an H100 ran 4096^3 with
+ * refilled slots read). The hardware race is not emulated (the mutex orders
+ * every access): the check is on the program's fences. */
+static thread_local int emu_async_fenced;
+static inline void tsr_async_fence() { emu_async_fenced = 1; }
+static inline void tsr_mbar_init_fence() {}
 static void emu_nbar_arrive(unsigned id, unsigned count, int wait) {
   if (id == 0 || id > 15) emu_die("named barrier id outside 1..15");
   if (count == 0 || count % 32) emu_die("named barrier count not a positive multiple of 32");
@@ -623,6 +637,9 @@ static void emu_nbar_arrive(unsigned id, unsigned count, int wait) {
   clock_gettime(CLOCK_REALTIME, &dl);
   dl.tv_sec += env && atoi(env) > 0 ? atoi(env) : EMU_MBAR_TIMEOUT;
   pthread_mutex_lock(&emu_mbar_mu);
+  if (!wait && emu_tma_issued && !emu_async_fenced)
+    emu_die("a slot freed for its TMA refill without fence.proxy.async after its reads");
+  if (!wait) emu_async_fenced = 0;
   emu_nbar_state &b = emu_nbar[id];
   if (b.arrived == 0) b.count = count;
   else if (b.count != count) emu_die("named barrier used with two thread counts");
