@@ -334,6 +334,13 @@ typedef struct {
    * elected by elect.sync (~30). Same copies: outputs bit-identical. Named
    * in the plan text only when 1. */
   int pelect;
+  /* split=producer-tma, kloop 1-2 (docs/emit.md "The slot's reads fenced
+   * before its refill"): 0 = the consumers fence their reads of a slot and
+   * free it after the block's last FFMAs; 1 = right after the block's last
+   * shared loads, before the last K step's FFMAs (the fence waits for those
+   * loads only). Same sums: outputs bit-identical. Named in the plan text
+   * only when 1. */
+  int krel;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

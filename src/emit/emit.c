@@ -961,10 +961,11 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
       "float *bs,\n"
       "                                          const float *__restrict__ Ag, const float "
       "*__restrict__ Bg,\n"
-      "                                          int m0, int n0, int k0) {\n"
+      "                                          int m0, int n0, int k0%s) {\n"
       "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
       "  const int rbase = (warp / WARPS_N) * WM + (lane / LC) * FM;\n"
-      "  const int cbase = (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n");
+      "  const int cbase = (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n",
+      g->plan.krel ? ",\n                                          bool rel, unsigned relbar" : "");
   if (kf) {
     put(s,
         "#pragma unroll\n"
@@ -1019,6 +1020,16 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
           T, arr, o->name, G, org, base, F, L, F, F);
     }
   }
+  /* krel=1: the block's last shared loads are issued here (the last K
+   * step's fragments), so the slot is free once they are done: fence them
+   * (the wait is for these loads only) and free it before the step's FFMAs */
+  if (g->plan.krel)
+    put(s,
+        "    if (kk == BK - 1 && rel) { // krel=1: the slot's last loads, fenced for its TMA refill\n"
+        "      tsr_async_fence();\n"
+        "      tsr_bar_arrive(relbar, NT + %du);\n"
+        "    }\n",
+        g->ff_pthreads);
   put_ffma_order(s, &g->plan, "    ");
   put(s, "  }\n%s}\n\n", kf ? "  }\n" : "");
 }
@@ -2326,8 +2337,15 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
             "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
             "    ",
             pl->kunroll ? "it0" : "0");
-      put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
-      put_ff_release(s, g);
+      if (pl->krel) /* the block frees its slot itself, after its last loads */
+        put(s,
+            "tsr_block(acc, As + rd * A_STAGE, Bs + rd * B_STAGE, Ag, Bg, m0, n0, (kb_begin + it) * "
+            "BK,\n"
+            "              it + STAGES < nk, 1u + rd);\n");
+      else {
+        put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
+        put_ff_release(s, g);
+      }
       put(s,
           "    if (++rd == STAGES) { rd = 0; par ^= 1u; }\n"
           "  }\n");

@@ -247,6 +247,14 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
     return reject(msg, cap,
                   "plan: pelect=1 elects the copying lane of the TMA producer warp "
                   "(mma=ffma, split=producer-tma)");
+  if (pl->krel != 0 && pl->krel != 1)
+    return reject(msg, cap, "plan: krel=%d is not 0 or 1", pl->krel);
+  if (pl->krel && !(g->ffprod && g->fftma && !g->ffself && pl->kloop <= 2 && !pl->kunroll &&
+                    !pl->kwait))
+    return reject(msg, cap,
+                  "plan: krel=1 frees a slot after the block's last shared loads on the TMA "
+                  "producer ring (mma=ffma, split=producer-tma, kloop 1 or 2, kunroll=0, "
+                  "kwait=0)");
   if (pl->kunroll && g->ffprod && (g->ffself || pl->kwait))
     return reject(msg, cap,
                   "plan: kunroll=1 with mma=ffma unrolls the consumers' loop of split=producer "
@@ -908,7 +916,8 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
       {"tn", pl->tn, 1},       {"stages", pl->stages, 1}, {"pad", pl->pad, 0},
       {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}, {"gstride", pl->gstride, 0},
       {"rvec", pl->rvec, 0},   {"tailk", pl->tailk, 0}, {"wave", pl->wave, 0},
-      {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0}, {"pelect", pl->pelect, 0}};
+      {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0}, {"pelect", pl->pelect, 0},
+      {"krel", pl->krel, 0}};
   tsr_status fs = check_fixed_fields(pl, "gemv", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_INLINE)
@@ -1203,7 +1212,7 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
       {"kloop", pl->kloop, 0}, {"threads", pl->threads, 0}, {"splitk", pl->splitk, 1},
       {"vec", pl->vec, 4},   {"lanerows", pl->lanerows, 0}, {"tailk", pl->tailk, 0},
       {"wave", pl->wave, 0}, {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0},
-      {"pelect", pl->pelect, 0}};
+      {"pelect", pl->pelect, 0}, {"krel", pl->krel, 0}};
   tsr_status fs = check_fixed_fields(pl, "wgmma-s8", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_PRODUCER_BULK)

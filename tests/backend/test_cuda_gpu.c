@@ -713,6 +713,9 @@ static const family families[] = {
     /* pelect=1: the converged producer warp, one lane elected per K block */
     {"cuda strict producer-tma pelect=1", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=2,splitk=1,pelect=1", 0},
+    /* krel=1: each block frees its slot after its last shared loads */
+    {"cuda strict producer-tma krel=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FTMA "kloop=2,splitk=2,krel=1", 0},
 #undef FTMA
     /* 12x8 a thread under the producer's 136-register cap (no copy state
      * in the consumers: ptxas fits it in 128, no spills) */

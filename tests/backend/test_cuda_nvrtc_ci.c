@@ -210,9 +210,10 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * main lines beside split=tma's (no producer, four blocks an SM; its
  * variants in s24-tma2.txt; both ran on the H200, as s25-screen.txt and
  * s25-kfrag.txt did); s26-next.txt was next and ran as sessions 27-28's
- * screens; s29-screen.txt (kunroll and pelect on the producer rings) is
- * next: every line must realize and compile clean before a GPU call is
- * spent on it.
+ * screens; s29-screen.txt (kunroll and pelect on the producer rings) ran
+ * in session 30 (an H100), and s31-screen.txt (where the fenced TMA ring
+ * frees its slots: krel, stages, kloop) is next: every line must realize
+ * and compile clean before a GPU call is spent on it.
  * Point it at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
                                        int *kernels) {
@@ -256,7 +257,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 
 static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
-  static const char *const files[] = {"s29-screen.txt"};
+  static const char *const files[] = {"s31-screen.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;

@@ -532,6 +532,20 @@ static void test_rejections(void **state) {
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,pelect=1",
                 "pelect=1 elects the copying lane of the TMA producer warp");
   expect_reject(big, "kloop=2,pelect=1", "pelect=1 elects the copying lane of the TMA producer warp");
+  /* krel: the TMA producer ring's consumers, kloop 1-2, without kunroll or kwait */
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,krel=1");
+  expect_accept_on(SM90, big, FFT "kloop=1,minblocks=3,pack=a,pelect=1,krel=1");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,krel=2", "krel=2 is not 0 or 1");
+  expect_reject(big, FFT "kloop=3,minblocks=3,pack=a,krel=1",
+                "krel=1 frees a slot after the block's last shared loads on the TMA producer ring "
+                "(mma=ffma, split=producer-tma, kloop 1 or 2, kunroll=0, kwait=0)");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kunroll=1,krel=1", "krel=1 frees a slot");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kwait=1,krel=1", "krel=1 frees a slot");
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8," FFP "kloop=2,minblocks=3,krel=1",
+                "krel=1 frees a slot");
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,krel=1",
+                "krel=1 frees a slot");
+  expect_reject(big, "kloop=2,krel=1", "krel=1 frees a slot");
   /* kunroll: the producer rings' consumers, not split=tma's rotating refill */
   expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,kunroll=1");
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,kunroll=1",
@@ -1964,6 +1978,18 @@ static const emu_case emu_cases[] = {
     {"ffma producer-tma pelect=1 kfrag=a NN unpacked A batch2 splitk2 beta", {132, 200, 72, 2, 'N', 'N', 0.5f},
      "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=2,split=producer-tma,"
      "pack=none,kfrag=a,splitk=2,pelect=1", 0, 0, 0, 0, 1},
+    /* krel=1: each block frees its slot after its last shared loads (fenced),
+     * before the last K step's FFMAs (tail slices, M N K tails; split-K with
+     * kloop=1, batch, TN; kfrag=a with pelect) */
+    {"ffma producer-tma krel=1 NN pack=a tailk3 M N K tails random", {300, 520, 200, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a,tailk=3,wave=7,krel=1", 0, 0, 0, 0, 1},
+    {"ffma producer-tma krel=1 TN batch2 strided splitk2 kloop1 beta", {132, 200, 136, 2, 'T', 'N', 0.5f, 4, 0, 1, 8},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=1,split=producer-tma,splitk=2,"
+     "krel=1", 0, 0, 0, 0, 1},
+    {"ffma producer-tma krel=1 pelect=1 kfrag=a NN unpacked A", {132, 200, 72, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "pack=none,kfrag=a,pelect=1,krel=1", 0, 0, 0, 0, 1},
     {"ffma producer kunroll=1 NT M N K tails beta random", {100, 200, 92, 1, 'N', 'T', 0.5f},
      "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3,"
      "kunroll=1", 0, 0, 0, 0, 1},

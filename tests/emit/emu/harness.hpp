@@ -427,6 +427,7 @@ static inline void tsr_proxy_fence() {}
 static pthread_mutex_t emu_mbar_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t emu_mbar_cv = PTHREAD_COND_INITIALIZER;
 static int emu_tma_issued; /* a TMA copy issued (under emu_mbar_mu): see tsr_async_fence */
+static long long emu_copies; /* bulk and TMA copies issued (under emu_mbar_mu) */
 static unsigned *emu_mbar(unsigned bar) {
   if (bar % 8 || (size_t)bar + 8 > emu_smem_bytes) emu_die("mbarrier address misaligned or outside shared memory");
   return (unsigned *)((char *)emu_smem + bar);
@@ -496,12 +497,14 @@ static void emu_bulk_issue(unsigned bar, const emu_bulk_copy &c) {
   pthread_mutex_lock(&emu_mbar_mu);
   unsigned *w = emu_mbar(bar);
   emu_mbar_check(w);
+  emu_copies++;
   if (emu_deferred) {
     emu_mbar_tx[bar].queued.push_back(c);
     pthread_cond_broadcast(&emu_mbar_cv); /* a waiter may land it */
   } else {
     emu_bulk_land(bar, c);
     emu_mbar_settle(bar, w);
+    pthread_cond_broadcast(&emu_mbar_cv); /* an early-free check may wait for it */
   }
   pthread_mutex_unlock(&emu_mbar_mu);
 }
@@ -617,7 +620,7 @@ static bool tsr_mbar_test(unsigned bar, unsigned parity) {
  * not block. Every participant must name the same count, a wait that does not
  * complete within the timeout fails the run (a deadlock), and a CTA must not
  * end with arrivals pending (emu_cta_end). */
-struct emu_nbar_state { unsigned count, arrived, gen; };
+struct emu_nbar_state { unsigned count, arrived, gen; long long copies_at_done; };
 static emu_nbar_state emu_nbar[16];
 /* The cross-proxy write-after-read of the FFMA TMA rings (PTX ISA
  * "Proxies"): consumers read a slot with ld.shared (generic proxy) and free
@@ -647,11 +650,22 @@ static void emu_nbar_arrive(unsigned id, unsigned count, int wait) {
   if (++b.arrived == b.count) {
     b.arrived = 0;
     b.gen++;
+    b.copies_at_done = emu_copies;
     pthread_cond_broadcast(&emu_mbar_cv);
   } else if (wait) {
     while (b.gen == gen)
       if (pthread_cond_timedwait(&emu_mbar_cv, &emu_mbar_mu, &dl) != 0)
         emu_die("named barrier wait timed out (deadlock: arrivals missing)");
+  }
+  /* A slot freed to its TMA refill (copies landing at issue): the freeing
+   * thread goes on only once the slot is free and the next copy issued, the
+   * refill's first box landed (the slowest interleaving the hardware
+   * allows): a read of the slot after its free then sees the next block's
+   * data, and the result is wrong on every run, not on a lucky one. */
+  if (!wait && emu_tma_issued && !emu_deferred) {
+    while (b.gen == gen || emu_copies <= b.copies_at_done)
+      if (pthread_cond_timedwait(&emu_mbar_cv, &emu_mbar_mu, &dl) != 0)
+        emu_die("a freed slot was never refilled (an arrive on a slot that is not replaced?)");
   }
   pthread_mutex_unlock(&emu_mbar_mu);
 }
