@@ -322,11 +322,7 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "               :: \"r\"(bar), \"r\"(bytes) : \"memory\");\n"
           "}\n"
           MBAR_INIT_FENCE_SRC
-          "// this thread's reads of a slot (generic proxy) ordered before the slot's refill by\n"
-          "// TMA (async proxy): a cross-proxy write-after-read needs the proxy fence\n"
-          "__device__ __forceinline__ void tsr_async_fence() {\n"
-          "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n"
-          "}\n",
+          PROXY_FENCE_SRC,
           g->ffself ? "tma" : "producer-tma");
     /* pelect=1: one asm block for the whole K block, so the converged warp
      * issues it with warp-uniform operands (ptxas keeps them in uniform
@@ -1026,7 +1022,7 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
   if (g->plan.krel)
     put(s,
         "    if (kk == BK - 1 && rel) { // krel=1: the slot's last loads, fenced for its TMA refill\n"
-        "      tsr_async_fence();\n"
+        "      tsr_proxy_fence();\n"
         "      tsr_bar_arrive(relbar, NT + %du);\n"
         "    }\n",
         g->ff_pthreads);
@@ -2097,12 +2093,12 @@ static void put_ff_release(sb_t *s, const tsr__emit_geo *g) {
     return;
   }
   /* TMA refills the slot through the async proxy: each reader fences its
-   * reads first (tsr_async_fence; session 30: without it kunroll=1's ring
+   * reads first (tsr_proxy_fence; session 30: without it kunroll=1's ring
    * read refilled slots at 4096^3 on an H100) */
   if (!g->ffself) {
     put(s,
         "    if (it + STAGES < nk) { // slot rd read: free (the reads fenced for the TMA refill)\n"
-        "      tsr_async_fence();\n"
+        "      tsr_proxy_fence();\n"
         "      tsr_bar_arrive(1u + rd, NT + %du);\n"
         "    }\n",
         g->ff_pthreads);
@@ -2110,7 +2106,7 @@ static void put_ff_release(sb_t *s, const tsr__emit_geo *g) {
   }
   TSR_ASSERT(g->nthreads == 128); /* four warps: the duty cycles over it & 3 */
   put(s,
-      "    if (it + STAGES < nk) tsr_async_fence(); // block it's reads, before its slot's refill\n"
+      "    if (it + STAGES < nk) tsr_proxy_fence(); // block it's reads, before its slot's refill\n"
       "    if (threadIdx.x / 32u == ((unsigned)it & 3u) && it >= 1 && it + STAGES - 1 < nk) {\n"
       "      // this warp refills the slot of block it-1 with block it-1+STAGES\n"
       "      const int pv = rd == 0 ? STAGES - 1 : rd - 1;\n"
@@ -2315,7 +2311,7 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
             "    }\n"
             "  }\n"
             "  // the last STAGES to 2 STAGES - 1 blocks (from slot 0): the rolled loop\n",
-            g->fftma ? "      tsr_async_fence(); // the reads, before the TMA refill\n" : "",
+            g->fftma ? "      tsr_proxy_fence(); // the reads, before the TMA refill\n" : "",
             g->ff_pthreads);
       }
       /* kwait=1: the next block's full barrier tested a block early (the
@@ -2338,10 +2334,8 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
             "    ",
             pl->kunroll ? "it0" : "0");
       if (pl->krel) /* the block frees its slot itself, after its last loads */
-        put(s,
-            "tsr_block(acc, As + rd * A_STAGE, Bs + rd * B_STAGE, Ag, Bg, m0, n0, (kb_begin + it) * "
-            "BK,\n"
-            "              it + STAGES < nk, 1u + rd);\n");
+        put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE",
+            "(kb_begin + it) * BK, it + STAGES < nk, 1u + rd");
       else {
         put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
         put_ff_release(s, g);

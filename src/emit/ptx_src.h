@@ -4,6 +4,15 @@
 #ifndef TSR_EMIT_PTX_SRC_H
 #define TSR_EMIT_PTX_SRC_H
 
+/* The proxy fence: this thread's generic-proxy shared-memory accesses ordered
+ * before its later async-proxy ones (wgmma operands, TMA and bulk copies; PTX
+ * ISA "Proxies"): the wgmma families after writing their split planes, the
+ * FFMA TMA rings after reading a slot and before freeing it to its refill */
+#define PROXY_FENCE_SRC \
+    "// generic-proxy shared accesses -> ordered before the async proxy's (wgmma, TMA)\n" \
+    "__device__ __forceinline__ void tsr_proxy_fence() {\n" \
+    "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n" \
+    "}\n"
 /* PTX helpers shared by the wgmma families and mma=wgmma-s8 (format strings:
  * put() prints them) */
 #define WG_SYNC_SRC \
@@ -16,10 +25,7 @@
     "template <int PENDING> __device__ __forceinline__ void tsr_wg_wait() {\n" \
     "  asm volatile(\"wgmma.wait_group.sync.aligned %%0;\\n\" :: \"n\"(PENDING) : \"memory\");\n" \
     "}\n" \
-    "// generic-proxy shared stores (the split) -> visible to the async proxy (wgmma)\n" \
-    "__device__ __forceinline__ void tsr_proxy_fence() {\n" \
-    "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n" \
-    "}\n" \
+    PROXY_FENCE_SRC \
     "// pins an accumulator register: no read of it moves above the wait_group before\n" \
     "__device__ __forceinline__ void tsr_wg_pin(float &x) { asm volatile(\"\" : \"+f\"(x) :: \"memory\"); }\n"
 #define MBAR_SRC \

@@ -409,7 +409,6 @@ template <int PENDING> static inline void tsr_wg_wait() {
   }
   emu_wg_fenced = 0;
 }
-static inline void tsr_proxy_fence() {}
 
 /* ---- mbarrier, named barrier, setmaxnreg (split=producer) ------------------
  * An mbarrier is 8 bytes of shared memory: word 0 the arrivals still missing
@@ -426,7 +425,7 @@ static inline void tsr_proxy_fence() {}
 #endif
 static pthread_mutex_t emu_mbar_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t emu_mbar_cv = PTHREAD_COND_INITIALIZER;
-static int emu_tma_issued; /* a TMA copy issued (under emu_mbar_mu): see tsr_async_fence */
+static int emu_tma_issued; /* a TMA copy issued (under emu_mbar_mu): see tsr_proxy_fence */
 static long long emu_copies; /* bulk and TMA copies issued (under emu_mbar_mu) */
 static unsigned *emu_mbar(unsigned bar) {
   if (bar % 8 || (size_t)bar + 8 > emu_smem_bytes) emu_die("mbarrier address misaligned or outside shared memory");
@@ -630,7 +629,7 @@ static emu_nbar_state emu_nbar[16];
  * refilled slots read). The hardware race is not emulated (the mutex orders
  * every access): the check is on the program's fences. */
 static thread_local int emu_async_fenced;
-static inline void tsr_async_fence() { emu_async_fenced = 1; }
+static inline void tsr_proxy_fence() { emu_async_fenced = 1; }
 static inline void tsr_mbar_init_fence() {}
 static void emu_nbar_arrive(unsigned id, unsigned count, int wait) {
   if (id == 0 || id > 15) emu_die("named barrier id outside 1..15");
