@@ -338,8 +338,9 @@ typedef struct {
    * before its refill"): 0 = the consumers fence their reads of a slot and
    * free it after the block's last FFMAs; 1 = right after the block's last
    * shared loads, before the last K step's FFMAs (the fence waits for those
-   * loads only). Same sums: outputs bit-identical. Named in the plan text
-   * only when 1. */
+   * loads only); 2 = in pairs, after every second block (one fence for
+   * two slots; a slot goes back a block later). Same sums: outputs
+   * bit-identical. Named in the plan text only when set. */
   int krel;
 } tsr_plan;
 

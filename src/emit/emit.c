@@ -367,6 +367,12 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
         "__device__ __forceinline__ void tsr_bar_sync(unsigned id, unsigned count) {\n"
         "  asm volatile(\"bar.sync %%0, %%1;\\n\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
         "}\n");
+    if (g->plan.krel == 2) /* one fence, two slots freed (the emulation checks it as one free) */
+      put(s,
+          "__device__ __forceinline__ void tsr_bar_arrive2(unsigned id0, unsigned id1, unsigned count) {\n"
+          "  tsr_bar_arrive(id0, count);\n"
+          "  tsr_bar_arrive(id1, count);\n"
+          "}\n");
     if (g->ffself)
       put(s,
           "// NT threads, %d blocks an SM: compiled for %d registers each\n"
@@ -961,7 +967,7 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
       "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
       "  const int rbase = (warp / WARPS_N) * WM + (lane / LC) * FM;\n"
       "  const int cbase = (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n",
-      g->plan.krel ? ",\n                                          bool rel, unsigned relbar" : "");
+      g->plan.krel == 1 ? ",\n                                          bool rel, unsigned relbar" : "");
   if (kf) {
     put(s,
         "#pragma unroll\n"
@@ -1019,7 +1025,7 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
   /* krel=1: the block's last shared loads are issued here (the last K
    * step's fragments), so the slot is free once they are done: fence them
    * (the wait is for these loads only) and free it before the step's FFMAs */
-  if (g->plan.krel)
+  if (g->plan.krel == 1)
     put(s,
         "    if (kk == BK - 1 && rel) { // krel=1: the slot's last loads, fenced for its TMA refill\n"
         "      tsr_proxy_fence();\n"
@@ -2333,10 +2339,24 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
             "    tsr_mbar_wait(bars + 8u * rd, par); // block it landed\n"
             "    ",
             pl->kunroll ? "it0" : "0");
-      if (pl->krel) /* the block frees its slot itself, after its last loads */
+      if (pl->krel == 1) /* the block frees its slot itself, after its last loads */
         put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE",
             "(kb_begin + it) * BK, it + STAGES < nk, 1u + rd");
-      else {
+      else if (pl->krel == 2) {
+        /* krel=2: slots freed in pairs, after every second block: one
+         * fence (its membar) per two blocks; the producer gets block it-1's
+         * slot a block later (every block with a refill has a successor,
+         * it + STAGES < nk, so each pair completes) */
+        put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
+        put(s,
+            "    if ((it & 1) && it - 1 + STAGES < nk) { // krel=2: blocks it-1 and it read\n"
+            "      const unsigned pv = rd == 0 ? STAGES - 1 : rd - 1;\n"
+            "      tsr_proxy_fence(); // both blocks' reads, before their slots' refills\n"
+            "      if (it + STAGES < nk) tsr_bar_arrive2(1u + pv, 1u + rd, NT + %du);\n"
+            "      else tsr_bar_arrive(1u + pv, NT + %du);\n"
+            "    }\n",
+            g->ff_pthreads, g->ff_pthreads);
+      } else {
         put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
         put_ff_release(s, g);
       }

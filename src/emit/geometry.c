@@ -247,14 +247,14 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
     return reject(msg, cap,
                   "plan: pelect=1 elects the copying lane of the TMA producer warp "
                   "(mma=ffma, split=producer-tma)");
-  if (pl->krel != 0 && pl->krel != 1)
-    return reject(msg, cap, "plan: krel=%d is not 0 or 1", pl->krel);
+  if (pl->krel < 0 || pl->krel > 2)
+    return reject(msg, cap, "plan: krel=%d is not 0, 1 or 2", pl->krel);
   if (pl->krel && !(g->ffprod && g->fftma && !g->ffself && pl->kloop <= 2 && !pl->kunroll &&
                     !pl->kwait))
     return reject(msg, cap,
-                  "plan: krel=1 frees a slot after the block's last shared loads on the TMA "
-                  "producer ring (mma=ffma, split=producer-tma, kloop 1 or 2, kunroll=0, "
-                  "kwait=0)");
+                  "plan: krel=%d frees the TMA producer ring's slots %s (mma=ffma, "
+                  "split=producer-tma, kloop 1 or 2, kunroll=0, kwait=0)",
+                  pl->krel, pl->krel == 1 ? "after the block's last shared loads" : "in pairs");
   if (pl->kunroll && g->ffprod && (g->ffself || pl->kwait))
     return reject(msg, cap,
                   "plan: kunroll=1 with mma=ffma unrolls the consumers' loop of split=producer "

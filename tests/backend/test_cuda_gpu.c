@@ -716,6 +716,9 @@ static const family families[] = {
     /* krel=1: each block frees its slot after its last shared loads */
     {"cuda strict producer-tma krel=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=2,splitk=2,krel=1", 0},
+    /* krel=2: slots freed in pairs after every second block */
+    {"cuda strict producer-tma krel=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FTMA "kloop=2,splitk=1,krel=2", 0},
 #undef FTMA
     /* 12x8 a thread under the producer's 136-register cap (no copy state
      * in the consumers: ptxas fits it in 128, no spills) */

@@ -535,17 +535,24 @@ static void test_rejections(void **state) {
   /* krel: the TMA producer ring's consumers, kloop 1-2, without kunroll or kwait */
   expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,krel=1");
   expect_accept_on(SM90, big, FFT "kloop=1,minblocks=3,pack=a,pelect=1,krel=1");
-  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,krel=2", "krel=2 is not 0 or 1");
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,krel=2");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,krel=3", "krel=3 is not 0, 1 or 2");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,krel=-1", "krel=-1 is not 0, 1 or 2");
   expect_reject(big, FFT "kloop=3,minblocks=3,pack=a,krel=1",
-                "krel=1 frees a slot after the block's last shared loads on the TMA producer ring "
+                "krel=1 frees the TMA producer ring's slots after the block's last shared loads "
                 "(mma=ffma, split=producer-tma, kloop 1 or 2, kunroll=0, kwait=0)");
-  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kunroll=1,krel=1", "krel=1 frees a slot");
-  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kwait=1,krel=1", "krel=1 frees a slot");
+  expect_reject(big, FFT "kloop=3,minblocks=3,pack=a,krel=2",
+                "krel=2 frees the TMA producer ring's slots in pairs (mma=ffma, split=producer-tma, "
+                "kloop 1 or 2, kunroll=0, kwait=0)");
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8," FFP "kloop=2,minblocks=3,krel=2",
+                "krel=2 frees the TMA producer ring's slots in pairs");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kunroll=1,krel=1", "krel=1 frees the TMA producer ring's slots");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kwait=1,krel=1", "krel=1 frees the TMA producer ring's slots");
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8," FFP "kloop=2,minblocks=3,krel=1",
-                "krel=1 frees a slot");
+                "krel=1 frees the TMA producer ring's slots");
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,krel=1",
-                "krel=1 frees a slot");
-  expect_reject(big, "kloop=2,krel=1", "krel=1 frees a slot");
+                "krel=1 frees the TMA producer ring's slots");
+  expect_reject(big, "kloop=2,krel=1", "krel=1 frees the TMA producer ring's slots");
   /* kunroll: the producer rings' consumers, not split=tma's rotating refill */
   expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,kunroll=1");
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,kunroll=1",
@@ -1990,6 +1997,20 @@ static const emu_case emu_cases[] = {
     {"ffma producer-tma krel=1 pelect=1 kfrag=a NN unpacked A", {132, 200, 72, 1, 'N', 'N', 0},
      "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=2,split=producer-tma,"
      "pack=none,kfrag=a,pelect=1,krel=1", 0, 0, 0, 0, 1},
+    /* krel=2: slots freed in pairs after every second block (odd and even
+     * block counts, one refill: nk = STAGES + 1, split-K with kloop=1) */
+    {"ffma producer-tma krel=2 NN pack=a tailk3 M N K tails random", {300, 520, 200, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a,tailk=3,wave=7,krel=2", 0, 0, 0, 0, 1},
+    {"ffma producer-tma krel=2 TN batch2 strided splitk2 kloop1 beta", {132, 200, 136, 2, 'T', 'N', 0.5f, 4, 0, 1, 8},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=1,split=producer-tma,splitk=2,"
+     "krel=2", 0, 0, 0, 0, 1},
+    {"ffma producer-tma krel=2 pelect=1 NN K=80 (one refill)", {132, 200, 80, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "pack=a,pelect=1,krel=2", 0, 0, 0, 0, 1},
+    {"ffma producer-tma krel=2 NT K=96 (nk even) random", {132, 200, 96, 1, 'N', 'T', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "pack=ab,krel=2", 0, 0, 0, 0, 1},
     {"ffma producer kunroll=1 NT M N K tails beta random", {100, 200, 92, 1, 'N', 'T', 0.5f},
      "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3,"
      "kunroll=1", 0, 0, 0, 0, 1},

@@ -670,6 +670,13 @@ static void emu_nbar_arrive(unsigned id, unsigned count, int wait) {
 }
 static void tsr_bar_sync(unsigned id, unsigned count) { emu_nbar_arrive(id, count, 1); }
 static void tsr_bar_arrive(unsigned id, unsigned count) { emu_nbar_arrive(id, count, 0); }
+/* krel=2: two slots freed after one fence (two bar.arrive back to back, no
+ * shared read between them): one free for the fence check */
+static void tsr_bar_arrive2(unsigned id0, unsigned id1, unsigned count) {
+  emu_nbar_arrive(id0, count, 0);
+  emu_async_fenced = 1; /* the same fence covers the second slot's reads */
+  emu_nbar_arrive(id1, count, 0);
+}
 /* called by the driver once every thread has left a CTA */
 static void emu_cta_end() {
   for (unsigned id = 1; id < 16; id++)
