@@ -368,6 +368,13 @@ static void ffma_three_block_tile(tsr_plan *pl) {
  * loads exposing their latency). So a k-contiguous operand is packed (NN:
  * from 2048 rows, as ffma_producer packs it; below, the LDGSTS producer
  * stays: 512x4096x4096 0.880 against 0.947 for the [m][k] boxes).
+ * The consumers fence their reads before each slot's TMA refill (session
+ * 30), freeing the slot after its last shared loads (krel=1, session 31,
+ * H100, s31-screen.txt, one call, against the fenced default beside it):
+ * 4096^3 0.965 / 0.969 -> 0.945, 8192^3 0.963 -> 0.937, TN 4096x4096x8192
+ * 0.967 -> 0.941, NT 8192x4096x4096 0.955 -> 0.945, 512x4096x11008 1.184
+ * -> 1.139, 2048x32000x4096 0.914 -> 0.905; 8192x14336x4096 0.925 -> 0.930
+ * and 8192x4096x11008 0.911 -> 0.916 (outputs bit-identical: same sums).
  * 1: switched. */
 static int ffma_producer_tma(const tsr_problem *p, tsr_plan *pl) {
   if (pl->split != TSR_SPLIT_PRODUCER || pl->minblocks != 3) return 0;
@@ -377,6 +384,8 @@ static int ffma_producer_tma(const tsr_problem *p, tsr_plan *pl) {
   if (p->op_b == TSR_OP_T)
     t.pack = (tsr_pack)(t.pack | TSR_PACK_B | (p->op_a == TSR_OP_N ? TSR_PACK_A : 0));
   char msg[256];
+  t.krel = 1; /* where krel's geometry allows it (kloop 1-2, no kunroll or kwait) */
+  if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) != TSR_OK) t.krel = 0;
   if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) != TSR_OK) return 0;
   *pl = t;
   return 1;

@@ -382,7 +382,7 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                              * (split=producer-tma, session 23: pad=0, the
                              * k-contiguous operands packed, vec unused; read
                              * unpacked as kfrag boxes they lost 10-20 %,
-                             * session 25); 9
+                             * session 25; krel=1, session 31); 9
                              * and 10 the TMA ring without a producer
                              * (split=tma, session 24) at 4 blocks an SM,
                              * 10 with tail slices of its 528-CTA wave. No
@@ -432,8 +432,9 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                               pl.pad = 0;
                               pl.pack = (tsr_pack)((p->op_a == TSR_OP_N ? TSR_PACK_A : 0) |
                                                    (p->op_b == TSR_OP_T ? TSR_PACK_B : 0));
+                              pl.krel = 1; /* the default's slot release (session 31) */
                             }
-                            if (!mma && sp >= 9) pl.split = TSR_SPLIT_TMA, pl.minblocks = 4;
+                            if (!mma && sp >= 9) pl.split = TSR_SPLIT_TMA, pl.minblocks = 4, pl.krel = 0;
                             if (!mma && (sp == 6 || sp == 8 || sp == 10) && !tsr__emit_tail_slices(p, &pl))
                               continue;
                             if (push(pv, &pl)) return -1;

@@ -537,7 +537,6 @@ static void test_rejections(void **state) {
   expect_accept_on(SM90, big, FFT "kloop=1,minblocks=3,pack=a,pelect=1,krel=1");
   expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,krel=2");
   expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,krel=3", "krel=3 is not 0, 1 or 2");
-  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,krel=-1", "krel=-1 is not 0, 1 or 2");
   expect_reject(big, FFT "kloop=3,minblocks=3,pack=a,krel=1",
                 "krel=1 frees the TMA producer ring's slots after the block's last shared loads "
                 "(mma=ffma, split=producer-tma, kloop 1 or 2, kunroll=0, kwait=0)");
