@@ -339,8 +339,9 @@ typedef struct {
    * free it after the block's last FFMAs; 1 = right after the block's last
    * shared loads, before the last K step's FFMAs (the fence waits for those
    * loads only); 2 = in pairs, after every second block (one fence for
-   * two slots; a slot goes back a block later). Same sums: outputs
-   * bit-identical. Named in the plan text only when set. */
+   * two slots; a slot goes back a block later). The strict default takes 1
+   * wherever it applies (session 31). Same sums: outputs bit-identical.
+   * Named in the plan text only when set. */
   int krel;
 } tsr_plan;
 

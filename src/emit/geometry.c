@@ -253,7 +253,9 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
                     !pl->kwait))
     return reject(msg, cap,
                   "plan: krel=%d frees the TMA producer ring's slots %s (mma=ffma, "
-                  "split=producer-tma, kloop 1 or 2, kunroll=0, kwait=0)",
+                  "split=producer-tma, kloop 1 or 2, kunroll=0, kwait=0); krel=0 frees each "
+                  "after its block (the strict default's krel=1 needs krel=0 beside kloop=3, "
+                  "kunroll=1 or kwait=1)",
                   pl->krel, pl->krel == 1 ? "after the block's last shared loads" : "in pairs");
   if (pl->kunroll && g->ffprod && (g->ffself || pl->kwait))
     return reject(msg, cap,

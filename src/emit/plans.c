@@ -385,8 +385,10 @@ static int ffma_producer_tma(const tsr_problem *p, tsr_plan *pl) {
     t.pack = (tsr_pack)(t.pack | TSR_PACK_B | (p->op_a == TSR_OP_N ? TSR_PACK_A : 0));
   char msg[256];
   t.krel = 1; /* where krel's geometry allows it (kloop 1-2, no kunroll or kwait) */
-  if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) != TSR_OK) t.krel = 0;
-  if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) != TSR_OK) return 0;
+  if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) != TSR_OK) {
+    t.krel = 0;
+    if (tsr__emit_check(p, &t, &tsr__target_sm90, msg, sizeof msg) != TSR_OK) return 0;
+  }
   *pl = t;
   return 1;
 }
