@@ -213,9 +213,10 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * screens; s29-screen.txt (kunroll and pelect on the producer rings) ran
  * in session 30 (an H100), s31-screen.txt (where the fenced TMA ring
  * frees its slots: krel, stages, kloop) in session 31 (an H100, krel=1
- * became the default), and s31b-screen.txt (the new default beside the
- * keys that shaped it) is next: every line must realize and compile clean
- * before a GPU call is spent on it.
+ * became the default), s31b-screen.txt (the new default beside the keys
+ * that shaped it) and s31c-screen.txt (the FFMA orders under it) ran in
+ * session 31 too; the next screen goes here: every line must realize and
+ * compile clean before a GPU call is spent on it.
  * Point it at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
                                        int *kernels) {
@@ -259,7 +260,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 
 static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
-  static const char *const files[] = {"s31-screen.txt", "s31b-screen.txt"};
+  static const char *const files[] = {"s31-screen.txt", "s31b-screen.txt", "s31c-screen.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;
