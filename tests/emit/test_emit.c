@@ -885,6 +885,14 @@ static void test_default_table(void **state) {
   /* both operands' rows are unaligned: both packed, read with vec=4 */
   assert_int_equal(pl.pack, TSR_PACK_AB);
   assert_int_equal(pl.vec, 4);
+  /* strict 4096^3 on sm_90: the TMA producer ring, each slot freed after its
+   * block's last shared loads (krel=1, session 31) */
+  tsr_problem sq = P(4096, 4096, 4096);
+  sq.precision = TSR_PREC_STRICT;
+  tsr__emit_default_plan(&sq, &pl);
+  assert_int_equal(pl.split, TSR_SPLIT_PRODUCER_TMA);
+  assert_int_equal(pl.kloop, 2);
+  assert_int_equal(pl.krel, 1);
   /* pack only what is unaligned: 1024x1024x1537 NN packs A (lda=1537) only */
   tsr_problem q = P(1024, 1024, 1537);
   tsr__emit_default_plan(&q, &pl);
