@@ -2091,7 +2091,8 @@ static void put_tma_fill(sb_t *s, const tsr__emit_geo *g, const char *in, const 
  * block j. The duty rotates because a CTA's warp w runs on the SM's
  * scheduler w: a fixed refiller's ~50 extra slots a block would load one
  * scheduler of four. Both sides skip the blocks never replaced (the last
- * STAGES), so every barrier phase completes. */
+ * STAGES), so every barrier phase completes. krel=2 (producer-tma) frees
+ * the slots in pairs instead. */
 static void put_ff_release(sb_t *s, const tsr__emit_geo *g) {
   if (!g->ffself && !g->fftma) {
     put(s, "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + %du); // slot rd read: free\n",
@@ -2101,6 +2102,21 @@ static void put_ff_release(sb_t *s, const tsr__emit_geo *g) {
   /* TMA refills the slot through the async proxy: each reader fences its
    * reads first (tsr_proxy_fence; session 30: without it kunroll=1's ring
    * read refilled slots at 4096^3 on an H100) */
+  if (!g->ffself && g->plan.krel == 2) {
+    /* krel=2: slots freed in pairs, after every second block: one fence
+     * (its membar) per two blocks; the producer gets block it-1's slot a
+     * block later (every block with a refill has a successor, it + STAGES
+     * < nk, so each pair completes) */
+    put(s,
+        "    if ((it & 1) && it - 1 + STAGES < nk) { // krel=2: blocks it-1 and it read\n"
+        "      const unsigned pv = rd == 0 ? STAGES - 1 : rd - 1;\n"
+        "      tsr_proxy_fence(); // both blocks' reads, before their slots' refills\n"
+        "      if (it + STAGES < nk) tsr_bar_arrive2(1u + pv, 1u + rd, NT + %du);\n"
+        "      else tsr_bar_arrive(1u + pv, NT + %du);\n"
+        "    }\n",
+        g->ff_pthreads, g->ff_pthreads);
+    return;
+  }
   if (!g->ffself) {
     put(s,
         "    if (it + STAGES < nk) { // slot rd read: free (the reads fenced for the TMA refill)\n"
@@ -2342,21 +2358,7 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       if (pl->krel == 1) /* the block frees its slot itself, after its last loads */
         put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE",
             "(kb_begin + it) * BK, it + STAGES < nk, 1u + rd");
-      else if (pl->krel == 2) {
-        /* krel=2: slots freed in pairs, after every second block: one
-         * fence (its membar) per two blocks; the producer gets block it-1's
-         * slot a block later (every block with a refill has a successor,
-         * it + STAGES < nk, so each pair completes) */
-        put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
-        put(s,
-            "    if ((it & 1) && it - 1 + STAGES < nk) { // krel=2: blocks it-1 and it read\n"
-            "      const unsigned pv = rd == 0 ? STAGES - 1 : rd - 1;\n"
-            "      tsr_proxy_fence(); // both blocks' reads, before their slots' refills\n"
-            "      if (it + STAGES < nk) tsr_bar_arrive2(1u + pv, 1u + rd, NT + %du);\n"
-            "      else tsr_bar_arrive(1u + pv, NT + %du);\n"
-            "    }\n",
-            g->ff_pthreads, g->ff_pthreads);
-      } else {
+      else {
         put(s, call, "As + rd * A_STAGE", "Bs + rd * B_STAGE", "(kb_begin + it) * BK");
         put_ff_release(s, g);
       }
