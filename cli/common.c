@@ -30,8 +30,8 @@ size_t tsr_cli_problem_table(tsr_cli_problem_opts *o, tsr_cli_opt *out) {
                          "key=value,... over the backend's default plan, e.g.\n"
                          "bm=128,bn=128,bk=16,walk=rect:4x8 (tessera plan shows every key\n"
                          "but the FFMA-only kfrag, kloop, kunroll, tailk, wave, forder, kwait,\n"
-                         "pelect and krel, the Ozaki family's moduli, gstride and rvec and the GEMV\n"
-                         "family's lanerows, which it shows when set; docs/emit.md)"),
+                         "pelect, krel and kinner, the Ozaki family's moduli, gstride and rvec and\n"
+                         "the GEMV family's lanerows, which it shows when set; docs/emit.md)"),
       TSR_CLI_OPT_STRING("--backend", &o->backend, "B",
                          "auto (default: cuda when a GPU is usable, else cpu), cpu, cuda,\n"
                          "cublas, hand"),

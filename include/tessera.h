@@ -343,6 +343,15 @@ typedef struct {
    * wherever it applies (session 31). Same sums: outputs bit-identical.
    * Named in the plan text only when set. */
   int krel;
+  /* mma=ffma (docs/emit.md "The K block's inner loop"): 0 = a thread's
+   * K block runs its bk K steps written out (the loop body is the whole
+   * block: 1111 instructions, 17.8 KB of code at the strict default); S
+   * (dividing bk, below it) = an inner loop of bk/S trips of S steps
+   * written out, so a long K block's loop fits the instruction cache
+   * (session 32: bk=32's 35 KB body spent 16 % of its stall samples
+   * waiting for instructions). Same sums in the same order: outputs
+   * bit-identical. Named in the plan text only when set. */
+  int kinner;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most

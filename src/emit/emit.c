@@ -890,7 +890,8 @@ static void emit_store(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g, in
  * a[TM], 1: B into b[TN]), IND-indented: 16-byte LDS of the FM (FN)
  * consecutive rows of each fragment, or scalars where the fragment or the
  * row stride is not 4-aligned. tsr_block's and tsr_frag's loads. */
-static void put_staged_frag(sb_t *s, const tsr__emit_geo *g, int op, const char *ind) {
+static void put_staged_frag(sb_t *s, const tsr__emit_geo *g, int op, const char *ind,
+                            const char *kk) {
   const tsr__emit_operand *o = op ? &g->b : &g->a;
   const char *arr = op ? "b" : "a", *T = op ? "TN" : "TM", *F = op ? "FN" : "FM",
              *L = op ? "LC" : "LR", *base = op ? "cbase" : "rbase", *sp = op ? "bs" : "as";
@@ -901,15 +902,15 @@ static void put_staged_frag(sb_t *s, const tsr__emit_geo *g, int op, const char 
     put(s,
         "#pragma unroll\n"
         "%sfor (int f = 0; f < %s / 4; ++f) {\n"
-        "%s  const float4 t = *reinterpret_cast<const float4 *>(%s + kk * LS%c + %s + f * (%s * 4));\n"
+        "%s  const float4 t = *reinterpret_cast<const float4 *>(%s + %s * LS%c + %s + f * (%s * 4));\n"
         "%s  %s[4 * f] = t.x; %s[4 * f + 1] = t.y; %s[4 * f + 2] = t.z; %s[4 * f + 3] = t.w;\n"
         "%s}\n",
-        ind, T, ind, sp, U, base, L, ind, arr, arr, arr, arr, ind);
+        ind, T, ind, sp, kk, U, base, L, ind, arr, arr, arr, arr, ind);
   else
     put(s,
         "#pragma unroll\n"
-        "%sfor (int q = 0; q < %s; ++q) %s[q] = %s[kk * LS%c + %s + (q / %s) * (%s * %s) + q %% %s];\n",
-        ind, T, arr, sp, U, base, F, L, F, F);
+        "%sfor (int q = 0; q < %s; ++q) %s[q] = %s[%s * LS%c + %s + (q / %s) * (%s * %s) + q %% %s];\n",
+        ind, T, arr, sp, kk, U, base, F, L, F, F);
 }
 
 /* FFMA: one K block of the thread's TM x TN micro-tile. Lanes form an
@@ -993,6 +994,25 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
         "  for (int u = 0; u < 4; ++u) {\n"
         "    const int kk = kq + u;\n"
         "    float a[TM], b[TN];\n");
+  } else if (g->plan.kinner) {
+    /* kinner: the block's K steps as an inner loop of KINNER steps written
+     * out, so a long block's loop body stays within the instruction cache */
+    int ki = g->plan.kinner;
+    put(s,
+        "  // kinner=%d: BK / %d trips of %d K steps written out; the staged operands'\n"
+        "  // shared pointers advance a trip at a time (immediate offsets within it)\n"
+        "#pragma unroll 1\n"
+        "  for (int ko = 0; ko < BK; ko += %d",
+        ki, ki, ki, ki);
+    if (g->a.staged) put(s, ", as += %d * LSA", ki);
+    if (g->b.staged) put(s, ", bs += %d * LSB", ki);
+    put(s,
+        ") {\n"
+        "#pragma unroll\n"
+        "  for (int ku = 0; ku < %d; ++ku) {\n"
+        "    const int kk = ko + ku;\n"
+        "    float a[TM], b[TN];\n",
+        ki);
   } else {
     put(s,
         "#pragma unroll\n"
@@ -1008,7 +1028,7 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
     if (o->srows_x) {
       put(s, "#pragma unroll\n    for (int q = 0; q < %s; ++q) %s[q] = %s4[q][u];\n", T, arr, arr);
     } else if (o->staged) {
-      put_staged_frag(s, g, op, "    ");
+      put_staged_frag(s, g, op, "    ", g->plan.kinner ? "ku" : "kk");
     } else if (!o->kmajor && o->vec == 4 && frag == 4) {
       put(s,
           "#pragma unroll\n"
@@ -1033,7 +1053,7 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
         "    }\n",
         g->ff_pthreads);
   put_ffma_order(s, &g->plan, "    ");
-  put(s, "  }\n%s}\n\n", kf ? "  }\n" : "");
+  put(s, "  }\n%s}\n\n", kf || g->plan.kinner ? "  }\n" : "");
 }
 
 /* kloop=3 (docs/emit.md "kloop"): the K loop holds two fragment sets and
@@ -1047,7 +1067,7 @@ static void emit_frag_ffma(sb_t *s, const tsr__emit_geo *g) {
       "  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;\n"
       "  const int rbase = (warp / WARPS_N) * WM + (lane / LC) * FM;\n"
       "  const int cbase = (warp %% WARPS_N) * WN + (lane %% LC) * FN;\n");
-  for (int op = 0; op < 2; op++) put_staged_frag(s, g, op, "  ");
+  for (int op = 0; op < 2; op++) put_staged_frag(s, g, op, "  ", "kk");
   put(s,
       "}\n"
       "__device__ __forceinline__ void tsr_fma(float (&acc)[TM][TN], const float (&a)[TM],\n"

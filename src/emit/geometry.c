@@ -343,6 +343,25 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   if (pl->kloop && pl->mma != TSR_MMA_FFMA)
     return reject(msg, cap, "plan: kloop=%d is unused by mma=%s and must be 0", pl->kloop,
                   mma_name(pl->mma));
+  if (pl->kinner < 0)
+    return reject(msg, cap,
+                  "plan: kinner=%d is not 0 (the K block's steps written out) or a divisor of "
+                  "bk below it",
+                  pl->kinner);
+  if (pl->kinner && pl->mma != TSR_MMA_FFMA)
+    return reject(msg, cap, "plan: kinner=%d is unused by mma=%s and must be 0 (FFMA only)",
+                  pl->kinner, mma_name(pl->mma));
+  if (pl->kinner && (pl->kinner >= pl->bk || pl->bk % pl->kinner))
+    return reject(msg, cap,
+                  "plan: kinner=%d does not divide bk=%d into two or more trips of the K "
+                  "block's inner loop (0 writes the block out)",
+                  pl->kinner, pl->bk);
+  if (pl->kinner && (pl->kloop >= 3 || pl->kfrag != TSR_PACK_NONE))
+    return reject(msg, cap,
+                  "plan: kinner=%d splits the K block of the FFMA block function (kfrag=none, "
+                  "kloop 0-2); kloop=3-4's fragment ring and kfrag's groups of 4 steps write "
+                  "the block out (kinner=0)",
+                  pl->kinner);
   if (pl->kunroll < 0 || pl->kunroll > 1)
     return reject(msg, cap, "plan: kunroll=%d is not 0 or 1", pl->kunroll);
   if (pl->kunroll && pl->kloop != 1 && pl->kloop != 2)
@@ -919,7 +938,7 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
       {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}, {"gstride", pl->gstride, 0},
       {"rvec", pl->rvec, 0},   {"tailk", pl->tailk, 0}, {"wave", pl->wave, 0},
       {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0}, {"pelect", pl->pelect, 0},
-      {"krel", pl->krel, 0}};
+      {"krel", pl->krel, 0}, {"kinner", pl->kinner, 0}};
   tsr_status fs = check_fixed_fields(pl, "gemv", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_INLINE)
@@ -1214,7 +1233,7 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
       {"kloop", pl->kloop, 0}, {"threads", pl->threads, 0}, {"splitk", pl->splitk, 1},
       {"vec", pl->vec, 4},   {"lanerows", pl->lanerows, 0}, {"tailk", pl->tailk, 0},
       {"wave", pl->wave, 0}, {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0},
-      {"pelect", pl->pelect, 0}, {"krel", pl->krel, 0}};
+      {"pelect", pl->pelect, 0}, {"krel", pl->krel, 0}, {"kinner", pl->kinner, 0}};
   tsr_status fs = check_fixed_fields(pl, "wgmma-s8", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_PRODUCER_BULK)

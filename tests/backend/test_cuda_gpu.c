@@ -719,6 +719,13 @@ static const family families[] = {
     /* krel=2: slots freed in pairs after every second block */
     {"cuda strict producer-tma krel=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=2,splitk=1,krel=2", 0},
+    /* kinner: the K block's steps as an inner loop (a K block of 32 in two
+     * trips of 16, krel=1's release in the last trip) */
+    {"cuda strict producer-tma kinner=16 bk=32 krel=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     "bn=128,bk=32,wn=64,tn=8,stages=3,vec=4,pad=0,minblocks=3,split=producer-tma,pack=a,kfrag=none,"
+     "kunroll=0,tailk=0,wave=0,forder=1,bm=64,wm=32,tm=8,kloop=2,splitk=2,krel=1,kinner=16", 0},
+    {"cuda strict producer-tma kinner=8 krel=1", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FTMA "kloop=2,splitk=1,krel=1,kinner=8", 0},
 #undef FTMA
     /* 12x8 a thread under the producer's 136-register cap (no copy state
      * in the consumers: ptxas fits it in 128, no spills) */

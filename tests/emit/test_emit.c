@@ -552,6 +552,21 @@ static void test_rejections(void **state) {
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,krel=1",
                 "krel=1 frees the TMA producer ring's slots");
   expect_reject(big, "kloop=2,krel=1", "krel=1 frees the TMA producer ring's slots");
+  /* kinner: the FFMA block function's K steps as an inner loop of whole trips */
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,krel=1,kinner=8");
+  expect_accept_on(SM90, big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=32,stages=3,vec=4,pad=0,split=producer-tma,"
+                              "kloop=2,minblocks=3,pack=a,krel=1,kinner=16");
+  expect_accept_on(SM90, big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8," FFP "kloop=2,minblocks=3,kinner=4");
+  expect_accept_on(SM90, big, "stages=2,a=view,kinner=4");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kinner=16",
+                "kinner=16 does not divide bk=16 into two or more trips of the K block's inner loop "
+                "(0 writes the block out)");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,kinner=6", "kinner=6 does not divide bk=16");
+  expect_reject(big, FFT "kloop=3,minblocks=3,pack=a,kinner=8",
+                "kinner=8 splits the K block of the FFMA block function (kfrag=none, kloop 0-2); "
+                "kloop=3-4's fragment ring and kfrag's groups of 4 steps write the block out (kinner=0)");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=none,kfrag=a,kinner=8", "kinner=8 splits the K block");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,kinner=4", "kinner=4 is unused by mma=tf32x3 and must be 0 (FFMA only)");
   /* kunroll: the producer rings' consumers, not split=tma's rotating refill */
   expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,kunroll=1");
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,kunroll=1",
@@ -2742,6 +2757,9 @@ typedef struct {
   const char *plan; /* split=inline; the pair adds split=pack */
   tsr_precision prec;
   int special;
+  /* NULL: the split pair above; else the second plan's overlay over plan
+   * (kinner: the same FFMAs in the same order, the K block as a loop) */
+  const char *pair;
 } split_pair;
 
 static const split_pair split_pairs[] = {
@@ -2761,6 +2779,21 @@ static const split_pair split_pairs[] = {
      "mma=tf32x3,tm=1,tn=1,bm=32,bn=32,bk=32,wm=16,wn=16,stages=3,pad=0", .special = 1},
     {"specials TT splitk2 beta", {40, 36, 64, 1, 'T', 'T', 0.5f},
      "mma=tf32x3,tm=1,tn=1,bm=32,bn=32,bk=16,wm=16,wn=16,stages=2,pad=0,splitk=2", .special = 1},
+    /* kinner: the K block's steps as an inner loop (the TMA producer ring
+     * with krel=1's in-block release, tail slices and M N K tails; a K block
+     * of 32 in two trips with split-K, batch and TN; the LDGSTS producer; a
+     * view operand read from global memory at k0 + kk) */
+    {"kinner=8 ffma producer-tma krel=1 NN pack=a tailk3 M N K tails", {300, 520, 200, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a,tailk=3,wave=7,krel=1", TSR_PREC_STRICT, 0, "kinner=8"},
+    {"kinner=16 ffma producer-tma bk32 TN batch2 strided splitk2 kloop1 beta", {132, 200, 200, 2, 'T', 'N', 0.5f, 4, 0, 1, 8},
+     "bm=64,bn=128,bk=32,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=1,split=producer-tma,splitk=2,"
+     "krel=1", TSR_PREC_STRICT, 0, "kinner=16"},
+    {"kinner=2 ffma producer NT M N K tails beta", {100, 200, 92, 1, 'N', 'T', 0.5f},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3",
+     TSR_PREC_STRICT, 0, "kinner=2"},
+    {"kinner=4 ffma view A NN tails", {70, 45, 37, 1, 'N', 'N', 0}, "stages=2,a=view", TSR_PREC_STRICT, 0,
+     "kinner=4"},
 };
 #define NPAIRS (sizeof split_pairs / sizeof split_pairs[0])
 
@@ -2799,7 +2832,8 @@ static void test_emulated_split_identity(void **state) {
   const char *only = getenv("TSR_EMU_ONLY");
   int sel[NPAIRS], nsel = 0;
   for (size_t i = 0; i < NPAIRS; i++)
-    nsel += sel[i] = !only || strstr("split=pack identity", only) || strstr(split_pairs[i].name, only);
+    nsel += sel[i] = !only || strstr(split_pairs[i].pair ? "kinner identity" : "split=pack identity", only) ||
+                     strstr(split_pairs[i].name, only);
   if (!nsel) return;
   char *dir = tmpdir_make();
   tsr__kernel_src ks[2 * NPAIRS];
@@ -2809,13 +2843,22 @@ static void test_emulated_split_identity(void **state) {
     probs[i].precision = split_pairs[i].prec;
     for (int v = 0; v < 2; v++) {
       tsr_plan pl = mkplan(split_pairs[i].plan);
-      pl.split = v ? TSR_SPLIT_PACK : TSR_SPLIT_INLINE;
+      char msg[256];
+      if (!split_pairs[i].pair) pl.split = v ? TSR_SPLIT_PACK : TSR_SPLIT_INLINE;
+      else if (v && tsr_plan_parse(split_pairs[i].pair, &pl, msg, sizeof msg) != TSR_OK)
+        fail_msg("%s: %s", split_pairs[i].pair, msg);
       emit_ok(&probs[i], &pl, &ks[2 * i + v]);
       char path[512];
       snprintf(path, sizeof path, "%s/%s%zu.cpp", dir, sel[i] ? "emu" : "skip", 2 * i + v);
       write_emu_source(path, &ks[2 * i + v], 0, 0);
     }
-    /* the pair differs where it should: the inline loop splits, the packed one loads parts */
+    /* the pair differs where it should: the inline loop splits, the packed
+     * one loads parts; kinner's block runs an inner loop of whole trips */
+    if (split_pairs[i].pair) {
+      assert_null(strstr(ks[2 * i].source, "for (int ko = 0; ko < BK;"));
+      assert_non_null(strstr(ks[2 * i + 1].source, "#pragma unroll 1\n  for (int ko = 0; ko < BK;"));
+      continue;
+    }
     assert_true(block_calls(ks[2 * i].source, "tsr_split"));
     assert_false(block_calls(ks[2 * i + 1].source, "tsr_split"));
     assert_false(block_calls(ks[2 * i + 1].source, "cvt"));
@@ -2853,8 +2896,8 @@ static void test_emulated_split_identity(void **state) {
       if (what) {
         snprintf(path, sizeof path, "%s/%s%zu.log", dir, what, 2 * i + v);
         char *log = read_text(path);
-        fprintf(stderr, "[split identity %s] split=%s failed:\n%.4000s\n", c->name,
-                v ? "pack" : "inline", log ? log : "");
+        fprintf(stderr, "[split identity %s] %s failed:\n%.4000s\n", c->name,
+                v ? (c->pair ? c->pair : "split=pack") : "the first plan", log ? log : "");
         free(log);
         ok = 0;
       }

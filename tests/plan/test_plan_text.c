@@ -45,7 +45,7 @@ static void test_round_trip_many(void **state) {
       "kloop=1,kunroll=1", "kfrag=a,kloop=2,kunroll=1,moduli=12", "tailk=5,wave=396", "forder=1",
       "kloop=2,tailk=64,wave=65536,forder=4096", "lanerows=2,forder=7", "kwait=1",
       "kloop=2,forder=1,kwait=1", "pelect=1", "kloop=2,kunroll=1,kwait=1,pelect=1",
-      "krel=1", "kloop=2,pelect=1,krel=1", "krel=2"};
+      "krel=1", "kloop=2,pelect=1,krel=1", "krel=2", "kinner=8", "kloop=2,krel=1,kinner=16"};
   for (size_t i = 0; i < sizeof overlays / sizeof overlays[0]; i++) {
     tsr_plan p = base, q = base;
     char msg[256], t1[512], t2[512];
@@ -100,7 +100,7 @@ static void test_round_trip_many(void **state) {
     const struct { int v; int *qv; const char *key; } opt[] = {
         {p.tailk, &q.tailk, ",tailk="}, {p.wave, &q.wave, ",wave="}, {p.forder, &q.forder, ",forder="},
         {p.kwait, &q.kwait, ",kwait="}, {p.pelect, &q.pelect, ",pelect="},
-        {p.krel, &q.krel, ",krel="}};
+        {p.krel, &q.krel, ",krel="}, {p.kinner, &q.kinner, ",kinner="}};
     for (size_t o = 0; o < sizeof opt / sizeof opt[0]; o++) {
       if (opt[o].v == 0) {
         assert_null(strstr(t1, opt[o].key));

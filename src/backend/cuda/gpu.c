@@ -147,7 +147,8 @@ static const char *const field_names[] = {"bm", "bn", "bk", "wm", "wn", "tm", "t
                                           "vec", "a", "b", "pad", "walk", "splitk", "threads",
                                           "isa", "mma", "minblocks", "pack", "acc", "split",
                                           "kfrag", "kloop", "kunroll", "lanerows",
-                                          "tailk", "wave", "forder", "kwait", "pelect", "krel"};
+                                          "tailk", "wave", "forder", "kwait", "pelect", "krel",
+                                          "kinner"};
 
 tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const tsr_plan *plan,
                                      const tsr_plan *def) {
@@ -164,7 +165,8 @@ tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const 
                 plan->kunroll != def->kunroll, plan->lanerows != def->lanerows,
                 plan->tailk != def->tailk, plan->wave != def->wave,
                 plan->forder != def->forder, plan->kwait != def->kwait,
-                plan->pelect != def->pelect, plan->krel != def->krel};
+                plan->pelect != def->pelect, plan->krel != def->krel,
+                plan->kinner != def->kinner};
   /* walk is the only field left when every scalar matches */
   size_t i = 0;
   for (; i < sizeof diff / sizeof diff[0]; i++)
