@@ -730,9 +730,10 @@ static const char *stored_class(const char *(*plan_class)(const tsr_problem *), 
 
 int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
                         const char *(*plan_class)(const tsr_problem *),
-                        int (*check)(void *arg, const tsr_plan *plan, int pass), void *arg,
-                        tsr_plan *out,
-                        char *source, size_t cap, char *msg, size_t msgcap) {
+                        int (*check)(void *arg, const tsr_plan *plan, int pass, int64_t m,
+                                     int64_t n, int64_t k),
+                        void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
+                        size_t msgcap) {
   sqlite3 *h = db->h;
   sqlite3_stmt *s;
   /* Exact: the whole key. Nearest: the key without m, n, k, accepted
@@ -784,7 +785,7 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
       tsr_plan pl = *out;
       char pmsg[256];
       if (!txt || tsr_plan_parse(txt, &pl, pmsg, sizeof pmsg)) continue;
-      if (check && !check(arg, &pl, pass)) continue;
+      if (check && !check(arg, &pl, pass, m, n, k)) continue;
       *out = pl;
       found = 1;
       best_d = d;

@@ -121,9 +121,23 @@ int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_proble
   return tsr__tune_prior(b, p, &info) <= tsr__tune_prior(b, p, &dinfo);
 }
 
-static int plan_fits(void *arg, const tsr_plan *plan, int pass) {
+int tsr__tune_nearest_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                         const tsr_plan *plan, int64_t m, int64_t n, int64_t k) {
+  tsr_plan_info info, sinfo;
+  if (tsr__exec_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
+  tsr_problem q; /* the stored shape: the key's ops, batch and precision, tight strides */
+  tsr_problem_init(&q, m, n, k);
+  q.op_a = p->op_a, q.op_b = p->op_b, q.batch = p->batch, q.precision = p->precision;
+  q.alpha = p->alpha, q.beta = p->beta;
+  if (tsr__exec_check(ctx, b, &q, plan, &sinfo) != TSR_OK) return 0;
+  return info.tail_m <= sinfo.tail_m && info.tail_n <= sinfo.tail_n && info.tail_k <= sinfo.tail_k;
+}
+
+static int plan_fits(void *arg, const tsr_plan *plan, int pass, int64_t m, int64_t n,
+                     int64_t k) {
   check_arg *c = arg;
   if (pass == 2) return tsr__tune_transfer_ok(c->ctx, c->b, c->p, plan, c->def);
+  if (pass == 1) return tsr__tune_nearest_ok(c->ctx, c->b, c->p, plan, m, n, k);
   tsr_plan_info info;
   return tsr__exec_check(c->ctx, c->b, c->p, plan, &info) == TSR_OK;
 }

@@ -67,14 +67,28 @@ int tsr__tune_db_busy_side(const char *path, char *side, size_t cap);
  * the nearest accepted winner of the same planner class at any distance
  * (docs/tune.md). Returns 1 with *out and source ("tuned (exact)", "tuned
  * (nearest MxNxK)", "tuned (class C, from MxNxK)"), 0 when nothing
- * matches, -1 on a database error (msg). check(plan, pass) is consulted for
- * each candidate row, pass 0 exact, 1 nearest, 2 class (e.g. the planner on
- * the real problem; the class pass also tsr__tune_transfer_ok); rows it
- * refuses are skipped. */
+ * matches, -1 on a database error (msg). check(plan, pass, m, n, k) is
+ * consulted for each candidate row (m, n, k: the row's stored extents), pass
+ * 0 exact, 1 nearest, 2 class (e.g. the planner on the real problem; the
+ * nearest pass also tsr__tune_nearest_ok, the class pass
+ * tsr__tune_transfer_ok); rows it refuses are skipped. */
 int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
                         const char *(*plan_class)(const tsr_problem *),
-                        int (*check)(void *arg, const tsr_plan *plan, int pass), void *arg,
-                        tsr_plan *out, char *source, size_t cap, char *msg, size_t msgcap);
+                        int (*check)(void *arg, const tsr_plan *plan, int pass, int64_t m,
+                                     int64_t n, int64_t k),
+                        void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
+                        size_t msgcap);
+/* Whether a winner tuned on m x n x k (p's ops, batch and precision) may be
+ * served to p by the nearest pass: the planner accepts it on both shapes,
+ * and on p it has a partial tile along no axis where it had none on the
+ * stored shape (its tuned measurement never ran the tail code it would run
+ * here). On the H100 (sessions 28 and 32) the nearest pass served
+ * 1024^3's winner (no pack: whole tiles there) to 1000^3, where its copies
+ * guard every axis' tail, and it ran 1.112 and 1.122x the default's time (the
+ * default packs both operands); on the H200 (session 13) another 1024^3
+ * winner ran 0.929 there: the rule refuses both. */
+int tsr__tune_nearest_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                         const tsr_plan *plan, int64_t m, int64_t n, int64_t k);
 /* Whether a plan tuned on another shape may be served to p (the class
  * pass): the planner accepts it on p, its grid gives work to no fewer of the
  * GPU's SMs than the built-in default def's does (tsr__tune_sm_fill), and the

@@ -278,11 +278,17 @@ static void test_lookup_rule(void **state) {
   lookup(path, 1024, 1024, 1024, 0, &got, src, sizeof src);
   assert_string_equal(src, "tuned (exact)");
   assert_true(tsr_plan_equal(&got, &x));
-  /* nearest: 1500 is within an octave of 1024 (distance 0.55) and of 700
-   * (1.10): the closer bucket wins */
-  lookup(path, 1500, 1024, 1024, 0, &got, src, sizeof src);
+  /* nearest: 1536 is within an octave of 1024 (distance 0.58) and of 700
+   * (1.13): the closer bucket wins */
+  lookup(path, 1536, 1024, 1024, 0, &got, src, sizeof src);
   assert_string_equal(src, "tuned (nearest 1024x1024x1024)");
   assert_true(tsr_plan_equal(&got, &x));
+  /* but not at 1500 rows: 1024^3's winner ran whole 64-row tiles, 1500
+   * leaves a partial one (tsr__tune_nearest_ok), and 700 is over an octave
+   * away */
+  lookup(path, 1500, 1024, 1024, 0, &got, src, sizeof src);
+  assert_string_equal(src, "default (no tuned entry)");
+  /* 600 rows: 700x1024x1024's winner had a partial 32-row tile there too */
   lookup(path, 600, 1024, 1024, 0, &got, src, sizeof src);
   assert_string_equal(src, "tuned (nearest 700x1024x1024)");
   assert_true(tsr_plan_equal(&got, &near));

@@ -580,6 +580,48 @@ static void test_transfer_guard(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* The nearest pass's guard (tsr__tune_nearest_ok): on the H100 (sessions 28
+ * and 32) 1024^3's strict winner (the LDGSTS producer without a pack: whole
+ * tiles there) was served to the held-back 1000^3, where its copies guard
+ * the M, N and K tails that the default's pack=ab prologue pads away, and it
+ * ran 1.112 and 1.122x the default's time. A winner keeps its nearest
+ * transfers where the asked shape has no partial tile its stored shape did
+ * not have. */
+static int nearest_ok(tsr_context *ctx, int64_t m, int64_t n, int64_t k, const char *text,
+                      int64_t sm, int64_t sn, int64_t sk) {
+  tsr_problem p;
+  tsr_problem_init(&p, m, n, k);
+  p.precision = TSR_PREC_STRICT;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  tsr_plan pl;
+  tsr_plan_builtin(ctx, TSR_BACKEND_CUDA, &p, &pl);
+  assert_int_equal(tsr_plan_parse(text, &pl, msg, sizeof msg), TSR_OK);
+  return tsr__tune_nearest_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, sm, sn, sk);
+}
+
+static void test_nearest_guard(void **state) {
+  (void)state;
+  tsr_context *ctx = NULL;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  const char *w1024 = "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=2,pad=4,walk=linear,"
+                      "splitk=1,threads=0,mma=ffma,acc=step,minblocks=3,pack=none,split=producer,"
+                      "kloop=2,forder=1";
+  assert_false(nearest_ok(ctx, 1000, 1000, 1000, w1024, 1024, 1024, 1024));
+  assert_false(nearest_ok(ctx, 1024, 1024, 1000, w1024, 1024, 1024, 1024)); /* a K tail alone */
+  assert_true(nearest_ok(ctx, 2048, 1024, 1024, w1024, 1024, 1024, 1024));  /* whole tiles both */
+  assert_true(nearest_ok(ctx, 1024, 1024, 1024, w1024, 1000, 1000, 1000));  /* tails only stored */
+  assert_true(nearest_ok(ctx, 1000, 1000, 1000, w1024, 1100, 1100, 1100));  /* tails on both */
+  /* a plan the planner refuses on the stored shape is not served either
+   * (vec=4 needs a row stride that is a multiple of 4: N = 1022) */
+  const char *v4 = "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,walk=linear,"
+                   "splitk=1,threads=0,mma=ffma,acc=step,minblocks=3,pack=none,split=producer,"
+                   "kloop=2,forder=1";
+  assert_true(nearest_ok(ctx, 1100, 1100, 1100, v4, 1000, 1000, 1000));
+  assert_false(nearest_ok(ctx, 1100, 1100, 1100, v4, 1022, 1022, 1022));
+  tsr_context_destroy(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_max_candidates, setup, teardown),
@@ -591,6 +633,7 @@ int main(void) {
       cmocka_unit_test(test_cuda_space_has_wgmma),
       cmocka_unit_test(test_cuda_space_families),
       cmocka_unit_test(test_transfer_guard),
+      cmocka_unit_test(test_nearest_guard),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
