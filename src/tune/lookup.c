@@ -121,8 +121,8 @@ int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_proble
   return tsr__tune_prior(b, p, &info) <= tsr__tune_prior(b, p, &dinfo);
 }
 
-int tsr__tune_nearest_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
-                         const tsr_plan *plan, int64_t m, int64_t n, int64_t k) {
+int tsr__tune_tails_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                       const tsr_plan *plan, int64_t m, int64_t n, int64_t k) {
   tsr_plan_info info, sinfo;
   if (tsr__exec_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
   tsr_problem q; /* the stored shape: the key's ops, batch and precision, tight strides */
@@ -133,13 +133,21 @@ int tsr__tune_nearest_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem
   return info.tail_m <= sinfo.tail_m && info.tail_n <= sinfo.tail_n && info.tail_k <= sinfo.tail_k;
 }
 
+int tsr__tune_serve_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                       const tsr_plan *plan, const tsr_plan *def, int pass, int64_t m, int64_t n,
+                       int64_t k) {
+  if (pass == 0) {
+    tsr_plan_info info;
+    return tsr__exec_check(ctx, b, p, plan, &info) == TSR_OK;
+  }
+  if (!tsr__tune_tails_ok(ctx, b, p, plan, m, n, k)) return 0;
+  return pass == 1 || tsr__tune_transfer_ok(ctx, b, p, plan, def);
+}
+
 static int plan_fits(void *arg, const tsr_plan *plan, int pass, int64_t m, int64_t n,
                      int64_t k) {
   check_arg *c = arg;
-  if (pass == 2) return tsr__tune_transfer_ok(c->ctx, c->b, c->p, plan, c->def);
-  if (pass == 1) return tsr__tune_nearest_ok(c->ctx, c->b, c->p, plan, m, n, k);
-  tsr_plan_info info;
-  return tsr__exec_check(c->ctx, c->b, c->p, plan, &info) == TSR_OK;
+  return tsr__tune_serve_ok(c->ctx, c->b, c->p, plan, c->def, pass, m, n, k);
 }
 
 /* The class lookup's classifier (only the cuda backend has planner classes). */

@@ -69,9 +69,8 @@ int tsr__tune_db_busy_side(const char *path, char *side, size_t cap);
  * (nearest MxNxK)", "tuned (class C, from MxNxK)"), 0 when nothing
  * matches, -1 on a database error (msg). check(plan, pass, m, n, k) is
  * consulted for each candidate row (m, n, k: the row's stored extents), pass
- * 0 exact, 1 nearest, 2 class (e.g. the planner on the real problem; the
- * nearest pass also tsr__tune_nearest_ok, the class pass
- * tsr__tune_transfer_ok); rows it refuses are skipped. */
+ * 0 exact, 1 nearest, 2 class (the lookup's is tsr__tune_serve_ok); rows it
+ * refuses are skipped. */
 int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
                         const char *(*plan_class)(const tsr_problem *),
                         int (*check)(void *arg, const tsr_plan *plan, int pass, int64_t m,
@@ -79,16 +78,24 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
                         void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
                         size_t msgcap);
 /* Whether a winner tuned on m x n x k (p's ops, batch and precision) may be
- * served to p by the nearest pass: the planner accepts it on both shapes,
- * and on p it has a partial tile along no axis where it had none on the
- * stored shape (its tuned measurement never ran the tail code it would run
- * here). On the H100 (sessions 28 and 32) the nearest pass served
- * 1024^3's winner (no pack: whole tiles there) to 1000^3, where its copies
- * guard every axis' tail, and it ran 1.112 and 1.122x the default's time (the
- * default packs both operands); on the H200 (session 13) another 1024^3
- * winner ran 0.929 there: the rule refuses both. */
-int tsr__tune_nearest_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
-                         const tsr_plan *plan, int64_t m, int64_t n, int64_t k);
+ * served to p by the nearest or the class pass: the planner accepts it on
+ * both shapes, and on p it has a partial tile along no axis where it had none
+ * on the stored shape (its tuned measurement never ran the tail code it
+ * would run here). On the H100 (sessions 28 and 32) the nearest pass, then
+ * with this rule there the class pass (medium), served 1024^3's winner (no
+ * pack: whole tiles there) to 1000^3, where its copies guard every axis'
+ * tail, and it ran 1.112, 1.122 and 1.118x the default's time (the default
+ * packs both operands); on the H200 (session 13) another 1024^3 winner ran
+ * 0.929 there: the rule refuses both. */
+int tsr__tune_tails_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                       const tsr_plan *plan, int64_t m, int64_t n, int64_t k);
+/* The lookup's test of a database row tuned on m x n x k for p (def: p's
+ * built-in default): pass 0 (exact) the planner accepts it on p; pass 1
+ * (nearest) tsr__tune_tails_ok; pass 2 (class) tsr__tune_tails_ok and
+ * tsr__tune_transfer_ok. */
+int tsr__tune_serve_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                       const tsr_plan *plan, const tsr_plan *def, int pass, int64_t m, int64_t n,
+                       int64_t k);
 /* Whether a plan tuned on another shape may be served to p (the class
  * pass): the planner accepts it on p, its grid gives work to no fewer of the
  * GPU's SMs than the built-in default def's does (tsr__tune_sm_fill), and the

@@ -580,45 +580,56 @@ static void test_transfer_guard(void **state) {
   tsr_context_destroy(ctx);
 }
 
-/* The nearest pass's guard (tsr__tune_nearest_ok): on the H100 (sessions 28
- * and 32) 1024^3's strict winner (the LDGSTS producer without a pack: whole
- * tiles there) was served to the held-back 1000^3, where its copies guard
- * the M, N and K tails that the default's pack=ab prologue pads away, and it
- * ran 1.112 and 1.122x the default's time. A winner keeps its nearest
- * transfers where the asked shape has no partial tile its stored shape did
- * not have. */
-static int nearest_ok(tsr_context *ctx, int64_t m, int64_t n, int64_t k, const char *text,
-                      int64_t sm, int64_t sn, int64_t sk) {
+/* The transfer passes' tails rule (tsr__tune_serve_ok, tsr__tune_tails_ok): on
+ * the H100 (sessions 28 and 32) 1024^3's strict winner (the LDGSTS producer
+ * without a pack: whole tiles there) was served to the held-back 1000^3, where
+ * its copies guard the M, N and K tails that the default's pack=ab prologue
+ * pads away, and it ran 1.112 and 1.122x the default's time by the nearest
+ * pass, then 1.118x by the class pass (medium) once the nearest pass refused
+ * it. A winner keeps its transfers where the asked shape has no partial tile
+ * its stored shape did not have. */
+static int serve_ok(tsr_context *ctx, int pass, int64_t m, int64_t n, int64_t k, const char *text,
+                    int64_t sm, int64_t sn, int64_t sk) {
   tsr_problem p;
   tsr_problem_init(&p, m, n, k);
   p.precision = TSR_PREC_STRICT;
   char msg[256];
   assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
-  tsr_plan pl;
-  tsr_plan_builtin(ctx, TSR_BACKEND_CUDA, &p, &pl);
+  tsr_plan pl, def;
+  tsr_plan_builtin(ctx, TSR_BACKEND_CUDA, &p, &def);
+  pl = def;
   assert_int_equal(tsr_plan_parse(text, &pl, msg, sizeof msg), TSR_OK);
-  return tsr__tune_nearest_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, sm, sn, sk);
+  int r = tsr__tune_serve_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, &def, pass, sm, sn, sk);
+  if (pass) assert_true(!r || tsr__tune_tails_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, sm, sn, sk));
+  return r;
 }
 
-static void test_nearest_guard(void **state) {
+static void test_tails_guard(void **state) {
   (void)state;
   tsr_context *ctx = NULL;
   assert_int_equal(tsr_context_create(&ctx), TSR_OK);
   const char *w1024 = "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=2,pad=4,walk=linear,"
                       "splitk=1,threads=0,mma=ffma,acc=step,minblocks=3,pack=none,split=producer,"
                       "kloop=2,forder=1";
-  assert_false(nearest_ok(ctx, 1000, 1000, 1000, w1024, 1024, 1024, 1024));
-  assert_false(nearest_ok(ctx, 1024, 1024, 1000, w1024, 1024, 1024, 1024)); /* a K tail alone */
-  assert_true(nearest_ok(ctx, 2048, 1024, 1024, w1024, 1024, 1024, 1024));  /* whole tiles both */
-  assert_true(nearest_ok(ctx, 1024, 1024, 1024, w1024, 1000, 1000, 1000));  /* tails only stored */
-  assert_true(nearest_ok(ctx, 1000, 1000, 1000, w1024, 1100, 1100, 1100));  /* tails on both */
+  for (int pass = 1; pass <= 2; pass++) { /* nearest, class */
+    assert_false(serve_ok(ctx, pass, 1000, 1000, 1000, w1024, 1024, 1024, 1024));
+    assert_false(serve_ok(ctx, pass, 1024, 1024, 1000, w1024, 1024, 1024, 1024)); /* a K tail alone */
+    assert_true(serve_ok(ctx, pass, 1024, 1024, 1024, w1024, 1000, 1000, 1000)); /* tails only stored */
+  }
+  /* the class pass's other guards pass it (fill and prior): only the tails
+   * rule refuses it there, as on the device */
+  assert_true(transfer_ok_in(ctx, 1000, 1000, 1000, 0, TSR_PREC_STRICT, w1024));
+  /* exact: the stored shape is the asked one, the planner decides */
+  assert_true(serve_ok(ctx, 0, 1000, 1000, 1000, w1024, 1000, 1000, 1000));
+  assert_true(serve_ok(ctx, 1, 2048, 1024, 1024, w1024, 1024, 1024, 1024)); /* whole tiles both */
+  assert_true(serve_ok(ctx, 1, 1000, 1000, 1000, w1024, 1100, 1100, 1100)); /* tails on both */
   /* a plan the planner refuses on the stored shape is not served either
    * (vec=4 needs a row stride that is a multiple of 4: N = 1022) */
   const char *v4 = "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,walk=linear,"
                    "splitk=1,threads=0,mma=ffma,acc=step,minblocks=3,pack=none,split=producer,"
                    "kloop=2,forder=1";
-  assert_true(nearest_ok(ctx, 1100, 1100, 1100, v4, 1000, 1000, 1000));
-  assert_false(nearest_ok(ctx, 1100, 1100, 1100, v4, 1022, 1022, 1022));
+  assert_true(serve_ok(ctx, 1, 1100, 1100, 1100, v4, 1000, 1000, 1000));
+  assert_false(serve_ok(ctx, 1, 1100, 1100, 1100, v4, 1022, 1022, 1022));
   tsr_context_destroy(ctx);
 }
 
@@ -633,7 +644,7 @@ int main(void) {
       cmocka_unit_test(test_cuda_space_has_wgmma),
       cmocka_unit_test(test_cuda_space_families),
       cmocka_unit_test(test_transfer_guard),
-      cmocka_unit_test(test_nearest_guard),
+      cmocka_unit_test(test_tails_guard),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
