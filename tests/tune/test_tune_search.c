@@ -528,21 +528,29 @@ static void test_cuda_space_families(void **state) {
  * still takes the plan where it fills the GPU (32768x128x4096; at a side
  * of 64 auto's default is strict FFMA since session 12) and a GEMV
  * winner at another decode shape. */
+/* The problem m x n x k (op(B) = B^T when trans_b) in precision prec, its
+ * built-in cuda default def, and pl = text over def: a lookup guard's case. */
+static void guard_case(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int trans_b,
+                       tsr_precision prec, const char *text, tsr_problem *p, tsr_plan *pl,
+                       tsr_plan *def) {
+  tsr_problem_init(p, m, n, k);
+  p->precision = prec;
+  if (trans_b) {
+    p->op_b = TSR_OP_T;
+    p->ldb = k;
+  }
+  char msg[256];
+  assert_int_equal(tsr_problem_check(p, msg, sizeof msg), TSR_OK);
+  tsr_plan_builtin(ctx, TSR_BACKEND_CUDA, p, def);
+  *pl = *def;
+  assert_int_equal(tsr_plan_parse(text, pl, msg, sizeof msg), TSR_OK);
+}
+
 static int transfer_ok_in(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int trans_b,
                           tsr_precision prec, const char *text) {
   tsr_problem p;
-  tsr_problem_init(&p, m, n, k);
-  p.precision = prec;
-  if (trans_b) {
-    p.op_b = TSR_OP_T;
-    p.ldb = k;
-  }
-  char msg[256];
-  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
   tsr_plan def, pl;
-  tsr_plan_builtin(ctx, TSR_BACKEND_CUDA, &p, &def);
-  pl = def;
-  assert_int_equal(tsr_plan_parse(text, &pl, msg, sizeof msg), TSR_OK);
+  guard_case(ctx, m, n, k, trans_b, prec, text, &p, &pl, &def);
   return tsr__tune_transfer_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, &def);
 }
 
@@ -591,14 +599,8 @@ static void test_transfer_guard(void **state) {
 static int serve_ok(tsr_context *ctx, int pass, int64_t m, int64_t n, int64_t k, const char *text,
                     int64_t sm, int64_t sn, int64_t sk) {
   tsr_problem p;
-  tsr_problem_init(&p, m, n, k);
-  p.precision = TSR_PREC_STRICT;
-  char msg[256];
-  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
   tsr_plan pl, def;
-  tsr_plan_builtin(ctx, TSR_BACKEND_CUDA, &p, &def);
-  pl = def;
-  assert_int_equal(tsr_plan_parse(text, &pl, msg, sizeof msg), TSR_OK);
+  guard_case(ctx, m, n, k, 0, TSR_PREC_STRICT, text, &p, &pl, &def);
   int r = tsr__tune_serve_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, &def, pass, sm, sn, sk);
   if (pass) assert_true(!r || tsr__tune_tails_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, sm, sn, sk));
   return r;
