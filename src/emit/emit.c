@@ -995,7 +995,7 @@ static void emit_block_ffma(sb_t *s, const tsr__emit_geo *g) {
         "    const int kk = kq + u;\n"
         "    float a[TM], b[TN];\n");
   } else if (g->plan.kinner) {
-    /* kinner: the block's K steps as an inner loop of KINNER steps written
+    /* kinner=S: the block's K steps as an inner loop of S steps written
      * out, so a long block's loop body stays within the instruction cache */
     int ki = g->plan.kinner;
     put(s,
