@@ -2947,6 +2947,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   static const struct {
     const char *name, *from, *to;
     int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5), its producer-tma (6), split=tma (7) or producer-tma with kfrag=ab (8) */
+    int at_issue; /* 1: copies land at issue (the harness's early-free hold), else deferred */
   } muts[] = {
       {"none", NULL, NULL},
       {"none (split=producer)", NULL, NULL, 1},
@@ -2971,8 +2972,17 @@ static void test_emulated_wgmma_mutations(void **state) {
       {"none (ffma producer)", NULL, NULL, 5},
       {"ffma producer: consumers' slot-free arrive dropped (deadlock)",
        "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u);", "    if (0) tsr_bar_arrive(1u + rd, NT + 128u);", 5},
-      {"ffma producer: slot-free wait dropped (arrivals left at exit)",
+      {"ffma producer: slot-free wait dropped (never refilled)",
        "        if (nx >= STAGES) tsr_bar_sync(1u + sx, NT + 128u);\n", "\n", 5},
+      /* the harness holds a freeing thread until the producer refilled the
+       * slot: a free before the block's reads then reads the next block */
+      {"ffma producer: consumers free the slot before reading it",
+       "    tsr_block(acc, As + rd * A_STAGE, Bs + rd * B_STAGE, Ag, Bg, m0, n0, (kb_begin + it) * BK);\n"
+       "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u); // slot rd read: free\n",
+       "    if (it + STAGES < nk) tsr_bar_arrive(1u + rd, NT + 128u); // slot rd read: free\n"
+       "    tsr_block(acc, As + rd * A_STAGE, Bs + rd * B_STAGE, Ag, Bg, m0, n0, (kb_begin + it) * BK);\n",
+       5, 1},
+      {"none (ffma producer, copies landing at issue)", NULL, NULL, 5, 1},
       {"none (ffma producer-tma)", NULL, NULL, 6},
       {"ffma producer-tma: slot-free wait dropped (arrivals left at exit)",
        "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n", "\n", 6},
@@ -3080,7 +3090,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/emu%zu.fail", dir, i);
     if (access(path, F_OK) == 0) fail_msg("mutation '%s': host compile failed", muts[i].name);
-    int bad = emu_run(dir, i, by_prod[muts[i].prod], &p, 1, out) != 0;
+    int bad = emu_run(dir, i, by_prod[muts[i].prod], &p, !muts[i].at_issue, out) != 0;
     const char *how = bad ? "aborted by the harness" : NULL;
     if (!bad) {
       tsr_receipt r;

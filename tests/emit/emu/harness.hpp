@@ -78,7 +78,9 @@ static inline float *tsr_dynamic_smem() { return emu_smem; }
 static inline void tsr_cp16(float *d, const float *s, int b) { emu_cp(d, s, 16, b); }
 static inline void tsr_cp8(float *d, const float *s, int b) { emu_cp(d, s, 8, b); }
 static inline void tsr_cp4(float *d, const float *s, int b) { emu_cp(d, s, 4, b); }
+static void emu_commit_note(); /* below: the LDGSTS producer's refills, counted */
 static inline void tsr_cp_commit() {
+  emu_commit_note();
   emu_groups.push_back(emu_open);
   emu_open.clear();
 }
@@ -427,6 +429,13 @@ static pthread_mutex_t emu_mbar_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t emu_mbar_cv = PTHREAD_COND_INITIALIZER;
 static int emu_tma_issued; /* a TMA copy issued (under emu_mbar_mu): see tsr_proxy_fence */
 static long long emu_copies; /* bulk and TMA copies issued (under emu_mbar_mu) */
+static long long emu_commits; /* cp.async groups committed (under emu_mbar_mu) */
+static void emu_commit_note() {
+  pthread_mutex_lock(&emu_mbar_mu);
+  emu_commits++;
+  pthread_cond_broadcast(&emu_mbar_cv); /* an early-free check may wait for it */
+  pthread_mutex_unlock(&emu_mbar_mu);
+}
 static unsigned *emu_mbar(unsigned bar) {
   if (bar % 8 || (size_t)bar + 8 > emu_smem_bytes) emu_die("mbarrier address misaligned or outside shared memory");
   return (unsigned *)((char *)emu_smem + bar);
@@ -619,7 +628,11 @@ static bool tsr_mbar_test(unsigned bar, unsigned parity) {
  * not block. Every participant must name the same count, a wait that does not
  * complete within the timeout fails the run (a deadlock), and a CTA must not
  * end with arrivals pending (emu_cta_end). */
-struct emu_nbar_state { unsigned count, arrived, gen; long long copies_at_done; };
+struct emu_nbar_state {
+  unsigned count, arrived, gen;
+  long long copies_at_done, commits_at_done;
+  unsigned syncers, need; /* this generation's waiting threads; the last one's at its end */
+};
 static emu_nbar_state emu_nbar[16];
 /* The cross-proxy write-after-read of the FFMA TMA rings (PTX ISA
  * "Proxies"): consumers read a slot with ld.shared (generic proxy) and free
@@ -646,10 +659,14 @@ static void emu_nbar_arrive(unsigned id, unsigned count, int wait) {
   if (b.arrived == 0) b.count = count;
   else if (b.count != count) emu_die("named barrier used with two thread counts");
   unsigned gen = b.gen;
+  if (wait) b.syncers++;
   if (++b.arrived == b.count) {
     b.arrived = 0;
     b.gen++;
     b.copies_at_done = emu_copies;
+    b.commits_at_done = emu_commits;
+    b.need = b.syncers;
+    b.syncers = 0;
     pthread_cond_broadcast(&emu_mbar_cv);
   } else if (wait) {
     while (b.gen == gen)
@@ -665,6 +682,16 @@ static void emu_nbar_arrive(unsigned id, unsigned count, int wait) {
     while (b.gen == gen || emu_copies <= b.copies_at_done)
       if (pthread_cond_timedwait(&emu_mbar_cv, &emu_mbar_mu, &dl) != 0)
         emu_die("a freed slot was never refilled (an arrive on a slot that is not replaced?)");
+  }
+  /* The same for the LDGSTS producer's slots (cp.async landing at issue):
+   * the freeing thread goes on once every thread that waited on the slot's
+   * barrier (the producer warpgroup) has committed a group after it
+   * completed, i.e. has copied the whole next block into the slot. */
+  if (!wait && !emu_tma_issued && !emu_deferred) {
+    while (b.gen == gen || emu_commits < b.commits_at_done + b.need)
+      if (pthread_cond_timedwait(&emu_mbar_cv, &emu_mbar_mu, &dl) != 0)
+        emu_die("a freed slot was never refilled by the LDGSTS producer (an arrive on a slot "
+                "that is not replaced, or no producer waiting on it?)");
   }
   pthread_mutex_unlock(&emu_mbar_mu);
 }
