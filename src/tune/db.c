@@ -716,14 +716,18 @@ int tsr__tune_db_item_done(tsr__tune_db *db, const tsr__tune_target *t, const ts
 }
 
 /* ---- lookup ------------------------------------------------------------ */
-/* The planner class of a stored shape: the asked problem's kind (ops,
- * batch, precision) with the stored extents, compact. */
+void tsr__tune_stored_problem(const tsr_problem *p, int64_t m, int64_t n, int64_t k,
+                              tsr_problem *q) {
+  tsr_problem_init(q, m, n, k);
+  q->op_a = p->op_a, q->op_b = p->op_b, q->batch = p->batch, q->precision = p->precision;
+  q->alpha = p->alpha, q->beta = p->beta;
+}
+
+/* The planner class of a stored shape (tsr__tune_stored_problem). */
 static const char *stored_class(const char *(*plan_class)(const tsr_problem *), const tsr_problem *p,
                                 int64_t m, int64_t n, int64_t k) {
   tsr_problem q;
-  tsr_problem_init(&q, m, n, k);
-  q.op_a = p->op_a, q.op_b = p->op_b, q.batch = p->batch, q.precision = p->precision;
-  q.alpha = p->alpha, q.beta = p->beta;
+  tsr__tune_stored_problem(p, m, n, k, &q);
   char qmsg[256];
   return tsr_problem_check(&q, qmsg, sizeof qmsg) == TSR_OK ? plan_class(&q) : NULL;
 }

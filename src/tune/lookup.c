@@ -125,10 +125,8 @@ int tsr__tune_tails_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *
                        const tsr_plan *plan, int64_t m, int64_t n, int64_t k) {
   tsr_plan_info info, sinfo;
   if (tsr__exec_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
-  tsr_problem q; /* the stored shape: the key's ops, batch and precision, tight strides */
-  tsr_problem_init(&q, m, n, k);
-  q.op_a = p->op_a, q.op_b = p->op_b, q.batch = p->batch, q.precision = p->precision;
-  q.alpha = p->alpha, q.beta = p->beta;
+  tsr_problem q;
+  tsr__tune_stored_problem(p, m, n, k, &q);
   if (tsr__exec_check(ctx, b, &q, plan, &sinfo) != TSR_OK) return 0;
   return info.tail_m <= sinfo.tail_m && info.tail_n <= sinfo.tail_n && info.tail_k <= sinfo.tail_k;
 }

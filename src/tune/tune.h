@@ -77,6 +77,11 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
                                      int64_t n, int64_t k),
                         void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
                         size_t msgcap);
+/* A row's stored shape as a problem: p's kind (ops, batch, precision,
+ * alpha, beta) with the extents m x n x k, compact (leading dimensions and
+ * batch strides tight). */
+void tsr__tune_stored_problem(const tsr_problem *p, int64_t m, int64_t n, int64_t k,
+                              tsr_problem *q);
 /* Whether a winner tuned on m x n x k (p's ops, batch and precision) may be
  * served to p by the nearest or the class pass: the planner accepts it on
  * both shapes, and on p it has a partial tile along no axis where it had none
