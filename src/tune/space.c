@@ -166,7 +166,12 @@ static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
     double ops = (double)p->batch * ((double)p->m * p->k + (double)p->k * p->n);
     t_pack = 4.0 * ops * (1.0 + parts) / bw + 4e-6;
   }
-  double flops = 2.0 * (double)p->m * p->n * p->k * (double)p->batch;
+  /* the tiles' work, padding included: a 32x256 tile on a 64x64 output
+   * multiplies 4x the outputs it writes (session 33: without this the prior
+   * tied it with 32x32 tiles, and 64x64x8192's kept candidates began with
+   * 256-wide ones) */
+  double rows = ceil((double)p->m / pl->bm) * pl->bm, cols = ceil((double)p->n / pl->bn) * pl->bn;
+  double flops = 2.0 * rows * cols * p->k * (double)p->batch;
   double t_comp = flops / (peak * inner * wave_eff * lat);
   /* A read once per column of tiles, B once per row of tiles: a tile wider
    * than the problem reads its operand once, not M/bm times (8x4096x4096
@@ -330,10 +335,22 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
   static const int micro[] = {4, 8};
   static const int stages[] = {1, 2, 3, 4};
   static const int vecs[] = {4, 2, 1};
-  static const int splits[] = {1, 2, 4};
+  /* split-K 1, 2 and 4 (where K >= 256 per slice) and, where the incumbent
+   * splits more (the long-K and small-output defaults: 32-128 slices), its
+   * own count and the counts half and twice it (at least 2 K blocks of 16 a
+   * slice): session 28's strict tune measured only 4-way splits against
+   * 64x64x8192's 128-way default, and kept the default unexplored */
+  int splits[6] = {1, 2, 4}, nsplits = 3;
+  for (int f = 0; f < 3 && base0->splitk > 4; f++) {
+    int sk = f == 0 ? base0->splitk / 2 : f == 1 ? base0->splitk : 2 * base0->splitk;
+    if (sk > 4 && p->k >= 32 * (int64_t)sk) splits[nsplits++] = sk;
+  }
   tsr_walk walks[] = {{TSR_WALK_LINEAR, 1, 1}, {TSR_WALK_RECT, 4, 8}, {TSR_WALK_STRIPE, 8, 1}};
   /* the third walk is the incumbent's where it is neither of the first two
    * (the large defaults' rect:8x16): its one-key variants then keep it */
+  /* the operands stored along k: the FFMA fragments kfrag may read as rows */
+  const tsr_pack kfrag_k = (tsr_pack)((p->op_a == TSR_OP_N ? TSR_PACK_A : 0) |
+                                      (p->op_b == TSR_OP_T ? TSR_PACK_B : 0));
   if (base0->walk.kind != TSR_WALK_LINEAR &&
       !(base0->walk.kind == TSR_WALK_RECT && base0->walk.r == 4 && base0->walk.c == 8))
     walks[2] = base0->walk;
@@ -362,16 +379,19 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                     for (int vi = 0; vi < 3; vi++)
                       for (int ab = 0; ab < (mma ? 1 : 4); ab++)
                         for (int w = 0; w < 3; w++)
-                          for (int ki = 0; ki < 3; ki++)
+                          for (int ki = 0; ki < nsplits; ki++)
                             /* tensor cores: the TF32 split in the loop or
                              * once in the pack prologue */
                             for (int sp = 0; sp < (mma ? 2 : 11); sp++) {
                             /* tensor cores: sp = split=pack; FFMA: sp = 1
                              * kloop=1 (running copy pointers, session 5), 2
                              * kloop=3 (two fragment sets, session 14: both
-                             * operands staged, even bk), 3 kfrag=ab with
-                             * kloop=1 where both operands run along k (NT:
-                             * the decode rows' default since session 15),
+                             * operands staged, even bk), 3 kfrag with
+                             * kloop=1 on the operands that run along k
+                             * (NT: kfrag=ab, the decode rows' default since
+                             * session 15; NN: kfrag=a, 128x128x16384's
+                             * 64x64 tile 0.981 against the default's 1.044,
+                             * session 20; TT: kfrag=b; TN: none),
                              * 4 and 5 split=producer (a copying warpgroup
                              * beside 4 warps, kloop=2 copies, session 21) at
                              * 2 and 3 blocks per SM, the latter in
@@ -394,11 +414,9 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                             if (sp >= 5 && tm * tn > 64) continue; /* 128 registers a consumer */
                             if (sp >= 7 && vi) continue;
                             if (sp == 2 && (ab || bks[bki] % 2 || stages[si] < 2)) continue;
-                            if (sp == 3 && (ab || stages[si] < 2 || p->op_a != TSR_OP_N ||
-                                            p->op_b != TSR_OP_T))
-                              continue;
+                            if (sp == 3 && (ab || stages[si] < 2 || !kfrag_k)) continue;
                             int sk = splits[ki];
-                            if (sk > 1 && p->k < 256 * sk) continue;
+                            if (sk > 1 && sk <= 4 && p->k < 256 * sk) continue;
                             tsr_plan pl = *base;
                             pl.bm = bm;
                             pl.bn = bn;
@@ -424,7 +442,7 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                             /* split=pack packs both operands (canonical text) */
                             pl.pack = mma && sp ? TSR_PACK_AB : TSR_PACK_NONE;
                             pl.kloop = mma ? 0 : sp == 2 ? 3 : sp >= 4 ? 2 : sp ? 1 : 0;
-                            if (sp == 3) pl.kfrag = TSR_PACK_AB;
+                            if (sp == 3) pl.kfrag = kfrag_k;
                             if (!mma && sp >= 4) pl.split = TSR_SPLIT_PRODUCER;
                             if (!mma && sp >= 5) pl.minblocks = 3, pl.forder = 1;
                             if (!mma && sp >= 7) {

@@ -393,6 +393,50 @@ static int key_distance(const char *a, const char *b) {
   return d;
 }
 
+/* Long K, small output (strict 64x64x8192: the default splits K 128 ways):
+ * the FFMA search holds the incumbent's split-K count and the counts half
+ * and twice it beside 1, 2 and 4, and no other count (session 28's tune
+ * measured 22 plans there, every one split 4 ways). A square problem's
+ * incumbent (no split) adds none. */
+static void test_cuda_space_splitk(void **state) {
+  (void)state;
+  tsr_context *ctx = NULL;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr_problem p;
+  tsr_problem_init(&p, 64, 64, 8192);
+  p.precision = TSR_PREC_STRICT;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  tsr__tune_space_t sp;
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  assert_int_equal(sp.cands[0].plan.splitk, 128); /* the incumbent */
+  int by[5] = {0}; /* 64, 128, 256, 1-4, other counts */
+  for (size_t i = 1; i < sp.n; i++) {
+    const tsr__tune_cand *c = &sp.cands[i];
+    if (!c->realized[0] || c->plan.mma != TSR_MMA_FFMA) continue;
+    int sk = c->plan.splitk;
+    by[sk == 64 ? 0 : sk == 128 ? 1 : sk == 256 ? 2 : sk <= 4 ? 3 : 4]++;
+  }
+  /* kept by the prior (best 3000 of ~186 000 legal): 128 and 64 ways (256
+   * ranks past them: its partials' pass) */
+  assert_true(by[0] >= 20);
+  assert_true(by[1] >= 20);
+  assert_int_equal(by[4], 0);
+  /* the kept candidates begin with the incumbent's neighbourhood: the first
+   * 20 after it split at least 64 ways (a 4-way split of a 64x64 output
+   * leaves 128 of 132 SMs idle) */
+  for (size_t i = 1; i <= 20 && i < sp.n; i++) assert_true(sp.cands[i].plan.splitk >= 64);
+  free(sp.cands);
+  tsr_problem_init(&p, 1024, 1024, 1024);
+  p.precision = TSR_PREC_STRICT;
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  for (size_t i = 0; i < sp.n; i++)
+    if (sp.cands[i].plan.mma == TSR_MMA_FFMA) assert_true(sp.cands[i].plan.splitk <= 4);
+  free(sp.cands);
+  tsr_context_destroy(ctx);
+}
+
 static void test_cuda_space_families(void **state) {
   (void)state;
   tsr_context *ctx = NULL;
@@ -421,13 +465,16 @@ static void test_cuda_space_families(void **state) {
   assert_true(ffma >= 100);
   free(sp.cands);
   /* NT: FFMA candidates with both operands as [x][k] rows (kfrag=ab, the
-   * 64-row decode default's kind) among the kept ones; NN: none */
+   * 64-row decode default's kind) among the kept ones; NN: A's rows only
+   * (kfrag=a, session 33), never B's */
   for (int tb = 1; tb >= 0; tb--) {
     strict_decode_space(ctx, 64, tb, &sp);
-    int kf = 0, prod[4] = {0};
+    int kf = 0, kfa = 0, kfb = 0, prod[4] = {0};
     for (size_t i = 1; i < sp.n; i++) {
       const tsr__tune_cand *c = &sp.cands[i];
       kf += c->realized[0] && c->plan.kfrag == TSR_PACK_AB && c->plan.kloop == 1;
+      kfa += c->realized[0] && c->plan.kfrag == TSR_PACK_A && c->plan.kloop == 1;
+      kfb += c->plan.kfrag == TSR_PACK_B;
       /* the FFMA producer (session 21): 4-warp plans at 2 and 3 blocks an SM */
       if (c->realized[0] && c->plan.mma == TSR_MMA_FFMA && c->plan.split == TSR_SPLIT_PRODUCER) {
         assert_int_equal(c->plan.kloop, 2);
@@ -437,6 +484,9 @@ static void test_cuda_space_families(void **state) {
     }
     if (tb) assert_true(kf >= 20);
     else assert_int_equal(kf, 0);
+    if (tb) assert_int_equal(kfa, 0);
+    else assert_true(kfa >= 20);
+    assert_int_equal(kfb, 0);
     assert_true(prod[0] >= 20);
     assert_true(prod[3] >= 20);
     free(sp.cands);
@@ -644,6 +694,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_counts_compiles, setup, teardown),
       cmocka_unit_test(test_cuda_space_has_wgmma),
+      cmocka_unit_test(test_cuda_space_splitk),
       cmocka_unit_test(test_cuda_space_families),
       cmocka_unit_test(test_transfer_guard),
       cmocka_unit_test(test_tails_guard),
