@@ -131,6 +131,17 @@ int tsr__tune_tails_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *
   return info.tail_m <= sinfo.tail_m && info.tail_n <= sinfo.tail_n && info.tail_k <= sinfo.tail_k;
 }
 
+int tsr__tune_split_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                       const tsr_plan *plan, int64_t m, int64_t n, int64_t k) {
+  tsr_plan_info info, sinfo;
+  if (tsr__exec_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
+  if (info.plan.splitk <= 1) return 1;
+  tsr_problem q;
+  tsr__tune_stored_problem(p, m, n, k, &q);
+  if (tsr__exec_check(ctx, b, &q, plan, &sinfo) != TSR_OK) return 0;
+  return info.grid_rows == sinfo.grid_rows && info.grid_cols == sinfo.grid_cols;
+}
+
 int tsr__tune_serve_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                        const tsr_plan *plan, const tsr_plan *def, int pass, int64_t m, int64_t n,
                        int64_t k) {
@@ -139,6 +150,7 @@ int tsr__tune_serve_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *
     return tsr__exec_check(ctx, b, p, plan, &info) == TSR_OK;
   }
   if (!tsr__tune_tails_ok(ctx, b, p, plan, m, n, k)) return 0;
+  if (!tsr__tune_split_ok(ctx, b, p, plan, m, n, k)) return 0;
   return pass == 1 || tsr__tune_transfer_ok(ctx, b, p, plan, def);
 }
 

@@ -94,10 +94,22 @@ void tsr__tune_stored_problem(const tsr_problem *p, int64_t m, int64_t n, int64_
  * 0.929 there: the rule refuses both. */
 int tsr__tune_tails_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                        const tsr_plan *plan, int64_t m, int64_t n, int64_t k);
+/* Whether a winner tuned on m x n x k that splits K (split-K > 1) may be
+ * served to p by the nearest or the class pass: only where it tiles p's
+ * output in the same grid of tiles as the stored shape's (a split-K count is
+ * tuned for that grid's fill and that K). On the H100 (session 33) the
+ * nearest pass served 64x64x8192's winner (32x64 tiles, 128 slices; 0.939 of
+ * its default there) to the held-back 128x128x16384 (4x2 tiles against 2x1):
+ * 1.177 and 1.149x the default's time; on training shapes four of five
+ * long-K transfers lost 4-68 % (one won 2.4 %), and keeping the tuned
+ * program count instead of the slice count won back only part of it
+ * (scripts/device/s33-transfer.txt). Plans without split-K: 1. */
+int tsr__tune_split_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                       const tsr_plan *plan, int64_t m, int64_t n, int64_t k);
 /* The lookup's test of a database row tuned on m x n x k for p (def: p's
  * built-in default): pass 0 (exact) the planner accepts it on p; pass 1
- * (nearest) tsr__tune_tails_ok; pass 2 (class) tsr__tune_tails_ok and
- * tsr__tune_transfer_ok. */
+ * (nearest) tsr__tune_tails_ok and tsr__tune_split_ok; pass 2 (class) those
+ * and tsr__tune_transfer_ok. */
 int tsr__tune_serve_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                        const tsr_plan *plan, const tsr_plan *def, int pass, int64_t m, int64_t n,
                        int64_t k);
