@@ -121,6 +121,19 @@ int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_proble
   return tsr__tune_prior(b, p, &info) <= tsr__tune_prior(b, p, &dinfo);
 }
 
+/* Whether a realized plan runs K-tail code on p. The GEMV family's K block
+ * only bounds its slices (each loop stops at min(slice end, K)): its one
+ * K-tail path is the k-contiguous lanes' last K % VEC values (none along a
+ * strided big operand); a lane per row (lanerows) stages K blocks and guards
+ * the last one, as the tiles do. Session 33: 1x4096x4096 NT's GEMV winner
+ * (bk 1024) was refused for 1x4096x11008 NT on a K "tail" it has no code
+ * for (session 28's H200 ran that transfer at 0.993). */
+static int tail_k_code(const tsr_problem *p, const tsr_plan_info *info) {
+  if (info->plan.mma == TSR_MMA_GEMV && !info->plan.lanerows)
+    return info->plan.vec > 1 && p->k % info->plan.vec != 0;
+  return info->tail_k;
+}
+
 int tsr__tune_tails_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                        const tsr_plan *plan, int64_t m, int64_t n, int64_t k) {
   tsr_plan_info info, sinfo;
@@ -128,7 +141,8 @@ int tsr__tune_tails_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *
   tsr_problem q;
   tsr__tune_stored_problem(p, m, n, k, &q);
   if (tsr__exec_check(ctx, b, &q, plan, &sinfo) != TSR_OK) return 0;
-  return info.tail_m <= sinfo.tail_m && info.tail_n <= sinfo.tail_n && info.tail_k <= sinfo.tail_k;
+  return info.tail_m <= sinfo.tail_m && info.tail_n <= sinfo.tail_n &&
+         tail_k_code(p, &info) <= tail_k_code(&q, &sinfo);
 }
 
 int tsr__tune_split_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,

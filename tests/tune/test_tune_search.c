@@ -682,6 +682,22 @@ static void test_tails_guard(void **state) {
                    "kloop=2,forder=1";
   assert_true(serve_ok(ctx, 1, 1100, 1100, 1100, v4, 1000, 1000, 1000));
   assert_false(serve_ok(ctx, 1, 1100, 1100, 1100, v4, 1022, 1022, 1022));
+  /* the GEMV family (session 33): its K block only bounds the slices, so a K
+   * that bk does not divide runs no tail code; K % VEC does (the k-contiguous
+   * lanes' last values). 1x4096x4096 NT's winner (bk 1024) on 1x4096x11008 NT */
+  const char *gv = "bm=16,bn=8,bk=1024,wm=1,wn=1,tm=1,tn=1,stages=1,vec=4,pad=0,walk=linear,"
+                   "splitk=1,threads=256,mma=gemv,pack=none,split=inline";
+  tsr_problem p;
+  tsr_plan pl, def;
+  guard_case(ctx, 1, 4096, 11008, 1, TSR_PREC_STRICT, gv, &p, &pl, &def);
+  tsr_plan_info info;
+  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, &p, &pl, &info), TSR_OK);
+  assert_int_equal(info.tail_k, 1); /* 11008 = 10.75 K blocks of 1024 */
+  assert_true(tsr__tune_tails_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, 1, 4096, 4096));
+  guard_case(ctx, 1, 4096, 11002, 1, TSR_PREC_STRICT, gv, &p, &pl, &def); /* 11002 % 4 = 2 */
+  p.ldb = 11004;                                                          /* rows of 16 bytes */
+  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, &p, &pl, &info), TSR_OK);
+  assert_false(tsr__tune_tails_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, 1, 4096, 4096));
   tsr_context_destroy(ctx);
 }
 
