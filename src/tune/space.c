@@ -335,22 +335,25 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
   static const int micro[] = {4, 8};
   static const int stages[] = {1, 2, 3, 4};
   static const int vecs[] = {4, 2, 1};
-  /* split-K 1, 2 and 4 (where K >= 256 per slice) and, where the incumbent
-   * splits more (the long-K and small-output defaults: 32-128 slices), its
-   * own count and the counts half and twice it (at least 2 K blocks of 16 a
-   * slice): session 28's strict tune measured only 4-way splits against
-   * 64x64x8192's 128-way default, and kept the default unexplored */
+  /* split-K 1, 2 and 4 (where K >= 256 per slice) and the incumbent's own
+   * count and the counts half and twice it (at least 2 K blocks of 16 a
+   * slice), those not among the three: the long-K and small-output defaults
+   * split 32-128 ways, the 64-row decode ones 3 (session 28's strict tune
+   * measured only 4-way splits against 64x64x8192's 128-way default, and
+   * left the default unexplored) */
   int splits[6] = {1, 2, 4}, nsplits = 3;
-  for (int f = 0; f < 3 && base0->splitk > 4; f++) {
+  for (int f = 0; f < 3; f++) {
     int sk = f == 0 ? base0->splitk / 2 : f == 1 ? base0->splitk : 2 * base0->splitk;
-    if (sk > 4 && p->k >= 32 * (int64_t)sk) splits[nsplits++] = sk;
+    int dup = 0;
+    for (int i = 0; i < nsplits; i++) dup |= splits[i] == sk;
+    if (sk >= 2 && !dup && p->k >= 32 * (int64_t)sk) splits[nsplits++] = sk;
   }
   tsr_walk walks[] = {{TSR_WALK_LINEAR, 1, 1}, {TSR_WALK_RECT, 4, 8}, {TSR_WALK_STRIPE, 8, 1}};
-  /* the third walk is the incumbent's where it is neither of the first two
-   * (the large defaults' rect:8x16): its one-key variants then keep it */
   /* the operands stored along k: the FFMA fragments kfrag may read as rows */
   const tsr_pack kfrag_k = (tsr_pack)((p->op_a == TSR_OP_N ? TSR_PACK_A : 0) |
                                       (p->op_b == TSR_OP_T ? TSR_PACK_B : 0));
+  /* the third walk is the incumbent's where it is neither of the first two
+   * (the large defaults' rect:8x16): its one-key variants then keep it */
   if (base0->walk.kind != TSR_WALK_LINEAR &&
       !(base0->walk.kind == TSR_WALK_RECT && base0->walk.r == 4 && base0->walk.c == 8))
     walks[2] = base0->walk;
@@ -416,7 +419,7 @@ static int gen_cuda(const tsr_problem *p, const tsr_plan *base0, plan_vec *pv) {
                             if (sp == 2 && (ab || bks[bki] % 2 || stages[si] < 2)) continue;
                             if (sp == 3 && (ab || stages[si] < 2 || !kfrag_k)) continue;
                             int sk = splits[ki];
-                            if (sk > 1 && sk <= 4 && p->k < 256 * sk) continue;
+                            if (ki < 3 && sk > 1 && p->k < 256 * sk) continue; /* the incumbent's: above */
                             tsr_plan pl = *base;
                             pl.bm = bm;
                             pl.bn = bn;

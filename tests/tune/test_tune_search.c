@@ -427,6 +427,26 @@ static void test_cuda_space_splitk(void **state) {
    * leaves 128 of 132 SMs idle) */
   for (size_t i = 1; i <= 20 && i < sp.n; i++) assert_true(sp.cands[i].plan.splitk >= 64);
   free(sp.cands);
+  /* a 3-way default (64x10944x4928 NT, the decode rows' split): 3 and 6 join
+   * 1, 2 and 4 */
+  tsr_problem_init(&p, 64, 10944, 4928);
+  p.op_b = TSR_OP_T;
+  p.ldb = 4928;
+  p.precision = TSR_PREC_STRICT;
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  assert_int_equal(sp.cands[0].plan.splitk, 3);
+  int three = 0, six = 0;
+  for (size_t i = 1; i < sp.n; i++) {
+    const tsr__tune_cand *c = &sp.cands[i];
+    if (!c->realized[0] || c->plan.mma != TSR_MMA_FFMA) continue;
+    three += c->plan.splitk == 3;
+    six += c->plan.splitk == 6;
+    assert_true(c->plan.splitk <= 4 || c->plan.splitk == 6);
+  }
+  assert_true(three >= 20);
+  assert_true(six >= 1);
+  free(sp.cands);
   tsr_problem_init(&p, 1024, 1024, 1024);
   p.precision = TSR_PREC_STRICT;
   assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
