@@ -100,9 +100,9 @@ int tsr__tune_tails_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *
  * tuned for that grid's fill and that K). On the H100 (session 33) the
  * nearest pass served 64x64x8192's winner (32x64 tiles, 128 slices; 0.939 of
  * its default there) to the held-back 128x128x16384 (4x2 tiles against 2x1):
- * 1.177 and 1.149x the default's time; on training shapes four of five
- * long-K transfers lost 4-68 % (one won 2.4 %), and keeping the tuned
- * program count instead of the slice count won back only part of it
+ * 1.177 and 1.149x the default's time; of three such transfers screened on
+ * training shapes two lost 20 and 57 % (one won 2.4 %), and keeping the
+ * tuned program count instead of the split-K count won back only part
  * (scripts/device/s33-transfer.txt). Plans without split-K: 1. */
 int tsr__tune_split_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                        const tsr_plan *plan, int64_t m, int64_t n, int64_t k);
