@@ -134,37 +134,51 @@ static int tail_k_code(const tsr_problem *p, const tsr_plan_info *info) {
   return info->tail_k;
 }
 
+/* The plan realized on p and on the stored shape m x n x k (p's ops, batch
+ * and precision): 0 when the planner refuses either. */
+static int realize_both(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                        const tsr_plan *plan, int64_t m, int64_t n, int64_t k, tsr_problem *q,
+                        tsr_plan_info *info, tsr_plan_info *sinfo) {
+  tsr__tune_stored_problem(p, m, n, k, q);
+  return tsr__exec_check(ctx, b, p, plan, info) == TSR_OK &&
+         tsr__exec_check(ctx, b, q, plan, sinfo) == TSR_OK;
+}
+
+static int tails_rule(const tsr_problem *p, const tsr_problem *q, const tsr_plan_info *info,
+                      const tsr_plan_info *sinfo) {
+  return info->tail_m <= sinfo->tail_m && info->tail_n <= sinfo->tail_n &&
+         tail_k_code(p, info) <= tail_k_code(q, sinfo);
+}
+
+static int split_rule(const tsr_plan_info *info, const tsr_plan_info *sinfo) {
+  return info->plan.splitk <= 1 ||
+         (info->grid_rows == sinfo->grid_rows && info->grid_cols == sinfo->grid_cols);
+}
+
 int tsr__tune_tails_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                        const tsr_plan *plan, int64_t m, int64_t n, int64_t k) {
-  tsr_plan_info info, sinfo;
-  if (tsr__exec_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
   tsr_problem q;
-  tsr__tune_stored_problem(p, m, n, k, &q);
-  if (tsr__exec_check(ctx, b, &q, plan, &sinfo) != TSR_OK) return 0;
-  return info.tail_m <= sinfo.tail_m && info.tail_n <= sinfo.tail_n &&
-         tail_k_code(p, &info) <= tail_k_code(&q, &sinfo);
+  tsr_plan_info info, sinfo;
+  return realize_both(ctx, b, p, plan, m, n, k, &q, &info, &sinfo) &&
+         tails_rule(p, &q, &info, &sinfo);
 }
 
 int tsr__tune_split_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                        const tsr_plan *plan, int64_t m, int64_t n, int64_t k) {
-  tsr_plan_info info, sinfo;
-  if (tsr__exec_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
-  if (info.plan.splitk <= 1) return 1;
   tsr_problem q;
-  tsr__tune_stored_problem(p, m, n, k, &q);
-  if (tsr__exec_check(ctx, b, &q, plan, &sinfo) != TSR_OK) return 0;
-  return info.grid_rows == sinfo.grid_rows && info.grid_cols == sinfo.grid_cols;
+  tsr_plan_info info, sinfo;
+  return realize_both(ctx, b, p, plan, m, n, k, &q, &info, &sinfo) && split_rule(&info, &sinfo);
 }
 
 int tsr__tune_serve_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                        const tsr_plan *plan, const tsr_plan *def, int pass, int64_t m, int64_t n,
                        int64_t k) {
-  if (pass == 0) {
-    tsr_plan_info info;
-    return tsr__exec_check(ctx, b, p, plan, &info) == TSR_OK;
-  }
-  if (!tsr__tune_tails_ok(ctx, b, p, plan, m, n, k)) return 0;
-  if (!tsr__tune_split_ok(ctx, b, p, plan, m, n, k)) return 0;
+  tsr_problem q;
+  tsr_plan_info info, sinfo;
+  if (pass == 0) return tsr__exec_check(ctx, b, p, plan, &info) == TSR_OK;
+  /* both transfer rules from one realization of each shape */
+  if (!realize_both(ctx, b, p, plan, m, n, k, &q, &info, &sinfo)) return 0;
+  if (!tails_rule(p, &q, &info, &sinfo) || !split_rule(&info, &sinfo)) return 0;
   return pass == 1 || tsr__tune_transfer_ok(ctx, b, p, plan, def);
 }
 
