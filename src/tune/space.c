@@ -173,6 +173,14 @@ static double prior_gpu(const tsr_problem *p, const tsr_plan_info *info) {
   double rows = ceil((double)p->m / pl->bm) * pl->bm, cols = ceil((double)p->n / pl->bn) * pl->bn;
   double flops = 2.0 * rows * cols * p->k * (double)p->batch;
   double t_comp = flops / (peak * inner * wave_eff * lat);
+  /* a view (direct loads) puts each global load's latency on the FFMA
+   * stream, with no stage to hide it behind: in the stored tune documents
+   * (sessions 24-33, 20 shapes, 253 measured view candidates) no view ever
+   * won, the best 1.05-57x the winner, a median view 1.6-1.9x its shape's
+   * median candidate; the traffic factor alone left them tied with staged
+   * plans wherever the compute time binds (session 33 run 7: 136 of 725) */
+  if (pl->mma == TSR_MMA_FFMA)
+    t_comp *= (pl->a == TSR_IN_VIEW ? 1.5 : 1.0) * (pl->b == TSR_IN_VIEW ? 1.5 : 1.0);
   /* A read once per column of tiles, B once per row of tiles: a tile wider
    * than the problem reads its operand once, not M/bm times (8x4096x4096
    * with bm=32 read all of B, not a quarter; session 9) */

@@ -457,6 +457,52 @@ static void test_cuda_space_splitk(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* The prior's view penalty (session 34): at 64x10944x4928 NT, where the
+ * compute time binds and the traffic factor alone tied every view with the
+ * staged plans (session 33 run 7: 136 of 725 measured candidates were views,
+ * none within 1.05x of the winner), the first 300 FFMA candidates after the
+ * incumbent are all staged, and a view rates above the same plan staged. */
+static void test_cuda_space_views_last(void **state) {
+  (void)state;
+  tsr_context *ctx = NULL;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr_problem p;
+  tsr_problem_init(&p, 64, 10944, 4928);
+  p.op_b = TSR_OP_T;
+  p.ldb = 4928;
+  p.precision = TSR_PREC_STRICT;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
+  tsr__tune_space_t sp;
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  size_t ffma = 0, views = 0;
+  for (size_t i = 1; i < sp.n && ffma < 300; i++) {
+    const tsr__tune_cand *c = &sp.cands[i];
+    if (!c->realized[0] || c->plan.mma != TSR_MMA_FFMA) continue;
+    ffma++;
+    views += c->plan.a == TSR_IN_VIEW || c->plan.b == TSR_IN_VIEW;
+  }
+  assert_int_equal(ffma, 300);
+  assert_int_equal(views, 0);
+  /* the same plan with B read in place rates slower than staged: the first
+   * staged FFMA candidate whose B may be read in place (an inline split) */
+  int compared = 0;
+  for (size_t i = 1; i < sp.n && !compared; i++) {
+    const tsr__tune_cand *c = &sp.cands[i];
+    if (!c->realized[0] || c->plan.mma != TSR_MMA_FFMA || c->plan.b != TSR_IN_STAGED) continue;
+    tsr_plan_info si, vi;
+    tsr_plan v = c->plan;
+    v.b = TSR_IN_VIEW;
+    if (tsr_plan_realize(ctx, TSR_BACKEND_CUDA, &p, &v, &vi) != TSR_OK) continue;
+    assert_int_equal(tsr_plan_realize(ctx, TSR_BACKEND_CUDA, &p, &c->plan, &si), TSR_OK);
+    assert_true(tsr__tune_prior(TSR_BACKEND_CUDA, &p, &vi) > 1.4 * tsr__tune_prior(TSR_BACKEND_CUDA, &p, &si));
+    compared = 1;
+  }
+  assert_true(compared);
+  free(sp.cands);
+  tsr_context_destroy(ctx);
+}
+
 static void test_cuda_space_families(void **state) {
   (void)state;
   tsr_context *ctx = NULL;
@@ -761,6 +807,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_memory_counts_compiles, setup, teardown),
       cmocka_unit_test(test_cuda_space_has_wgmma),
       cmocka_unit_test(test_cuda_space_splitk),
+      cmocka_unit_test(test_cuda_space_views_last),
       cmocka_unit_test(test_cuda_space_families),
       cmocka_unit_test(test_transfer_guard),
       cmocka_unit_test(test_tails_guard),
