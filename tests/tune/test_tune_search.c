@@ -457,6 +457,20 @@ static void test_cuda_space_splitk(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* The strict CUDA search space of M x N x K (op(B) = T when nt). */
+static void strict_space(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int nt, tsr_problem *p,
+                         tsr__tune_space_t *sp) {
+  tsr_problem_init(p, m, n, k);
+  if (nt) {
+    p->op_b = TSR_OP_T;
+    p->ldb = k;
+  }
+  p->precision = TSR_PREC_STRICT;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(p, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, p, NULL, NULL, 0, sp), TSR_OK);
+}
+
 /* The prior's view penalty (session 34): at 64x10944x4928 NT, where the
  * compute time binds and the traffic factor alone tied every view with the
  * staged plans (session 33 run 7: 136 of 725 measured candidates were views,
@@ -467,14 +481,8 @@ static void test_cuda_space_views_last(void **state) {
   tsr_context *ctx = NULL;
   assert_int_equal(tsr_context_create(&ctx), TSR_OK);
   tsr_problem p;
-  tsr_problem_init(&p, 64, 10944, 4928);
-  p.op_b = TSR_OP_T;
-  p.ldb = 4928;
-  p.precision = TSR_PREC_STRICT;
-  char msg[256];
-  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
   tsr__tune_space_t sp;
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  strict_space(ctx, 64, 10944, 4928, 1, &p, &sp);
   size_t ffma = 0, views = 0;
   for (size_t i = 1; i < sp.n && ffma < 300; i++) {
     const tsr__tune_cand *c = &sp.cands[i];
@@ -508,14 +516,8 @@ static void test_cuda_space_families(void **state) {
   tsr_context *ctx = NULL;
   assert_int_equal(tsr_context_create(&ctx), TSR_OK);
   tsr_problem p;
-  tsr_problem_init(&p, 8, 4096, 4096);
-  p.op_b = TSR_OP_T;
-  p.ldb = 4096;
-  p.precision = TSR_PREC_STRICT;
-  char msg[256];
-  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
   tsr__tune_space_t sp;
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  strict_space(ctx, 8, 4096, 4096, 1, &p, &sp);
   assert_int_equal(sp.cands[0].plan.mma, TSR_MMA_GEMV); /* the incumbent */
   int gemv = 0, ffma = 0;
   for (size_t i = 1; i < sp.n; i++) {
