@@ -369,16 +369,24 @@ static void test_cuda_space_has_wgmma(void **state) {
  * keys cleared: a GEMV default (threads=256) and an Ozaki default (moduli)
  * once left 11 and 18 planner-legal candidates of 364064 (session 9). The
  * GEMV family is searched where a side is at most 16. */
+/* The strict CUDA search space of M x N x K (op(B) = T when nt). */
+static void strict_space(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int nt, tsr_problem *p,
+                         tsr__tune_space_t *sp) {
+  tsr_problem_init(p, m, n, k);
+  if (nt) {
+    p->op_b = TSR_OP_T;
+    p->ldb = k;
+  }
+  p->precision = TSR_PREC_STRICT;
+  char msg[256];
+  assert_int_equal(tsr_problem_check(p, msg, sizeof msg), TSR_OK);
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, p, NULL, NULL, 0, sp), TSR_OK);
+}
+
 /* The strict CUDA space of M x 4096 x 4096, B transposed or not */
 static void strict_decode_space(tsr_context *ctx, int64_t m, int trans_b, tsr__tune_space_t *sp) {
   tsr_problem p;
-  tsr_problem_init(&p, m, 4096, 4096);
-  p.op_b = trans_b ? TSR_OP_T : TSR_OP_N;
-  p.ldb = 4096;
-  p.precision = TSR_PREC_STRICT;
-  char msg[256];
-  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, sp), TSR_OK);
+  strict_space(ctx, m, 4096, 4096, trans_b, &p, sp);
 }
 
 /* comma-separated key=value items in which two plan texts differ */
@@ -403,12 +411,8 @@ static void test_cuda_space_splitk(void **state) {
   tsr_context *ctx = NULL;
   assert_int_equal(tsr_context_create(&ctx), TSR_OK);
   tsr_problem p;
-  tsr_problem_init(&p, 64, 64, 8192);
-  p.precision = TSR_PREC_STRICT;
-  char msg[256];
-  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
   tsr__tune_space_t sp;
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  strict_space(ctx, 64, 64, 8192, 0, &p, &sp);
   assert_int_equal(sp.cands[0].plan.splitk, 128); /* the incumbent */
   int by[5] = {0}; /* 64, 128, 256, 1-4, other counts */
   for (size_t i = 1; i < sp.n; i++) {
@@ -429,12 +433,7 @@ static void test_cuda_space_splitk(void **state) {
   free(sp.cands);
   /* a 3-way default (64x10944x4928 NT, the decode rows' split): 3 and 6 join
    * 1, 2 and 4 */
-  tsr_problem_init(&p, 64, 10944, 4928);
-  p.op_b = TSR_OP_T;
-  p.ldb = 4928;
-  p.precision = TSR_PREC_STRICT;
-  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  strict_space(ctx, 64, 10944, 4928, 1, &p, &sp);
   assert_int_equal(sp.cands[0].plan.splitk, 3);
   int three = 0, six = 0;
   for (size_t i = 1; i < sp.n; i++) {
@@ -447,28 +446,11 @@ static void test_cuda_space_splitk(void **state) {
   assert_true(three >= 20);
   assert_true(six >= 1);
   free(sp.cands);
-  tsr_problem_init(&p, 1024, 1024, 1024);
-  p.precision = TSR_PREC_STRICT;
-  assert_int_equal(tsr_problem_check(&p, msg, sizeof msg), TSR_OK);
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  strict_space(ctx, 1024, 1024, 1024, 0, &p, &sp);
   for (size_t i = 0; i < sp.n; i++)
     if (sp.cands[i].plan.mma == TSR_MMA_FFMA) assert_true(sp.cands[i].plan.splitk <= 4);
   free(sp.cands);
   tsr_context_destroy(ctx);
-}
-
-/* The strict CUDA search space of M x N x K (op(B) = T when nt). */
-static void strict_space(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int nt, tsr_problem *p,
-                         tsr__tune_space_t *sp) {
-  tsr_problem_init(p, m, n, k);
-  if (nt) {
-    p->op_b = TSR_OP_T;
-    p->ldb = k;
-  }
-  p->precision = TSR_PREC_STRICT;
-  char msg[256];
-  assert_int_equal(tsr_problem_check(p, msg, sizeof msg), TSR_OK);
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, p, NULL, NULL, 0, sp), TSR_OK);
 }
 
 /* The prior's view penalty (session 34): at 64x10944x4928 NT, where the
