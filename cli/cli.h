@@ -147,7 +147,7 @@ int tsr_cli_opt_gib(const char *verb, const tsr_cli_opt *o, const char *text); /
 /* ---- problem options shared by gemm, plan, emit, tune (cli/common.c) ---- */
 typedef struct {
   const char *shape;       /* --shape MxNxK (required) */
-  const char *plan;        /* --plan TEXT over the backend's default plan */
+  const char *plan;        /* --plan TEXT over the backend's default plan (a whole text: as it is) */
   const char *backend;     /* --backend auto|cpu|cuda|cublas|hand */
   long long batch;         /* --batch */
   int trans_a, trans_b;    /* --trans-a, --trans-b */

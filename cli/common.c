@@ -31,7 +31,9 @@ size_t tsr_cli_problem_table(tsr_cli_problem_opts *o, tsr_cli_opt *out) {
                          "bm=128,bn=128,bk=16,walk=rect:4x8 (tessera plan shows every key\n"
                          "but the FFMA-only kfrag, kloop, kunroll, tailk, wave, forder, kwait,\n"
                          "pelect, krel and kinner, the Ozaki family's moduli, gstride and rvec and\n"
-                         "the GEMV family's lanerows, which it shows when set; docs/emit.md)"),
+                         "the GEMV family's lanerows, which it shows when set; docs/emit.md);\n"
+                         "a whole plan as tessera prints it (bm ... split all named) is taken\n"
+                         "as it is: the optional keys it leaves out are unset"),
       TSR_CLI_OPT_STRING("--backend", &o->backend, "B",
                          "auto (default: cuda when a GPU is usable, else cpu), cpu, cuda,\n"
                          "cublas, hand"),

@@ -355,10 +355,14 @@ typedef struct {
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most
- * once) over the defaults given in *p. Unknown keys, bad values and
- * duplicates are rejected naming the key. */
+ * once) over the defaults given in *p. A whole plan, one naming every key
+ * tsr_plan_format always writes (bm ... split), is taken as it is: the
+ * optional keys it leaves out (kfrag, kloop, ... kinner: named only when
+ * set) are unset, not *p's. Unknown keys, bad values and duplicates are
+ * rejected naming the key. */
 TSR_API tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap);
-/* Canonical text with every key in a fixed order; parse(format(p)) == p. */
+/* Canonical text with every key in a fixed order; parse(format(p)) == p
+ * over any base. */
 TSR_API int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap);
 /* Field-wise equality. */
 TSR_API int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b);

@@ -53,6 +53,9 @@ static const struct {
     {"kinner", K_INT, offsetof(tsr_plan, kinner), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
+/* keys[0..NBASE) are the base keys tsr_plan_format always names; the rest
+ * (kfrag on) it names only when set. */
+#define NBASE 21
 
 static const char *const mode_names[] = {"staged", "view"};
 static const char *const isa_names[] = {"auto", "generic", "avx2", "avx512"};
@@ -183,6 +186,22 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
     if (!*s) break;
     s++; /* past ',' */
     if (!*s) return tsr__failbuf(msg, cap, TSR_ERR_PARSE, "plan: trailing ',' in '%s'", text);
+  }
+  /* A whole plan (every base key named, as tsr_plan_format writes it) is
+   * that plan: the optional keys it leaves out are unset, not the base's.
+   * Session 35: tuned texts parsed over a default with krel=1 or kfrag=ab
+   * failed their replay (or ran another plan) and were served changed. */
+  TSR_ASSERT(strcmp(keys[NBASE].name, "kfrag") == 0);
+  int whole = 1;
+  for (size_t k = 0; k < NBASE; k++) whole &= seen[k];
+  for (size_t k = NBASE; whole && k < NKEYS; k++) {
+    if (seen[k]) continue;
+    char *field = (char *)&out + keys[k].off;
+    if (keys[k].type == K_PACK) *(tsr_pack *)field = TSR_PACK_NONE;
+    else {
+      TSR_ASSERT(keys[k].type == K_INT);
+      *(int *)field = 0;
+    }
   }
   *p = out;
   return TSR_OK;

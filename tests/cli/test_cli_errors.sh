@@ -220,6 +220,12 @@ out=$("$T" gemm --shape 16x16x16 --backend cpu --inputs random --seed 3 --sample
 json=$("$T" plan --shape 64x64x64 --backend cpu --plan bm=48 --batch 2 --alpha -1 --json) &&
   printf '%s' "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert "bm=48," in d["plan"] and d["grid"][2]==2' \
   && ok || bad "plan --json: $json"
+# a whole plan text (as tessera prints it) is that plan: 4096^3's strict default carries
+# krel=1, which an LDGSTS producer refuses; the text leaves krel out, so it is unset
+whole="bm=64,bn=128,bk=16,wm=16,wn=128,tm=8,tn=8,stages=2,vec=4,a=staged,b=staged,pad=4,walk=linear,splitk=1,threads=0,isa=auto,mma=ffma,acc=step,minblocks=3,pack=none,split=producer,kloop=2,forder=1"
+json=$("$T" plan --shape 4096x4096x4096 --backend cuda --precision strict --plan "$whole" --json) &&
+  printf '%s' "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["plan"] == sys.argv[1], d["plan"]' "$whole" \
+  && ok || bad "plan --plan WHOLE: $json"
 sha=$("$T" emit --shape 64x64x64 --plan bm=64 --sha256 2>/dev/null)
 [ ${#sha} = 64 ] && "$T" emit --shape 64x64x64 --plan bm=64 --out "$W/k.cu" 2>/dev/null &&
   [ "$(sha256sum <"$W/k.cu" | cut -c1-64)" = "$sha" ] && ok || bad "emit --sha256 / --out: $sha"

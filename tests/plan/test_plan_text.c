@@ -52,59 +52,50 @@ static void test_round_trip_many(void **state) {
     assert_int_equal(tsr_plan_parse(overlays[i], &p, msg, sizeof msg), TSR_OK);
     assert_false(tsr_plan_equal(&p, &base) && strcmp(overlays[i], "walk=linear") != 0);
     tsr_plan_format(&p, t1, sizeof t1);
+    /* over a base of garbage: the whole text names every base key, and the optional ones
+     * (kfrag ... kinner) only when set, so the parse unsets the ones it leaves out */
     memset(&q, 0x55, sizeof q);
-    /* the full text names every key, but kfrag, kloop, moduli, gstride, rvec and lanerows only
-     * when set */
     if (p.kfrag == TSR_PACK_NONE) {
       assert_null(strstr(t1, "kfrag"));
-      q.kfrag = TSR_PACK_NONE;
     } else {
       assert_non_null(strstr(t1, ",kfrag="));
     }
     if (p.kloop == 0) {
       assert_null(strstr(t1, "kloop"));
-      q.kloop = 0;
     } else {
       assert_non_null(strstr(t1, ",kloop="));
     }
     if (p.kunroll == 0) {
       assert_null(strstr(t1, "kunroll"));
-      q.kunroll = 0;
     } else {
       assert_non_null(strstr(t1, ",kunroll="));
     }
     if (p.moduli == 0) {
       assert_null(strstr(t1, "moduli"));
-      q.moduli = 0;
     } else {
       assert_non_null(strstr(t1, ",moduli="));
     }
     if (p.gstride == 0) {
       assert_null(strstr(t1, "gstride"));
-      q.gstride = 0;
     } else {
       assert_non_null(strstr(t1, ",gstride="));
     }
     if (p.rvec == 0) {
       assert_null(strstr(t1, "rvec"));
-      q.rvec = 0;
     } else {
       assert_non_null(strstr(t1, ",rvec="));
     }
     if (p.lanerows == 0) {
       assert_null(strstr(t1, "lanerows"));
-      q.lanerows = 0;
     } else {
       assert_non_null(strstr(t1, ",lanerows="));
     }
-    const struct { int v; int *qv; const char *key; } opt[] = {
-        {p.tailk, &q.tailk, ",tailk="}, {p.wave, &q.wave, ",wave="}, {p.forder, &q.forder, ",forder="},
-        {p.kwait, &q.kwait, ",kwait="}, {p.pelect, &q.pelect, ",pelect="},
-        {p.krel, &q.krel, ",krel="}, {p.kinner, &q.kinner, ",kinner="}};
+    const struct { int v; const char *key; } opt[] = {
+        {p.tailk, ",tailk="}, {p.wave, ",wave="}, {p.forder, ",forder="},
+        {p.kwait, ",kwait="}, {p.pelect, ",pelect="}, {p.krel, ",krel="}, {p.kinner, ",kinner="}};
     for (size_t o = 0; o < sizeof opt / sizeof opt[0]; o++) {
       if (opt[o].v == 0) {
         assert_null(strstr(t1, opt[o].key));
-        *opt[o].qv = 0;
       } else {
         assert_non_null(strstr(t1, opt[o].key));
       }
@@ -114,6 +105,41 @@ static void test_round_trip_many(void **state) {
     tsr_plan_format(&q, t2, sizeof t2);
     assert_string_equal(t1, t2);
   }
+}
+
+/* A whole text over a base whose every optional key is set: the text's plan,
+ * not a blend (session 35: tuned winners parsed over a default with krel=1 or
+ * kfrag=ab failed their replay); a partial text still overrides the base. */
+static void test_whole_text_unsets_optional_keys(void **state) {
+  tsr_plan busy = base;
+  char msg[256], t[512];
+  assert_int_equal(tsr_plan_parse("kfrag=ab,kloop=2,kunroll=1,moduli=8,gstride=4,rvec=4,lanerows=2,"
+                                  "tailk=5,wave=396,forder=1,kwait=1,pelect=1,krel=1,kinner=8",
+                                  &busy, msg, sizeof msg),
+                   TSR_OK);
+  tsr_plan q = busy;
+  const char *whole = "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,a=staged,b=staged,"
+                      "pad=4,walk=linear,splitk=1,threads=0,isa=auto,mma=ffma,acc=step,minblocks=3,"
+                      "pack=none,split=producer,kloop=2,forder=1";
+  assert_int_equal(tsr_plan_parse(whole, &q, msg, sizeof msg), TSR_OK);
+  assert_int_equal(q.kfrag, TSR_PACK_NONE);
+  assert_int_equal(q.kloop, 2);
+  assert_int_equal(q.forder, 1);
+  assert_int_equal(q.kunroll + q.moduli + q.gstride + q.rvec + q.lanerows + q.tailk + q.wave +
+                       q.kwait + q.pelect + q.krel + q.kinner,
+                   0);
+  tsr_plan_format(&q, t, sizeof t);
+  assert_string_equal(t, whole);
+  /* one base key short of whole: an overlay, the base's optional keys kept */
+  tsr_plan r = busy;
+  const char *partial = "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,a=staged,b=staged,"
+                        "pad=4,walk=linear,splitk=1,threads=0,isa=auto,mma=ffma,acc=step,minblocks=3,"
+                        "pack=none";
+  assert_int_equal(tsr_plan_parse(partial, &r, msg, sizeof msg), TSR_OK);
+  assert_int_equal(r.kfrag, TSR_PACK_AB);
+  assert_int_equal(r.krel, 1);
+  assert_int_equal(r.tailk, 5);
+  assert_int_equal(r.kinner, 8);
 }
 
 static void expect_reject(const char *text, const char *needle) {
@@ -162,6 +188,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_brief_example),
       cmocka_unit_test(test_round_trip_many),
+      cmocka_unit_test(test_whole_text_unsets_optional_keys),
       cmocka_unit_test(test_rejections),
       cmocka_unit_test(test_status_table),
   };
