@@ -1,17 +1,24 @@
 /* tessera plan: the realized plan for a problem, or the first violated limit. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <jansson.h>
 
 #include "cli.h"
+#include "tune/tune.h"
 
 int tsr_cli_plan(int argc, char **argv) {
   tsr_cli_problem_opts o;
   tsr_cli_problem_defaults(&o, "auto");
-  int json = 0;
-  tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 1];
+  int json = 0, explain = 0;
+  tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 2];
   size_t n = tsr_cli_problem_table(&o, opts);
   opts[n++] = (tsr_cli_opt)TSR_CLI_OPT_FLAG("--json", &json, "machine-readable output");
+  opts[n++] = (tsr_cli_opt)TSR_CLI_OPT_FLAG(
+      "--explain", &explain,
+      "how the tuning database's lookup chose the plan (docs/tune.md \"Lookup\"):\n"
+      "the database and target key, each pass (exact, nearest bucket, class) and\n"
+      "each entry it considered with the rule that took or refused it");
   const tsr_cli_spec spec = {
       .verb = "plan",
       .usage = "usage: tessera plan --shape [B*]MxNxK[:XY] [--plan TEXT] [--backend B] [options]\n"
@@ -36,10 +43,26 @@ int tsr_cli_plan(int argc, char **argv) {
     tsr_context_destroy(ctx);
     return rc;
   }
+  /* the lookup again, step by step (the first answer came from its memo or not) */
+  char *why = NULL;
+  size_t why_len = 0;
+  if (explain) {
+    FILE *f = open_memstream(&why, &why_len);
+    if (!f) {
+      tsr_context_destroy(ctx);
+      return tsr_cli_usage_error("plan", "out of memory");
+    }
+    tsr_plan again;
+    char src2[128];
+    tsr__plan_lookup_explain(ctx, b, &p, &again, src2, sizeof src2, f);
+    fclose(f);
+  }
   tsr_plan_info info;
   tsr_status st = tsr_plan_realize(ctx, b, &p, &plan, &info);
   if (st) {
+    if (why) fputs(why, stderr);
     tsr_cli_usage_error("plan", "rejected (%s): %s", tsr_backend_name(b), tsr_context_message(ctx));
+    free(why);
     tsr_context_destroy(ctx);
     return TSR_EXIT_USAGE;
   }
@@ -55,6 +78,7 @@ int tsr_cli_plan(int argc, char **argv) {
                           "smem_bytes", (json_int_t)info.smem_bytes, "regs", info.regs,
                           "local_bytes", info.local_bytes, "walk", walk, "tails", "m",
                           info.tail_m, "n", info.tail_n, "k", info.tail_k);
+    if (why) json_object_set_new(j, "lookup_explain", json_string(why));
     json_dumpf(j, stdout, JSON_INDENT(2));
     putchar('\n');
     json_decref(j);
@@ -85,7 +109,9 @@ int tsr_cli_plan(int argc, char **argv) {
       printf("registers known after compilation (tessera gemm reports them)\n");
     printf("tails     M %s, N %s, K %s\n", info.tail_m ? "yes" : "no", info.tail_n ? "yes" : "no",
            info.tail_k ? "yes" : "no");
+    if (why) printf("lookup\n%s", why);
   }
+  free(why);
   tsr_context_destroy(ctx);
   return TSR_EXIT_OK;
 }

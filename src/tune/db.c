@@ -738,6 +738,17 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
                                      int64_t n, int64_t k),
                         void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
                         size_t msgcap) {
+  return tsr__tune_db_lookup_explain(db, t, p, plan_class, check, arg, out, source, cap, msg,
+                                     msgcap, NULL);
+}
+
+int tsr__tune_db_lookup_explain(tsr__tune_db *db, const tsr__tune_target *t,
+                                const tsr_problem *p,
+                                const char *(*plan_class)(const tsr_problem *),
+                                int (*check)(void *arg, const tsr_plan *plan, int pass,
+                                             int64_t m, int64_t n, int64_t k),
+                                void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
+                                size_t msgcap, FILE *explain) {
   sqlite3 *h = db->h;
   sqlite3_stmt *s;
   /* Exact: the whole key. Nearest: the key without m, n, k, accepted
@@ -761,14 +772,23 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
       "ORDER BY updated DESC";
   const char *cls = plan_class ? plan_class(p) : NULL;
   static const char *const sql[] = {exact_sql, near_sql, class_sql};
+  static const char *const pass_names[] = {
+      "exact: this problem's own entry",
+      "nearest bucket: winners of the same ops, batch and precision within one octave on "
+      "every axis, nearest first (sum of |log2| distances)",
+      "class: winners of the same ops, batch and precision whose shape falls in the asked "
+      "one's planner class"};
   for (int pass = 0; pass < (cls ? 3 : 2); pass++) {
     if (sqlite3_prepare_v2(h, sql[pass], -1, &s, NULL)) {
       snprintf(msg, msgcap, "tuning database %s: %s", db->path, sqlite3_errmsg(h));
       return -1;
     }
     bind_key(s, 1, t, p);
+    if (explain)
+      fprintf(explain, "  %s%s%s%s\n", pass_names[pass], pass == 2 ? " (" : "",
+              pass == 2 ? cls : "", pass == 2 ? ") and depth (K/sqrt(MN) within 4x)" : "");
     double best_d = INFINITY;
-    int found = 0, rc;
+    int found = 0, rc, rows = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
       const char *txt = (const char *)sqlite3_column_text(s, 0);
       const char *dec = (const char *)sqlite3_column_text(s, 1);
@@ -776,20 +796,39 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
               k = sqlite3_column_int64(s, 4);
       double d = fabs(log2((double)m / p->m)) + fabs(log2((double)n / p->n)) +
                  fabs(log2((double)k / p->k));
-      if (pass && d >= best_d) continue; /* ties keep the most recent (ORDER BY) */
+      rows++;
+      if (explain)
+        fprintf(explain, "    %lldx%lldx%lld, %s, distance %.2f: ", (long long)m, (long long)n,
+                (long long)k, dec ? dec : "?", d);
+      if (pass && d >= best_d) { /* ties keep the most recent (ORDER BY) */
+        if (explain) fputs("not nearer than the one already taken\n", explain);
+        continue;
+      }
       if (pass == 2) {
         const char *sc = stored_class(plan_class, p, m, n, k);
-        if (!sc || strcmp(sc, cls)) continue;
+        if (!sc || strcmp(sc, cls)) {
+          if (explain) fprintf(explain, "class %s\n", sc ? sc : "(none)");
+          continue;
+        }
         /* and the same depth, K over sqrt(M N), within a factor 4: 256^3's
          * winner (no split-K) served to 128x128x16384 ran 12.6x that
          * shape's default time on the H200 (session 6, held-back replay) */
         double depth = log2((double)k / p->k) - 0.5 * log2((double)m * n / ((double)p->m * p->n));
-        if (fabs(depth) > 2.0) continue;
+        if (fabs(depth) > 2.0) {
+          if (explain)
+            fprintf(explain, "depth (K/sqrt(MN)) %.3g, the asked one's %.3g: more than 4x apart\n",
+                    (double)k / sqrt((double)m * n), (double)p->k / sqrt((double)p->m * p->n));
+          continue;
+        }
       }
       tsr_plan pl = *out;
       char pmsg[256];
-      if (!txt || tsr_plan_parse(txt, &pl, pmsg, sizeof pmsg)) continue;
-      if (check && !check(arg, &pl, pass, m, n, k)) continue;
+      if (!txt || tsr_plan_parse(txt, &pl, pmsg, sizeof pmsg)) {
+        if (explain) fprintf(explain, "plan text unreadable (%s)\n", txt ? pmsg : "none");
+        continue;
+      }
+      if (check && !check(arg, &pl, pass, m, n, k)) continue; /* check explains itself */
+      if (!check && explain) fputs("taken\n", explain);
       *out = pl;
       found = 1;
       best_d = d;
@@ -810,7 +849,11 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
       return -1;
     }
     sqlite3_finalize(s);
-    if (found) return 1;
+    if (explain && !rows) fputs("    (no entry)\n", explain);
+    if (found) {
+      if (explain) fprintf(explain, "  served: %s\n", source);
+      return 1;
+    }
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "core/context.h"
 #include "measure/exec.h"
+#include "sys/assert.h"
 #include "tune/tune.h"
 
 /* ---- target ------------------------------------------------------------ */
@@ -110,6 +111,7 @@ typedef struct {
   tsr_backend_kind b;
   const tsr_problem *p;
   const tsr_plan *def;
+  FILE *explain; /* not NULL: print each verdict (tsr__plan_lookup_explain) */
 } check_arg;
 
 int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
@@ -182,17 +184,73 @@ int tsr__tune_serve_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *
   return pass == 1 || tsr__tune_transfer_ok(ctx, b, p, plan, def);
 }
 
+/* tsr__tune_serve_ok's verdict with the rule that decides it, in its order. */
+static int explain_fits(check_arg *c, const tsr_plan *plan, int pass, int64_t m, int64_t n,
+                        int64_t k) {
+  FILE *f = c->explain;
+  tsr_plan_info info, sinfo, dinfo;
+  tsr_problem q;
+  int v = 0;
+  if (tsr__exec_check(c->ctx, c->b, c->p, plan, &info) != TSR_OK) {
+    fprintf(f, "refused: the planner here (%s)\n", tsr_context_message(c->ctx));
+  } else if (pass == 0) {
+    fputs("fits\n", f), v = 1;
+  } else if (tsr__tune_stored_problem(c->p, m, n, k, &q),
+             tsr__exec_check(c->ctx, c->b, &q, plan, &sinfo) != TSR_OK) {
+    fprintf(f, "refused: the planner on its own shape (%s)\n", tsr_context_message(c->ctx));
+  } else if (!tails_rule(c->p, &q, &info, &sinfo)) {
+    fprintf(f, "refused: tails rule (a partial tile along %s here, none on its own shape: its tune "
+               "never ran that tail code)\n",
+            info.tail_m > sinfo.tail_m ? "M" : info.tail_n > sinfo.tail_n ? "N" : "K");
+  } else if (!split_rule(&info, &sinfo)) {
+    fprintf(f, "refused: split-K rule (split-K %d tuned on %ux%u tiles, here %ux%u)\n",
+            info.plan.splitk, sinfo.grid_rows, sinfo.grid_cols, info.grid_rows, info.grid_cols);
+  } else if (pass == 1) {
+    fputs("fits\n", f), v = 1;
+  } else if (!c->def || tsr__exec_check(c->ctx, c->b, c->p, c->def, &dinfo) != TSR_OK) {
+    fputs("fits (the default does not realize here)\n", f), v = 1;
+  } else {
+    double fill = tsr__tune_sm_fill(c->b, &info), dfill = tsr__tune_sm_fill(c->b, &dinfo);
+    double pr = tsr__tune_prior(c->b, c->p, &info), dpr = tsr__tune_prior(c->b, c->p, &dinfo);
+    if (fill < dfill)
+      fprintf(f, "refused: SM fill %.2f, the default's %.2f\n", fill, dfill);
+    else if (pr > dpr)
+      fprintf(f, "refused: the prior predicts %.3fx the default's time\n", pr / dpr);
+    else
+      fprintf(f, "fits (the prior predicts %.3fx the default's time)\n", pr / dpr), v = 1;
+  }
+  TSR_ASSERT(v == tsr__tune_serve_ok(c->ctx, c->b, c->p, plan, c->def, pass, m, n, k));
+  return v;
+}
+
 static int plan_fits(void *arg, const tsr_plan *plan, int pass, int64_t m, int64_t n,
                      int64_t k) {
   check_arg *c = arg;
+  if (c->explain) return explain_fits(c, plan, pass, m, n, k);
   return tsr__tune_serve_ok(c->ctx, c->b, c->p, plan, c->def, pass, m, n, k);
 }
 
 /* The class lookup's classifier (only the cuda backend has planner classes). */
 static const char *cuda_class(const tsr_problem *p) { return tsr_plan_class(TSR_BACKEND_CUDA, p); }
 
+static tsr_status lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                         tsr_plan *out, char *source, size_t cap, FILE *explain);
+
 tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                            tsr_plan *out, char *source, size_t cap) {
+  return lookup(ctx, b, p, out, source, cap, NULL);
+}
+
+tsr_status tsr__plan_lookup_explain(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                                    tsr_plan *out, char *source, size_t cap, FILE *explain) {
+  TSR_ASSERT(explain);
+  return lookup(ctx, b, p, out, source, cap, explain);
+}
+
+/* The lookup; explain (not NULL): the memo is neither read nor written, and
+ * every step is printed there. */
+static tsr_status lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                         tsr_plan *out, char *source, size_t cap, FILE *explain) {
   char dummy[8];
   if (!source) {
     source = dummy;
@@ -205,14 +263,21 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
     return tsr__fail(ctx, TSR_ERR_INVALID, "backend: %d unknown", (int)b);
   tsr_plan_builtin(ctx, b, p, out); /* a GPU's: its device's table (opens it) */
   snprintf(source, cap, "default");
-  if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA) return TSR_OK; /* fixed routes */
+  if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA) { /* fixed routes */
+    if (explain) fprintf(explain, "  backend %s: a fixed route, no tuned plans\n", tsr_backend_name(b));
+    return TSR_OK;
+  }
   char path[1024];
   int pr = tsr__tune_db_default_path(path, sizeof path);
   if (pr == 1) {
     snprintf(source, cap, "default (tuning database off)");
+    if (explain) fputs("  tuning database off (TESSERA_TUNE_DB=off)\n", explain);
     return TSR_OK;
   }
-  if (pr < 0) return TSR_OK;
+  if (pr < 0) {
+    if (explain) fputs("  no tuning database path (TESSERA_TUNE_DB and HOME unset)\n", explain);
+    return TSR_OK;
+  }
   pthread_once(&memo_atfork_once, memo_register_atfork);
   memo_entry q = {.used = 1, .b = b, .m = p->m, .n = p->n, .k = p->k, .batch = p->batch,
                   .op_a = p->op_a, .op_b = p->op_b, .precision = p->precision};
@@ -220,10 +285,11 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   file_state(path, &q);
   if (q.size < 0) {
     snprintf(source, cap, "default (no tuning database)");
+    if (explain) fprintf(explain, "  no tuning database at %s\n", path);
     return TSR_OK;
   }
   pthread_mutex_lock(&memo_lock);
-  for (int i = 0; i < MEMO_N; i++)
+  for (int i = 0; explain == NULL && i < MEMO_N; i++)
     if (memo_match(&memo[i], &q)) {
       if (memo[i].found) *out = memo[i].plan;
       snprintf(source, cap, "%s", memo[i].source);
@@ -237,7 +303,13 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   int found = 0, broken = 0;
   tsr__tune_target t;
   tsr__tune_db *db = NULL;
-  if (tsr__tune_target_get(ctx, b, &t) == TSR_OK) {
+  if (tsr__tune_target_get(ctx, b, &t) != TSR_OK) {
+    if (explain) fprintf(explain, "  no target key (%s): no entry can match\n", tsr_context_message(ctx));
+  } else {
+    if (explain)
+      fprintf(explain, "  database %s\n  target %s, %s, %s%s%s%s%s, tessera %s\n", path, t.backend,
+              t.device, t.arch, t.driver[0] ? ", driver " : "", t.driver,
+              t.nvrtc[0] ? ", nvrtc " : "", t.nvrtc, t.version);
     if (tsr__tune_db_open(path, 0, &db, msg, sizeof msg) == TSR_OK) {
       if (msg[0]) { /* read-only here: served, with a note */
         pthread_mutex_lock(&memo_lock);
@@ -247,9 +319,10 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
         if (first) fprintf(stderr, "tessera: note: %s\n", msg);
       }
       tsr_problem q2 = *p;
-      check_arg ca = {ctx, b, &q2, &def};
-      int r = tsr__tune_db_lookup(db, &t, p, b == TSR_BACKEND_CUDA ? cuda_class : NULL, plan_fits,
-                                  &ca, out, src, sizeof src, msg, sizeof msg);
+      check_arg ca = {ctx, b, &q2, &def, explain};
+      int r = tsr__tune_db_lookup_explain(db, &t, p, b == TSR_BACKEND_CUDA ? cuda_class : NULL,
+                                          plan_fits, &ca, out, src, sizeof src, msg, sizeof msg,
+                                          explain);
       if (r < 0) broken = 1;
       found = r == 1;
     } else {
@@ -272,6 +345,11 @@ tsr_status tsr_plan_lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
               msg);
   }
   snprintf(source, cap, "%s", src);
+  if (explain) {
+    if (broken) fprintf(explain, "  database unreadable: %s\n", msg);
+    if (!found) fprintf(explain, "  served: %s\n", src);
+    return TSR_OK;
+  }
   pthread_mutex_lock(&memo_lock);
   q.found = found;
   q.plan = *out;

@@ -77,6 +77,21 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
                                      int64_t n, int64_t k),
                         void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
                         size_t msgcap);
+/* tsr__tune_db_lookup, and where explain is not NULL, every pass and every row it
+ * considers with what decided it (the check callback prints its own verdict and
+ * newline for the rows it is given). */
+int tsr__tune_db_lookup_explain(tsr__tune_db *db, const tsr__tune_target *t,
+                                const tsr_problem *p,
+                                const char *(*plan_class)(const tsr_problem *),
+                                int (*check)(void *arg, const tsr_plan *plan, int pass,
+                                             int64_t m, int64_t n, int64_t k),
+                                void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
+                                size_t msgcap, FILE *explain);
+/* tsr_plan_lookup, printing to explain every step it takes: the database and
+ * target key, each pass, each entry considered and the rule that took or
+ * refused it (tessera plan --explain). Never reads or fills the lookup memo. */
+tsr_status tsr__plan_lookup_explain(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                                    tsr_plan *out, char *source, size_t cap, FILE *explain);
 /* A row's stored shape as a problem: p's kind (ops, batch, precision,
  * alpha, beta) with the extents m x n x k, compact (leading dimensions and
  * batch strides tight). */

@@ -226,6 +226,12 @@ whole="bm=64,bn=128,bk=16,wm=16,wn=128,tm=8,tn=8,stages=2,vec=4,a=staged,b=stage
 json=$("$T" plan --shape 4096x4096x4096 --backend cuda --precision strict --plan "$whole" --json) &&
   printf '%s' "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["plan"] == sys.argv[1], d["plan"]' "$whole" \
   && ok || bad "plan --plan WHOLE: $json"
+# plan --explain: the lookup's steps, in the text and in the JSON
+out=$(TESSERA_TUNE_DB=off "$T" plan --shape 64x64x64 --backend cpu --explain) &&
+  printf '%s\n' "$out" | grep -qx "  tuning database off (TESSERA_TUNE_DB=off)" && ok || bad "plan --explain: $out"
+json=$(TESSERA_TUNE_DB="$W/none.db" "$T" plan --shape 64x64x64 --backend cpu --explain --json) &&
+  printf '%s' "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["lookup_explain"] == "  no tuning database at %s\n" % sys.argv[1], d' "$W/none.db" \
+  && ok || bad "plan --explain --json: $json"
 sha=$("$T" emit --shape 64x64x64 --plan bm=64 --sha256 2>/dev/null)
 [ ${#sha} = 64 ] && "$T" emit --shape 64x64x64 --plan bm=64 --out "$W/k.cu" 2>/dev/null &&
   [ "$(sha256sum <"$W/k.cu" | cut -c1-64)" = "$sha" ] && ok || bad "emit --sha256 / --out: $sha"

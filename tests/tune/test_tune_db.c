@@ -327,6 +327,101 @@ static void test_lookup_rule(void **state) {
   unsetenv("TESSERA_TUNE_DB");
 }
 
+/* The lookup explained (tessera plan --explain): the text of explain_at on a
+ * CPU problem, the source it serves beside. */
+static char *explain_at(int64_t m, int64_t n, int64_t k, char *src, size_t cap) {
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr_problem p;
+  tsr_problem_init(&p, m, n, k);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  tsr_plan got;
+  assert_int_equal(tsr__plan_lookup_explain(ctx, TSR_BACKEND_CPU, &p, &got, src, cap, f), TSR_OK);
+  fclose(f);
+  tsr_context_destroy(ctx);
+  return buf;
+}
+
+static void expect_in(const char *text, const char *needle) {
+  if (!strstr(text, needle)) fail_msg("missing '%s' in:\n%s", needle, text);
+}
+
+/* Each pass, each entry it considers and the rule that decides it, and the
+ * source served (the same as tsr_plan_lookup's). */
+static void test_lookup_explain(void **state) {
+  char path[512], msg[1200], src[128], src2[128];
+  path_in(path, sizeof path, "explain.db");
+  tsr__tune_db *db = NULL;
+  assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr__tune_target t;
+  assert_int_equal(tsr__tune_target_get(ctx, TSR_BACKEND_CPU, &t), TSR_OK);
+  tsr_context_destroy(ctx);
+  const char *px = "bm=64,bn=64,bk=64,wm=1,wn=1,tm=4,tn=8,stages=1,vec=1,a=staged,b=staged,pad=0,"
+                   "walk=linear,splitk=1,threads=1,isa=generic,mma=ffma";
+  const char *pnear = "bm=32,bn=64,bk=32,wm=1,wn=1,tm=4,tn=8,stages=1,vec=1,a=staged,b=staged,"
+                      "pad=0,walk=stripe:2,splitk=1,threads=1,isa=generic,mma=ffma";
+  sqlite3 *h = tsr__tune_db_handle(db);
+  insert_tuned(h, &t, 1024, 1024, 1024, "N", px, "winner", "2026-11-29T10:00:00Z");
+  insert_tuned(h, &t, 700, 1024, 1024, "N", pnear, "winner", "2026-11-29T09:00:00Z");
+  insert_tuned(h, &t, 256, 256, 256, "N", px, "incumbent (replay: not faster in every round)",
+               "2026-11-29T10:00:00Z");
+  tsr__tune_db_close(db);
+  setenv("TESSERA_TUNE_DB", path, 1);
+  char want[1200];
+  /* 600 rows: 1024^3's winner (newer: considered first) leaves a partial
+   * 64-row tile; 700x1024x1024's fits and is served */
+  char *e = explain_at(600, 1024, 1024, src, sizeof src);
+  snprintf(want, sizeof want, "  database %s\n  target cpu, %s, %s, tessera %s\n", path, t.device,
+           t.arch, t.version);
+  expect_in(e, want);
+  expect_in(e, "  exact: this problem's own entry\n    (no entry)\n  nearest bucket: ");
+  expect_in(e, "    1024x1024x1024, winner, distance 0.77: refused: tails rule (a partial tile "
+               "along M here, none on its own shape: its tune never ran that tail code)\n"
+               "    700x1024x1024, winner, distance 0.22: fits\n"
+               "  served: tuned (nearest 700x1024x1024)\n");
+  assert_string_equal(src, "tuned (nearest 700x1024x1024)");
+  tsr_plan got;
+  lookup(path, 600, 1024, 1024, 0, &got, src2, sizeof src2);
+  assert_string_equal(src2, src);
+  free(e);
+  /* 1536 rows: 700 is beyond an octave, not listed */
+  e = explain_at(1536, 1024, 1024, src, sizeof src);
+  expect_in(e, "    1024x1024x1024, winner, distance 0.58: fits\n"
+               "  served: tuned (nearest 1024x1024x1024)\n");
+  assert_null(strstr(e, "700x"));
+  free(e);
+  /* exact, an incumbent entry */
+  e = explain_at(256, 256, 256, src, sizeof src);
+  expect_in(e, "  exact: this problem's own entry\n    256x256x256, incumbent (replay: not faster "
+               "in every round), distance 0.00: fits\n  served: tuned (exact, incumbent kept)\n");
+  assert_null(strstr(e, "nearest bucket"));
+  free(e);
+  /* nothing near: both passes empty, the default */
+  e = explain_at(100, 100, 100, src, sizeof src);
+  expect_in(e, "  nearest bucket: winners of the same ops, batch and precision within one octave "
+               "on every axis, nearest first (sum of |log2| distances)\n    (no entry)\n"
+               "  served: default (no tuned entry)\n");
+  assert_string_equal(src, "default (no tuned entry)");
+  free(e);
+  /* no database, or the database off */
+  path_in(path, sizeof path, "missing.db");
+  setenv("TESSERA_TUNE_DB", path, 1);
+  e = explain_at(100, 100, 100, src, sizeof src);
+  snprintf(want, sizeof want, "  no tuning database at %s\n", path);
+  assert_string_equal(e, want);
+  free(e);
+  setenv("TESSERA_TUNE_DB", "off", 1);
+  e = explain_at(100, 100, 100, src, sizeof src);
+  assert_string_equal(e, "  tuning database off (TESSERA_TUNE_DB=off)\n");
+  free(e);
+  unsetenv("TESSERA_TUNE_DB");
+}
+
 /* The class pass: an unseen shape beyond an octave inherits the nearest
  * winner of its planner class (the cuda backend's classes), never one of
  * another class; without a class function there is no third pass. */
@@ -829,6 +924,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_foreign_and_newer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lookup_rule, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lookup_class, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lookup_explain, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rejected_never_wins, setup, teardown),
   };
