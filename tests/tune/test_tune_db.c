@@ -245,29 +245,38 @@ static void insert_tuned(sqlite3 *h, const tsr__tune_target *t, int64_t m, int64
   sqlite3_finalize(s);
 }
 
-static void test_lookup_rule(void **state) {
-  char path[512], msg[1200], src[128];
-  path_in(path, sizeof path, "lookup.db");
+/* The CPU lookup database of the rule and explain tests, under this machine's
+ * own target key (t): 1024^3 and 700x1024x1024 winners, 256^3 an incumbent.
+ * Generic micro-kernels exist on every x86-64 host. */
+static const char *const px = "bm=64,bn=64,bk=64,wm=1,wn=1,tm=4,tn=8,stages=1,vec=1,a=staged,"
+                              "b=staged,pad=0,walk=linear,splitk=1,threads=1,isa=generic,mma=ffma";
+static const char *const pnear = "bm=32,bn=64,bk=32,wm=1,wn=1,tm=4,tn=8,stages=1,vec=1,a=staged,"
+                                 "b=staged,pad=0,walk=stripe:2,splitk=1,threads=1,isa=generic,"
+                                 "mma=ffma";
+static const char *const py = "bm=48,bn=32,bk=16,wm=1,wn=1,tm=4,tn=4,stages=1,vec=1,a=staged,"
+                              "b=staged,pad=0,walk=linear,splitk=1,threads=1,isa=generic,mma=ffma";
+
+static void cpu_lookup_db(const char *name, char *path, size_t cap, tsr__tune_target *t) {
+  char msg[1200];
+  path_in(path, cap, name);
   tsr__tune_db *db = NULL;
   assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
   tsr_context *ctx;
   assert_int_equal(tsr_context_create(&ctx), TSR_OK);
-  tsr__tune_target t;
-  assert_int_equal(tsr__tune_target_get(ctx, TSR_BACKEND_CPU, &t), TSR_OK);
+  assert_int_equal(tsr__tune_target_get(ctx, TSR_BACKEND_CPU, t), TSR_OK);
   tsr_context_destroy(ctx);
-  /* generic micro-kernels exist on every x86-64 host */
-  const char *px = "bm=64,bn=64,bk=64,wm=1,wn=1,tm=4,tn=8,stages=1,vec=1,a=staged,b=staged,pad=0,"
-                   "walk=linear,splitk=1,threads=1,isa=generic,mma=ffma";
-  const char *pnear = "bm=32,bn=64,bk=32,wm=1,wn=1,tm=4,tn=8,stages=1,vec=1,a=staged,b=staged,"
-                      "pad=0,walk=stripe:2,splitk=1,threads=1,isa=generic,mma=ffma";
-  const char *py = "bm=48,bn=32,bk=16,wm=1,wn=1,tm=4,tn=4,stages=1,vec=1,a=staged,b=staged,pad=0,"
-                   "walk=linear,splitk=1,threads=1,isa=generic,mma=ffma";
   sqlite3 *h = tsr__tune_db_handle(db);
-  insert_tuned(h, &t, 1024, 1024, 1024, "N", px, "winner", "2026-11-29T10:00:00Z");
-  insert_tuned(h, &t, 700, 1024, 1024, "N", pnear, "winner", "2026-11-29T09:00:00Z");
-  insert_tuned(h, &t, 256, 256, 256, "N", py, "incumbent (replay: not faster in every round)",
+  insert_tuned(h, t, 1024, 1024, 1024, "N", px, "winner", "2026-11-29T10:00:00Z");
+  insert_tuned(h, t, 700, 1024, 1024, "N", pnear, "winner", "2026-11-29T09:00:00Z");
+  insert_tuned(h, t, 256, 256, 256, "N", py, "incumbent (replay: not faster in every round)",
                "2026-11-29T10:00:00Z");
   tsr__tune_db_close(db);
+}
+
+static void test_lookup_rule(void **state) {
+  char path[512], msg[1200], src[128];
+  tsr__tune_target t;
+  cpu_lookup_db("lookup.db", path, sizeof path, &t);
   tsr_plan x, near, y, got, def;
   default_of(1, 1, 1, &x);
   near = y = x;
@@ -308,6 +317,7 @@ static void test_lookup_rule(void **state) {
   assert_string_equal(src, "default (no tuned entry)");
   /* tsr_plan_default is the same lookup */
   setenv("TESSERA_TUNE_DB", path, 1);
+  tsr_context *ctx;
   assert_int_equal(tsr_context_create(&ctx), TSR_OK);
   tsr_problem p;
   tsr_problem_init(&p, 1024, 1024, 1024);
@@ -352,25 +362,9 @@ static void expect_in(const char *text, const char *needle) {
 /* Each pass, each entry it considers and the rule that decides it, and the
  * source served (the same as tsr_plan_lookup's). */
 static void test_lookup_explain(void **state) {
-  char path[512], msg[1200], src[128], src2[128];
-  path_in(path, sizeof path, "explain.db");
-  tsr__tune_db *db = NULL;
-  assert_int_equal(tsr__tune_db_open(path, 1, &db, msg, sizeof msg), TSR_OK);
-  tsr_context *ctx;
-  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  char path[512], src[128], src2[128];
   tsr__tune_target t;
-  assert_int_equal(tsr__tune_target_get(ctx, TSR_BACKEND_CPU, &t), TSR_OK);
-  tsr_context_destroy(ctx);
-  const char *px = "bm=64,bn=64,bk=64,wm=1,wn=1,tm=4,tn=8,stages=1,vec=1,a=staged,b=staged,pad=0,"
-                   "walk=linear,splitk=1,threads=1,isa=generic,mma=ffma";
-  const char *pnear = "bm=32,bn=64,bk=32,wm=1,wn=1,tm=4,tn=8,stages=1,vec=1,a=staged,b=staged,"
-                      "pad=0,walk=stripe:2,splitk=1,threads=1,isa=generic,mma=ffma";
-  sqlite3 *h = tsr__tune_db_handle(db);
-  insert_tuned(h, &t, 1024, 1024, 1024, "N", px, "winner", "2026-11-29T10:00:00Z");
-  insert_tuned(h, &t, 700, 1024, 1024, "N", pnear, "winner", "2026-11-29T09:00:00Z");
-  insert_tuned(h, &t, 256, 256, 256, "N", px, "incumbent (replay: not faster in every round)",
-               "2026-11-29T10:00:00Z");
-  tsr__tune_db_close(db);
+  cpu_lookup_db("explain.db", path, sizeof path, &t);
   setenv("TESSERA_TUNE_DB", path, 1);
   char want[1200];
   /* 600 rows: 1024^3's winner (newer: considered first) leaves a partial
