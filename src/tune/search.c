@@ -268,8 +268,15 @@ static void replay_child(const tsr__tune_config *cfg, const tsr__tune_cand *src,
   }
   const char *status = json_string_value(json_object_get(j, "status"));
   const char *reason = json_string_value(json_object_get(j, "reason"));
+  const char *ran = json_string_value(json_object_get(j, "plan"));
   json_t *smp = json_object_get(j, "samples_ns");
-  if (status && !strcmp(status, "ok") && json_is_array(smp)) {
+  if (ran && strcmp(ran, src->text)) {
+    /* the child built another plan from the candidate's text: its time is
+     * not the candidate's (session 35: texts parsed over the default's
+     * optional keys) */
+    snprintf(c->reason, sizeof c->reason, "replay: the child ran another plan (%.150s) than %.150s",
+             ran, src->text);
+  } else if (status && !strcmp(status, "ok") && json_is_array(smp)) {
     c->status = TSR__CAND_OK;
     c->time_ns = json_number_value(json_object_get(j, "time_ns"));
     c->calls = (int)json_integer_value(json_object_get(j, "calls"));

@@ -182,6 +182,15 @@ expect_rc 0 "show concurrent" $T tune --show --db "$cdb"
 grep -q "integrity ok" "$tmp/out" || fail "concurrent DB integrity"
 [ "$(grep -c ' done: measured 4' "$tmp/out")" = 2 ] || fail "concurrent DB lacks two finished runs: $(cat "$tmp/out")"
 
+# ---- the replay child runs the candidate's whole text as it is ------------------
+# (the tuner rejects a replay whose child reports another plan than the candidate's)
+whole=$($T plan --shape 32x32x32 --backend cpu --precision strict --json |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["plan"])')
+$T tune --replay-child --backend cpu --shape 32x32x32 --precision strict --plan "$whole" --samples 5 \
+  --sample-ms 1 --warmup-ms 1 --no-db >"$tmp/child" 2>"$tmp/err" || fail "replay child: $(cat "$tmp/err")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["status"] == "ok" and d["plan"] == sys.argv[2], d' \
+  "$tmp/child" "$whole" || fail "replay child ran another plan than $whole: $(cat "$tmp/child")"
+
 # ---- corrupted database file ---------------------------------------------------
 bad=$tmp/garbage.db
 head -c 16384 /dev/urandom >"$bad"
