@@ -737,18 +737,7 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
                         int (*check)(void *arg, const tsr_plan *plan, int pass, int64_t m,
                                      int64_t n, int64_t k),
                         void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
-                        size_t msgcap) {
-  return tsr__tune_db_lookup_explain(db, t, p, plan_class, check, arg, out, source, cap, msg,
-                                     msgcap, NULL);
-}
-
-int tsr__tune_db_lookup_explain(tsr__tune_db *db, const tsr__tune_target *t,
-                                const tsr_problem *p,
-                                const char *(*plan_class)(const tsr_problem *),
-                                int (*check)(void *arg, const tsr_plan *plan, int pass,
-                                             int64_t m, int64_t n, int64_t k),
-                                void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
-                                size_t msgcap, FILE *explain) {
+                        size_t msgcap, FILE *explain) {
   sqlite3 *h = db->h;
   sqlite3_stmt *s;
   /* Exact: the whole key. Nearest: the key without m, n, k, accepted

@@ -2,6 +2,7 @@
  * tsr_plan_default: database (exact, then nearest bucket), else the
  * backend's built-in default. */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,13 +115,35 @@ typedef struct {
   FILE *explain; /* not NULL: print each verdict (tsr__plan_lookup_explain) */
 } check_arg;
 
+/* A verdict's reason, one line on why (tsr__plan_lookup_explain), when not NULL. */
+static void say(FILE *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(FILE *why, const char *fmt, ...) {
+  if (!why) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(why, fmt, ap);
+  va_end(ap);
+  fputc('\n', why);
+}
+
+/* The class pass's guard on a plan realized on p as info. */
+static int transfer_verdict(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                            const tsr_plan_info *info, const tsr_plan *def, FILE *why) {
+  tsr_plan_info dinfo;
+  if (!def || tsr__exec_check(ctx, b, p, def, &dinfo) != TSR_OK)
+    return say(why, "fits (the default does not realize here)"), 1;
+  double fill = tsr__tune_sm_fill(b, info), dfill = tsr__tune_sm_fill(b, &dinfo);
+  if (fill < dfill) return say(why, "refused: SM fill %.2f, the default's %.2f", fill, dfill), 0;
+  double pr = tsr__tune_prior(b, p, info), dpr = tsr__tune_prior(b, p, &dinfo);
+  if (pr > dpr) return say(why, "refused: the prior predicts %.3fx the default's time", pr / dpr), 0;
+  return say(why, "fits (the prior predicts %.3fx the default's time)", pr / dpr), 1;
+}
+
 int tsr__tune_transfer_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                           const tsr_plan *plan, const tsr_plan *def) {
-  tsr_plan_info info, dinfo;
-  if (tsr__exec_check(ctx, b, p, plan, &info) != TSR_OK) return 0;
-  if (!def || tsr__exec_check(ctx, b, p, def, &dinfo) != TSR_OK) return 1;
-  if (tsr__tune_sm_fill(b, &info) < tsr__tune_sm_fill(b, &dinfo)) return 0;
-  return tsr__tune_prior(b, p, &info) <= tsr__tune_prior(b, p, &dinfo);
+  tsr_plan_info info;
+  return tsr__exec_check(ctx, b, p, plan, &info) == TSR_OK &&
+         transfer_verdict(ctx, b, p, &info, def, NULL);
 }
 
 /* Whether a realized plan runs K-tail code on p. The GEMV family's K block
@@ -172,62 +195,44 @@ int tsr__tune_split_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *
   return realize_both(ctx, b, p, plan, m, n, k, &q, &info, &sinfo) && split_rule(&info, &sinfo);
 }
 
+/* Whether the pass may serve a plan stored for m x n x k on p, each rule in
+ * turn; why (not NULL): the deciding rule, one line. Both transfer rules from
+ * one realization of each shape. */
+static int serve_verdict(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
+                         const tsr_plan *plan, const tsr_plan *def, int pass, int64_t m,
+                         int64_t n, int64_t k, FILE *why) {
+  tsr_problem q;
+  tsr_plan_info info, sinfo;
+  if (tsr__exec_check(ctx, b, p, plan, &info) != TSR_OK)
+    return say(why, "refused: the planner here (%s)", tsr_context_message(ctx)), 0;
+  if (pass == 0) return say(why, "fits"), 1;
+  tsr__tune_stored_problem(p, m, n, k, &q);
+  if (tsr__exec_check(ctx, b, &q, plan, &sinfo) != TSR_OK)
+    return say(why, "refused: the planner on its own shape (%s)", tsr_context_message(ctx)), 0;
+  if (!tails_rule(p, &q, &info, &sinfo))
+    return say(why,
+               "refused: tails rule (a partial tile along %s here, none on its own shape: its "
+               "tune never ran that tail code)",
+               info.tail_m > sinfo.tail_m ? "M" : info.tail_n > sinfo.tail_n ? "N" : "K"),
+           0;
+  if (!split_rule(&info, &sinfo))
+    return say(why, "refused: split-K rule (split-K %d tuned on %ux%u tiles, here %ux%u)",
+               info.plan.splitk, sinfo.grid_rows, sinfo.grid_cols, info.grid_rows, info.grid_cols),
+           0;
+  if (pass == 1) return say(why, "fits"), 1;
+  return transfer_verdict(ctx, b, p, &info, def, why);
+}
+
 int tsr__tune_serve_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                        const tsr_plan *plan, const tsr_plan *def, int pass, int64_t m, int64_t n,
                        int64_t k) {
-  tsr_problem q;
-  tsr_plan_info info, sinfo;
-  if (pass == 0) return tsr__exec_check(ctx, b, p, plan, &info) == TSR_OK;
-  /* both transfer rules from one realization of each shape */
-  if (!realize_both(ctx, b, p, plan, m, n, k, &q, &info, &sinfo)) return 0;
-  if (!tails_rule(p, &q, &info, &sinfo) || !split_rule(&info, &sinfo)) return 0;
-  return pass == 1 || tsr__tune_transfer_ok(ctx, b, p, plan, def);
-}
-
-/* tsr__tune_serve_ok's verdict with the rule that decides it, in its order. */
-static int explain_fits(check_arg *c, const tsr_plan *plan, int pass, int64_t m, int64_t n,
-                        int64_t k) {
-  FILE *f = c->explain;
-  tsr_plan_info info, sinfo, dinfo;
-  tsr_problem q;
-  int v = 0;
-  if (tsr__exec_check(c->ctx, c->b, c->p, plan, &info) != TSR_OK) {
-    fprintf(f, "refused: the planner here (%s)\n", tsr_context_message(c->ctx));
-  } else if (pass == 0) {
-    fputs("fits\n", f), v = 1;
-  } else if (tsr__tune_stored_problem(c->p, m, n, k, &q),
-             tsr__exec_check(c->ctx, c->b, &q, plan, &sinfo) != TSR_OK) {
-    fprintf(f, "refused: the planner on its own shape (%s)\n", tsr_context_message(c->ctx));
-  } else if (!tails_rule(c->p, &q, &info, &sinfo)) {
-    fprintf(f, "refused: tails rule (a partial tile along %s here, none on its own shape: its tune "
-               "never ran that tail code)\n",
-            info.tail_m > sinfo.tail_m ? "M" : info.tail_n > sinfo.tail_n ? "N" : "K");
-  } else if (!split_rule(&info, &sinfo)) {
-    fprintf(f, "refused: split-K rule (split-K %d tuned on %ux%u tiles, here %ux%u)\n",
-            info.plan.splitk, sinfo.grid_rows, sinfo.grid_cols, info.grid_rows, info.grid_cols);
-  } else if (pass == 1) {
-    fputs("fits\n", f), v = 1;
-  } else if (!c->def || tsr__exec_check(c->ctx, c->b, c->p, c->def, &dinfo) != TSR_OK) {
-    fputs("fits (the default does not realize here)\n", f), v = 1;
-  } else {
-    double fill = tsr__tune_sm_fill(c->b, &info), dfill = tsr__tune_sm_fill(c->b, &dinfo);
-    double pr = tsr__tune_prior(c->b, c->p, &info), dpr = tsr__tune_prior(c->b, c->p, &dinfo);
-    if (fill < dfill)
-      fprintf(f, "refused: SM fill %.2f, the default's %.2f\n", fill, dfill);
-    else if (pr > dpr)
-      fprintf(f, "refused: the prior predicts %.3fx the default's time\n", pr / dpr);
-    else
-      fprintf(f, "fits (the prior predicts %.3fx the default's time)\n", pr / dpr), v = 1;
-  }
-  TSR_ASSERT(v == tsr__tune_serve_ok(c->ctx, c->b, c->p, plan, c->def, pass, m, n, k));
-  return v;
+  return serve_verdict(ctx, b, p, plan, def, pass, m, n, k, NULL);
 }
 
 static int plan_fits(void *arg, const tsr_plan *plan, int pass, int64_t m, int64_t n,
                      int64_t k) {
   check_arg *c = arg;
-  if (c->explain) return explain_fits(c, plan, pass, m, n, k);
-  return tsr__tune_serve_ok(c->ctx, c->b, c->p, plan, c->def, pass, m, n, k);
+  return serve_verdict(c->ctx, c->b, c->p, plan, c->def, pass, m, n, k, c->explain);
 }
 
 /* The class lookup's classifier (only the cuda backend has planner classes). */
@@ -320,9 +325,8 @@ static tsr_status lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem
       }
       tsr_problem q2 = *p;
       check_arg ca = {ctx, b, &q2, &def, explain};
-      int r = tsr__tune_db_lookup_explain(db, &t, p, b == TSR_BACKEND_CUDA ? cuda_class : NULL,
-                                          plan_fits, &ca, out, src, sizeof src, msg, sizeof msg,
-                                          explain);
+      int r = tsr__tune_db_lookup(db, &t, p, b == TSR_BACKEND_CUDA ? cuda_class : NULL, plan_fits,
+                                  &ca, out, src, sizeof src, msg, sizeof msg, explain);
       if (r < 0) broken = 1;
       found = r == 1;
     } else {

@@ -407,8 +407,8 @@ static tsr_status tune_space(tsr_context *ctx, const tsr__tune_config *cfg, tsr_
     tsr_plan prev;
     tsr_plan_builtin(ctx, b, p, &prev);
     char src[128], m2[256];
-    if (tsr__tune_db_lookup(db, target, p, NULL, NULL, NULL, &prev, src, sizeof src, m2, sizeof m2) ==
-            1 &&
+    if (tsr__tune_db_lookup(db, target, p, NULL, NULL, NULL, &prev, src, sizeof src, m2, sizeof m2,
+                            NULL) == 1 &&
         !strncmp(src, "tuned (exact", 12)) {
       extra[nextra] = prev;
       roles[nextra++] = TSR__ROLE_PREVIOUS;

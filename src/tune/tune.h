@@ -70,23 +70,15 @@ int tsr__tune_db_busy_side(const char *path, char *side, size_t cap);
  * matches, -1 on a database error (msg). check(plan, pass, m, n, k) is
  * consulted for each candidate row (m, n, k: the row's stored extents), pass
  * 0 exact, 1 nearest, 2 class (the lookup's is tsr__tune_serve_ok); rows it
- * refuses are skipped. */
+ * refuses are skipped. explain (not NULL): every pass and every row it
+ * considers with what decided it; check then prints its own verdict and
+ * newline for the rows it is given. */
 int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_problem *p,
                         const char *(*plan_class)(const tsr_problem *),
                         int (*check)(void *arg, const tsr_plan *plan, int pass, int64_t m,
                                      int64_t n, int64_t k),
                         void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
-                        size_t msgcap);
-/* tsr__tune_db_lookup, and where explain is not NULL, every pass and every row it
- * considers with what decided it (the check callback prints its own verdict and
- * newline for the rows it is given). */
-int tsr__tune_db_lookup_explain(tsr__tune_db *db, const tsr__tune_target *t,
-                                const tsr_problem *p,
-                                const char *(*plan_class)(const tsr_problem *),
-                                int (*check)(void *arg, const tsr_plan *plan, int pass,
-                                             int64_t m, int64_t n, int64_t k),
-                                void *arg, tsr_plan *out, char *source, size_t cap, char *msg,
-                                size_t msgcap, FILE *explain);
+                        size_t msgcap, FILE *explain);
 /* tsr_plan_lookup, printing to explain every step it takes: the database and
  * target key, each pass, each entry considered and the rule that took or
  * refused it (tessera plan --explain). Never reads or fills the lookup memo. */

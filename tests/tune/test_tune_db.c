@@ -458,7 +458,8 @@ static void test_lookup_class(void **state) {
     tsr__backend_get(TSR_BACKEND_CUDA)->default_plan(NULL, &p, &got);
     want = got;
     snprintf(src, sizeof src, "none");
-    int r = tsr__tune_db_lookup(db, &t, &p, cls, NULL, NULL, &got, src, sizeof src, msg, sizeof msg);
+    int r = tsr__tune_db_lookup(db, &t, &p, cls, NULL, NULL, &got, src, sizeof src, msg, sizeof msg,
+                                NULL);
     if (!q[i].src) {
       assert_int_equal(r, 0);
       continue;
@@ -475,7 +476,7 @@ static void test_lookup_class(void **state) {
   tsr_plan got;
   tsr__backend_get(TSR_BACKEND_CUDA)->default_plan(NULL, &p, &got);
   assert_int_equal(tsr__tune_db_lookup(db, &t, &p, NULL, NULL, NULL, &got, src, sizeof src, msg,
-                                       sizeof msg),
+                                       sizeof msg, NULL),
                    0);
   tsr__tune_db_close(db);
 }
@@ -839,7 +840,8 @@ static void test_migration_v3(void **state) {
   char src[128];
   assert_int_equal(tsr__tune_db_open(path, 0, &db, msg, sizeof msg), TSR_OK);
   assert_int_equal(
-      tsr__tune_db_lookup(db, &t, &p, NULL, NULL, NULL, &got, src, sizeof src, msg, sizeof msg), 1);
+      tsr__tune_db_lookup(db, &t, &p, NULL, NULL, NULL, &got, src, sizeof src, msg, sizeof msg, NULL),
+      1);
   assert_string_equal(src, "tuned (exact)");
   assert_int_equal(got.bm, 256);
   tsr__tune_db_close(db);

@@ -365,10 +365,6 @@ static void test_cuda_space_has_wgmma(void **state) {
   tsr_context_destroy(ctx);
 }
 
-/* Every family's candidates start from the default with the other families'
- * keys cleared: a GEMV default (threads=256) and an Ozaki default (moduli)
- * once left 11 and 18 planner-legal candidates of 364064 (session 9). The
- * GEMV family is searched where a side is at most 16. */
 /* The strict CUDA search space of M x N x K (op(B) = T when nt). */
 static void strict_space(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int nt, tsr_problem *p,
                          tsr__tune_space_t *sp) {
@@ -493,6 +489,10 @@ static void test_cuda_space_views_last(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* Every family's candidates start from the default with the other families'
+ * keys cleared: a GEMV default (threads=256) and an Ozaki default (moduli)
+ * once left 11 and 18 planner-legal candidates of 364064 (session 9). The
+ * GEMV family is searched where a side is at most 16. */
 static void test_cuda_space_families(void **state) {
   (void)state;
   tsr_context *ctx = NULL;
