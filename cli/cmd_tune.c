@@ -193,12 +193,12 @@ typedef struct {
   long long max_cand, samples, sample_ms, warmup_ms, rounds, spill, blocks;
   long long compile_threads; /* -1 until given: online CPUs - 1, at most 8 */
   double max_seconds, max_memory;
-  int show, json, quiet, no_db, in_process, child;
+  int show, loo, json, quiet, no_db, in_process, child;
   const char *precision_text; /* --precision: one mode or a comma list */
   const char *shard_text;     /* --shard I/N */
   int shard, nshards;         /* parsed; nshards 0: no --shard */
   const char *merge_out;      /* --merge OUT */
-  const char *inputs[MAX_INPUTS]; /* --merge's input databases (operands) */
+  const char *inputs[MAX_INPUTS]; /* --merge's input databases, --loo's folders (operands) */
   int ninputs;
 } tune_args;
 
@@ -270,6 +270,11 @@ static int parse_args(int argc, char **argv, tune_args *a) {
       TSR_CLI_OPT_FLAG("--json", &a->json, "print the result document(s) on stdout"),
       TSR_CLI_OPT_FLAG("--quiet", &a->quiet, "no progress display on stderr"),
       TSR_CLI_OPT_FLAG("--show", &a->show, "list the tuning database"),
+      TSR_CLI_OPT_FLAG("--loo", &a->loo,
+                       "leave-one-out: look up every database entry's shape as unseen\n"
+                       "(the nearest and class passes over the other entries) and price\n"
+                       "the plan served by the entry's tune document (tune_*.json in the\n"
+                       "folders given as arguments) where its search measured it"),
       TSR_CLI_OPT_INT("--blocks", &a->blocks, 1, 1024, "B",
                       "split each shape's search candidates into B blocks, one\n"
                       "work item each (every block also measures and replays against\n"
@@ -301,6 +306,8 @@ static int parse_args(int argc, char **argv, tune_args *a) {
           "       tessera tune --show [--db PATH] [--json]  list the tuning database\n"
           "       tessera tune --shard I/N [options]        one of N separate jobs (docs/tune.md)\n"
           "       tessera tune --merge OUT IN.db...         merge tuning databases into OUT\n"
+          "       tessera tune --loo [--db PATH] DIR...     the lookup on shapes left out, priced\n"
+          "                                                 by the tune documents in DIR...\n"
           "       mpirun -np R tessera-mpi tune [options]   R ranks, one work queue (MPI build)\n"
           "\n"
           "Measures planner-legal plans of the joint search space in the order of an\n"
@@ -315,7 +322,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
       .nopts = n,
       .operands = a->inputs,
       .max_operands = MAX_INPUTS,
-      .operand_name = "input database list (at most 4096)",
+      .operand_name = "input database or folder list (at most 4096)",
   };
   int rc = tsr_cli_parse(&spec, argc, argv);
   while (a->ninputs < MAX_INPUTS && a->inputs[a->ninputs]) a->ninputs++;
@@ -613,6 +620,27 @@ static int merge_dbs(const tune_args *a) {
   return TSR_EXIT_OK;
 }
 
+/* --loo DIR...: the lookup's leave-one-out estimate (loo.c). */
+static int loo_db(const tune_args *a, const char *db_path) {
+  if (a->ninputs < 1)
+    return tsr_cli_usage_error("tune", "--loo: no folder of tune documents given");
+  tsr__tune_db *db = NULL;
+  char msg[1200];
+  if (tsr__tune_db_open(db_path, 0, &db, msg, sizeof msg))
+    return tsr_cli_usage_error("tune", "%s", msg);
+  tsr_context *ctx = NULL;
+  if (tsr_context_create(&ctx)) {
+    tsr__tune_db_close(db);
+    return tsr_cli_usage_error("tune", "out of memory");
+  }
+  tsr__tune_loo_summary sum;
+  tsr_status st = tsr__tune_loo(ctx, db, a->inputs, a->ninputs, stdout, &sum);
+  int rc = st ? tsr_cli_usage_error("tune", "%s", tsr_context_message(ctx)) : TSR_EXIT_OK;
+  tsr_context_destroy(ctx);
+  tsr__tune_db_close(db);
+  return rc;
+}
+
 /* "I/N" with 0 <= I < N. */
 static int parse_shard(tune_args *a) {
   const char *t = a->shard_text;
@@ -638,9 +666,12 @@ int tsr_cli_tune(int argc, char **argv) {
   if (prc != TSR_CLI_CONTINUE) return prc;
   if (a.rounds % 2) return tsr_cli_usage_error("tune", "--rounds: '%lld' must be even", a.rounds);
   if (a.shard_text && parse_shard(&a)) return TSR_EXIT_USAGE;
-  if (a.ninputs && !a.merge_out)
-    return tsr_cli_usage_error("tune", "unexpected argument '%s' (input databases go with --merge OUT)",
+  if (a.ninputs && !a.merge_out && !a.loo)
+    return tsr_cli_usage_error("tune",
+                               "unexpected argument '%s' (input databases go with --merge OUT, "
+                               "folders with --loo)",
                                a.inputs[0]);
+  if (a.merge_out && a.loo) return tsr_cli_usage_error("tune", "--merge and --loo: give one of them");
   if (a.merge_out) return merge_dbs(&a);
   /* --precision: one mode or a list, each tuned as its own key */
   tsr_precision precs[MAX_PRECISIONS] = {a.o.precision};
@@ -678,7 +709,7 @@ int tsr_cli_tune(int argc, char **argv) {
     if (a.db_opt) snprintf(db_path, sizeof db_path, "%s", a.db_opt);
     else {
       int pr = tsr__tune_db_default_path(db_path, sizeof db_path);
-      if (pr == 1 && !a.show) {
+      if (pr == 1 && !a.show && !a.loo) {
         db_off_note = 1; /* said once every check has passed */
         no_db = 1;
       } else if (pr) {
@@ -689,6 +720,10 @@ int tsr_cli_tune(int argc, char **argv) {
   if (a.show) {
     if (no_db || !db_path[0]) return tsr_cli_usage_error("tune", "--show: no database (use --db PATH)");
     return show_db(db_path, a.json);
+  }
+  if (a.loo) {
+    if (no_db || !db_path[0]) return tsr_cli_usage_error("tune", "--loo: no database (use --db PATH)");
+    return loo_db(&a, db_path);
   }
 
   /* The shapes: the preset's, or --shape's list. */

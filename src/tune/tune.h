@@ -167,6 +167,22 @@ const char *tsr__tune_schema_sql(void);
 /* Lists runs and tuned entries (text, or JSON when json). 0 on success. */
 int tsr__tune_db_show(tsr__tune_db *db, FILE *f, int json, char *msg, size_t cap);
 
+/* Leave-one-out over db (loo.c, tessera tune --loo): each cpu or cuda
+ * entry's shape looked up as unseen under the entry's own target key — the
+ * nearest and class passes over the other entries with the lookup's rules
+ * (tsr__tune_serve_ok) — one line each on out, then a summary; a served
+ * plan is priced by the entry's tune document (tune_*.json in dirs, the
+ * latest "finished" per problem) where its search measured that plan: time
+ * over the incumbent's. TSR_ERR_IO / TSR_ERR_INVALID name the folder or
+ * document, TSR_ERR_DB the database. */
+typedef struct {
+  int entries, served, measured, slower;
+  double geomean, worst; /* of the measured ratios (1 and 0 when none) */
+  char worst_shape[96];
+} tsr__tune_loo_summary;
+tsr_status tsr__tune_loo(tsr_context *ctx, tsr__tune_db *db, const char *const *dirs, int ndirs,
+                         FILE *out, tsr__tune_loo_summary *sum);
+
 /* Clears the process-wide lookup memo (tests). */
 void tsr__tune_lookup_reset(void);
 

@@ -101,6 +101,20 @@ grep -q '"prefetch_threads": 0' "$tmp/out" || fail "--show --json lacks the run'
 grep -q '"prefetch_measured_not_precompiled": 5' "$tmp/out" ||
   fail "--show --json lacks the run's prefetch_measured_not_precompiled"
 
+# --loo: the one entry looked up as unseen (no other entry: its default), priced by
+# the results folder's document; bad folders and combinations named, exit 2
+expect_rc 0 "loo" $T tune --loo --db "$db" "$tmp/res"
+grep -q "^  96x64x80 .* default$" "$tmp/out" || fail "--loo: the entry's line: $(cat "$tmp/out")"
+grep -q "^summary: 1 entry, 0 served another entry's plan" "$tmp/out" ||
+  fail "--loo: summary: $(cat "$tmp/out")"
+expect_rc 2 "loo without a folder" $T tune --loo --db "$db"
+grep -q -- "--loo: no folder" "$tmp/err" || fail "--loo without a folder: $(cat "$tmp/err")"
+expect_rc 2 "loo missing folder" $T tune --loo --db "$db" "$tmp/nowhere"
+grep -q -- "$tmp/nowhere" "$tmp/err" || fail "--loo: missing folder not named: $(cat "$tmp/err")"
+expect_rc 2 "loo and merge" $T tune --loo --merge "$tmp/m.db" "$db"
+expect_rc 2 "loo missing db" $T tune --loo --db "$tmp/none.db" "$tmp/res"
+[ ! -e "$tmp/none.db" ] || fail "--loo created a database"
+
 # ---- a zoo label as --shape: its batch and ops tuned, stored, served ----------
 expect_rc 0 "tune 3*40x24x16:NT" $T tune --shape 3*40x24x16:NT --backend cpu --max-candidates 3 \
   --max-seconds 30 --rounds 2 --sample-ms 2 --warmup-ms 5 --db "$db" --out "$tmp/res" --quiet

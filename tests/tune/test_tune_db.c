@@ -416,6 +416,112 @@ static void test_lookup_explain(void **state) {
   unsetenv("TESSERA_TUNE_DB");
 }
 
+/* A tune document for the leave-one-out test: dir/tune_cpu_<shape>.json with the
+ * incumbent's time and one more measured candidate (plan, time). */
+static void write_doc(const char *dir, const char *shape, const char *finished, double inc_ns,
+                      const char *plan, double ns) {
+  char path[700];
+  snprintf(path, sizeof path, "%s/tune_cpu_%s.json", dir, shape);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "{\"schema\": \"tessera-tune/1\", \"backend\": \"cpu\", \"problem\": {\"shape\": "
+          "\"%s\", \"batch\": 1, \"op_a\": \"N\", \"op_b\": \"N\", \"precision\": "
+          "\"auto\"}, \"finished\": \"%s\", \"incumbent\": {\"plan\": \"x\", \"status\": "
+          "\"ok\", \"time_ns\": %g}, \"candidates\": [{\"plan\": \"x\", \"status\": "
+          "\"ok\", \"time_ns\": %g}, {\"plan\": \"%s\", \"status\": \"ok\", \"time_ns\": "
+          "%g}, {\"plan\": \"%s\", \"status\": \"rejected-planner\", \"time_ns\": 1}]}\n",
+          shape, finished, inc_ns, inc_ns, plan, ns, plan);
+  fclose(f);
+}
+
+static char *run_loo(const char *dbpath, const char *const *dirs, int ndirs, tsr_status want,
+                     tsr__tune_loo_summary *sum, char *msg, size_t cap) {
+  char m[1200];
+  tsr__tune_db *db = NULL;
+  assert_int_equal(tsr__tune_db_open(dbpath, 0, &db, m, sizeof m), TSR_OK);
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  assert_int_equal(tsr__tune_loo(ctx, db, dirs, ndirs, f, sum), want);
+  fclose(f);
+  snprintf(msg, cap, "%s", tsr_context_message(ctx));
+  tsr_context_destroy(ctx);
+  tsr__tune_db_close(db);
+  return buf;
+}
+
+/* Leave-one-out (tessera tune --loo): each entry looked up as unseen. 1024^3
+ * is served 700x1024x1024's winner by the nearest pass (the exact pass, its
+ * own entry, left out) and priced by its latest tune document; 700x1024x1024
+ * is refused 1024^3's (the tails rule) and 256^3 has no neighbour: defaults. */
+static void test_loo(void **state) {
+  char path[512], d1[512], d2[512], msg[1200];
+  tsr__tune_target t;
+  cpu_lookup_db("loo.db", path, sizeof path, &t);
+  /* the text the lookup makes of 700x1024x1024's stored plan at 1024^3: a
+   * partial text, read over 1024^3's default */
+  tsr_plan near;
+  default_of(1024, 1024, 1024, &near);
+  assert_int_equal(tsr_plan_parse(pnear, &near, msg, sizeof msg), TSR_OK);
+  char text[512];
+  tsr_plan_format(&near, text, sizeof text);
+  path_in(d1, sizeof d1, "docs1");
+  path_in(d2, sizeof d2, "docs2");
+  assert_int_equal(mkdir(d1, 0755), 0);
+  assert_int_equal(mkdir(d2, 0755), 0);
+  write_doc(d1, "1024x1024x1024", "2026-11-29T10:00:00Z", 2000, text, 1800);
+  write_doc(d2, "1024x1024x1024", "2026-11-28T10:00:00Z", 2000, text, 500); /* older: ignored */
+  write_doc(d2, "256x256x256", "2026-11-29T10:00:00Z", 100, text, 50);
+  const char *dirs[] = {d2, d1};
+  tsr__tune_loo_summary sum;
+  char *out = run_loo(path, dirs, 2, TSR_OK, &sum, msg, sizeof msg);
+  expect_in(out, "  1024x1024x1024           auto    tuned (nearest 700x1024x1024): 0.900 of the "
+                 "incumbent's time in its tune\n");
+  assert_int_equal(sum.entries, 3);
+  assert_int_equal(sum.served, 1);
+  assert_int_equal(sum.measured, 1);
+  assert_int_equal(sum.slower, 0);
+  assert_true(fabs(sum.geomean - 0.9) < 1e-12);
+  assert_string_equal(sum.worst_shape, "1024x1024x1024");
+  expect_in(out, "2 tune documents (the latest of each problem) priced the plans served\n");
+  char want[700];
+  snprintf(want, sizeof want, "target cpu, %s, %s, tessera %s\n", t.device, t.arch, t.version);
+  expect_in(out, want);
+  expect_in(out, "  1024x1024x1024           auto    tuned (nearest 700x1024x1024): 0.900 of the "
+                 "incumbent's time in its tune\n");
+  expect_in(out, "  700x1024x1024            auto    default\n");
+  expect_in(out, "  256x256x256              auto    default\n");
+  expect_in(out, "summary: 3 entries, 1 served another entry's plan, 1 of those measured in their "
+                 "own tune: geomean 0.900 of the incumbent's time, 0 slower (worst 0.900 at "
+                 "1024x1024x1024)\n");
+  free(out);
+  /* the plan not among the document's measured candidates: served, not priced */
+  write_doc(d1, "1024x1024x1024", "2026-11-30T10:00:00Z", 2000, "bm=1", 10);
+  out = run_loo(path, dirs, 2, TSR_OK, &sum, msg, sizeof msg);
+  expect_in(out, "tuned (nearest 700x1024x1024): not measured in its tune\n");
+  assert_int_equal(sum.served, 1);
+  assert_int_equal(sum.measured, 0);
+  assert_true(sum.geomean == 1.0);
+  free(out);
+  /* a document that is not one, and a folder that is not there: named */
+  char bad[700];
+  snprintf(bad, sizeof bad, "%s/tune_cpu_bad.json", d2);
+  FILE *f = fopen(bad, "w");
+  fputs("{\"schema\": \"tessera-tune/1\"", f);
+  fclose(f);
+  out = run_loo(path, dirs, 2, TSR_ERR_INVALID, &sum, msg, sizeof msg);
+  expect_in(msg, bad);
+  free(out);
+  const char *missing[] = {"/nonexistent/folder"};
+  out = run_loo(path, missing, 1, TSR_ERR_IO, &sum, msg, sizeof msg);
+  expect_in(msg, "/nonexistent/folder");
+  free(out);
+}
+
 /* The class pass: an unseen shape beyond an octave inherits the nearest
  * winner of its planner class (the cuda backend's classes), never one of
  * another class; without a class function there is no third pass. */
@@ -921,6 +1027,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lookup_rule, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lookup_class, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lookup_explain, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loo, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rejected_never_wins, setup, teardown),
   };
