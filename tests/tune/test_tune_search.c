@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "measure/exec.h"
 #include "tune/tune.h"
 
 static char tmpdir[256], dbpath[400];
@@ -688,6 +689,49 @@ static void test_transfer_guard(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* The class pass's fill slack and prior margin (session 36, tessera tune --loo over
+ * the H200's 47-shape database): a grid leaving 4 of 132 SMs idle (fill 0.97 of
+ * the default's 1.00) with a predicted gain is served — 100x100x8000's winner
+ * (128 programs) at 128x128x16384 ran 0.803 of the default's time on the H200,
+ * 8x4096x11008 NT's GEMV winner at 8x4096x4096 NT 0.880 in that shape's tune —
+ * and a prior tie is not: 1x32000x4096 NT's GEMV winner at 1x11008x4096 NT
+ * (1.000 predicted, 1.016 measured in its tune). */
+static void test_transfer_slack(void **state) {
+  (void)state;
+  tsr_context *ctx = NULL;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  const char *w100 = "bm=64,bn=128,bk=16,wm=16,wn=128,tm=8,tn=8,stages=2,vec=4,a=staged,b=staged,"
+                     "pad=4,walk=linear,splitk=64,threads=0,isa=auto,mma=ffma,acc=step,"
+                     "minblocks=0,pack=none,split=producer,kloop=2";
+  const char *w8 = "bm=16,bn=32,bk=128,wm=1,wn=1,tm=1,tn=1,stages=1,vec=4,a=staged,b=staged,"
+                   "pad=0,walk=linear,splitk=1,threads=512,isa=auto,mma=gemv,acc=step,"
+                   "minblocks=0,pack=none,split=inline";
+  const char *w1 = "bm=16,bn=8,bk=1024,wm=1,wn=1,tm=1,tn=1,stages=1,vec=4,a=staged,b=staged,"
+                   "pad=0,walk=linear,splitk=1,threads=128,isa=auto,mma=gemv,acc=step,"
+                   "minblocks=0,pack=none,split=inline";
+  /* the figures the rule reads: fill 0.97 against 1.00, a predicted gain */
+  tsr_problem p;
+  tsr_plan pl, def;
+  tsr_plan_info a, d;
+  guard_case(ctx, 128, 128, 16384, 0, TSR_PREC_STRICT, w100, &p, &pl, &def);
+  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, &p, &pl, &a), TSR_OK);
+  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, &p, &def, &d), TSR_OK);
+  assert_int_equal(a.grid_rows * a.grid_cols * a.grid_batch, 128);
+  assert_true(tsr__tune_sm_fill(TSR_BACKEND_CUDA, &a) < tsr__tune_sm_fill(TSR_BACKEND_CUDA, &d));
+  assert_true(tsr__tune_prior(TSR_BACKEND_CUDA, &p, &a) < tsr__tune_prior(TSR_BACKEND_CUDA, &p, &d));
+  assert_true(transfer_ok_in(ctx, 128, 128, 16384, 0, TSR_PREC_STRICT, w100));
+  assert_true(transfer_ok_in(ctx, 8, 4096, 4096, 1, TSR_PREC_STRICT, w8));
+  assert_false(transfer_ok_in(ctx, 1, 11008, 4096, 1, TSR_PREC_STRICT, w1));
+  /* under 0.9 of the default's fill it stays refused: the same plan on a 64-row
+   * output, 64 programs (session 28's 1.94x transfer had 0.65) */
+  guard_case(ctx, 64, 128, 16384, 0, TSR_PREC_STRICT, w100, &p, &pl, &def);
+  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, &p, &pl, &a), TSR_OK);
+  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, &p, &def, &d), TSR_OK);
+  assert_true(tsr__tune_sm_fill(TSR_BACKEND_CUDA, &a) < 0.9 * tsr__tune_sm_fill(TSR_BACKEND_CUDA, &d));
+  assert_false(transfer_ok_in(ctx, 64, 128, 16384, 0, TSR_PREC_STRICT, w100));
+  tsr_context_destroy(ctx);
+}
+
 /* The transfer passes' tails rule (tsr__tune_serve_ok, tsr__tune_tails_ok): on
  * the H100 (sessions 28 and 32) 1024^3's strict winner (the LDGSTS producer
  * without a pack: whole tiles there) was served to the held-back 1000^3, where
@@ -716,11 +760,14 @@ static void test_tails_guard(void **state) {
   for (int pass = 1; pass <= 2; pass++) { /* nearest, class */
     assert_false(serve_ok(ctx, pass, 1000, 1000, 1000, w1024, 1024, 1024, 1024));
     assert_false(serve_ok(ctx, pass, 1024, 1024, 1000, w1024, 1024, 1024, 1024)); /* a K tail alone */
-    assert_true(serve_ok(ctx, pass, 1024, 1024, 1024, w1024, 1000, 1000, 1000)); /* tails only stored */
+    /* tails only stored: the nearest pass serves it; the class pass's prior
+     * rates it the 1024^3 default's equal, no gain, and refuses it */
+    assert_int_equal(serve_ok(ctx, pass, 1024, 1024, 1024, w1024, 1000, 1000, 1000), pass == 1);
   }
-  /* the class pass's other guards pass it (fill and prior): only the tails
-   * rule refuses it there, as on the device */
-  assert_true(transfer_ok_in(ctx, 1000, 1000, 1000, 0, TSR_PREC_STRICT, w1024));
+  /* the class pass's fill rule passes it; its prior rates it the default's
+   * equal there (no gain predicted), which the transfer rule refuses since
+   * session 36 (test_transfer_slack): in the nearest pass the tails rule alone */
+  assert_false(transfer_ok_in(ctx, 1000, 1000, 1000, 0, TSR_PREC_STRICT, w1024));
   /* exact: the stored shape is the asked one, the planner decides */
   assert_true(serve_ok(ctx, 0, 1000, 1000, 1000, w1024, 1000, 1000, 1000));
   assert_true(serve_ok(ctx, 1, 2048, 1024, 1024, w1024, 1024, 1024, 1024)); /* whole tiles both */
@@ -794,6 +841,7 @@ int main(void) {
       cmocka_unit_test(test_cuda_space_views_last),
       cmocka_unit_test(test_cuda_space_families),
       cmocka_unit_test(test_transfer_guard),
+      cmocka_unit_test(test_transfer_slack),
       cmocka_unit_test(test_tails_guard),
       cmocka_unit_test(test_split_guard),
   };
