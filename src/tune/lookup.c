@@ -134,7 +134,7 @@ static void say(FILE *why, const char *fmt, ...) {
  * shapes plans their own tunes had measured at 1.014-1.514x their defaults'
  * time — three prior ties (1.000 predicted, 1.014-1.055 measured) and a far
  * 1-row GEMV winner to 8 rows (1.274, 1.514) served because the nearer 8-row
- * winners left 4 of 132 SMs idle (0.97). As now: those five on their
+ * winners left 4 of 132 SMs idle (0.97). Since: those five on their
  * defaults, the two 8-row winners served each other's shapes (0.880, 0.990);
  * the H100's database: one tie (1.012) gone. The 0.65 fill of session 28's
  * 1.94x transfer (below) is still refused. */

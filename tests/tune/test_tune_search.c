@@ -696,6 +696,15 @@ static void test_transfer_guard(void **state) {
  * 8x4096x11008 NT's GEMV winner at 8x4096x4096 NT 0.880 in that shape's tune —
  * and a prior tie is not: 1x32000x4096 NT's GEMV winner at 1x11008x4096 NT
  * (1.000 predicted, 1.016 measured in its tune). */
+/* text over the strict default of m x n x k realized there (a), and the default (d). */
+static void realized_pair(tsr_context *ctx, int64_t m, int64_t n, int64_t k, const char *text,
+                          tsr_problem *p, tsr_plan_info *a, tsr_plan_info *d) {
+  tsr_plan pl, def;
+  guard_case(ctx, m, n, k, 0, TSR_PREC_STRICT, text, p, &pl, &def);
+  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, p, &pl, a), TSR_OK);
+  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, p, &def, d), TSR_OK);
+}
+
 static void test_transfer_slack(void **state) {
   (void)state;
   tsr_context *ctx = NULL;
@@ -711,11 +720,8 @@ static void test_transfer_slack(void **state) {
                    "minblocks=0,pack=none,split=inline";
   /* the figures the rule reads: fill 0.97 against 1.00, a predicted gain */
   tsr_problem p;
-  tsr_plan pl, def;
   tsr_plan_info a, d;
-  guard_case(ctx, 128, 128, 16384, 0, TSR_PREC_STRICT, w100, &p, &pl, &def);
-  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, &p, &pl, &a), TSR_OK);
-  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, &p, &def, &d), TSR_OK);
+  realized_pair(ctx, 128, 128, 16384, w100, &p, &a, &d);
   assert_int_equal(a.grid_rows * a.grid_cols * a.grid_batch, 128);
   assert_true(tsr__tune_sm_fill(TSR_BACKEND_CUDA, &a) < tsr__tune_sm_fill(TSR_BACKEND_CUDA, &d));
   assert_true(tsr__tune_prior(TSR_BACKEND_CUDA, &p, &a) < tsr__tune_prior(TSR_BACKEND_CUDA, &p, &d));
@@ -724,9 +730,7 @@ static void test_transfer_slack(void **state) {
   assert_false(transfer_ok_in(ctx, 1, 11008, 4096, 1, TSR_PREC_STRICT, w1));
   /* under 0.9 of the default's fill it stays refused: the same plan on a 64-row
    * output, 64 programs (session 28's 1.94x transfer had 0.65) */
-  guard_case(ctx, 64, 128, 16384, 0, TSR_PREC_STRICT, w100, &p, &pl, &def);
-  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, &p, &pl, &a), TSR_OK);
-  assert_int_equal(tsr__exec_check(ctx, TSR_BACKEND_CUDA, &p, &def, &d), TSR_OK);
+  realized_pair(ctx, 64, 128, 16384, w100, &p, &a, &d);
   assert_true(tsr__tune_sm_fill(TSR_BACKEND_CUDA, &a) < 0.9 * tsr__tune_sm_fill(TSR_BACKEND_CUDA, &d));
   assert_false(transfer_ok_in(ctx, 64, 128, 16384, 0, TSR_PREC_STRICT, w100));
   tsr_context_destroy(ctx);
