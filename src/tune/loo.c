@@ -132,21 +132,6 @@ static double doc_ratio(const loo_doc *d, const char *text) {
   return NAN;
 }
 
-typedef struct {
-  tsr_context *ctx;
-  tsr_backend_kind b;
-  const tsr_problem *p;
-  const tsr_plan *def;
-} loo_arg;
-
-/* The lookup's own rules, with the exact pass (the entry itself) left out. */
-static int loo_check(void *arg, const tsr_plan *plan, int pass, int64_t m, int64_t n, int64_t k) {
-  loo_arg *a = arg;
-  return pass > 0 && tsr__tune_serve_ok(a->ctx, a->b, a->p, plan, a->def, pass, m, n, k);
-}
-
-static const char *cuda_class(const tsr_problem *p) { return tsr_plan_class(TSR_BACKEND_CUDA, p); }
-
 static void shape_label(const tsr_problem *p, char *buf, size_t cap) {
   int o = 0;
   if (p->batch > 1) o = snprintf(buf, cap, "%lld*", (long long)p->batch);
@@ -220,14 +205,9 @@ tsr_status tsr__tune_loo(tsr_context *ctx, tsr__tune_db *db, const char *const *
       fprintf(out, "  %-24s %-7s entry unreadable (%s)\n", label, prec, msg);
       continue;
     }
-    tsr_plan def, got;
-    tsr_plan_builtin(ctx, b, &p, &def);
-    got = def; /* a partial stored text is read over the asked shape's default */
-    loo_arg a = {ctx, b, &p, &def};
+    tsr_plan got;
     char src[128];
-    int r = tsr__tune_db_lookup(db, &t, &p, b == TSR_BACKEND_CUDA ? cuda_class : NULL, loo_check,
-                                &a, &got, src, sizeof src, msg, sizeof msg, NULL);
-    tsr__clear(ctx);
+    int r = tsr__tune_lookup_unseen(ctx, db, &t, b, &p, &got, src, sizeof src, msg, sizeof msg);
     if (r < 0) {
       st = tsr__fail(ctx, TSR_ERR_DB, "--loo: %s", msg);
       break;

@@ -254,6 +254,26 @@ static int plan_fits(void *arg, const tsr_plan *plan, int pass, int64_t m, int64
 /* The class lookup's classifier (only the cuda backend has planner classes). */
 static const char *cuda_class(const tsr_problem *p) { return tsr_plan_class(TSR_BACKEND_CUDA, p); }
 
+/* The lookup's rules with the exact pass (p's own entry) left out. */
+static int unseen_fits(void *arg, const tsr_plan *plan, int pass, int64_t m, int64_t n,
+                       int64_t k) {
+  check_arg *c = arg;
+  return pass > 0 && serve_verdict(c->ctx, c->b, c->p, plan, c->def, pass, m, n, k, NULL);
+}
+
+int tsr__tune_lookup_unseen(tsr_context *ctx, tsr__tune_db *db, const tsr__tune_target *t,
+                            tsr_backend_kind b, const tsr_problem *p, tsr_plan *out,
+                            char *source, size_t cap, char *msg, size_t msgcap) {
+  tsr_plan def;
+  tsr_plan_builtin(ctx, b, p, &def);
+  *out = def; /* a partial stored text is read over the asked shape's default */
+  check_arg ca = {ctx, b, p, &def, NULL};
+  int r = tsr__tune_db_lookup(db, t, p, b == TSR_BACKEND_CUDA ? cuda_class : NULL, unseen_fits,
+                              &ca, out, source, cap, msg, msgcap, NULL);
+  tsr__clear(ctx);
+  return r;
+}
+
 static tsr_status lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                          tsr_plan *out, char *source, size_t cap, FILE *explain);
 

@@ -389,14 +389,17 @@ tsr_status tsr__tune_check(tsr_context *ctx, const tsr__tune_config *cfg) {
   return TSR_OK;
 }
 
-/* The space: built-in default, previous tuned plan (exact), user plans;
- * fills r's candidates and counts and finds the incumbent. */
+/* The space: built-in default, previous tuned plan (exact), the neighbour
+ * (the plan the lookup would serve this shape from the other entries: its
+ * price here is the leave-one-out's, and a search that starts from what a
+ * similar shape learned), user plans; fills r's candidates and counts and
+ * finds the incumbent. */
 static tsr_status tune_space(tsr_context *ctx, const tsr__tune_config *cfg, tsr__tune_db *db,
                              const tsr__tune_target *target, const tsr_problem *p,
                              tsr__tune_result *r) {
   tsr_backend_kind b = cfg->backend;
-  tsr_plan *extra = calloc((size_t)cfg->nextra + 1, sizeof *extra);
-  tsr__cand_role *roles = calloc((size_t)cfg->nextra + 1, sizeof *roles);
+  tsr_plan *extra = calloc((size_t)cfg->nextra + 2, sizeof *extra);
+  tsr__cand_role *roles = calloc((size_t)cfg->nextra + 2, sizeof *roles);
   int nextra = 0;
   if (!extra || !roles) {
     free(extra);
@@ -412,6 +415,11 @@ static tsr_status tune_space(tsr_context *ctx, const tsr__tune_config *cfg, tsr_
         !strncmp(src, "tuned (exact", 12)) {
       extra[nextra] = prev;
       roles[nextra++] = TSR__ROLE_PREVIOUS;
+    }
+    tsr_plan nb;
+    if (tsr__tune_lookup_unseen(ctx, db, target, b, p, &nb, src, sizeof src, m2, sizeof m2) == 1) {
+      extra[nextra] = nb;
+      roles[nextra++] = TSR__ROLE_NEIGHBOUR;
     }
   }
   for (int i = 0; i < cfg->nextra; i++) {

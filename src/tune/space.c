@@ -795,6 +795,7 @@ const char *tsr__cand_role_name(tsr__cand_role r) {
     case TSR__ROLE_INCUMBENT: return "incumbent";
     case TSR__ROLE_PREVIOUS: return "previous";
     case TSR__ROLE_USER: return "user";
+    case TSR__ROLE_NEIGHBOUR: return "neighbour";
     default: return "search";
   }
 }

@@ -84,6 +84,14 @@ int tsr__tune_db_lookup(tsr__tune_db *db, const tsr__tune_target *t, const tsr_p
  * refused it (tessera plan --explain). Never reads or fills the lookup memo. */
 tsr_status tsr__plan_lookup_explain(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                                     tsr_plan *out, char *source, size_t cap, FILE *explain);
+/* The plan the lookup's nearest and class passes serve p from db's entries
+ * for target t other than p's own (its exact entry left out), under the
+ * lookup's rules: 1 with *out (p's default parsed under it) and source, 0
+ * when none, -1 on a database error (msg). The leave-one-out (loo.c) and
+ * the tuner's neighbour candidate. */
+int tsr__tune_lookup_unseen(tsr_context *ctx, tsr__tune_db *db, const tsr__tune_target *t,
+                            tsr_backend_kind b, const tsr_problem *p, tsr_plan *out,
+                            char *source, size_t cap, char *msg, size_t msgcap);
 /* A row's stored shape as a problem: p's kind (ops, batch, precision,
  * alpha, beta) with the extents m x n x k, compact (leading dimensions and
  * batch strides tight). */
@@ -201,7 +209,15 @@ typedef enum {
 
 const char *tsr__cand_status_name(tsr__cand_status s);
 
-typedef enum { TSR__ROLE_SEARCH = 0, TSR__ROLE_INCUMBENT, TSR__ROLE_PREVIOUS, TSR__ROLE_USER } tsr__cand_role;
+/* NEIGHBOUR: the plan the lookup would serve the shape from the database's
+ * other entries (tsr__tune_lookup_unseen), measured early as a candidate. */
+typedef enum {
+  TSR__ROLE_SEARCH = 0,
+  TSR__ROLE_INCUMBENT,
+  TSR__ROLE_PREVIOUS,
+  TSR__ROLE_USER,
+  TSR__ROLE_NEIGHBOUR
+} tsr__cand_role;
 const char *tsr__cand_role_name(tsr__cand_role r);
 
 typedef struct {

@@ -144,6 +144,66 @@ static void test_max_candidates(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* The neighbour candidate: a tune measures, right after the incumbent, the plan
+ * the lookup would serve its shape from the database's other entries (here a
+ * 64^3 winner, within an octave of 96x64x64), so every tune document prices the
+ * transfer (tessera tune --loo) and the search starts from it. */
+static void test_neighbour_candidate(void **state) {
+  tsr_context *ctx;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  char msg[1200];
+  tsr__tune_db *db = NULL;
+  assert_int_equal(tsr__tune_db_open(dbpath, 1, &db, msg, sizeof msg), TSR_OK);
+  tsr__tune_target t;
+  assert_int_equal(tsr__tune_target_get(ctx, TSR_BACKEND_CPU, &t), TSR_OK);
+  const char *pn = "bm=32,bn=64,bk=32,wm=1,wn=1,tm=4,tn=8,stages=1,vec=1,a=staged,b=staged,"
+                   "pad=0,walk=stripe:2,splitk=1,threads=1,isa=generic,mma=ffma";
+  sqlite3_stmt *st;
+  assert_int_equal(
+      sqlite3_prepare_v2(tsr__tune_db_handle(db),
+                         "INSERT INTO tuned(device, arch, driver, nvrtc, tessera_version, backend, "
+                         "m, n, k, op_a, op_b, batch, precision, plan, decision, updated) "
+                         "VALUES(?,?,?,?,?,?,64,64,64,'N','N',1,'auto',?,'winner',"
+                         "'2026-12-06T00:00:00Z')",
+                         -1, &st, NULL),
+      SQLITE_OK);
+  const char *key[] = {t.device, t.arch, t.driver, t.nvrtc, t.version, t.backend, pn};
+  for (int i = 0; i < 7; i++) sqlite3_bind_text(st, i + 1, key[i], -1, SQLITE_STATIC);
+  assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  tsr__tune_db_close(db);
+  tsr__tune_config cfg;
+  config(&cfg, 96, 64, 64);
+  cfg.max_candidates = 3;
+  tsr__tune_result r;
+  assert_int_equal(tsr__tune_run(ctx, &cfg, &r), TSR_OK);
+  check_invariants(&r);
+  /* the stored text read over 96x64x64's default, as the lookup reads it */
+  tsr_plan want;
+  tsr_plan_builtin(ctx, TSR_BACKEND_CPU, &cfg.problem, &want);
+  assert_int_equal(tsr_plan_parse(pn, &want, msg, sizeof msg), TSR_OK);
+  int found = 0;
+  for (size_t i = 0; i < r.n; i++) {
+    if (r.cands[i].role != TSR__ROLE_NEIGHBOUR) continue;
+    found++;
+    assert_true(tsr_plan_equal(&r.cands[i].plan, &want));
+    assert_int_equal(i, 1); /* measured right after the incumbent */
+    assert_int_not_equal(r.cands[i].status, TSR__CAND_UNMEASURED);
+  }
+  assert_int_equal(found, 1);
+  char *doc = tsr__tune_result_json(&cfg, &r);
+  assert_non_null(strstr(doc, "\"role\": \"neighbour\""));
+  free(doc);
+  tsr__tune_result_free(&r);
+  /* no entry within reach (256 rows: 4x away; the cpu backend has no class pass) */
+  config(&cfg, 256, 64, 64);
+  cfg.max_candidates = 2;
+  assert_int_equal(tsr__tune_run(ctx, &cfg, &r), TSR_OK);
+  for (size_t i = 0; i < r.n; i++) assert_int_not_equal(r.cands[i].role, TSR__ROLE_NEIGHBOUR);
+  tsr__tune_result_free(&r);
+  tsr_context_destroy(ctx);
+}
+
 static void test_max_seconds(void **state) {
   tsr_context *ctx;
   assert_int_equal(tsr_context_create(&ctx), TSR_OK);
@@ -835,6 +895,7 @@ static void test_split_guard(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_max_candidates, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_neighbour_candidate, setup, teardown),
       cmocka_unit_test_setup_teardown(test_max_seconds, setup, teardown),
       cmocka_unit_test_setup_teardown(test_corrupted_fastest_never_wins, setup, teardown),
       cmocka_unit_test_setup_teardown(test_inaccurate_fastest_never_wins, setup, teardown),
