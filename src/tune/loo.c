@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "measure/zoo.h"
 #include "tune/tune.h"
 
 /* One tune document: its problem's key and its candidates. */
@@ -132,15 +133,6 @@ static double doc_ratio(const loo_doc *d, const char *text) {
   return NAN;
 }
 
-static void shape_label(const tsr_problem *p, char *buf, size_t cap) {
-  int o = 0;
-  if (p->batch > 1) o = snprintf(buf, cap, "%lld*", (long long)p->batch);
-  o += snprintf(buf + o, cap - o, "%lldx%lldx%lld", (long long)p->m, (long long)p->n,
-                (long long)p->k);
-  if (p->op_a || p->op_b)
-    snprintf(buf + o, cap - o, ":%c%c", p->op_a ? 'T' : 'N', p->op_b ? 'T' : 'N');
-}
-
 tsr_status tsr__tune_loo(tsr_context *ctx, tsr__tune_db *db, const char *const *dirs, int ndirs,
                          FILE *out, tsr__tune_loo_summary *sum) {
   memset(sum, 0, sizeof *sum);
@@ -188,12 +180,9 @@ tsr_status tsr__tune_loo(tsr_context *ctx, tsr__tune_db *db, const char *const *
     p.op_a = !strcmp((const char *)sqlite3_column_text(s, 9), "T") ? TSR_OP_T : TSR_OP_N;
     p.op_b = !strcmp((const char *)sqlite3_column_text(s, 10), "T") ? TSR_OP_T : TSR_OP_N;
     p.batch = sqlite3_column_int64(s, 11);
-    char label[96];
-    shape_label(&p, label, sizeof label);
-    char key[400];
-    snprintf(key, sizeof key, "%s, %s, %s%s%s%s%s, tessera %s", t.backend, t.device, t.arch,
-             t.driver[0] ? ", driver " : "", t.driver, t.nvrtc[0] ? ", nvrtc " : "", t.nvrtc,
-             t.version);
+    char label[96], key[400];
+    tsr__shape_token_format(p.m, p.n, p.k, p.batch, p.op_a, p.op_b, label, sizeof label);
+    tsr__tune_target_format(&t, key, sizeof key);
     if (strcmp(key, last)) {
       fprintf(out, "target %s\n", key);
       snprintf(last, sizeof last, "%s", key);

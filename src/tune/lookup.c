@@ -35,6 +35,12 @@ tsr_status tsr__tune_target_get(tsr_context *ctx, tsr_backend_kind b, tsr__tune_
   return TSR_OK;
 }
 
+void tsr__tune_target_format(const tsr__tune_target *t, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s, %s, %s%s%s%s%s, tessera %s", t->backend, t->device, t->arch,
+           t->driver[0] ? ", driver " : "", t->driver, t->nvrtc[0] ? ", nvrtc " : "", t->nvrtc,
+           t->version);
+}
+
 /* ---- lookup memo --------------------------------------------------------- */
 /* The BLAS shim asks for a plan on every call: remember answers per
  * (database file state, target, signature). The file state is the size and
@@ -257,8 +263,7 @@ static const char *cuda_class(const tsr_problem *p) { return tsr_plan_class(TSR_
 /* The lookup's rules with the exact pass (p's own entry) left out. */
 static int unseen_fits(void *arg, const tsr_plan *plan, int pass, int64_t m, int64_t n,
                        int64_t k) {
-  check_arg *c = arg;
-  return pass > 0 && serve_verdict(c->ctx, c->b, c->p, plan, c->def, pass, m, n, k, NULL);
+  return pass > 0 && plan_fits(arg, plan, pass, m, n, k);
 }
 
 int tsr__tune_lookup_unseen(tsr_context *ctx, tsr__tune_db *db, const tsr__tune_target *t,
@@ -347,10 +352,11 @@ static tsr_status lookup(tsr_context *ctx, tsr_backend_kind b, const tsr_problem
   if (tsr__tune_target_get(ctx, b, &t) != TSR_OK) {
     if (explain) fprintf(explain, "  no target key (%s): no entry can match\n", tsr_context_message(ctx));
   } else {
-    if (explain)
-      fprintf(explain, "  database %s\n  target %s, %s, %s%s%s%s%s, tessera %s\n", path, t.backend,
-              t.device, t.arch, t.driver[0] ? ", driver " : "", t.driver,
-              t.nvrtc[0] ? ", nvrtc " : "", t.nvrtc, t.version);
+    if (explain) {
+      char key[400];
+      tsr__tune_target_format(&t, key, sizeof key);
+      fprintf(explain, "  database %s\n  target %s\n", path, key);
+    }
     if (tsr__tune_db_open(path, 0, &db, msg, sizeof msg) == TSR_OK) {
       if (msg[0]) { /* read-only here: served, with a note */
         pthread_mutex_lock(&memo_lock);

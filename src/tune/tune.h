@@ -33,6 +33,9 @@ typedef struct {
   char backend[16];
 } tsr__tune_target;
 
+/* The key as one line: "backend, device, arch[, driver D][, nvrtc N], tessera V"
+ * (tessera plan --explain, tessera tune --loo). */
+void tsr__tune_target_format(const tsr__tune_target *t, char *buf, size_t cap);
 /* b must be resolved (cpu or cuda). */
 tsr_status tsr__tune_target_get(tsr_context *ctx, tsr_backend_kind b, tsr__tune_target *t);
 
