@@ -249,6 +249,9 @@ typedef struct {
   double ratio, lo, hi;    /* ref / peer time: median of same-round ratios [min, max] */
   double err_ref, err_peer; /* median relative Frobenius errors (NaN: none) */
   int met, checked;        /* accuracy rounds met / checked, reference route */
+  int kernels;             /* 1: every measured row of both routes ran one and the same
+                            * kernel (plan_info's source_sha256, else its plan: the CPU
+                            * backend), 0: they differ, -1: unknown (a vendor's route) */
 } tsr__zoo_row;
 /* How many of doc's shapes are in the zoo zs[0..nz) (extents, batch and
  * ops: the shape's own, else the protocol's); their classes' bits (1 << the
@@ -265,7 +268,10 @@ int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *met
 /* Markdown: a heading, per class (then the shapes of no class) the shapes,
  * the geometric mean of the ratios, the worst shape with its ratio [min,
  * max], the reference's accuracy rounds met and its largest error relative
- * to the peer's; then one line per shape. malloc'd, NULL when out of memory. */
+ * to the peer's; then one line per shape. Where some row's kernels are known
+ * (two tessera routes, as a tuned/default replay), each shape line says
+ * whether both ran the same kernel, and a line counts them: a ratio there is
+ * the protocol's noise, not a plan's effect. malloc'd, NULL when out of memory. */
 char *tsr__bench_zoo_summary_md(const tsr__zoo_row *r, int n, const char *ref, const char *peer,
                                 const char *metric);
 /* The reports' standings by zoo class: {route, peer, metric} per backend

@@ -36,6 +36,33 @@ static const tsr__zoo_shape *find_shape(const json_t *proto, const json_t *sh,
                        json_integer_value(json_object_get(sh, "k")), *batch, *opa, *opb);
 }
 
+/* The kernel every ok row of route at shape label ran: 1 with *id (one
+ * identity across its rounds: the generated source's sha256, else, on the
+ * CPU backend, which generates none, the plan it executed), 2 when the
+ * rounds ran different kernels, 0 when a row has neither or the route is a
+ * peer's (its "plan" names a library call), -1 without ok rows. */
+static int route_kernel(const json_t *doc, const char *route, const char *label, const char **id) {
+  const json_t *rows = json_object_get(doc, "rows");
+  int seen = 0;
+  *id = NULL;
+  /* tessera's own routes (they follow the bench's mode); a peer's plan text names its call */
+  const tsr__route *rt = tsr__route_find(route);
+  if (!rt || rt->kind != TSR_ROUTE_BACKEND || rt->precision != TSR_PREC_AUTO) return 0;
+  for (size_t i = 0; i < json_array_size(rows); i++) {
+    const json_t *row = json_array_get(rows, i);
+    if (strcmp(js(row, "route"), route) || strcmp(js(row, "shape"), label) || strcmp(js(row, "status"), "ok"))
+      continue;
+    const json_t *pi = json_object_get(json_object_get(row, "result"), "plan_info");
+    const char *s = json_string_value(json_object_get(pi, "source_sha256"));
+    if (!s) s = json_string_value(json_object_get(pi, "plan"));
+    if (!s) return 0;
+    if (*id && strcmp(s, *id)) return 2;
+    *id = s;
+    seen = 1;
+  }
+  return seen ? 1 : -1;
+}
+
 int tsr__bench_zoo_shapes(const json_t *doc, const tsr__zoo_shape *zs, int nz, unsigned *classes) {
   const json_t *proto = json_object_get(doc, "protocol"), *shapes = json_object_get(proto, "shapes");
   int in = 0;
@@ -102,6 +129,9 @@ int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *met
     z->err_peer = cp ? tsr__json_to_double(json_object_get(cp, "rel_fro_median")) : NAN;
     z->met = cr ? (int)json_integer_value(json_object_get(cr, "rounds_met")) : 0;
     z->checked = cr ? (int)json_integer_value(json_object_get(cr, "rounds_checked")) : 0;
+    const char *sr, *sp;
+    int kr = route_kernel(doc, ref, label, &sr), kp = route_kernel(doc, peer, label, &sp);
+    z->kernels = kr == 1 && kp == 1 ? !strcmp(sr, sp) : (kr == 2 && kp >= 1) || (kp == 2 && kr >= 1) ? 0 : -1;
     found++;
   }
   return found;
@@ -139,11 +169,34 @@ char *tsr__bench_zoo_summary_md(const tsr__zoo_row *r, int n, const char *ref, c
               met, checked, eworst);
     if (!cls) break;
   }
-  fprintf(f, "\n| class | shape | %s / %s [min, max] | err %s | err %s |\n|---|---|---|---:|---:|\n",
-          ref, peer, ref, peer);
+  int known = 0, same = 0;
+  for (int i = 0; i < n; i++) {
+    known += r[i].kernels >= 0;
+    same += r[i].kernels == 1;
+  }
+  if (known) {
+    fprintf(f, "\n%d of %d shapes ran the same kernel on both routes: their ratios are the "
+               "protocol's noise, not a plan's effect (kernels: same).", same, n);
+    double lsum = 0;
+    int cnt = 0;
+    const tsr__zoo_row *w = NULL;
+    for (int i = 0; i < n; i++)
+      if (r[i].kernels == 0) {
+        cnt++;
+        lsum += log(r[i].ratio);
+        if (!w || r[i].ratio > w->ratio) w = &r[i];
+      }
+    if (cnt)
+      fprintf(f, " Over the %d whose kernels differ: geomean %.3f, worst %s %.3f [%.3f, %.3f].", cnt,
+              exp(lsum / cnt), w->label, w->ratio, w->lo, w->hi);
+    fprintf(f, "\n");
+  }
+  fprintf(f, "\n| class | shape | %s / %s [min, max] | err %s | err %s |%s\n|---|---|---|---:|---:|%s\n",
+          ref, peer, ref, peer, known ? " kernels |" : "", known ? "---|" : "");
   for (int i = 0; i < n; i++)
-    fprintf(f, "| %s | %s | %.3f [%.3f, %.3f] | %.3g | %.3g |\n", r[i].z ? r[i].z->cls : "-",
-            r[i].label, r[i].ratio, r[i].lo, r[i].hi, r[i].err_ref, r[i].err_peer);
+    fprintf(f, "| %s | %s | %.3f [%.3f, %.3f] | %.3g | %.3g |%s\n", r[i].z ? r[i].z->cls : "-",
+            r[i].label, r[i].ratio, r[i].lo, r[i].hi, r[i].err_ref, r[i].err_peer,
+            !known ? "" : r[i].kernels == 1 ? " same |" : r[i].kernels == 0 ? " differ |" : " – |");
   if (fclose(f)) {
     free(buf);
     return NULL;

@@ -9,7 +9,8 @@
 # `tessera audit`; the zoo run's report has the standings by zoo class, the
 # same text `tessera zoo --summarize` prints, the other run has none; the
 # audit recomputes the section (an edited geomean or worst ratio, a removed
-# section, a shape entry's batch changed each fail it).
+# section, a shape entry's batch changed each fail it). Between two of
+# tessera's routes --summarize says which shapes ran the same kernel on both.
 # usage: bash test_zoo_bench.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1
@@ -112,6 +113,34 @@ PY
 "$T" audit "$W/entry" >"$W/t.out" 2>&1
 [ $? = 1 ] && grep -q "label '256\*64x64x64' gives batch 256 ops NN, the entry records batch 128" "$W/t.out" && ok ||
   bad "shape entry batch: $(grep REJECT "$W/t.out" | head -3)"
+
+# ---- two of tessera's routes: which shapes ran the same kernel on both --------
+# (the tuned-vs-default replay's question: a ratio between identical kernels is
+# the protocol's noise). The database is off, so every shape runs one plan on
+# both routes; then one shape's tuned side is edited to another plan in one round.
+K=$W/kern
+timeout 120 "$T" bench "${common[@]/openblas/tessera-cpu-default}" --shapes '1x4096x4096:NT,32x32x16384' \
+  --out "$K" >"$W/kern.out" 2>&1 && ok || bad "two-route run: $(tail -5 "$W/kern.out")"
+ks() { "$T" zoo --summarize --route tessera-cpu --peer tessera-cpu-default --metric wall_batch "$1"; }
+ks "$K" >"$W/ks.txt" 2>&1 && ok || bad "zoo --summarize of the two routes: $(cat "$W/ks.txt")"
+grep -q '^2 of 2 shapes ran the same kernel on both routes' "$W/ks.txt" &&
+  grep -q '| 1x4096x4096:NT | .* | same |$' "$W/ks.txt" && grep -q '| 32x32x16384 | .* | same |$' "$W/ks.txt" &&
+  ! grep -q 'whose kernels differ' "$W/ks.txt" && ok || bad "same kernels not said: $(cat "$W/ks.txt")"
+python3 - "$K/results.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+r = [r for r in d["rows"] if r["route"] == "tessera-cpu" and r["shape"] == "32x32x16384"]
+assert len(r) == 2, len(r)
+r[1]["result"]["plan_info"]["plan"] += ",edited"
+json.dump(d, open(p, "w"), indent=1)
+PY
+ks "$K" >"$W/ks.txt" 2>&1 && ok || bad "zoo --summarize of the edited run: $(cat "$W/ks.txt")"
+grep -q '^1 of 2 shapes ran the same kernel on both routes.* Over the 1 whose kernels differ: geomean [0-9.]*, worst 32x32x16384 ' "$W/ks.txt" &&
+  grep -q '| 32x32x16384 | .* | differ |$' "$W/ks.txt" && grep -q '| 1x4096x4096:NT | .* | same |$' "$W/ks.txt" &&
+  ok || bad "a kernel that differs in one round not said: $(cat "$W/ks.txt")"
+# a peer's row names its library call, not a kernel: no kernels column against openblas
+grep -q 'kernels' "$W/summ.txt" && bad "kernels column against openblas: $(cat "$W/summ.txt")" || ok
 
 # ---- global defaults for tokens without their own -------------------------------
 G=$W/glob
