@@ -251,7 +251,8 @@ typedef struct {
   int met, checked;        /* accuracy rounds met / checked, reference route */
   int kernels;             /* 1: every measured row of both routes ran one and the same
                             * kernel (plan_info's source_sha256, else its plan: the CPU
-                            * backend), 0: they differ, -1: unknown (a vendor's route) */
+                            * backend), 0: they differ (between the routes or across one's
+                            * rounds), -1: unknown (a vendor's route) */
 } tsr__zoo_row;
 /* How many of doc's shapes are in the zoo zs[0..nz) (extents, batch and
  * ops: the shape's own, else the protocol's); their classes' bits (1 << the

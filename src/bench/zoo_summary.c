@@ -131,7 +131,9 @@ int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *met
     z->checked = cr ? (int)json_integer_value(json_object_get(cr, "rounds_checked")) : 0;
     const char *sr, *sp;
     int kr = route_kernel(doc, ref, label, &sr), kp = route_kernel(doc, peer, label, &sp);
-    z->kernels = kr == 1 && kp == 1 ? !strcmp(sr, sp) : (kr == 2 && kp >= 1) || (kp == 2 && kr >= 1) ? 0 : -1;
+    if (kr == 1 && kp == 1) z->kernels = !strcmp(sr, sp);
+    else if (kr >= 1 && kp >= 1) z->kernels = 0; /* one route's rounds ran different kernels */
+    else z->kernels = -1;
     found++;
   }
   return found;
