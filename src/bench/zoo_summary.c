@@ -142,6 +142,38 @@ int tsr__bench_zoo_rows(const json_t *doc, const json_t *tables, const char *met
 const char *const tsr__zoo_pairs[TSR__ZOO_PAIRS][3] = {{"tessera-gpu", "cublas", "gpu_batch"},
                                                        {"tessera-cpu", "openblas", "wall_batch"}};
 
+/* The standings of the rows a predicate keeps: count, geometric mean of the
+ * ratios, the worst row, the reference's accuracy rounds and its largest
+ * error relative to the peer's. */
+typedef struct {
+  int cnt, met, checked;
+  double geo, eworst;
+  const tsr__zoo_row *w;
+} group;
+static int in_class(const tsr__zoo_row *r, const char *cls) { /* cls NULL: in no class */
+  return cls ? r->z && !strcmp(r->z->cls, cls) : !r->z;
+}
+static int kernels_differ(const tsr__zoo_row *r, const char *unused) {
+  (void)unused;
+  return r->kernels == 0;
+}
+static group group_of(const tsr__zoo_row *r, int n, int (*keep)(const tsr__zoo_row *, const char *),
+                      const char *arg) {
+  group g = {0};
+  double lsum = 0;
+  for (int i = 0; i < n; i++) {
+    if (!keep(&r[i], arg)) continue;
+    g.cnt++;
+    lsum += log(r[i].ratio);
+    g.met += r[i].met, g.checked += r[i].checked;
+    if (!g.w || r[i].ratio > g.w->ratio) g.w = &r[i];
+    double e = r[i].err_ref / r[i].err_peer;
+    if (isfinite(e) && e > g.eworst) g.eworst = e;
+  }
+  if (g.cnt) g.geo = exp(lsum / g.cnt);
+  return g;
+}
+
 char *tsr__bench_zoo_summary_md(const tsr__zoo_row *r, int n, const char *ref, const char *peer,
                                 const char *metric) {
   char *buf = NULL;
@@ -153,22 +185,11 @@ char *tsr__bench_zoo_summary_md(const tsr__zoo_row *r, int n, const char *ref, c
              "max err %s / err %s |\n|---|---:|---:|---|---|---:|---:|\n", ref, peer);
   for (int c = 0;; c++) { /* every class, then the shapes of no class (cls NULL) */
     const char *cls = tsr__zoo_classes[c];
-    double lsum = 0, eworst = 0;
-    int cnt = 0, met = 0, checked = 0;
-    const tsr__zoo_row *w = NULL;
-    for (int i = 0; i < n; i++) {
-      if (!(cls ? r[i].z && !strcmp(r[i].z->cls, cls) : !r[i].z)) continue;
-      cnt++;
-      lsum += log(r[i].ratio);
-      met += r[i].met, checked += r[i].checked;
-      if (!w || r[i].ratio > w->ratio) w = &r[i];
-      double e = r[i].err_ref / r[i].err_peer;
-      if (isfinite(e) && e > eworst) eworst = e;
-    }
-    if (cnt)
+    group g = group_of(r, n, in_class, cls);
+    if (g.cnt)
       fprintf(f, "| %s | %d | %.3f | %s | %.3f [%.3f, %.3f] | %d/%d | %.3g |\n",
-              cls ? cls : "(not in the zoo)", cnt, exp(lsum / cnt), w->label, w->ratio, w->lo, w->hi,
-              met, checked, eworst);
+              cls ? cls : "(not in the zoo)", g.cnt, g.geo, g.w->label, g.w->ratio, g.w->lo, g.w->hi,
+              g.met, g.checked, g.eworst);
     if (!cls) break;
   }
   int known = 0, same = 0;
@@ -179,18 +200,10 @@ char *tsr__bench_zoo_summary_md(const tsr__zoo_row *r, int n, const char *ref, c
   if (known) {
     fprintf(f, "\n%d of %d shapes ran the same kernel on both routes: their ratios are the "
                "protocol's noise, not a plan's effect (kernels: same).", same, n);
-    double lsum = 0;
-    int cnt = 0;
-    const tsr__zoo_row *w = NULL;
-    for (int i = 0; i < n; i++)
-      if (r[i].kernels == 0) {
-        cnt++;
-        lsum += log(r[i].ratio);
-        if (!w || r[i].ratio > w->ratio) w = &r[i];
-      }
-    if (cnt)
-      fprintf(f, " Over the %d whose kernels differ: geomean %.3f, worst %s %.3f [%.3f, %.3f].", cnt,
-              exp(lsum / cnt), w->label, w->ratio, w->lo, w->hi);
+    group g = group_of(r, n, kernels_differ, NULL);
+    if (g.cnt)
+      fprintf(f, " Over the %d whose kernels differ: geomean %.3f, worst %s %.3f [%.3f, %.3f].", g.cnt,
+              g.geo, g.w->label, g.w->ratio, g.w->lo, g.w->hi);
     fprintf(f, "\n");
   }
   fprintf(f, "\n| class | shape | %s / %s [min, max] | err %s | err %s |%s\n|---|---|---|---:|---:|%s\n",
