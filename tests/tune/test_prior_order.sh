@@ -84,6 +84,9 @@ expect2 "too few candidates" --min 13 "$tmp/up"
 echo '{"candidates": [' >"$tmp/empty/tune_cuda_1x1x1.json"
 expect2 "a broken document" "$tmp/empty"
 grep -qF "tune_cuda_1x1x1.json" "$tmp/e" || fail "broken document: not named: $(cat "$tmp/e")"
+echo '[1, 2]' >"$tmp/empty/tune_cuda_1x1x1.json"
+expect2 "a JSON list, not a document" "$tmp/empty"
+grep -qF "not a tune document" "$tmp/e" || fail "JSON list: $(cat "$tmp/e")"
 
 [ "$fails" = 0 ] && echo "test_prior_order: all checks passed"
 [ "$fails" = 0 ]
