@@ -180,6 +180,8 @@ static void out_name(const char *dir, const char *backend, const char *shape, ch
 }
 
 static const char *const presets[] = {"seed", NULL};
+/* --order, in tsr__tune_order's order */
+static const char *const orders[] = {"prior", "interleave", NULL};
 
 /* What the command line asked for. */
 #define MAX_SHAPES 64
@@ -190,6 +192,7 @@ typedef struct {
   tsr_cli_problem_opts o;
   const char *db_opt, *out_dir, *oracle_opt;
   int preset, accuracy; /* accuracy -1: off */
+  int order;            /* tsr__tune_order */
   long long max_cand, samples, sample_ms, warmup_ms, rounds, spill, blocks;
   long long compile_threads; /* -1 until given: online CPUs - 1, at most 8 */
   double max_seconds, max_memory;
@@ -232,6 +235,10 @@ static int parse_args(int argc, char **argv, tune_args *a) {
   const tsr_cli_opt own[] = {
       TSR_CLI_OPT_CHOICE("--preset", &a->preset, presets, "seed",
                          "tune the seed shapes one after another (instead of --shape)"),
+      TSR_CLI_OPT_CHOICE("--order", &a->order, orders, "O",
+                         "the search candidates' order: prior (default: ascending prior,\n"
+                         "a tie nearest the incumbent first) or interleave (each tie\n"
+                         "alternately nearest first and farthest from all before it)"),
       TSR_CLI_OPT_INT("--max-candidates", &a->max_cand, 1, 100000000, "N",
                       "measure at most N candidates (incumbent included; default: no limit)"),
       {.name = "--max-seconds", .kind = TSR_CLI_REAL, .dest = TSR_CLI_PTR_(double, &a->max_seconds),
@@ -527,6 +534,7 @@ static int tune_items(const tune_args *a, char *const *shapes, int nshapes,
             .backend = bk,
             .problem = probs[s],
             .max_candidates = (long)a->max_cand,
+            .order = (tsr__tune_order)a->order,
             .compile_threads = compile_threads,
             .max_seconds = a->max_seconds,
             .measure = *mo,

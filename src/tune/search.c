@@ -427,7 +427,7 @@ static tsr_status tune_space(tsr_context *ctx, const tsr__tune_config *cfg, tsr_
     roles[nextra++] = TSR__ROLE_USER;
   }
   tsr__tune_space_t sp;
-  tsr_status st = tsr__tune_space(ctx, b, p, extra, roles, nextra, &sp);
+  tsr_status st = tsr__tune_space(ctx, b, p, extra, roles, nextra, cfg->order, &sp);
   free(extra);
   free(roles);
   if (st) return st;
@@ -809,10 +809,11 @@ char *tsr__tune_result_json(const tsr__tune_config *cfg, const tsr__tune_result 
   if (pf->off[0]) json_object_set_new(jp, "off", json_string(pf->off));
   json_object_set_new(o, "prefetch", jp);
   json_object_set_new(o, "space",
-                      json_pack("{s:I, s:I, s:I, s:I}", "generated", (json_int_t)r->generated,
+                      json_pack("{s:I, s:I, s:I, s:I, s:s}", "generated", (json_int_t)r->generated,
                                 "planner_legal", (json_int_t)r->legal, "planner_rejected",
                                 (json_int_t)r->planner_rejected, "rejected_after_planner",
-                                (json_int_t)r->rejected));
+                                (json_int_t)r->rejected, "order",
+                                cfg->order == TSR__ORDER_INTERLEAVE ? "interleave" : "prior"));
   if (cfg->nblocks > 1)
     json_object_set_new(o, "candidate_block",
                         json_pack("{s:i, s:i, s:I}", "block", cfg->block, "blocks", cfg->nblocks,

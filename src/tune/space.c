@@ -5,6 +5,7 @@
  * the prior only decides the order of measurement. The prior is a cheap
  * estimate of relative time, not a calibrated model: every claim about
  * speed comes from the measurements that follow. */
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -654,6 +655,111 @@ static int cmp_legal(const void *a, const void *b) {
   return (x->prior > y->prior) - (x->prior < y->prior);
 }
 
+/* ---- the interleaved order (TSR__ORDER_INTERLEAVE) ---------------------- */
+/* A plan as the values of its plan keys: slot j holds the FNV-1a hash of the
+ * value of the j-th key name met (0: the key is absent), so two plans differ
+ * in as many keys as slots differ. */
+#define ORDER_KEYS 64
+typedef struct {
+  char name[ORDER_KEYS][24];
+  int n;
+} order_keys;
+
+static uint64_t fnv1a(const char *q, size_t len) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)q[i]) * 1099511628211ull;
+  return h | 1; /* never 0, the absent key */
+}
+
+static void order_values(const tsr_plan *pl, order_keys *k, uint64_t *val) {
+  char txt[TSR__TUNE_PLAN_CAP];
+  tsr_plan_format(pl, txt, sizeof txt);
+  memset(val, 0, ORDER_KEYS * sizeof *val);
+  for (const char *a = txt; *a;) {
+    size_t len = strcspn(a, ","), kl = strcspn(a, "=");
+    if (kl > len) kl = len;
+    int j = 0;
+    while (j < k->n && (strlen(k->name[j]) != kl || memcmp(k->name[j], a, kl) != 0)) j++;
+    /* the plan keys are a fixed set, far fewer than ORDER_KEYS, each name
+     * shorter than a slot: anything else is a bug of the formatter */
+    assert(kl < sizeof k->name[0]);
+    if (j == k->n) {
+      assert(k->n < ORDER_KEYS);
+      memcpy(k->name[k->n], a, kl);
+      k->name[k->n++][kl] = '\0';
+    }
+    val[j] = fnv1a(a + kl, len - kl);
+    a += len + (a[len] == ',');
+  }
+}
+
+static int order_distance(const uint64_t *x, const uint64_t *y) {
+  int d = 0;
+  for (int j = 0; j < ORDER_KEYS; j++) d += x[j] != y[j];
+  return d;
+}
+
+/* Reorders v[0..n) (sorted by cmp_legal) in place: each prior tie of search
+ * candidates is taken alternately in its tie-break order (nearest the
+ * incumbent first) and farthest first (the most plan keys differing from the
+ * nearest plan ordered before it, incumbent and earlier ties included; equal
+ * distances in the tie-break order). Returns -1 when out of memory (v is then
+ * unchanged). Cost: a tie of t plans after p others, t·(p + t) distances. */
+static int order_interleave(legal_t *v, size_t n) {
+  order_keys *keys = calloc(1, sizeof *keys);
+  uint64_t *val = malloc((n ? n : 1) * ORDER_KEYS * sizeof *val);
+  int *md = malloc((n ? n : 1) * sizeof *md);
+  size_t *ord = malloc((n ? n : 1) * sizeof *ord);
+  unsigned char *done = calloc(n ? n : 1, 1);
+  legal_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+  int rc = keys && val && md && ord && done && tmp ? 0 : -1;
+  for (size_t i = 0; !rc && i < n; i++) order_values(&v[i].realized, keys, val + i * ORDER_KEYS);
+  size_t placed = 0;
+  for (size_t s = 0, e; !rc && s < n; s = e) {
+    e = s + 1;
+    if (v[s].role == TSR__ROLE_SEARCH)
+      while (e < n && v[e].role == TSR__ROLE_SEARCH && v[e].bucket == v[s].bucket) e++;
+    if (e - s < 3) { /* nothing to interleave */
+      for (size_t i = s; i < e; i++) ord[placed++] = i, done[i] = 1;
+      continue;
+    }
+    for (size_t i = s; i < e; i++) {
+      md[i] = INT_MAX;
+      for (size_t q = 0; q < placed; q++) {
+        int d = order_distance(val + i * ORDER_KEYS, val + ord[q] * ORDER_KEYS);
+        if (d < md[i]) md[i] = d;
+      }
+    }
+    size_t next = s; /* the tie-break order's next unplaced plan */
+    for (size_t step = 0; step < e - s; step++) {
+      while (done[next]) next++; /* the tie still has an unplaced plan */
+      size_t pick = next;
+      if (step % 2) /* farthest; equal distances: the tie-break's order */
+        for (size_t i = next + 1; i < e; i++)
+          if (!done[i] && md[i] > md[pick]) pick = i;
+      ord[placed++] = pick;
+      done[pick] = 1;
+      for (size_t i = s; i < e; i++)
+        if (!done[i]) {
+          int d = order_distance(val + i * ORDER_KEYS, val + pick * ORDER_KEYS);
+          if (d < md[i]) md[i] = d;
+        }
+    }
+  }
+  if (!rc) {
+    assert(placed == n);
+    for (size_t i = 0; i < n; i++) tmp[i] = v[ord[i]];
+    memcpy(v, tmp, n * sizeof *v);
+  }
+  free(keys);
+  free(val);
+  free(md);
+  free(ord);
+  free(done);
+  free(tmp);
+  return rc;
+}
+
 /* Inserts a plan's formatted text into the open-addressed set of FNV-1a
  * hashes; returns 1 when it was not there yet. Equal 64-bit hashes are
  * treated as equal plans (a collision would only drop one candidate). */
@@ -681,7 +787,7 @@ static void init_cand(tsr__tune_cand *c, const tsr_plan *pl, tsr__cand_role role
 
 tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                            const tsr_plan *extra, const tsr__cand_role *extra_roles, int nextra,
-                           tsr__tune_space_t *out) {
+                           tsr__tune_order order, tsr__tune_space_t *out) {
   memset(out, 0, sizeof *out);
   if (b != TSR_BACKEND_CPU && b != TSR_BACKEND_CUDA)
     return tsr__fail(ctx, TSR_ERR_UNSUPPORTED, "tune: backend %s has no tunable plans",
@@ -752,6 +858,12 @@ tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_probl
   free(pv.v);
   qsort(legal, nlegal, sizeof *legal, cmp_legal);
   size_t keep = nlegal < TSR__TUNE_KEEP_LEGAL ? nlegal : TSR__TUNE_KEEP_LEGAL;
+  /* interleaved within what is kept: the best-prior plans stay the kept ones */
+  if (order == TSR__ORDER_INTERLEAVE && order_interleave(legal, keep)) {
+    free(legal);
+    free(rej);
+    return tsr__fail(ctx, TSR_ERR_NOMEM, "tune: out of memory for the search order");
+  }
   out->cands = calloc(keep + nrej_kept + 1, sizeof *out->cands);
   if (!out->cands) {
     free(legal);

@@ -254,9 +254,15 @@ typedef struct {
  * counts cover all of them. */
 #define TSR__TUNE_KEEP_LEGAL 3000
 #define TSR__TUNE_KEEP_REJECTED 400
+/* The order of the search candidates (docs/tune.md "Order"): PRIOR, ascending
+ * prior, a tie (PRIOR_TIE) nearest the incumbent first; INTERLEAVE, the same
+ * ties taken alternately in that order and farthest first (the plan whose
+ * fewest differing plan keys from every plan ordered before it are the most),
+ * so a short budget also measures remote plans of the prior's estimate. */
+typedef enum { TSR__ORDER_PRIOR = 0, TSR__ORDER_INTERLEAVE } tsr__tune_order;
 tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                            const tsr_plan *extra, const tsr__cand_role *extra_roles, int nextra,
-                           tsr__tune_space_t *out);
+                           tsr__tune_order order, tsr__tune_space_t *out);
 /* The analytic prior of a realized plan (lower = expected faster). */
 double tsr__tune_prior(tsr_backend_kind b, const tsr_problem *p, const tsr_plan_info *info);
 /* The share of the GPU's SMs a plan's grid gives work to (0..1; the CPU: 1). */
@@ -319,6 +325,7 @@ typedef struct {
    * cache; 0: off (the default of a zeroed config; the CLI's is online
    * CPUs - 1, at most 8). Backends without a precompile slot ignore it. */
   int compile_threads;
+  tsr__tune_order order; /* the search candidates' order (the zeroed config's: PRIOR) */
 } tsr__tune_config;
 
 /* ---- compiling ahead (prefetch.c) --------------------------------------- */

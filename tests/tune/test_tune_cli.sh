@@ -36,6 +36,10 @@ expect_rc 2 "compile threads x" $T tune --shape 32x32x32 --backend cpu --compile
 grep -q -- "--compile-threads: '2x'" "$tmp/err" || fail "--compile-threads 2x not named"
 expect_rc 0 "tune --help" $T tune --help
 grep -q -- "--compile-threads N" "$tmp/out" || fail "tune --help does not show --compile-threads"
+grep -q -- "--order O" "$tmp/out" || fail "tune --help does not show --order"
+expect_rc 2 "unknown order" $T tune --shape 32x32x32 --backend cpu --order random --no-db
+grep -q -- "--order: 'random' is not prior or interleave" "$tmp/err" ||
+  fail "--order random not named with its value: $(cat "$tmp/err")"
 expect_rc 2 "untunable backend" $T tune --shape 32x32x32 --backend cublas --no-db
 expect_rc 2 "unknown preset" $T tune --preset nope --backend cpu --no-db
 grep -q "seed" "$tmp/err" || fail "unknown preset: message does not list seed"
@@ -63,6 +67,13 @@ grep -q '"off": "backend cpu compiles nothing ahead"' "$tmp/tiny/tune_cpu_32x32x
   fail "results file lacks prefetch.off for the CPU backend"
 grep -q '"measured_not_precompiled": 1' "$tmp/tiny/tune_cpu_32x32x32.json" ||
   fail "results file lacks prefetch.measured_not_precompiled"
+grep -q '"order": "prior"' "$tmp/tiny/tune_cpu_32x32x32.json" ||
+  fail "results file lacks space.order prior (the default)"
+# --order interleave: recorded in the results file
+expect_rc 0 "order interleave" $T tune --shape 32x32x32 --backend cpu --max-candidates 3 --rounds 2 \
+  --order interleave --no-db --out "$tmp/ilv" --quiet
+grep -q '"order": "interleave"' "$tmp/ilv/tune_cpu_32x32x32.json" ||
+  fail "results file lacks space.order interleave"
 
 # ---- tune, store, then gemm uses it ------------------------------------------
 db=$tmp/tune.db

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -392,7 +393,7 @@ static void test_cuda_space_has_wgmma(void **state) {
   tsr_problem_init(&p, 4096, 4096, 4096);
   p.precision = TSR_PREC_FP32X3;
   tsr__tune_space_t sp;
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, TSR__ORDER_PRIOR, &sp), TSR_OK);
   int legal_modes[6] = {0}, tf32 = 0;
   for (size_t i = 0; i < sp.n; i++) {
     const tsr__tune_cand *c = &sp.cands[i];
@@ -412,7 +413,7 @@ static void test_cuda_space_has_wgmma(void **state) {
    * (25 bits per operand at K = 4096, and one more). (auto's space holds it
    * too: realizing that whole space took 9 s, too long for this label) */
   p.precision = TSR_PREC_OZAKI;
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, &sp), TSR_OK);
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, TSR__ORDER_PRIOR, &sp), TSR_OK);
   int oz[13] = {0};
   for (size_t i = 0; i < sp.n; i++) {
     const tsr__tune_cand *c = &sp.cands[i];
@@ -437,7 +438,7 @@ static void strict_space(tsr_context *ctx, int64_t m, int64_t n, int64_t k, int 
   p->precision = TSR_PREC_STRICT;
   char msg[256];
   assert_int_equal(tsr_problem_check(p, msg, sizeof msg), TSR_OK);
-  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, p, NULL, NULL, 0, sp), TSR_OK);
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, p, NULL, NULL, 0, TSR__ORDER_PRIOR, sp), TSR_OK);
 }
 
 /* The strict CUDA space of M x 4096 x 4096, B transposed or not */
@@ -456,6 +457,140 @@ static int key_distance(const char *a, const char *b) {
     b += lb + (b[lb] == ',');
   }
   return d;
+}
+
+/* A plan text split into its key=value items (at most 48), for a key-aware
+ * distance: the keys in which two plans differ, a key absent from one of
+ * them counting as a difference. */
+typedef struct {
+  char buf[TSR__TUNE_PLAN_CAP];
+  const char *key[48], *val[48];
+  int n;
+} split_plan;
+
+static void split_text(const char *text, split_plan *s) {
+  snprintf(s->buf, sizeof s->buf, "%s", text);
+  s->n = 0;
+  for (char *save = NULL, *it = strtok_r(s->buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+    assert_true(s->n < 48);
+    char *eq = strchr(it, '=');
+    assert_non_null(eq);
+    *eq = '\0';
+    s->key[s->n] = it;
+    s->val[s->n++] = eq + 1;
+  }
+}
+
+static const char *split_value(const split_plan *s, const char *key) {
+  for (int i = 0; i < s->n; i++)
+    if (!strcmp(s->key[i], key)) return s->val[i];
+  return NULL;
+}
+
+static int split_distance(const split_plan *a, const split_plan *b) {
+  int d = 0;
+  for (int i = 0; i < a->n; i++) {
+    const char *v = split_value(b, a->key[i]);
+    d += !v || strcmp(v, a->val[i]) != 0;
+  }
+  for (int i = 0; i < b->n; i++) d += !split_value(a, b->key[i]);
+  return d;
+}
+
+static int cmp_text(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* --order interleave (strict 256^3): the same candidates as the prior order,
+ * every position in the same prior tie (PRIOR_TIE, 0.5 %) as the prior
+ * order's, the incumbent and the planner rejections where they were; inside
+ * a tie the even steps keep the prior order's tie-break order and each odd
+ * step takes a plan whose fewest differing keys from every plan before it
+ * are the most of that tie's remaining ones (checked over the first tie's
+ * first 24 odd steps, distances recomputed here from the texts). */
+static void test_cuda_space_interleave(void **state) {
+  (void)state;
+  tsr_context *ctx = NULL;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  tsr_problem p;
+  tsr_problem_init(&p, 256, 256, 256);
+  p.precision = TSR_PREC_STRICT;
+  tsr__tune_space_t a, b;
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, TSR__ORDER_PRIOR, &a), TSR_OK);
+  assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &p, NULL, NULL, 0, TSR__ORDER_INTERLEAVE, &b),
+                   TSR_OK);
+  assert_int_equal(a.n, b.n);
+  assert_int_equal(a.legal, b.legal);
+  size_t nl = 0; /* legal (kept) candidates: a realized text */
+  while (nl < a.n && a.cands[nl].realized[0]) nl++;
+  assert_true(nl > 1000);
+  const char **ta = calloc(nl, sizeof *ta), **tb = calloc(nl, sizeof *tb);
+  long *bucket = calloc(nl, sizeof *bucket);
+  assert_non_null(ta);
+  assert_non_null(tb);
+  assert_non_null(bucket);
+  for (size_t i = 0; i < a.n; i++) {
+    assert_int_equal(a.cands[i].role, b.cands[i].role);
+    if (i >= nl) { /* the planner rejections: unchanged, in place */
+      assert_string_equal(a.cands[i].text, b.cands[i].text);
+      continue;
+    }
+    assert_true(b.cands[i].realized[0] != '\0');
+    ta[i] = a.cands[i].realized;
+    tb[i] = b.cands[i].realized;
+    long ba = lround(floor(log(a.cands[i].prior) / log(1.005)));
+    assert_int_equal(ba, lround(floor(log(b.cands[i].prior) / log(1.005))));
+    bucket[i] = ba;
+  }
+  assert_string_equal(a.cands[0].realized, b.cands[0].realized); /* the incumbent */
+  qsort(ta, nl, sizeof *ta, cmp_text);
+  qsort(tb, nl, sizeof *tb, cmp_text);
+  for (size_t i = 0; i < nl; i++) assert_string_equal(ta[i], tb[i]);
+  int moved = 0;
+  for (size_t i = 0; i < nl; i++) moved += strcmp(a.cands[i].realized, b.cands[i].realized) != 0;
+  assert_true(moved > 100);
+  /* the even steps of every tie: the prior order's tie-break order */
+  for (size_t s = 1, e; s < nl; s = e) {
+    e = s + 1;
+    while (e < nl && bucket[e] == bucket[s]) e++;
+    if (e - s < 3) continue;
+    size_t last = 0;
+    for (size_t i = s; i < e; i += 2) {
+      size_t j = s;
+      while (j < e && strcmp(a.cands[j].realized, b.cands[i].realized)) j++;
+      assert_true(j < e);
+      if (i > s) assert_true(j > last);
+      last = j;
+    }
+  }
+  /* the first tie's odd steps: farthest from everything before */
+  size_t e1 = 2;
+  while (e1 < nl && bucket[e1] == bucket[1]) e1++;
+  assert_true(e1 - 1 >= 100);
+  split_plan *sp = calloc(e1, sizeof *sp);
+  assert_non_null(sp);
+  for (size_t i = 0; i < e1; i++) split_text(b.cands[i].realized, &sp[i]);
+  for (size_t pos = 2, odd = 0; pos < e1 && odd < 24; pos += 2, odd++) {
+    int best = -1, picked = INT_MAX;
+    for (size_t j = pos; j < e1; j++) {
+      int md = INT_MAX;
+      for (size_t q = 0; q < pos; q++) {
+        int d = split_distance(&sp[j], &sp[q]);
+        if (d < md) md = d;
+      }
+      if (j == pos) picked = md;
+      if (md > best) best = md;
+    }
+    assert_int_equal(picked, best);
+    assert_true(best >= 1);
+  }
+  free(sp);
+  free(ta);
+  free(tb);
+  free(bucket);
+  free(a.cands);
+  free(b.cands);
+  tsr_context_destroy(ctx);
 }
 
 /* Long K, small output (strict 64x64x8192: the default splits K 128 ways):
@@ -611,7 +746,7 @@ static void test_cuda_space_families(void **state) {
     q.precision = TSR_PREC_STRICT;
     char msg[256];
     assert_int_equal(tsr_problem_check(&q, msg, sizeof msg), TSR_OK);
-    assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &q, NULL, NULL, 0, &sp), TSR_OK);
+    assert_int_equal(tsr__tune_space(ctx, TSR_BACKEND_CUDA, &q, NULL, NULL, 0, TSR__ORDER_PRIOR, &sp), TSR_OK);
     int three = 0, tail = 0, tma = 0, self = 0;
     for (size_t i = 1; i < sp.n; i++) {
       const tsr_plan *c = &sp.cands[i].plan;
@@ -903,6 +1038,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_memory_counts_compiles, setup, teardown),
       cmocka_unit_test(test_cuda_space_has_wgmma),
       cmocka_unit_test(test_cuda_space_splitk),
+      cmocka_unit_test(test_cuda_space_interleave),
       cmocka_unit_test(test_cuda_space_views_last),
       cmocka_unit_test(test_cuda_space_families),
       cmocka_unit_test(test_transfer_guard),
