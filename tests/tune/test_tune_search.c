@@ -459,41 +459,41 @@ static int key_distance(const char *a, const char *b) {
   return d;
 }
 
-/* A plan text split into its key=value items (at most 48), for a key-aware
- * distance: the keys in which two plans differ, a key absent from one of
- * them counting as a difference. */
+/* A plan text as the values of the plan keys met so far (a table shared by
+ * the plans compared; NULL: the key is absent), for a key-aware distance:
+ * the keys in which two plans differ, a key absent from one of them
+ * counting as a difference. */
+#define SPLIT_KEYS 48
+typedef struct {
+  char name[SPLIT_KEYS][24];
+  int n;
+} split_keys;
 typedef struct {
   char buf[TSR__TUNE_PLAN_CAP];
-  const char *key[48], *val[48];
-  int n;
+  const char *val[SPLIT_KEYS];
 } split_plan;
 
-static void split_text(const char *text, split_plan *s) {
+static void split_text(const char *text, split_keys *k, split_plan *s) {
   snprintf(s->buf, sizeof s->buf, "%s", text);
-  s->n = 0;
+  memset(s->val, 0, sizeof s->val);
   for (char *save = NULL, *it = strtok_r(s->buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
-    assert_true(s->n < 48);
     char *eq = strchr(it, '=');
     assert_non_null(eq);
     *eq = '\0';
-    s->key[s->n] = it;
-    s->val[s->n++] = eq + 1;
+    int j = 0;
+    while (j < k->n && strcmp(k->name[j], it)) j++;
+    if (j == k->n) {
+      assert_true(k->n < SPLIT_KEYS && strlen(it) < sizeof k->name[0]);
+      snprintf(k->name[k->n++], sizeof k->name[0], "%s", it);
+    }
+    s->val[j] = eq + 1;
   }
-}
-
-static const char *split_value(const split_plan *s, const char *key) {
-  for (int i = 0; i < s->n; i++)
-    if (!strcmp(s->key[i], key)) return s->val[i];
-  return NULL;
 }
 
 static int split_distance(const split_plan *a, const split_plan *b) {
   int d = 0;
-  for (int i = 0; i < a->n; i++) {
-    const char *v = split_value(b, a->key[i]);
-    d += !v || strcmp(v, a->val[i]) != 0;
-  }
-  for (int i = 0; i < b->n; i++) d += !split_value(a, b->key[i]);
+  for (int j = 0; j < SPLIT_KEYS; j++)
+    d += (a->val[j] == NULL) != (b->val[j] == NULL) || (a->val[j] && strcmp(a->val[j], b->val[j]));
   return d;
 }
 
@@ -568,8 +568,10 @@ static void test_cuda_space_interleave(void **state) {
   while (e1 < nl && bucket[e1] == bucket[1]) e1++;
   assert_true(e1 - 1 >= 100);
   split_plan *sp = calloc(e1, sizeof *sp);
+  split_keys *keys = calloc(1, sizeof *keys);
   assert_non_null(sp);
-  for (size_t i = 0; i < e1; i++) split_text(b.cands[i].realized, &sp[i]);
+  assert_non_null(keys);
+  for (size_t i = 0; i < e1; i++) split_text(b.cands[i].realized, keys, &sp[i]);
   for (size_t pos = 2, odd = 0; pos < e1 && odd < 24; pos += 2, odd++) {
     int best = -1, picked = INT_MAX;
     for (size_t j = pos; j < e1; j++) {
@@ -585,6 +587,7 @@ static void test_cuda_space_interleave(void **state) {
     assert_true(best >= 1);
   }
   free(sp);
+  free(keys);
   free(ta);
   free(tb);
   free(bucket);
