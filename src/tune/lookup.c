@@ -197,6 +197,19 @@ static int tails_rule(const tsr_problem *p, const tsr_problem *q, const tsr_plan
          tail_k_code(p, info) <= tail_k_code(q, sinfo);
 }
 
+/* The family rule (nearest and class passes): a GEMV plan only where the
+ * built-in default is one, a tile only where it is a tile. The prior prices
+ * the GEMV family at the big operand's bytes at 4.5 TB/s, where 16 short rows
+ * measured 1.0-1.6 TB/s (session 11), so across the families it cannot vouch
+ * for a transfer. Session 39's leave-one-out over the H100's neighbour-priced
+ * 47-shape database: the 8-row GEMV winners served to the 16-row NT shapes,
+ * whose defaults are 16x128 split-K tiles, measured 2.049x (16x4096x14336 NT,
+ * nearest) and 2.400x (16x14336x4096 NT, class; the prior predicted 0.65x)
+ * the default's time in those shapes' own tunes. */
+static int family_rule(const tsr_plan_info *info, const tsr_plan *def) {
+  return !def || (info->plan.mma == TSR_MMA_GEMV) == (def->mma == TSR_MMA_GEMV);
+}
+
 static int split_rule(const tsr_plan_info *info, const tsr_plan_info *sinfo) {
   return info->plan.splitk <= 1 ||
          (info->grid_rows == sinfo->grid_rows && info->grid_cols == sinfo->grid_cols);
@@ -240,6 +253,11 @@ static int serve_verdict(tsr_context *ctx, tsr_backend_kind b, const tsr_problem
   if (!split_rule(&info, &sinfo))
     return say(why, "refused: split-K rule (split-K %d tuned on %ux%u tiles, here %ux%u)",
                info.plan.splitk, sinfo.grid_rows, sinfo.grid_cols, info.grid_rows, info.grid_cols),
+           0;
+  if (!family_rule(&info, def))
+    return say(why, "refused: family rule (a %s plan where the default is %s)",
+               info.plan.mma == TSR_MMA_GEMV ? "GEMV" : "tile",
+               def->mma == TSR_MMA_GEMV ? "a GEMV plan" : "a tile"),
            0;
   if (pass == 1) return say(why, "fits"), 1;
   return transfer_verdict(ctx, b, p, &info, def, why);

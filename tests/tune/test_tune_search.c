@@ -1030,6 +1030,58 @@ static void test_split_guard(void **state) {
   tsr_context_destroy(ctx);
 }
 
+/* The transfer passes' family rule (tsr__tune_serve_ok): session 39's
+ * leave-one-out over the H100's neighbour-priced database served 8x4096x4096
+ * NT's GEMV winner (the class pass) and 8x4096x11008 NT's (the nearest) to the
+ * 16-row NT shapes, whose defaults are tiles: 2.400 and 2.049x the default's
+ * time in those shapes' own tunes, where the prior had predicted 0.65x. A
+ * GEMV plan goes only where the default is one (the 8-row shapes serve each
+ * other's winners: 0.890 and 0.964 there), a tile only where it is a tile. */
+static int serve_nt_ok(tsr_context *ctx, int pass, int64_t m, int64_t n, int64_t k, const char *text,
+                       int64_t sm, int64_t sn, int64_t sk, tsr_plan *def) {
+  tsr_problem p;
+  tsr_plan pl;
+  guard_case(ctx, m, n, k, 1, TSR_PREC_STRICT, text, &p, &pl, def);
+  return tsr__tune_serve_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, def, pass, sm, sn, sk);
+}
+
+static void test_family_guard(void **state) {
+  (void)state;
+  tsr_context *ctx = NULL;
+  assert_int_equal(tsr_context_create(&ctx), TSR_OK);
+  /* the H100's winners: 8x4096x4096 NT's and 8x4096x11008 NT's */
+  const char *g8 = "bm=16,bn=32,bk=512,wm=1,wn=1,tm=1,tn=1,stages=1,vec=4,a=staged,b=staged,pad=0,"
+                   "walk=linear,splitk=1,threads=512,isa=auto,mma=gemv,acc=step,minblocks=0,"
+                   "pack=none,split=inline";
+  const char *g8k = "bm=16,bn=32,bk=64,wm=1,wn=1,tm=1,tn=1,stages=1,vec=4,a=staged,b=staged,pad=0,"
+                    "walk=linear,splitk=1,threads=512,isa=auto,mma=gemv,acc=step,minblocks=0,"
+                    "pack=none,split=inline";
+  tsr_plan def;
+  for (int pass = 1; pass <= 2; pass++) { /* nearest, class */
+    assert_false(serve_nt_ok(ctx, pass, 16, 14336, 4096, g8, 8, 4096, 4096, &def));
+    assert_int_not_equal(def.mma, TSR_MMA_GEMV); /* the 16-row default: a tile */
+    assert_false(serve_nt_ok(ctx, pass, 16, 4096, 14336, g8k, 8, 4096, 11008, &def));
+    /* between the 8-row shapes, whose defaults are GEMV plans: served */
+    assert_true(serve_nt_ok(ctx, pass, 8, 4096, 11008, g8, 8, 4096, 4096, &def));
+    assert_int_equal(def.mma, TSR_MMA_GEMV);
+  }
+  /* without the family rule these two were served: every other rule passes */
+  tsr_problem p;
+  tsr_plan pl;
+  guard_case(ctx, 16, 14336, 4096, 1, TSR_PREC_STRICT, g8, &p, &pl, &def);
+  assert_true(tsr__tune_tails_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, 8, 4096, 4096));
+  assert_true(tsr__tune_split_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, 8, 4096, 4096));
+  assert_true(tsr__tune_transfer_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, &def));
+  /* the reverse: the 16-row default tile is not served to an 8-row shape */
+  const char *t16 = "bm=16,bn=128,bk=16,wm=16,wn=32,tm=4,tn=4,stages=4,vec=4,a=staged,b=staged,"
+                    "pad=4,walk=linear,splitk=32,threads=0,isa=auto,mma=ffma,acc=step,"
+                    "minblocks=0,pack=none,split=inline,kfrag=ab";
+  assert_false(serve_nt_ok(ctx, 1, 8, 4096, 4096, t16, 16, 4096, 4096, &def));
+  /* exact (pass 0): its own entry, whatever the family */
+  assert_true(serve_nt_ok(ctx, 0, 16, 14336, 4096, g8, 16, 14336, 4096, &def));
+  tsr_context_destroy(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_max_candidates, setup, teardown),
@@ -1048,6 +1100,7 @@ int main(void) {
       cmocka_unit_test(test_transfer_slack),
       cmocka_unit_test(test_tails_guard),
       cmocka_unit_test(test_split_guard),
+      cmocka_unit_test(test_family_guard),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
