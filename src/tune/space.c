@@ -668,7 +668,7 @@ typedef struct {
 static uint64_t fnv1a(const char *q, size_t len) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)q[i]) * 1099511628211ull;
-  return h | 1; /* never 0, the absent key */
+  return h;
 }
 
 static void order_values(const tsr_plan *pl, order_keys *k, uint64_t *val) {
@@ -688,7 +688,7 @@ static void order_values(const tsr_plan *pl, order_keys *k, uint64_t *val) {
       memcpy(k->name[k->n], a, kl);
       k->name[k->n++][kl] = '\0';
     }
-    val[j] = fnv1a(a + kl, len - kl);
+    val[j] = fnv1a(a + kl, len - kl) | 1; /* never 0, the absent key */
     a += len + (a[len] == ',');
   }
 }
@@ -764,8 +764,7 @@ static int order_interleave(legal_t *v, size_t n) {
  * hashes; returns 1 when it was not there yet. Equal 64-bit hashes are
  * treated as equal plans (a collision would only drop one candidate). */
 static int first_time(uint64_t *set, size_t cap, const char *text) {
-  uint64_t h = 1469598103934665603ull;
-  for (const char *q = text; *q; q++) h = (h ^ (unsigned char)*q) * 1099511628211ull;
+  uint64_t h = fnv1a(text, strlen(text));
   if (!h) h = 1;
   size_t j = h & (cap - 1);
   while (set[j] && set[j] != h) j = (j + 1) & (cap - 1);
