@@ -197,17 +197,20 @@ static int tails_rule(const tsr_problem *p, const tsr_problem *q, const tsr_plan
          tail_k_code(p, info) <= tail_k_code(q, sinfo);
 }
 
-/* The family rule (nearest and class passes): a GEMV plan only where the
- * built-in default is one, a tile only where it is a tile. The prior prices
- * the GEMV family at the big operand's bytes at 4.5 TB/s, where 16 short rows
- * measured 1.0-1.6 TB/s (session 11), so across the families it cannot vouch
- * for a transfer. Session 39's leave-one-out over the H100's neighbour-priced
- * 47-shape database: the 8-row GEMV winners served to the 16-row NT shapes,
- * whose defaults are 16x128 split-K tiles, measured 2.049x (16x4096x14336 NT,
- * nearest) and 2.400x (16x14336x4096 NT, class; the prior predicted 0.65x)
- * the default's time in those shapes' own tunes. */
-static int family_rule(const tsr_plan_info *info, const tsr_plan *def) {
-  return !def || (info->plan.mma == TSR_MMA_GEMV) == (def->mma == TSR_MMA_GEMV);
+/* The family rule (nearest and class passes): a stored plan is served only
+ * where the asked shape's built-in default is of the family (GEMV, mma=gemv,
+ * or tile) of its stored shape's default — the family its tune measured it
+ * against. The prior prices the GEMV family at the big operand's bytes at
+ * 4.5 TB/s, where 16 short rows measured 1.0-1.6 TB/s (session 11), so across
+ * the families it cannot vouch for a transfer. Session 39's leave-one-out over
+ * the H100's neighbour-priced 47-shape database: the 8-row GEMV winners (beside
+ * GEMV defaults) served to the 16-row NT shapes, whose defaults are 16x128
+ * split-K tiles, measured 2.049x (16x4096x14336 NT, nearest) and 2.400x
+ * (16x14336x4096 NT, class; the prior predicted 0.65x) the default's time in
+ * those shapes' own tunes; those shapes' own winners are GEMV plans (a lane per
+ * row, 0.953 and 0.959 of their tiles) and may serve each other. */
+static int family_rule(const tsr_plan *def, const tsr_plan *sdef) {
+  return (def->mma == TSR_MMA_GEMV) == (sdef->mma == TSR_MMA_GEMV);
 }
 
 static int split_rule(const tsr_plan_info *info, const tsr_plan_info *sinfo) {
@@ -254,10 +257,11 @@ static int serve_verdict(tsr_context *ctx, tsr_backend_kind b, const tsr_problem
     return say(why, "refused: split-K rule (split-K %d tuned on %ux%u tiles, here %ux%u)",
                info.plan.splitk, sinfo.grid_rows, sinfo.grid_cols, info.grid_rows, info.grid_cols),
            0;
-  if (!family_rule(&info, def))
-    return say(why, "refused: family rule (a %s plan where the default is %s)",
-               info.plan.mma == TSR_MMA_GEMV ? "GEMV" : "tile",
-               def->mma == TSR_MMA_GEMV ? "a GEMV plan" : "a tile"),
+  tsr_plan sdef; /* the stored shape's built-in default: what its tune measured against */
+  tsr_plan_builtin(ctx, b, &q, &sdef);
+  if (def && !family_rule(def, &sdef))
+    return say(why, "refused: family rule (tuned against a %s default, here a %s one)",
+               sdef.mma == TSR_MMA_GEMV ? "GEMV" : "tile", def->mma == TSR_MMA_GEMV ? "GEMV" : "tile"),
            0;
   if (pass == 1) return say(why, "fits"), 1;
   return transfer_verdict(ctx, b, p, &info, def, why);

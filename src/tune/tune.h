@@ -126,10 +126,10 @@ int tsr__tune_split_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *
                        const tsr_plan *plan, int64_t m, int64_t n, int64_t k);
 /* The lookup's test of a database row tuned on m x n x k for p (def: p's
  * built-in default): pass 0 (exact) the planner accepts it on p; pass 1
- * (nearest) tsr__tune_tails_ok, tsr__tune_split_ok and the family rule (a
- * GEMV plan only where def is one, a tile only where def is a tile; session
- * 39: the 8-row GEMV winners ran 2.0-2.4x the 16-row NT tiles' time); pass 2
- * (class) those and tsr__tune_transfer_ok. */
+ * (nearest) tsr__tune_tails_ok, tsr__tune_split_ok and the family rule (def
+ * of the family, GEMV or tile, of the stored shape's default; session 39: the
+ * 8-row GEMV winners ran 2.0-2.4x the 16-row NT tiles' time); pass 2 (class)
+ * those and tsr__tune_transfer_ok. */
 int tsr__tune_serve_ok(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                        const tsr_plan *plan, const tsr_plan *def, int pass, int64_t m, int64_t n,
                        int64_t k);

@@ -1035,8 +1035,11 @@ static void test_split_guard(void **state) {
  * NT's GEMV winner (the class pass) and 8x4096x11008 NT's (the nearest) to the
  * 16-row NT shapes, whose defaults are tiles: 2.400 and 2.049x the default's
  * time in those shapes' own tunes, where the prior had predicted 0.65x. A
- * GEMV plan goes only where the default is one (the 8-row shapes serve each
- * other's winners: 0.890 and 0.964 there), a tile only where it is a tile. */
+ * stored plan goes only where the asked shape's default is of the family
+ * (GEMV or tile) of its stored shape's default, the one its tune beat: the
+ * 8-row shapes serve each other's winners (0.890 and 0.964 there), the 16-row
+ * shapes' GEMV winners (a lane per row, 0.953 and 0.959 of their tiles) may
+ * serve other 16-row shapes. */
 static int serve_nt_ok(tsr_context *ctx, int pass, int64_t m, int64_t n, int64_t k, const char *text,
                        int64_t sm, int64_t sn, int64_t sk, tsr_plan *def) {
   tsr_problem p;
@@ -1072,6 +1075,16 @@ static void test_family_guard(void **state) {
   assert_true(tsr__tune_tails_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, 8, 4096, 4096));
   assert_true(tsr__tune_split_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, 8, 4096, 4096));
   assert_true(tsr__tune_transfer_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, &def));
+  /* 16x4096x14336 NT's winner, a GEMV plan beside a tile default, to 16x4096x12288
+   * NT (a tile default too; K slices of whole 32-blocks): every rule passes it */
+  const char *g16 = "bm=16,bn=256,bk=32,wm=1,wn=1,tm=1,tn=1,stages=1,vec=4,a=staged,b=staged,"
+                    "pad=0,walk=linear,splitk=32,threads=128,isa=auto,mma=gemv,acc=step,"
+                    "minblocks=0,pack=none,split=inline,lanerows=2";
+  for (int pass = 1; pass <= 2; pass++)
+    assert_true(serve_nt_ok(ctx, pass, 16, 4096, 12288, g16, 16, 4096, 14336, &def));
+  assert_int_not_equal(def.mma, TSR_MMA_GEMV);
+  /* (not to an 8-row shape: a GEMV default there, and a partial 16-row tile) */
+  assert_false(serve_nt_ok(ctx, 1, 8, 4096, 12288, g16, 16, 4096, 14336, &def));
   /* the reverse: the 16-row default tile is not served to an 8-row shape */
   const char *t16 = "bm=16,bn=128,bk=16,wm=16,wn=32,tm=4,tn=4,stages=4,vec=4,a=staged,b=staged,"
                     "pad=4,walk=linear,splitk=32,threads=0,isa=auto,mma=ffma,acc=step,"
