@@ -1,6 +1,7 @@
 /* tessera tune: search a backend's plan space for a shape under budgets,
  * validate every candidate, replay the best against the incumbent, store
  * the outcome in the tuning database (docs/tune.md). */
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -184,6 +185,7 @@ static const char *const presets[] = {"seed", NULL};
 static const char *const orders[] = {"prior", "interleave", NULL};
 
 /* What the command line asked for. */
+#define TUNE_OWN_OPTS 32 /* room for tune's own options beside the problem's */
 #define MAX_SHAPES 64
 #define MAX_PRECISIONS 4
 #define MAX_INPUTS 4096
@@ -218,7 +220,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
   a->max_seconds = 60.0;
   a->compile_threads = -1;
   tsr_cli_problem_defaults(&a->o, "auto");
-  tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + 24];
+  tsr_cli_opt opts[TSR_CLI_PROBLEM_NOPTS + TUNE_OWN_OPTS];
   size_t n = tsr_cli_problem_table(&a->o, opts);
   for (size_t i = 0; i < n; i++) { /* the same options, a different meaning here */
     if (!strcmp(opts[i].name, "--plan"))
@@ -303,6 +305,10 @@ static int parse_args(int argc, char **argv, tune_args *a) {
       {.name = "--replay-child", .kind = TSR_CLI_FLAG, .dest = TSR_CLI_PTR_(int, &a->child),
        .flags = TSR_CLI_HIDDEN},
   };
+  /* the table's room, checked when it is compiled (session 39: a 25th option
+   * overflowed a room of 24, found by AddressSanitizer) */
+  _Static_assert(sizeof own / sizeof own[0] <= TUNE_OWN_OPTS, "raise TUNE_OWN_OPTS");
+  assert(n <= TSR_CLI_PROBLEM_NOPTS);
   memcpy(opts + n, own, sizeof own);
   n += sizeof own / sizeof own[0];
   const tsr_cli_spec spec = {
