@@ -181,8 +181,6 @@ static void out_name(const char *dir, const char *backend, const char *shape, ch
 }
 
 static const char *const presets[] = {"seed", NULL};
-/* --order, in tsr__tune_order's order */
-static const char *const orders[] = {"prior", "interleave", NULL};
 
 /* What the command line asked for. */
 #define TUNE_OWN_OPTS 32 /* room for tune's own options beside the problem's */
@@ -237,7 +235,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
   const tsr_cli_opt own[] = {
       TSR_CLI_OPT_CHOICE("--preset", &a->preset, presets, "seed",
                          "tune the seed shapes one after another (instead of --shape)"),
-      TSR_CLI_OPT_CHOICE("--order", &a->order, orders, "O",
+      TSR_CLI_OPT_CHOICE("--order", &a->order, tsr__tune_order_names, "O",
                          "the search candidates' order: prior (default: ascending prior,\n"
                          "a tie nearest the incumbent first) or interleave (each tie\n"
                          "alternately nearest first and farthest from all before it)"),

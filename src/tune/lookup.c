@@ -257,12 +257,14 @@ static int serve_verdict(tsr_context *ctx, tsr_backend_kind b, const tsr_problem
     return say(why, "refused: split-K rule (split-K %d tuned on %ux%u tiles, here %ux%u)",
                info.plan.splitk, sinfo.grid_rows, sinfo.grid_cols, info.grid_rows, info.grid_cols),
            0;
-  tsr_plan sdef; /* the stored shape's built-in default: what its tune measured against */
-  tsr_plan_builtin(ctx, b, &q, &sdef);
-  if (def && !family_rule(def, &sdef))
-    return say(why, "refused: family rule (tuned against a %s default, here a %s one)",
-               sdef.mma == TSR_MMA_GEMV ? "GEMV" : "tile", def->mma == TSR_MMA_GEMV ? "GEMV" : "tile"),
-           0;
+  if (def) {
+    tsr_plan sdef; /* the stored shape's built-in default: what its tune measured against */
+    tsr_plan_builtin(ctx, b, &q, &sdef);
+    if (!family_rule(def, &sdef))
+      return say(why, "refused: family rule (tuned against a %s default, here a %s one)",
+                 sdef.mma == TSR_MMA_GEMV ? "GEMV" : "tile", def->mma == TSR_MMA_GEMV ? "GEMV" : "tile"),
+             0;
+  }
   if (pass == 1) return say(why, "fits"), 1;
   return transfer_verdict(ctx, b, p, &info, def, why);
 }

@@ -813,7 +813,7 @@ char *tsr__tune_result_json(const tsr__tune_config *cfg, const tsr__tune_result 
                                 "planner_legal", (json_int_t)r->legal, "planner_rejected",
                                 (json_int_t)r->planner_rejected, "rejected_after_planner",
                                 (json_int_t)r->rejected, "order",
-                                cfg->order == TSR__ORDER_INTERLEAVE ? "interleave" : "prior"));
+                                tsr__tune_order_names[cfg->order]));
   if (cfg->nblocks > 1)
     json_object_set_new(o, "candidate_block",
                         json_pack("{s:i, s:i, s:I}", "block", cfg->block, "blocks", cfg->nblocks,

@@ -655,6 +655,8 @@ static int cmp_legal(const void *a, const void *b) {
   return (x->prior > y->prior) - (x->prior < y->prior);
 }
 
+const char *const tsr__tune_order_names[] = {"prior", "interleave", NULL};
+
 /* ---- the interleaved order (TSR__ORDER_INTERLEAVE) ---------------------- */
 /* A plan as the values of its plan keys: slot j holds the FNV-1a hash of the
  * value of the j-th key name met (0: the key is absent), so two plans differ
@@ -706,12 +708,13 @@ static int order_distance(const uint64_t *x, const uint64_t *y) {
  * distances in the tie-break order). Returns -1 when out of memory (v is then
  * unchanged). Cost: a tie of t plans after p others, t·(p + t) distances. */
 static int order_interleave(legal_t *v, size_t n) {
+  size_t cap = n ? n : 1; /* malloc(0) may return NULL */
   order_keys *keys = calloc(1, sizeof *keys);
-  uint64_t *val = malloc((n ? n : 1) * ORDER_KEYS * sizeof *val);
-  int *md = malloc((n ? n : 1) * sizeof *md);
-  size_t *ord = malloc((n ? n : 1) * sizeof *ord);
-  unsigned char *done = calloc(n ? n : 1, 1);
-  legal_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+  uint64_t *val = malloc(cap * ORDER_KEYS * sizeof *val);
+  int *md = malloc(cap * sizeof *md);
+  size_t *ord = malloc(cap * sizeof *ord);
+  unsigned char *done = calloc(cap, 1);
+  legal_t *tmp = malloc(cap * sizeof *tmp);
   int rc = keys && val && md && ord && done && tmp ? 0 : -1;
   for (size_t i = 0; !rc && i < n; i++) order_values(&v[i].realized, keys, val + i * ORDER_KEYS);
   size_t placed = 0;

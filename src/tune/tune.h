@@ -262,6 +262,9 @@ typedef struct {
  * fewest differing plan keys from every plan ordered before it are the most),
  * so a short budget also measures remote plans of the prior's estimate. */
 typedef enum { TSR__ORDER_PRIOR = 0, TSR__ORDER_INTERLEAVE } tsr__tune_order;
+/* Their names, in enum order, NULL-terminated (the CLI's --order, the documents'
+ * space.order). */
+extern const char *const tsr__tune_order_names[];
 tsr_status tsr__tune_space(tsr_context *ctx, tsr_backend_kind b, const tsr_problem *p,
                            const tsr_plan *extra, const tsr__cand_role *extra_roles, int nextra,
                            tsr__tune_order order, tsr__tune_space_t *out);

@@ -942,14 +942,22 @@ static void test_transfer_slack(void **state) {
  * pass, then 1.118x by the class pass (medium) once the nearest pass refused
  * it. A winner keeps its transfers where the asked shape has no partial tile
  * its stored shape did not have. */
-static int serve_ok(tsr_context *ctx, int pass, int64_t m, int64_t n, int64_t k, const char *text,
-                    int64_t sm, int64_t sn, int64_t sk) {
+/* text over the strict default of m x n x k (B transposed when trans_b), served
+ * by the pass from a row stored for sm x sn x sk; def: that default. */
+static int serve_case(tsr_context *ctx, int pass, int64_t m, int64_t n, int64_t k, int trans_b,
+                      const char *text, int64_t sm, int64_t sn, int64_t sk, tsr_plan *def) {
   tsr_problem p;
-  tsr_plan pl, def;
-  guard_case(ctx, m, n, k, 0, TSR_PREC_STRICT, text, &p, &pl, &def);
-  int r = tsr__tune_serve_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, &def, pass, sm, sn, sk);
+  tsr_plan pl;
+  guard_case(ctx, m, n, k, trans_b, TSR_PREC_STRICT, text, &p, &pl, def);
+  int r = tsr__tune_serve_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, def, pass, sm, sn, sk);
   if (pass) assert_true(!r || tsr__tune_tails_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, sm, sn, sk));
   return r;
+}
+
+static int serve_ok(tsr_context *ctx, int pass, int64_t m, int64_t n, int64_t k, const char *text,
+                    int64_t sm, int64_t sn, int64_t sk) {
+  tsr_plan def;
+  return serve_case(ctx, pass, m, n, k, 0, text, sm, sn, sk, &def);
 }
 
 static void test_tails_guard(void **state) {
@@ -1042,10 +1050,7 @@ static void test_split_guard(void **state) {
  * serve other 16-row shapes. */
 static int serve_nt_ok(tsr_context *ctx, int pass, int64_t m, int64_t n, int64_t k, const char *text,
                        int64_t sm, int64_t sn, int64_t sk, tsr_plan *def) {
-  tsr_problem p;
-  tsr_plan pl;
-  guard_case(ctx, m, n, k, 1, TSR_PREC_STRICT, text, &p, &pl, def);
-  return tsr__tune_serve_ok(ctx, TSR_BACKEND_CUDA, &p, &pl, def, pass, sm, sn, sk);
+  return serve_case(ctx, pass, m, n, k, 1, text, sm, sn, sk, def);
 }
 
 static void test_family_guard(void **state) {
