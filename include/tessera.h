@@ -352,12 +352,20 @@ typedef struct {
    * waiting for instructions). Same sums in the same order: outputs
    * bit-identical. Named in the plan text only when set. */
   int kinner;
+  /* split=producer-tma with A packed and transposed (docs/emit.md "Lazy
+   * pack"): 0 = a prologue kernel packs the whole of A before the main
+   * kernel starts; P = no prologue for A: the main kernel's producer warps
+   * pack it in pieces of P K blocks by a tile row's bm rows, the first
+   * warp to need a piece claims it (one atomic a piece and call), the
+   * others wait for its flag. The same packed values: outputs
+   * bit-identical. Named in the plan text only when set. */
+  int lazy;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most
  * once) over the defaults given in *p. A whole plan, one naming every key
  * tsr_plan_format always writes (bm ... split), is taken as it is: the
- * optional keys it leaves out (kfrag, kloop, ... kinner: named only when
+ * optional keys it leaves out (kfrag, kloop, ... lazy: named only when
  * set) are unset, not *p's. Unknown keys, bad values and duplicates are
  * rejected naming the key. */
 TSR_API tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap);

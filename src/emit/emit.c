@@ -113,6 +113,13 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
       put(s, "static constexpr long long WOFF_%cS = %lld; // ... the small parts, same layout\n", U,
           (long long)o->poff_small);
   }
+  if (pl->lazy)
+    put(s,
+        "// lazy: no prologue packs A; the producer warps pack it in pieces of LAZY K blocks\n"
+        "// of a tile row (NPIECE a row), claimed through the uint32 flags at W + WOFF_F\n"
+        "static constexpr int LAZY = %d, NPIECE = %lld;\n"
+        "static constexpr long long WOFF_F = %lld;\n",
+        pl->lazy, (long long)g->lazy_np, (long long)g->lazy_off);
   put(s, "static constexpr int BM = %d, BN = %d, BK = %d, WM = %d, WN = %d;\n", pl->bm, pl->bn,
       pl->bk, pl->wm, pl->wn);
   put(s, "static constexpr int WARPS_N = %d, NT = %d, STAGES = %d, SPLITK = %d, NKB = %lld;\n",
@@ -367,6 +374,36 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
         "__device__ __forceinline__ void tsr_bar_sync(unsigned id, unsigned count) {\n"
         "  asm volatile(\"bar.sync %%0, %%1;\\n\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
         "}\n");
+    if (g->plan.lazy) /* the claim flags' accesses at GPU scope (docs/emit.md "Lazy pack") */
+      put(s,
+          "// lazy: the claim flags at GPU scope; generic-proxy global writes ordered with\n"
+          "// the async proxy's (TMA) reads of them\n"
+          "__device__ __forceinline__ unsigned tsr_ld_acquire(const unsigned *p) {\n"
+          "  unsigned v;\n"
+          "  asm volatile(\"ld.acquire.gpu.global.u32 %%0, [%%1];\\n\" : \"=r\"(v) : \"l\"(p) : \"memory\");\n"
+          "  return v;\n"
+          "}\n"
+          "__device__ __forceinline__ void tsr_st_release(unsigned *p, unsigned v) {\n"
+          "  asm volatile(\"st.release.gpu.global.u32 [%%0], %%1;\\n\" :: \"l\"(p), \"r\"(v) : \"memory\");\n"
+          "}\n"
+          "__device__ __forceinline__ unsigned tsr_cas(unsigned *p, unsigned cmp, unsigned v) {\n"
+          "  return atomicCAS(p, cmp, v);\n"
+          "}\n"
+          "__device__ __forceinline__ void tsr_proxy_fence_global() {\n"
+          "  asm volatile(\"fence.proxy.async.global;\\n\" ::: \"memory\");\n"
+          "}\n"
+          "__device__ __forceinline__ void tsr_fence_gpu() { __threadfence(); }\n"
+          "__device__ __forceinline__ void tsr_nap() { __nanosleep(64); }\n"
+          "__device__ __forceinline__ void tsr_warp_sync() { __syncwarp(); }\n"
+          "__device__ __forceinline__ unsigned tsr_ld_relaxed(const unsigned *p) {\n"
+          "  unsigned v;\n"
+          "  asm volatile(\"ld.relaxed.gpu.global.u32 %%0, [%%1];\\n\" : \"=r\"(v) : \"l\"(p) : \"memory\");\n"
+          "  return v;\n"
+          "}\n"
+          "__device__ __forceinline__ unsigned tsr_ballot(unsigned p) { return __ballot_sync(0xffffffffu, p != 0u); }\n"
+          "__device__ __forceinline__ int tsr_lowest(unsigned m) { return __ffs(m) - 1; }\n"
+          "// a piece never released: a bug (the kernel fails instead of hanging)\n"
+          "__device__ __forceinline__ void tsr_stuck() { __trap(); }\n");
     if (g->plan.krel == 2) /* one fence, two slots freed (the emulation checks it as one free) */
       put(s,
           "__device__ __forceinline__ void tsr_bar_arrive2(unsigned id0, unsigned id1, unsigned count) {\n"
@@ -1599,11 +1636,12 @@ static void put_main_open(sb_t *s, const tsr__emit_geo *g) {
   put(s,
       "extern \"C\" __global__ void __launch_bounds__(%s)\n"
       "tsr_gemm_main(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
-      "              float *__restrict__ W, float alpha, float beta%s) {\n"
+      "              float *__restrict__ W, float alpha, float beta%s%s) {\n"
       "  unsigned tile_row, tile_col;\n",
       bounds,
       g->fftma ? ",\n              const __grid_constant__ tsr_tmap tmA, const __grid_constant__ tsr_tmap tmB"
-          : "");
+          : "",
+      pl->lazy ? ",\n              unsigned epoch /* lazy: the runtime's call count */" : "");
   if (tailk)
     put(s,
         "  // tailk: program TAIL_D + j is slice j / TAIL_R of tile TAIL_D + j %% TAIL_R\n"
@@ -2261,21 +2299,28 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
          * TMA copy takes uniform operands: one thread, not 32 lanes' rows,
          * keeps it one instruction); the whole warp takes part in the
          * slot-free barrier, whose bar.sync is per warp */
-        put(s,
-            "    // split=producer-tma: the warp's lane 0 copies each K block as two TMA boxes\n"
-            "    // (A's bk x bm, B's bk x bn; zeros outside the tensors), arriving on the slot's\n"
-            "    // full mbarrier with their bytes; the whole warp waits for free slots\n"
-            "    const bool lead = threadIdx.x == NT;\n"
-            "    if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n"
-            "    int sx = 0; // the slot of block it\n"
-            "    for (int it = 0; it < nk; ++it) {\n"
-            "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
-            "      if (lead) {\n");
-        put_tma_fill(s, g, "        ", "sx", "it");
-        put(s,
-            "      }\n"
-            "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
-            "    }\n");
+        if (pl->lazy) {
+          put(s,
+              "    // split=producer-tma, lazy: the producer warp's loop (tsr_produce_lazy)\n"
+              "    tsr_produce_lazy(A, W, tmA, tmB, bars, As, Bs, m0, n0, bz, (int)tile_row, kb_begin,\n"
+              "                     nk, epoch, smem);\n");
+        } else {
+          put(s,
+              "    // split=producer-tma: the warp's lane 0 copies each K block as two TMA boxes\n"
+              "    // (A's bk x bm, B's bk x bn; zeros outside the tensors), arriving on the slot's\n"
+              "    // full mbarrier with their bytes; the whole warp waits for free slots\n"
+              "    const bool lead = threadIdx.x == NT;\n"
+              "    if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n"
+              "    int sx = 0; // the slot of block it\n"
+              "    for (int it = 0; it < nk; ++it) {\n"
+              "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
+              "      if (lead) {\n");
+          put_tma_fill(s, g, "        ", "sx", "it");
+          put(s,
+              "      }\n"
+              "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
+              "    }\n");
+        }
       } else {
         put_kloop_prologue(s, g, "    ");
         put(s,
@@ -2562,6 +2607,157 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
     put(s, ");\n");
   }
   put(s, "}\n\n");
+}
+
+/* lazy=P (docs/emit.md "Lazy pack"): the producer warps' pieces of A, in
+ * place of the prologue kernel. The flag of a piece holds 2e + 2 once call
+ * e packed it (e counts the calls since the runtime zeroed the flags), 2e + 1
+ * while call e's claimer packs it. A producer warp at the first K block of
+ * piece q probes pieces q .. q + LAZY_AHEAD at once (lane d: piece q + d) and
+ * claims each it finds at 2e (the previous call's ready value, 0 at first) by
+ * compare-and-swap; it packs a claimed piece one chunk after each K block's
+ * copies (its whole, before the copies, when it is the current piece) and
+ * releases it with the last chunk; a piece claimed elsewhere it waits for.
+ * Session 40, an H100: packed whole at the claim, one piece at a time, the
+ * tile row's CTAs waited for each claimer in turn (4096^3 +14 %); claimed two
+ * ahead but packed whole before the copies, a claimer's consumers still
+ * starved (+2 %). A warp finishes its claims before it waits for its current
+ * piece or leaves, and claims only pieces at or after its current one, so a
+ * wait never closes a cycle and never waits on a CTA that has not started.
+ * Lane l packs rows m0 + l + 32 r; each store of the warp fills 128
+ * contiguous bytes of a packed [k][m] row. */
+static void emit_lazy(sb_t *s, const tsr__emit_geo *g) {
+  put(s,
+      "// lazy: a piece is staged and stored a K block at a time (LAZY_NC chunks); claims run\n"
+      "// LAZY_AHEAD pieces ahead\n"
+      "static constexpr int LAZY_NC = LAZY, LAZY_AHEAD = 2;\n"
+      "// lazy: lane d probes piece q + d (d <= LAZY_AHEAD, one round trip for all) and claims it\n"
+      "// where this call left it unclaimed (flag ready - 2 -> ready - 1): the pieces won, bit d\n"
+      "__device__ __noinline__ unsigned tsr_lazy_claim(unsigned *flags, unsigned ready, int q, int lane) {\n"
+      "  unsigned won = 0;\n"
+      "  if (lane <= LAZY_AHEAD && q + lane < NPIECE && tsr_ld_relaxed(flags + q + lane) == ready - 2u)\n"
+      "    won = tsr_cas(flags + q + lane, ready - 2u, ready - 1u) == ready - 2u;\n"
+      "  return tsr_ballot(won);\n"
+      "}\n"
+      "// lazy: piece q claimed elsewhere: lane 0 waits until it is released (ready)\n"
+      "__device__ __noinline__ void tsr_lazy_wait(unsigned *flag, unsigned ready, int lane) {\n"
+      "  if (lane == 0) {\n"
+      "    for (unsigned n = 0; tsr_ld_acquire(flag) != ready; ++n) {\n"
+      "      if (n == (1u << 26)) tsr_stuck();\n"
+      "      tsr_nap();\n"
+      "    }\n"
+      "    tsr_proxy_fence_global(); // the acquired rows, before this warp's copies\n"
+      "  }\n"
+      "  tsr_warp_sync();\n"
+      "}\n"
+      "// lazy: K block c of piece q (K blocks q * LAZY .. of the tile row at m0, batch item bz)\n"
+      "// copied into the staging rows transposed ([k][m], lane l rows m0 + l + 32 r), 4 bytes a\n"
+      "// copy (zeros past M and K), one cp.async group; the warp does not wait for them\n"
+      "__device__ __noinline__ void tsr_lazy_issue(const float *__restrict__ A, float *stg, int m0,\n"
+      "                                           int q, int c, int bz, int lane) {\n"
+      "  const int k = q * LAZY * BK + c * BK;\n"
+      "  if (k < (int)PRA) {\n"
+      "    const float *__restrict__ src = A + (tsr_idx)bz * SRC_SA;\n"
+      "#pragma unroll\n"
+      "    for (int r = 0; r < BM / 32; ++r) {\n"
+      "      const int row = m0 + lane + 32 * r;\n"
+      "      const float *__restrict__ a = src + (tsr_idx)(row < M ? row : 0) * SRC_LDA + k;\n"
+      "#pragma unroll\n"
+      "      for (int j = 0; j < BK; ++j)\n"
+      "        tsr_cp4(stg + j * BM + lane + 32 * r, row < M && k + j < K ? a + j : src,\n"
+      "                row < M && k + j < K ? 4 : 0);\n"
+      "    }\n"
+      "  }\n"
+      "  tsr_cp_commit();\n"
+      "}\n"
+      "// lazy: the staged K block stored into A's packed [k][m] rows (each store of the warp\n"
+      "// 128 contiguous bytes); the piece's last releases it (ready)\n"
+      "__device__ __noinline__ void tsr_lazy_store(float *__restrict__ W, const float *stg,\n"
+      "                                            unsigned *flag, unsigned ready, int m0, int q,\n"
+      "                                            int c, int bz, int lane) {\n"
+      "  tsr_cp_wait<0>(); // this lane's copies landed (issued a K block ago)\n"
+      "  const int k = q * LAZY * BK + c * BK;\n"
+      "  if (k < (int)PRA) {\n"
+      "    float *__restrict__ dst = W + WOFF_A + (tsr_idx)bz * SA + m0 + lane;\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < BK; ++j)\n"
+      "#pragma unroll\n"
+      "      for (int r = 0; r < BM / 32; ++r)\n"
+      "        dst[(tsr_idx)(k + j) * LDA + 32 * r] = stg[j * BM + lane + 32 * r];\n"
+      "  }\n"
+      "  if (c + 1 < LAZY_NC) return;\n"
+      "  tsr_fence_gpu();          // this lane's stores, before the release\n"
+      "  tsr_proxy_fence_global(); // ... and before any TMA read of them\n"
+      "  tsr_warp_sync();\n"
+      "  if (lane == 0) tsr_st_release(flag, ready);\n"
+      "}\n");
+  /* the producer warp's loop, out of line: the main kernel's consumer code and
+   * registers stay the prologue plan's (inlined, the loop's calls moved
+   * ptxas's allocation of the FFMA loop: 95 same-bank FFMAs against 69) */
+  put(s,
+      "// split=producer-tma, lazy: the producer warp's loop. At the first K block of each piece,\n"
+      "// claim what is unclaimed of the next LAZY_AHEAD + 1 and wait for the piece; after each\n"
+      "// K block's copies, store the K block of A staged a block ago and stage the next one of\n"
+      "// the lowest piece this warp claimed (released with its last)\n"
+      "__device__ __noinline__ void tsr_produce_lazy(const float *__restrict__ A, float *__restrict__ W,\n"
+      "                                              const tsr_tmap &tmA, const tsr_tmap &tmB,\n"
+      "                                              unsigned bars, float *As, float *Bs, int m0,\n"
+      "                                              int n0, int bz, int tile_row, int kb_begin,\n"
+      "                                              int nk, unsigned epoch, float *smem) {\n"
+      "  const bool lead = threadIdx.x == NT;\n"
+      "  if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n"
+      "  unsigned *const flags = reinterpret_cast<unsigned *>(W + WOFF_F) +\n"
+      "                          ((tsr_idx)bz * GRID_H + (tsr_idx)tile_row) * NPIECE;\n"
+      "  const unsigned ready = 2u * epoch + 2u; // this call's; 2 epoch + 1: claimed\n"
+      "  const int lane = (int)threadIdx.x - NT;\n"
+      "  float *const stg = smem + STAGES * (A_STAGE + B_STAGE) + 2 * STAGES; // BK x BM\n"
+      "  int piece = -1, pc = 0; // the current piece; the next chunk to stage\n"
+      "  unsigned pend = 0;      // claimed, chunks left to stage: bit d = piece + d\n"
+      "  int sq = -1, sc = 0;    // the piece and chunk in the staging rows (sq < 0: none)\n"
+      "  int sx = 0;             // the slot of block it\n"
+      "  for (int it = 0; it < nk; ++it) {\n"
+      "    if ((kb_begin + it) / LAZY != piece) {\n"
+      "      if (sq >= 0) tsr_lazy_store(W, stg, flags + sq, ready, m0, sq, sc, bz, lane);\n"
+      "      sq = -1;\n"
+      "      if (piece >= 0) pend >>= 1; // the last piece was staged whole (below)\n"
+      "      piece = (kb_begin + it) / LAZY;\n"
+      "      pend |= tsr_lazy_claim(flags, ready, piece, lane);\n"
+      "      if (pend & 1u) { // this warp's own: packed whole before its copies\n"
+      "        for (; pc < LAZY_NC; ++pc) {\n"
+      "          tsr_lazy_issue(A, stg, m0, piece, pc, bz, lane);\n"
+      "          tsr_lazy_store(W, stg, flags + piece, ready, m0, piece, pc, bz, lane);\n"
+      "        }\n"
+      "        pend &= ~1u;\n"
+      "        pc = 0;\n"
+      "      } else {\n"
+      "        tsr_lazy_wait(flags + piece, ready, lane);\n"
+      "      }\n"
+      "    }\n"
+      "    if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
+      "    if (lead) {\n");
+  put_tma_fill(s, g, "      ", "sx", "it");
+  put(s,
+      "    }\n"
+      "    // after each block's copies: the staged K block stored (its copies landed a block\n"
+      "    // ago), the next K block of a claimed piece staged (the warp never waits on DRAM)\n"
+      "    if (sq >= 0) tsr_lazy_store(W, stg, flags + sq, ready, m0, sq, sc, bz, lane);\n"
+      "    sq = -1;\n"
+      "    if (pend) {\n"
+      "      sq = piece + tsr_lowest(pend);\n"
+      "      sc = pc;\n"
+      "      tsr_lazy_issue(A, stg, m0, sq, sc, bz, lane);\n"
+      "      if (++pc == LAZY_NC) { pend &= pend - 1u; pc = 0; }\n"
+      "    }\n"
+      "    sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
+      "  }\n"
+      "  // every claimed piece released before the warp leaves (others may wait for it)\n"
+      "  if (sq >= 0) tsr_lazy_store(W, stg, flags + sq, ready, m0, sq, sc, bz, lane);\n"
+      "  for (; pend; pend &= pend - 1u, pc = 0)\n"
+      "    for (const int q = piece + tsr_lowest(pend); pc < LAZY_NC; ++pc) {\n"
+      "      tsr_lazy_issue(A, stg, m0, q, pc, bz, lane);\n"
+      "      tsr_lazy_store(W, stg, flags + q, ready, m0, q, pc, bz, lane);\n"
+      "    }\n"
+      "}\n\n");
 }
 
 /* Pack prologue of one operand (docs/emit.md "Pack"): one thread per
@@ -3139,7 +3335,8 @@ static void emit_family(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   /* the strict recomputation of non-finite outputs: the tensor-core epilogue
    * and every split-K reduction use it */
   if (g->tf32 || g->wg || g->plan.splitk > 1 || (g->plan.tailk && g->tail_r)) tsr__emit_fix(s, g);
-  if (g->a.packed) emit_pack(s, g, &g->a);
+  if (g->a.packed && !g->plan.lazy) emit_pack(s, g, &g->a);
+  else if (g->plan.lazy) emit_lazy(s, g);
   if (g->b.packed) emit_pack(s, g, &g->b);
   if (g->wg) emit_main_wg(s, p, g);
   else emit_main(s, p, g);
@@ -3191,6 +3388,8 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
   for (int i = 0; i < 2; i++) {
     const tsr__emit_operand *o = i ? &g->b : &g->a;
     if (!o->packed) continue;
+    out->pack_off[i] = (uint64_t)o->poff;
+    if (i == 0 && g->plan.lazy) continue; /* the main kernel packs A */
     int n = out->npre++;
     snprintf(out->pre[n].name, sizeof out->pre[n].name, "tsr_gemm_pack_%c", o->name);
     out->pre[n].grid[0] = (uint32_t)o->pre_blocks;
@@ -3198,8 +3397,9 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
     out->pre[n].grid[2] = 1;
     out->pre[n].block[0] = 256;
     out->pre[n].block[1] = out->pre[n].block[2] = 1;
-    out->pack_off[i] = (uint64_t)o->poff;
   }
+  out->lazy_off = g->lazy_off;
+  out->lazy_n = g->lazy_n;
   if (g->plan.splitk > 1 || g->s8 || (g->plan.tailk && g->tail_r)) { /* wgmma-s8: the reconstruction */
     snprintf(out->reduce_name, sizeof out->reduce_name, "tsr_gemm_reduce");
     out->reduce_grid[0] = (uint32_t)g->reduce_blocks;

@@ -101,6 +101,13 @@ typedef struct {
     uint32_t grid[3], block[3];
   } pre[2];
   uint64_t pack_off[2];     /* float offsets of packed A, B (split=pack: big parts) in W (0 = not packed) */
+  /* lazy=P (docs/emit.md "Lazy pack"): no prologue for A; the main kernel
+   * takes one parameter more after the tensor maps, `unsigned epoch`, the
+   * number of calls before this one since its lazy_n uint32 claim flags at
+   * float offset lazy_off of W were zeroed (the runtime zeroes them once
+   * per set of buffers and counts its launches; a call must not start
+   * before the previous one ended: one stream). lazy_n = 0: none. */
+  uint64_t lazy_off, lazy_n;
   /* registers per thread the main kernel must be compiled with (0 = any):
    * setmaxnreg redistributes exactly those, and asks for more would block */
   int regs_exact;

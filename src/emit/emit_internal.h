@@ -100,6 +100,11 @@ typedef struct {
   int idx64;          /* 64-bit offsets needed */
   uint64_t smem_bytes;
   uint64_t workspace_bytes;
+  /* lazy=P (docs/emit.md "Lazy pack"): A's claim flags, one uint32 per
+   * piece (P K blocks of a tile row) and batch item, at float offset
+   * lazy_off of W; lazy_np pieces a tile row, lazy_n flags in all */
+  uint64_t lazy_off, lazy_n;
+  int64_t lazy_np;
   uint64_t reduce_blocks;
   int reg_estimate;
   /* mma=gemv (docs/emit.md "GEMV"): the big operand (B when M <= N, else

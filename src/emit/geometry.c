@@ -774,6 +774,8 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
   if (g->ffprod) {
     g->smem_bytes += 8u * (uint64_t)pl->stages; /* a full mbarrier per stage */
+    /* lazy: the producer warp's staging rows, a K block of A's tile, after them */
+    if (g->fftma && pl->lazy > 0 && pl->lazy <= 64) g->smem_bytes += 4u * (uint64_t)pl->bm * (uint64_t)pl->bk;
   } else if (g->preg || g->ppack) {
     g->smem_bytes += 16u * (uint64_t)pl->stages; /* full and empty mbarriers per stage */
   } else if (g->producer) {
@@ -938,7 +940,7 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
       {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}, {"gstride", pl->gstride, 0},
       {"rvec", pl->rvec, 0},   {"tailk", pl->tailk, 0}, {"wave", pl->wave, 0},
       {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0}, {"pelect", pl->pelect, 0},
-      {"krel", pl->krel, 0}, {"kinner", pl->kinner, 0}};
+      {"krel", pl->krel, 0}, {"kinner", pl->kinner, 0}, {"lazy", pl->lazy, 0}};
   tsr_status fs = check_fixed_fields(pl, "gemv", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_INLINE)
@@ -1135,6 +1137,22 @@ static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl,
                     (unsigned long long)t->grid[0]);
   }
 
+  /* lazy=P: the producer warps pack A (transposed) piece by piece */
+  if (pl->lazy < 0 || pl->lazy > 64)
+    return reject(msg, cap, "plan: lazy=%d is not 0 (a prologue packs A) or 1..64 (K blocks a "
+                  "claimed piece of A)", pl->lazy);
+  if (pl->lazy && !(g->ffprod && g->fftma && !g->ffself && !pl->pelect))
+    return reject(msg, cap,
+                  "plan: lazy=%d packs A in the TMA producer warp (mma=ffma, split=producer-tma, "
+                  "pelect=0)", pl->lazy);
+  if (pl->lazy && !(g->a.packed && g->a.kmajor != g->a.src_kmajor && g->a.bmn % 32 == 0))
+    return reject(msg, cap,
+                  "plan: lazy=%d packs A where the plan packs it transposed (pack=a or ab, "
+                  "op(A)=N) with bm a multiple of 32; here pack=%s, op(A)=%s, bm=%d",
+                  pl->lazy, pl->pack == TSR_PACK_AB ? "ab" : pl->pack == TSR_PACK_A ? "a"
+                            : pl->pack == TSR_PACK_B ? "b" : "none",
+                  p->op_a == TSR_OP_N ? "N" : "T", pl->bm);
+
   /* Packed operands follow the partials in W, 64-float (256-byte) aligned. */
   {
     uint64_t off = (g->workspace_bytes / 4 + 63) / 64 * 64;
@@ -1174,6 +1192,13 @@ static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl,
         return reject(msg, cap, "plan: pack prologue for %c needs %llu blocks, more than %llu",
                       o->name - 32, (unsigned long long)o->pre_blocks,
                       (unsigned long long)t->grid[0]);
+    }
+    /* lazy=P: A's claim flags after the packed operands */
+    if (pl->lazy) {
+      g->lazy_np = ceil_div(g->nkb, pl->lazy);
+      g->lazy_n = (uint64_t)p->batch * g->h * (uint64_t)g->lazy_np;
+      g->lazy_off = off;
+      off += (g->lazy_n + 63) / 64 * 64;
     }
     if (g->a.packed || g->b.packed) g->workspace_bytes = off * 4;
   }
@@ -1233,7 +1258,7 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
       {"kloop", pl->kloop, 0}, {"threads", pl->threads, 0}, {"splitk", pl->splitk, 1},
       {"vec", pl->vec, 4},   {"lanerows", pl->lanerows, 0}, {"tailk", pl->tailk, 0},
       {"wave", pl->wave, 0}, {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0},
-      {"pelect", pl->pelect, 0}, {"krel", pl->krel, 0}, {"kinner", pl->kinner, 0}};
+      {"pelect", pl->pelect, 0}, {"krel", pl->krel, 0}, {"kinner", pl->kinner, 0}, {"lazy", pl->lazy, 0}};
   tsr_status fs = check_fixed_fields(pl, "wgmma-s8", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_PRODUCER_BULK)

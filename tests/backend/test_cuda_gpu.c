@@ -445,6 +445,61 @@ static void test_cuda_splitk_deterministic(void **state) {
   assert_true(tested > 0);
 }
 
+/* lazy=P (docs/emit.md "Lazy pack"): A packed by the producer warps, piece
+ * by claimed piece, gives the bits of the prologue's pack (lazy=0) in every
+ * call of a run of back-to-back launches (each call claims every piece
+ * again: epoch 0..6), with M, N and K tails, batch items and tail slices. */
+static void test_cuda_lazy_repeat(void **state) {
+  NEED_GPU();
+  static const int lz[] = {1, 3, 64};
+  /* tail slices need one problem; the batch runs without them */
+  static const struct { shape s; const char *tail; } cases[] = {
+      {{513, 260, 1029, 1}, "tailk=3,wave=7"}, {{300, 200, 1029, 2}, "tailk=0,wave=0"}};
+  for (size_t ci = 0; ci < 2; ci++) {
+    tsr_problem p;
+    make_problem(&p, &cases[ci].s, TSR_OP_N, TSR_OP_N, 0);
+    p.precision = TSR_PREC_STRICT;
+    tsr_plan base;
+    char text[256], msg[256];
+    tsr__backend_cuda.default_plan(ctx, &p, &base);
+    snprintf(text, sizeof text,
+             "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,"
+             "split=producer-tma,minblocks=3,pack=a,krel=1,mma=ffma,acc=step,splitk=1,%s",
+             cases[ci].tail);
+    if (tsr_plan_parse(text, &base, msg, sizeof msg) != TSR_OK) fail_msg("%s", msg);
+    bufs x = {0};
+    make_bufs(&p, TSR_INPUTS_RANDOM, &x);
+    size_t nc = (size_t)tsr_problem_elems_c(&p);
+    float *ref = malloc(nc * sizeof(float));
+    assert_non_null(ref);
+    for (int i = -1; i < 3; i++) {
+      tsr_plan plan = base;
+      plan.lazy = i < 0 ? 0 : lz[i];
+      tsr_plan_info info;
+      if (tsr__backend_cuda.realize(ctx, &p, &plan, &info) != TSR_OK)
+        fail_msg("lazy=%d rejected: %s", plan.lazy, tsr_context_message(ctx));
+      void *ex = NULL;
+      assert_int_equal(tsr__backend_cuda.prepare(ctx, &p, &info.plan, x.a, x.b, NULL, &ex), TSR_OK);
+      assert_int_equal(tsr__backend_cuda.reset_c(ex), TSR_OK);
+      assert_int_equal(tsr__backend_cuda.launch(ex, i < 0 ? 1 : 7), TSR_OK);
+      assert_int_equal(tsr__backend_cuda.download(ex, x.c), TSR_OK);
+      tsr__backend_cuda.destroy(ex);
+      tsr_receipt r;
+      tsr_validate(&p, x.c, x.ref, 1e-4, 1e-4, &r);
+      if (!r.passed)
+        fail_msg("lazy=%d: %lld of %lld wrong, first %lld", plan.lazy, (long long)r.failed,
+                 (long long)r.checked, (long long)r.first_fail);
+      if (i < 0) memcpy(ref, x.c, nc * sizeof(float));
+      else if (memcmp(ref, x.c, nc * sizeof(float)) != 0)
+        fail_msg("lazy=%d after 7 calls: not bit-identical to the prologue's pack", plan.lazy);
+      printf("# %s lazy=%d: 7 calls, %lld outputs bit-identical to lazy=0\n", text, plan.lazy,
+             (long long)r.checked);
+    }
+    free(ref);
+    bufs_free(&x);
+  }
+}
+
 /* The GPU oracle agrees with the CPU oracle (same order, no contraction). */
 static void test_oracle_gpu_vs_cpu(void **state) {
   NEED_GPU();
@@ -726,6 +781,11 @@ static const family families[] = {
      "kunroll=0,tailk=0,wave=0,forder=1,bm=64,wm=32,tm=8,kloop=2,splitk=2,krel=1,kinner=16", 0},
     {"cuda strict producer-tma kinner=8 krel=1", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=2,splitk=1,krel=1,kinner=8", 0},
+    /* lazy: A packed by the producer warps, claimed piece by piece */
+    {"cuda strict producer-tma lazy=4 krel=1", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FTMA "kloop=2,splitk=1,krel=1,lazy=4", 0},
+    {"cuda strict producer-tma lazy=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FTMA "kloop=2,splitk=2,lazy=1", 0},
 #undef FTMA
     /* 12x8 a thread under the producer's 136-register cap (no copy state
      * in the consumers: ptxas fits it in 128, no spills) */
@@ -942,6 +1002,7 @@ int main(void) {
       cmocka_unit_test(test_cuda_default_matrix),
       cmocka_unit_test(test_cuda_variants),
       cmocka_unit_test(test_cuda_splitk_deterministic),
+      cmocka_unit_test(test_cuda_lazy_repeat),
       cmocka_unit_test(test_exec_info_and_timing),
       cmocka_unit_test(test_tsr_gemm_gpu),
       cmocka_unit_test(test_download_layouts),

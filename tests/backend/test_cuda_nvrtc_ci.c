@@ -217,8 +217,9 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * that shaped it) and s31c-screen.txt (the FFMA orders under it) ran in
  * session 31 too; s32-icache.txt (bk 8 and 32: the loop body against the
  * instruction cache) ran in session 32 (an H100) and s32-screen.txt (kinner,
- * the K block's inner loop) is next: every line must realize and compile
- * clean before a GPU call is spent on it.
+ * the K block's inner loop) too; s40-lazy.txt (A packed by the producer
+ * warps, lazy=P) ran in session 40 and is the newest: every line must
+ * realize and compile clean before a GPU call is spent on it.
  * Point it at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
                                        int *kernels) {
@@ -263,7 +264,7 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
   static const char *const files[] = {"s31-screen.txt", "s31b-screen.txt", "s31c-screen.txt",
-                                      "s32-icache.txt", "s32-screen.txt"};
+                                      "s32-icache.txt", "s32-screen.txt", "s40-lazy.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;

@@ -567,6 +567,22 @@ static void test_rejections(void **state) {
                 "kloop=3-4's fragment ring and kfrag's groups of 4 steps write the block out (kinner=0)");
   expect_reject(big, FFT "kloop=2,minblocks=3,pack=none,kfrag=a,kinner=8", "kinner=8 splits the K block");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,kinner=4", "kinner=4 is unused by mma=tf32x3 and must be 0 (FFMA only)");
+  /* lazy: A packed transposed in the TMA producer warp, in pieces of 1..64 K blocks */
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,krel=1,lazy=4");
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=ab,lazy=64");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,lazy=65",
+                "lazy=65 is not 0 (a prologue packs A) or 1..64 (K blocks a claimed piece of A)");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,pelect=1,lazy=2",
+                "lazy=2 packs A in the TMA producer warp (mma=ffma, split=producer-tma, pelect=0)");
+  expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8," FFP "kloop=2,minblocks=3,pack=a,lazy=2",
+                "lazy=2 packs A in the TMA producer warp");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,pack=a,lazy=2", "lazy=2 packs A in the TMA producer warp");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=b,kfrag=a,lazy=2",
+                "lazy=2 packs A where the plan packs it transposed (pack=a or ab, op(A)=N) with bm a "
+                "multiple of 32; here pack=b, op(A)=N, bm=64");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=none,kfrag=a,lazy=2", "here pack=none, op(A)=N");
+  expect_reject(mkprob((prob_spec){.m = 4096, .n = 4096, .k = 4096, .opa = 'T', .opb = 'N'}),
+                FFT "kloop=2,minblocks=3,pack=a,lazy=2", "here pack=a, op(A)=T, bm=64");
   /* kunroll: the producer rings' consumers, not split=tma's rotating refill */
   expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,kunroll=1");
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,kunroll=1",
@@ -1514,6 +1530,43 @@ static void test_pack_contract(void **state) {
   assert_non_null(strstr(msg, "pack=7"));
 }
 
+/* lazy=P: no prologue kernel for A (B's stays), the claim flags after the
+ * packed operands (one per piece of P K blocks, tile row and batch item),
+ * the main kernel's extra parameter; the prologue's source is gone and the
+ * lazy=0 source is the plain pack=a one. */
+static void test_lazy_contract(void **state) {
+  (void)state;
+  tsr_problem p = mkprob((prob_spec){.m = 300, .n = 260, .k = 200, .batch = 2, .opa = 'N', .opb = 'T'});
+  tsr_plan pl = mkplan("bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,"
+                       "split=producer-tma,kloop=2,minblocks=3,pack=ab,lazy=3");
+  tsr__kernel_src k1, k0;
+  emit_ok(&p, &pl, &k1);
+  tsr_plan p0 = pl;
+  p0.lazy = 0;
+  emit_ok(&p, &p0, &k0);
+  assert_int_equal(k0.npre, 2);
+  assert_int_equal(k0.lazy_n, 0);
+  assert_null(strstr(k0.source, "epoch"));
+  assert_int_equal(k1.npre, 1);
+  assert_string_equal(k1.pre[0].name, "tsr_gemm_pack_b");
+  assert_null(strstr(k1.source, "tsr_gemm_pack_a("));
+  assert_non_null(strstr(k1.source, "tsr_gemm_pack_b("));
+  assert_non_null(strstr(k1.source, "unsigned epoch"));
+  /* A: 300 -> 320 rows (5 tile rows of 64), k 200 -> 208 (13 K blocks: 5
+   * pieces of 3); flags after B's packed copy ([k][n]: 208 x 384) */
+  assert_int_equal(k1.pack_off[0], k0.pack_off[0]);
+  assert_int_equal(k1.pack_off[1], k0.pack_off[1]);
+  uint64_t b_sz = 2ull * 208 * 384, flags = (k1.pack_off[1] + (b_sz + 63) / 64 * 64);
+  assert_int_equal(k1.lazy_n, 2ull * 5 * 5);
+  assert_int_equal(k1.lazy_off, flags);
+  assert_int_equal(k1.workspace_bytes, (flags + 64) * 4);
+  assert_int_equal(k0.workspace_bytes, flags * 4);
+  assert_non_null(strstr(k1.source, "LAZY = 3, NPIECE = 5;"));
+  assert_string_not_equal(k1.sha256, k0.sha256);
+  tsr__kernel_src_free(&k1);
+  tsr__kernel_src_free(&k0);
+}
+
 /* split=pack: rejections name the key; both operands are packed (pack is
  * normalized to ab: any pack value emits the same bytes); W holds A's big
  * then small parts, then B's (B of an NN problem transposed to [n][k]); a
@@ -1661,6 +1714,7 @@ static void write_emu_source(const char *path, const tsr__kernel_src *k, int rz,
   fputs(e + strlen("// tsr:ptx-end\n"), f);
   if (k->reduce_name[0]) fprintf(f, "#define TSR_EMU_HAS_REDUCE 1\n");
   if (k->ntmap) fprintf(f, "#define TSR_EMU_TMAP 1\n");
+  if (k->lazy_n) fprintf(f, "#define TSR_EMU_LAZY 1\n");
   for (int i = 0; i < k->npre; i++)
     fprintf(f, "#define TSR_EMU_HAS_PACK_%c 1\n", k->pre[i].name[strlen(k->pre[i].name) - 1] - 32);
   fprintf(f, "#include \"driver.hpp\"\n");
@@ -1679,6 +1733,15 @@ static void write_tmaps(const char *dir, const tsr__kernel_src *k) {
              (unsigned long long)k->tmap[i].stride[0], (unsigned long long)k->tmap[i].stride[1],
              k->tmap[i].box[0], k->tmap[i].box[1]);
   snprintf(path, sizeof path, "%s/tmaps", dir);
+  write_file(path, text, strlen(text));
+  if (!k->lazy_n) return;
+  /* lazy: the claim flags, and packed A's floats (the driver poisons them
+   * between its two calls) */
+  assert_true(k->ntmap >= 1 && k->tmap[0].packed);
+  snprintf(text, sizeof text, "%llu %llu %llu %llu\n", (unsigned long long)k->lazy_off,
+           (unsigned long long)k->lazy_n, (unsigned long long)k->tmap[0].off,
+           (unsigned long long)(k->tmap[0].stride[1] * k->tmap[0].dim[2]));
+  snprintf(path, sizeof path, "%s/lazy", dir);
   write_file(path, text, strlen(text));
 }
 
@@ -2033,6 +2096,20 @@ static const emu_case emu_cases[] = {
     {"ffma producer-tma krel=2 NT K=96 (nk even) random", {132, 200, 96, 1, 'N', 'T', 0},
      "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
      "pack=ab,krel=2", 0, 0, 0, 0, 1},
+    /* lazy=P: no prologue for A, the producer warps claim and pack its pieces
+     * (a last piece shorter than P blocks, tail slices starting inside a
+     * piece, batch items with strides, split-K, scalar loads where the rows
+     * are not 16-byte aligned); the driver runs two calls, packed A poisoned
+     * between them */
+    {"ffma producer-tma lazy=2 krel=1 NN pack=a tailk3 M N K tails random", {300, 520, 200, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a,tailk=3,wave=7,krel=1,lazy=2", 0, 0, 0, 0, 1},
+    {"ffma producer-tma lazy=1 NT pack=ab batch2 strided splitk2 kloop1 beta", {132, 200, 136, 2, 'N', 'T', 0.5f, 4, 0, 1, 8},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=1,split=producer-tma,splitk=2,"
+     "pack=ab,lazy=1", 0, 0, 0, 0, 1},
+    {"ffma producer-tma lazy=3 NN odd lda (scalar loads) M N K tails contract strict", {100, 132, 90, 1, 'N', 'N', 0.5f, 1},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a,lazy=3", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
     {"ffma producer kunroll=1 NT M N K tails beta random", {100, 200, 92, 1, 'N', 'T', 0.5f},
      "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3,"
      "kunroll=1", 0, 0, 0, 0, 1},
@@ -2946,7 +3023,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
-    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5), its producer-tma (6), split=tma (7) or producer-tma with kfrag=ab (8) */
+    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5), its producer-tma (6), split=tma (7), producer-tma with kfrag=ab (8) or with lazy=2 (9) */
     int at_issue; /* 1: copies land at issue (the harness's early-free hold), else deferred */
   } muts[] = {
       {"none", NULL, NULL},
@@ -2995,6 +3072,16 @@ static void test_emulated_wgmma_mutations(void **state) {
        "tsr_tma(As + sx * A_STAGE, tmA, k0, m0, bz, bar);", "tsr_tma(As + sx * A_STAGE, tmA, m0, k0, bz, bar);", 8},
       {"ffma producer-tma kfrag=ab: B's [n][k] box at (n, k), not (k, n)",
        "tsr_tma(Bs + sx * B_STAGE, tmB, k0, n0, bz, bar);", "tsr_tma(Bs + sx * B_STAGE, tmB, n0, k0, bz, bar);", 8},
+      /* lazy: the claim protocol (the driver runs two calls, packed A poisoned between) */
+      {"none (ffma producer-tma lazy)", NULL, NULL, 9},
+      {"ffma producer-tma lazy: one ready value for every call (the second reads the poison)",
+       "const unsigned ready = 2u * epoch + 2u;", "const unsigned ready = 2u;", 9},
+      {"ffma producer-tma lazy: the claimer never releases (deadlock)",
+       "  if (lane == 0) tsr_st_release(flag, ready);\n", "\n", 9},
+      {"ffma producer-tma lazy: a lane packs the next row", "WOFF_A + (tsr_idx)bz * SA + m0 + lane;",
+       "WOFF_A + (tsr_idx)bz * SA + m0 + lane + 1;", 9},
+      {"ffma producer-tma lazy: a staged K block copied from its first K value",
+       "row < M && k + j < K ? a + j : src,", "row < M && k + j < K ? a : src,", 9},
       {"none (ffma split=tma)", NULL, NULL, 7},
       {"ffma tma: the refilling warp's slot-free wait dropped (arrivals left at exit)",
        "      tsr_bar_sync(1u + pv, NT); // the other warps left it\n", "\n", 7},
@@ -3039,12 +3126,15 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src kfr; /* both operands unpacked, boxes of [x][k] rows */
   tsr_plan pfr = mkplan("bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=0,kloop=2,split=producer-tma,pack=none,kfrag=ab");
   emit_ok(&p, &pfr, &kfr);
+  tsr__kernel_src klz; /* A packed by the producer warps */
+  tsr_plan plz = mkplan("bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=0,kloop=2,split=producer-tma,pack=ab,lazy=2");
+  emit_ok(&p, &plz, &klz);
   /* each mutation's base kernel, by its prod field */
-  const tsr__kernel_src *by_prod[] = {&k, &kp, &kr, &kpp, &kpb, &kff, &ktma, &kself, &kfr};
+  const tsr__kernel_src *by_prod[] = {&k, &kp, &kr, &kpp, &kpb, &kff, &ktma, &kself, &kfr, &klz};
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
-  size_t idx[40];
+  size_t idx[48];
   assert_true(n <= sizeof idx / sizeof idx[0]);
   for (size_t i = 0; i < n; i++) {
     assert_true(muts[i].prod >= 0 && muts[i].prod < (int)(sizeof by_prod / sizeof *by_prod));
@@ -3127,6 +3217,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src_free(&ktma);
   tsr__kernel_src_free(&kself);
   tsr__kernel_src_free(&kfr);
+  tsr__kernel_src_free(&klz);
   unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);
@@ -3449,6 +3540,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_beta_zero_source),
       cmocka_unit_test(test_default_table),   cmocka_unit_test(test_tail_slice_rule),
       cmocka_unit_test(test_pack_contract),
+      cmocka_unit_test(test_lazy_contract),
       cmocka_unit_test(test_split_contract),  cmocka_unit_test(test_ownership),
       cmocka_unit_test(test_emulated_walks),  cmocka_unit_test(test_emulated_wgmma_mutations),
   };

@@ -46,7 +46,8 @@ static void test_round_trip_many(void **state) {
       "kloop=1,kunroll=1", "kfrag=a,kloop=2,kunroll=1,moduli=12", "tailk=5,wave=396", "forder=1",
       "kloop=2,tailk=64,wave=65536,forder=4096", "lanerows=2,forder=7", "kwait=1",
       "kloop=2,forder=1,kwait=1", "pelect=1", "kloop=2,kunroll=1,kwait=1,pelect=1",
-      "krel=1", "kloop=2,pelect=1,krel=1", "krel=2", "kinner=8", "kloop=2,krel=1,kinner=16"};
+      "krel=1", "kloop=2,pelect=1,krel=1", "krel=2", "kinner=8", "kloop=2,krel=1,kinner=16",
+      "lazy=4", "kloop=2,krel=1,lazy=64"};
   for (size_t i = 0; i < sizeof overlays / sizeof overlays[0]; i++) {
     tsr_plan p = base, q = base;
     char msg[256], t1[512], t2[512];
@@ -93,7 +94,8 @@ static void test_round_trip_many(void **state) {
     }
     const struct { int v; const char *key; } opt[] = {
         {p.tailk, ",tailk="}, {p.wave, ",wave="}, {p.forder, ",forder="},
-        {p.kwait, ",kwait="}, {p.pelect, ",pelect="}, {p.krel, ",krel="}, {p.kinner, ",kinner="}};
+        {p.kwait, ",kwait="}, {p.pelect, ",pelect="}, {p.krel, ",krel="}, {p.kinner, ",kinner="},
+        {p.lazy, ",lazy="}};
     for (size_t o = 0; o < sizeof opt / sizeof opt[0]; o++) {
       if (opt[o].v == 0) {
         assert_null(strstr(t1, opt[o].key));
@@ -115,7 +117,7 @@ static void test_whole_text_unsets_optional_keys(void **state) {
   tsr_plan busy = base;
   char msg[256], t[512];
   assert_int_equal(tsr_plan_parse("kfrag=ab,kloop=2,kunroll=1,moduli=8,gstride=4,rvec=4,lanerows=2,"
-                                  "tailk=5,wave=396,forder=1,kwait=1,pelect=1,krel=1,kinner=8",
+                                  "tailk=5,wave=396,forder=1,kwait=1,pelect=1,krel=1,kinner=8,lazy=4",
                                   &busy, msg, sizeof msg),
                    TSR_OK);
   tsr_plan q = busy;
@@ -127,7 +129,7 @@ static void test_whole_text_unsets_optional_keys(void **state) {
   assert_int_equal(q.kloop, 2);
   assert_int_equal(q.forder, 1);
   assert_int_equal(q.kunroll + q.moduli + q.gstride + q.rvec + q.lanerows + q.tailk + q.wave +
-                       q.kwait + q.pelect + q.krel + q.kinner,
+                       q.kwait + q.pelect + q.krel + q.kinner + q.lazy,
                    0);
   tsr_plan_format(&q, t, sizeof t);
   assert_string_equal(t, whole);
@@ -143,6 +145,7 @@ static void test_whole_text_unsets_optional_keys(void **state) {
   assert_int_equal(r.krel, 1);
   assert_int_equal(r.tailk, 5);
   assert_int_equal(r.kinner, 8);
+  assert_int_equal(r.lazy, 4);
 }
 
 static void expect_reject(const char *text, const char *needle) {

@@ -136,8 +136,15 @@ static tsr_status launch_abi(tsr__gexec *e) {
   /* split=producer-tma kernels take two tensor maps more; the others (and
    * the prologue and reduction kernels) read only their six parameters */
   void *main_args[] = {&e->buf.a, &e->buf.b, &e->buf.c, &e->buf.w, &alpha, &beta,
-                       e->tmap[0], e->tmap[1]};
+                       e->tmap[0], e->tmap[1], &e->epoch};
   tsr__cu_result r;
+  /* lazy: the flags count calls as 2 epoch + 2 in 32 bits; long before they
+   * wrap, zero them again (in stream order: the previous call has ended) */
+  if (e->lazy_n && e->epoch >= (1u << 30)) {
+    r = cu->MemsetD32Async(e->buf.w + 4u * e->lazy_off, 0u, e->lazy_n, e->g->stream);
+    if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, cu, r, "cuMemsetD32Async(lazy flags)");
+    e->epoch = 0;
+  }
   for (int i = 0; i < e->npre; i++) {
     r = cu->LaunchKernel(e->fpre[i], e->pgrid[i][0], e->pgrid[i][1], e->pgrid[i][2],
                          e->pblock[i][0], e->pblock[i][1], e->pblock[i][2], 0, e->g->stream,
@@ -152,6 +159,7 @@ static tsr_status launch_abi(tsr__gexec *e) {
                                       e->block[1], e->block[2], e->smem, e->g->stream, main_args,
                                       NULL);
   if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, cu, r, "cuLaunchKernel(main)");
+  e->epoch++;
   if (e->freduce) {
     /* the reduction takes the main kernel's arguments (A, B, C, W, alpha, beta) */
     r = cu->LaunchKernel(e->freduce, e->rgrid[0], e->rgrid[1], e->rgrid[2], e->rblock[0],
@@ -254,6 +262,16 @@ tsr_status tsr__gexec_attach_kernel(tsr__gexec *e, const tsr__kernel_src *k, int
   e->smem = k->smem_bytes;
   memcpy(e->sha256, k->sha256, sizeof e->sha256);
   if ((st = encode_tmaps(e, k))) return st;
+  /* lazy: the claim flags start at zero, the call count with them */
+  e->lazy_off = k->lazy_off;
+  e->lazy_n = k->lazy_n;
+  e->epoch = 0;
+  if (e->lazy_n) {
+    TSR_ASSERT(4u * (e->lazy_off + e->lazy_n) <= e->buf.w_bytes);
+    /* in stream order, before any launch of this exec */
+    r = cu->MemsetD32Async(e->buf.w + 4u * e->lazy_off, 0u, e->lazy_n, e->g->stream);
+    if (r != TSR__CU_SUCCESS) return tsr__cu_fail(ctx, cu, r, "cuMemsetD32Async(lazy flags)");
+  }
   if ((st = func_attr(e, e->fmain, TSR__CU_FUNC_NUM_REGS, &e->regs, "cuFuncGetAttribute(NUM_REGS)")) ||
       (st = func_attr(e, e->fmain, TSR__CU_FUNC_LOCAL_SIZE_BYTES, &e->local_bytes,
                       "cuFuncGetAttribute(LOCAL_SIZE_BYTES)")) ||

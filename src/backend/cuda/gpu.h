@@ -143,6 +143,11 @@ struct tsr__gexec {
    * (CUtensorMap bytes), encoded against buf at attach */
   int ntmap;
   uint64_t tmap[2][16];
+  /* lazy=P: the claim flags (lazy_n uint32 at float offset lazy_off of W),
+   * zeroed at attach, and the main kernel's last parameter, the calls
+   * launched since (docs/emit.md "Lazy pack") */
+  uint64_t lazy_off, lazy_n;
+  uint32_t epoch;
 };
 
 /* Creates the exec shell: events, buffers (with w_bytes of workspace). */

@@ -12,6 +12,7 @@
 // unwritten shared reads show.
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,43 @@ static inline float tsr_shfl_xor(float v, int m) {
   pthread_barrier_wait(&emu_warp_bar[w]);
   return x.a[lane ^ m][0];
 }
+/* lazy=P (docs/emit.md "Lazy pack"): the claim flags as C++ atomics (CTAs
+ * run one after another here, so a piece is claimed by the first CTA of its
+ * tile row and found ready by the others; a wait that never ends is a bug),
+ * the warp's ballot and its __syncwarp */
+static inline unsigned tsr_ld_acquire(const unsigned *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void tsr_st_release(unsigned *p, unsigned v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline unsigned tsr_cas(unsigned *p, unsigned cmp, unsigned v) {
+  __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return cmp;
+}
+static inline void tsr_proxy_fence_global() {}
+static inline void tsr_fence_gpu() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+/* a wait for a piece: a millisecond a nap, failing after TSR_EMU_MBAR_TIMEOUT
+ * seconds (as the mbarrier waits do; 120 by default) */
+static inline void tsr_nap() {
+  static const char *env = getenv("TSR_EMU_MBAR_TIMEOUT");
+  static thread_local long naps;
+  long limit = 1000L * (env ? atol(env) : 120);
+  if (++naps > limit) emu_die("lazy: a wait for a claimed piece of A timed out");
+  struct timespec ts = {0, 1000000};
+  nanosleep(&ts, nullptr);
+}
+static inline void tsr_stuck() { emu_die("lazy: a claimed piece of A was never released"); }
+static inline void tsr_warp_sync() { pthread_barrier_wait(&emu_warp_bar[threadIdx.x >> 5]); }
+static inline unsigned tsr_ld_relaxed(const unsigned *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+/* __ballot_sync(0xffffffff, p): every lane of the warp takes part */
+static inline unsigned tsr_ballot(unsigned p) {
+  const int lane = (int)threadIdx.x & 31, w = (int)threadIdx.x >> 5;
+  emu_warp_x &x = emu_wx[emu_xchg++ & 1][w];
+  x.a[lane][0] = p != 0u ? 1.0f : 0.0f;
+  pthread_barrier_wait(&emu_warp_bar[w]);
+  unsigned m = 0;
+  for (int l = 0; l < 32; l++)
+    if (x.a[l][0] != 0.0f) m |= 1u << l;
+  return m;
+}
+static inline int tsr_lowest(unsigned m) { return m ? __builtin_ctz(m) : -1; }
 static inline void tsr_ldsm4(unsigned (&r)[4], const float *p) { emu_ldsm(r, p, 4); }
 static inline void tsr_ldsm2(unsigned (&r)[2], const float *p) { emu_ldsm(r, p, 2); }
 /* 32-bit shared-window addresses (cvta.to.shared): byte offsets into the
