@@ -2299,28 +2299,37 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
          * TMA copy takes uniform operands: one thread, not 32 lanes' rows,
          * keeps it one instruction); the whole warp takes part in the
          * slot-free barrier, whose bar.sync is per warp */
-        if (pl->lazy) {
+        put(s,
+            "    // split=producer-tma: the warp's lane 0 copies each K block as two TMA boxes\n"
+            "    // (A's bk x bm, B's bk x bn; zeros outside the tensors), arriving on the slot's\n"
+            "    // full mbarrier with their bytes; the whole warp waits for free slots\n"
+            "    const bool lead = threadIdx.x == NT;\n"
+            "    if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n");
+        if (pl->lazy)
           put(s,
-              "    // split=producer-tma, lazy: the producer warp's loop (tsr_produce_lazy)\n"
-              "    tsr_produce_lazy(A, W, tmA, tmB, bars, As, Bs, m0, n0, bz, (int)tile_row, kb_begin,\n"
-              "                     nk, epoch, smem);\n");
-        } else {
+              "    // lazy: at the first K block of each piece, claim what is unclaimed of it and the\n"
+              "    // next LAZY_AHEAD, pack those won, wait for the piece (tsr_lazy_a)\n"
+              "    unsigned *const flags = reinterpret_cast<unsigned *>(W + WOFF_F) +\n"
+              "                            ((tsr_idx)bz * GRID_H + (tsr_idx)tile_row) * NPIECE;\n"
+              "    const unsigned ready = 2u * epoch + 2u; // this call's; 2 epoch + 1: claimed\n"
+              "    int piece = -1;\n");
+        put(s,
+            "    int sx = 0; // the slot of block it\n"
+            "    for (int it = 0; it < nk; ++it) {\n");
+        if (pl->lazy)
           put(s,
-              "    // split=producer-tma: the warp's lane 0 copies each K block as two TMA boxes\n"
-              "    // (A's bk x bm, B's bk x bn; zeros outside the tensors), arriving on the slot's\n"
-              "    // full mbarrier with their bytes; the whole warp waits for free slots\n"
-              "    const bool lead = threadIdx.x == NT;\n"
-              "    if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n"
-              "    int sx = 0; // the slot of block it\n"
-              "    for (int it = 0; it < nk; ++it) {\n"
-              "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
-              "      if (lead) {\n");
-          put_tma_fill(s, g, "        ", "sx", "it");
-          put(s,
-              "      }\n"
-              "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
-              "    }\n");
-        }
+              "      if ((kb_begin + it) / LAZY != piece) {\n"
+              "        piece = (kb_begin + it) / LAZY;\n"
+              "        tsr_lazy_a(A, W, flags, ready, m0, piece, bz, (int)threadIdx.x - NT);\n"
+              "      }\n");
+        put(s,
+            "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
+            "      if (lead) {\n");
+        put_tma_fill(s, g, "        ", "sx", "it");
+        put(s,
+            "      }\n"
+            "      sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
+            "    }\n");
       } else {
         put_kloop_prologue(s, g, "    ");
         put(s,
@@ -2612,151 +2621,97 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
 /* lazy=P (docs/emit.md "Lazy pack"): the producer warps' pieces of A, in
  * place of the prologue kernel. The flag of a piece holds 2e + 2 once call
  * e packed it (e counts the calls since the runtime zeroed the flags), 2e + 1
- * while call e's claimer packs it. A producer warp at the first K block of
- * piece q probes pieces q .. q + LAZY_AHEAD at once (lane d: piece q + d) and
+ * while call e's claimer packs it. A producer warp reaching the first K block
+ * of piece q probes pieces q .. q + LAZY_AHEAD at once (lane d: piece q + d),
  * claims each it finds at 2e (the previous call's ready value, 0 at first) by
- * compare-and-swap; it packs a claimed piece one chunk after each K block's
- * copies (its whole, before the copies, when it is the current piece) and
- * releases it with the last chunk; a piece claimed elsewhere it waits for.
- * Session 40, an H100: packed whole at the claim, one piece at a time, the
- * tile row's CTAs waited for each claimer in turn (4096^3 +14 %); claimed two
- * ahead but packed whole before the copies, a claimer's consumers still
- * starved (+2 %). A warp finishes its claims before it waits for its current
- * piece or leaves, and claims only pieces at or after its current one, so a
- * wait never closes a cycle and never waits on a CTA that has not started.
- * Lane l packs rows m0 + l + 32 r; each store of the warp fills 128
- * contiguous bytes of a packed [k][m] row. */
-static void emit_lazy(sb_t *s, const tsr__emit_geo *g) {
+ * compare-and-swap, packs and releases what it won, then waits for piece q.
+ * A claimer is running (it claimed) and waits for nothing before it
+ * releases, so a waiter never waits on a CTA that has not started. Lane l
+ * packs rows m0 + l + 32 r, a chunk of K at a time with the next chunk's
+ * loads in flight; each store of the warp fills 128 contiguous bytes of a
+ * packed [k][m] row. Session 40 measured four designs on an H100 (notebook
+ * "Session 40"): this one, the second, lost least (4096^3 +2 % against the
+ * prologue at lazy=4): a claimer's packing delays its next copies. */
+static void emit_lazy(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
+  const tsr__emit_operand *o = &g->a;
+  int bk = g->plan.bk, rows = o->bmn / 32;
+  /* a chunk of K: a divisor of bk, at most 32 floats a lane (two chunks in flight) */
+  int kc = bk;
+  while (kc > 4 && (kc * rows > 32 || bk % kc)) kc /= 2;
+  if (bk % kc) kc = 1;
+  int vec = kc % 4 == 0 && o->src_ld % 4 == 0 && (p->batch == 1 || o->src_stride % 4 == 0);
   put(s,
-      "// lazy: a piece is staged and stored a K block at a time (LAZY_NC chunks); claims run\n"
-      "// LAZY_AHEAD pieces ahead\n"
-      "static constexpr int LAZY_NC = LAZY, LAZY_AHEAD = 2;\n"
-      "// lazy: lane d probes piece q + d (d <= LAZY_AHEAD, one round trip for all) and claims it\n"
-      "// where this call left it unclaimed (flag ready - 2 -> ready - 1): the pieces won, bit d\n"
-      "__device__ __noinline__ unsigned tsr_lazy_claim(unsigned *flags, unsigned ready, int q, int lane) {\n"
-      "  unsigned won = 0;\n"
-      "  if (lane <= LAZY_AHEAD && q + lane < NPIECE && tsr_ld_relaxed(flags + q + lane) == ready - 2u)\n"
-      "    won = tsr_cas(flags + q + lane, ready - 2u, ready - 1u) == ready - 2u;\n"
-      "  return tsr_ballot(won);\n"
-      "}\n"
-      "// lazy: piece q claimed elsewhere: lane 0 waits until it is released (ready)\n"
-      "__device__ __noinline__ void tsr_lazy_wait(unsigned *flag, unsigned ready, int lane) {\n"
-      "  if (lane == 0) {\n"
-      "    for (unsigned n = 0; tsr_ld_acquire(flag) != ready; ++n) {\n"
-      "      if (n == (1u << 26)) tsr_stuck();\n"
-      "      tsr_nap();\n"
-      "    }\n"
-      "    tsr_proxy_fence_global(); // the acquired rows, before this warp's copies\n"
+      "// lazy: a chunk of piece q's K values (LAZY_KC from k) of rows m0 + lane + 32 r of A%s\n"
+      "static constexpr int LAZY_KC = %d, LAZY_AHEAD = 2;\n"
+      "__device__ __forceinline__ void tsr_lazy_load(float (&x)[BM / 32][LAZY_KC],\n"
+      "                                              const float *__restrict__ src, int row0, int k) {\n"
+      "#pragma unroll\n"
+      "  for (int r = 0; r < BM / 32; ++r) {\n"
+      "    const int row = row0 + 32 * r;\n"
+      "    const float *__restrict__ a = src + (tsr_idx)row * SRC_LDA + k;\n",
+      vec ? ", 16-byte loads where whole" : "", kc);
+  if (vec)
+    put(s,
+        "    if (row < M && k + LAZY_KC <= K) {\n"
+        "#pragma unroll\n"
+        "      for (int c = 0; c < LAZY_KC; c += 4) {\n"
+        "        const float4 f = *reinterpret_cast<const float4 *>(a + c);\n"
+        "        x[r][c] = f.x; x[r][c + 1] = f.y; x[r][c + 2] = f.z; x[r][c + 3] = f.w;\n"
+        "      }\n"
+        "      continue;\n"
+        "    }\n");
+  put(s,
+      "#pragma unroll\n"
+      "    for (int c = 0; c < LAZY_KC; ++c) x[r][c] = row < M && k + c < K ? a[c] : 0.0f;\n"
       "  }\n"
-      "  tsr_warp_sync();\n"
       "}\n"
-      "// lazy: K block c of piece q (K blocks q * LAZY .. of the tile row at m0, batch item bz)\n"
-      "// copied into the staging rows transposed ([k][m], lane l rows m0 + l + 32 r), 4 bytes a\n"
-      "// copy (zeros past M and K), one cp.async group; the warp does not wait for them\n"
-      "__device__ __noinline__ void tsr_lazy_issue(const float *__restrict__ A, float *stg, int m0,\n"
-      "                                           int q, int c, int bz, int lane) {\n"
-      "  const int k = q * LAZY * BK + c * BK;\n"
-      "  if (k < (int)PRA) {\n"
-      "    const float *__restrict__ src = A + (tsr_idx)bz * SRC_SA;\n"
+      "// lazy: the whole warp packs piece q (K blocks q * LAZY .. of the tile row at m0, batch\n"
+      "// item bz) into A's packed [k][m] rows, zeros past M and K, then releases its flag\n"
+      "__device__ __noinline__ void tsr_lazy_pack(const float *__restrict__ A, float *__restrict__ W,\n"
+      "                                           unsigned *flag, unsigned ready, int m0, int q,\n"
+      "                                           int bz, int lane) {\n"
+      "  const float *__restrict__ src = A + (tsr_idx)bz * SRC_SA;\n"
+      "  float *__restrict__ dst = W + WOFF_A + (tsr_idx)bz * SA + m0 + lane;\n"
+      "  const int k0 = q * LAZY * BK;\n"
+      "  const int kend = k0 + LAZY * BK < (int)PRA ? k0 + LAZY * BK : (int)PRA;\n"
+      "  float x[BM / 32][LAZY_KC], y[BM / 32][LAZY_KC];\n"
+      "  tsr_lazy_load(x, src, m0 + lane, k0);\n"
+      "  for (int kc = k0; kc < kend; kc += LAZY_KC) {\n"
+      "    if (kc + LAZY_KC < kend) tsr_lazy_load(y, src, m0 + lane, kc + LAZY_KC); // in flight\n"
       "#pragma unroll\n"
-      "    for (int r = 0; r < BM / 32; ++r) {\n"
-      "      const int row = m0 + lane + 32 * r;\n"
-      "      const float *__restrict__ a = src + (tsr_idx)(row < M ? row : 0) * SRC_LDA + k;\n"
+      "    for (int c = 0; c < LAZY_KC; ++c)\n"
       "#pragma unroll\n"
-      "      for (int j = 0; j < BK; ++j)\n"
-      "        tsr_cp4(stg + j * BM + lane + 32 * r, row < M && k + j < K ? a + j : src,\n"
-      "                row < M && k + j < K ? 4 : 0);\n"
-      "    }\n"
+      "      for (int r = 0; r < BM / 32; ++r) dst[(tsr_idx)(kc + c) * LDA + 32 * r] = x[r][c];\n"
+      "#pragma unroll\n"
+      "    for (int c = 0; c < LAZY_KC; ++c)\n"
+      "#pragma unroll\n"
+      "      for (int r = 0; r < BM / 32; ++r) x[r][c] = y[r][c];\n"
       "  }\n"
-      "  tsr_cp_commit();\n"
-      "}\n"
-      "// lazy: the staged K block stored into A's packed [k][m] rows (each store of the warp\n"
-      "// 128 contiguous bytes); the piece's last releases it (ready)\n"
-      "__device__ __noinline__ void tsr_lazy_store(float *__restrict__ W, const float *stg,\n"
-      "                                            unsigned *flag, unsigned ready, int m0, int q,\n"
-      "                                            int c, int bz, int lane) {\n"
-      "  tsr_cp_wait<0>(); // this lane's copies landed (issued a K block ago)\n"
-      "  const int k = q * LAZY * BK + c * BK;\n"
-      "  if (k < (int)PRA) {\n"
-      "    float *__restrict__ dst = W + WOFF_A + (tsr_idx)bz * SA + m0 + lane;\n"
-      "#pragma unroll\n"
-      "    for (int j = 0; j < BK; ++j)\n"
-      "#pragma unroll\n"
-      "      for (int r = 0; r < BM / 32; ++r)\n"
-      "        dst[(tsr_idx)(k + j) * LDA + 32 * r] = stg[j * BM + lane + 32 * r];\n"
-      "  }\n"
-      "  if (c + 1 < LAZY_NC) return;\n"
       "  tsr_fence_gpu();          // this lane's stores, before the release\n"
       "  tsr_proxy_fence_global(); // ... and before any TMA read of them\n"
       "  tsr_warp_sync();\n"
       "  if (lane == 0) tsr_st_release(flag, ready);\n"
-      "}\n");
-  /* the producer warp's loop, out of line: the main kernel's consumer code and
-   * registers stay the prologue plan's (inlined, the loop's calls moved
-   * ptxas's allocation of the FFMA loop: 95 same-bank FFMAs against 69) */
-  put(s,
-      "// split=producer-tma, lazy: the producer warp's loop. At the first K block of each piece,\n"
-      "// claim what is unclaimed of the next LAZY_AHEAD + 1 and wait for the piece; after each\n"
-      "// K block's copies, store the K block of A staged a block ago and stage the next one of\n"
-      "// the lowest piece this warp claimed (released with its last)\n"
-      "__device__ __noinline__ void tsr_produce_lazy(const float *__restrict__ A, float *__restrict__ W,\n"
-      "                                              const tsr_tmap &tmA, const tsr_tmap &tmB,\n"
-      "                                              unsigned bars, float *As, float *Bs, int m0,\n"
-      "                                              int n0, int bz, int tile_row, int kb_begin,\n"
-      "                                              int nk, unsigned epoch, float *smem) {\n"
-      "  const bool lead = threadIdx.x == NT;\n"
-      "  if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n"
-      "  unsigned *const flags = reinterpret_cast<unsigned *>(W + WOFF_F) +\n"
-      "                          ((tsr_idx)bz * GRID_H + (tsr_idx)tile_row) * NPIECE;\n"
-      "  const unsigned ready = 2u * epoch + 2u; // this call's; 2 epoch + 1: claimed\n"
-      "  const int lane = (int)threadIdx.x - NT;\n"
-      "  float *const stg = smem + STAGES * (A_STAGE + B_STAGE) + 2 * STAGES; // BK x BM\n"
-      "  int piece = -1, pc = 0; // the current piece; the next chunk to stage\n"
-      "  unsigned pend = 0;      // claimed, chunks left to stage: bit d = piece + d\n"
-      "  int sq = -1, sc = 0;    // the piece and chunk in the staging rows (sq < 0: none)\n"
-      "  int sx = 0;             // the slot of block it\n"
-      "  for (int it = 0; it < nk; ++it) {\n"
-      "    if ((kb_begin + it) / LAZY != piece) {\n"
-      "      if (sq >= 0) tsr_lazy_store(W, stg, flags + sq, ready, m0, sq, sc, bz, lane);\n"
-      "      sq = -1;\n"
-      "      if (piece >= 0) pend >>= 1; // the last piece was staged whole (below)\n"
-      "      piece = (kb_begin + it) / LAZY;\n"
-      "      pend |= tsr_lazy_claim(flags, ready, piece, lane);\n"
-      "      if (pend & 1u) { // this warp's own: packed whole before its copies\n"
-      "        for (; pc < LAZY_NC; ++pc) {\n"
-      "          tsr_lazy_issue(A, stg, m0, piece, pc, bz, lane);\n"
-      "          tsr_lazy_store(W, stg, flags + piece, ready, m0, piece, pc, bz, lane);\n"
-      "        }\n"
-      "        pend &= ~1u;\n"
-      "        pc = 0;\n"
-      "      } else {\n"
-      "        tsr_lazy_wait(flags + piece, ready, lane);\n"
-      "      }\n"
-      "    }\n"
-      "    if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
-      "    if (lead) {\n");
-  put_tma_fill(s, g, "      ", "sx", "it");
-  put(s,
-      "    }\n"
-      "    // after each block's copies: the staged K block stored (its copies landed a block\n"
-      "    // ago), the next K block of a claimed piece staged (the warp never waits on DRAM)\n"
-      "    if (sq >= 0) tsr_lazy_store(W, stg, flags + sq, ready, m0, sq, sc, bz, lane);\n"
-      "    sq = -1;\n"
-      "    if (pend) {\n"
-      "      sq = piece + tsr_lowest(pend);\n"
-      "      sc = pc;\n"
-      "      tsr_lazy_issue(A, stg, m0, sq, sc, bz, lane);\n"
-      "      if (++pc == LAZY_NC) { pend &= pend - 1u; pc = 0; }\n"
-      "    }\n"
-      "    sx = sx + 1 == STAGES ? 0 : sx + 1;\n"
+      "}\n"
+      "// lazy: at the first K block of piece q: claim (flag ready - 2 -> ready - 1) whatever of\n"
+      "// pieces q .. q + LAZY_AHEAD is unclaimed in this call, pack those won, wait for piece q\n"
+      "__device__ __noinline__ void tsr_lazy_a(const float *__restrict__ A, float *__restrict__ W,\n"
+      "                                        unsigned *flags, unsigned ready, int m0, int q, int bz,\n"
+      "                                        int lane) {\n"
+      "  unsigned won = 0;\n"
+      "  if (lane <= LAZY_AHEAD && q + lane < NPIECE && tsr_ld_relaxed(flags + q + lane) == ready - 2u)\n"
+      "    won = tsr_cas(flags + q + lane, ready - 2u, ready - 1u) == ready - 2u;\n"
+      "  const unsigned mask = tsr_ballot(won);\n"
+      "  for (unsigned m = mask; m; m &= m - 1u) {\n"
+      "    const int d = tsr_lowest(m);\n"
+      "    tsr_lazy_pack(A, W, flags + q + d, ready, m0, q + d, bz, lane);\n"
       "  }\n"
-      "  // every claimed piece released before the warp leaves (others may wait for it)\n"
-      "  if (sq >= 0) tsr_lazy_store(W, stg, flags + sq, ready, m0, sq, sc, bz, lane);\n"
-      "  for (; pend; pend &= pend - 1u, pc = 0)\n"
-      "    for (const int q = piece + tsr_lowest(pend); pc < LAZY_NC; ++pc) {\n"
-      "      tsr_lazy_issue(A, stg, m0, q, pc, bz, lane);\n"
-      "      tsr_lazy_store(W, stg, flags + q, ready, m0, q, pc, bz, lane);\n"
+      "  if (lane == 0 && !(mask & 1u))\n"
+      "    for (unsigned n = 0; tsr_ld_acquire(flags + q) != ready; ++n) {\n"
+      "      if (n == (1u << 26)) tsr_stuck();\n"
+      "      tsr_nap();\n"
       "    }\n"
+      "  tsr_warp_sync();\n"
+      "  if (lane == 0) tsr_proxy_fence_global(); // the acquired rows, before this warp's copies\n"
       "}\n\n");
 }
 
@@ -3336,7 +3291,7 @@ static void emit_family(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
    * and every split-K reduction use it */
   if (g->tf32 || g->wg || g->plan.splitk > 1 || (g->plan.tailk && g->tail_r)) tsr__emit_fix(s, g);
   if (g->a.packed && !g->plan.lazy) emit_pack(s, g, &g->a);
-  else if (g->plan.lazy) emit_lazy(s, g);
+  else if (g->plan.lazy) emit_lazy(s, p, g);
   if (g->b.packed) emit_pack(s, g, &g->b);
   if (g->wg) emit_main_wg(s, p, g);
   else emit_main(s, p, g);

@@ -774,8 +774,6 @@ static tsr_status check_operands(const tsr_problem *p, const tsr_plan *pl,
   g->smem_bytes = (uint64_t)pl->stages * (uint64_t)(g->a.stage_floats + g->b.stage_floats) * 4;
   if (g->ffprod) {
     g->smem_bytes += 8u * (uint64_t)pl->stages; /* a full mbarrier per stage */
-    /* lazy: the producer warp's staging rows, a K block of A's tile, after them */
-    if (g->fftma && pl->lazy > 0 && pl->lazy <= 64) g->smem_bytes += 4u * (uint64_t)pl->bm * (uint64_t)pl->bk;
   } else if (g->preg || g->ppack) {
     g->smem_bytes += 16u * (uint64_t)pl->stages; /* full and empty mbarriers per stage */
   } else if (g->producer) {
