@@ -133,8 +133,9 @@ static tsr_status func_attr(tsr__gexec *e, tsr__cu_function f, int attr, int *v,
 static tsr_status launch_abi(tsr__gexec *e) {
   const tsr__cu_api *cu = e->g->cu;
   float alpha = e->p.alpha, beta = e->p.beta;
-  /* split=producer-tma kernels take two tensor maps more; the others (and
-   * the prologue and reduction kernels) read only their six parameters */
+  /* split=producer-tma kernels take two tensor maps more, and with lazy=P
+   * the call count after them; the others (and the prologue and reduction
+   * kernels) read only their six parameters */
   void *main_args[] = {&e->buf.a, &e->buf.b, &e->buf.c, &e->buf.w, &alpha, &beta,
                        e->tmap[0], e->tmap[1], &e->epoch};
   tsr__cu_result r;
