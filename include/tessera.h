@@ -355,10 +355,12 @@ typedef struct {
   /* split=producer-tma with A packed and transposed (docs/emit.md "Lazy
    * pack"): 0 = a prologue kernel packs the whole of A before the main
    * kernel starts; P = no prologue for A: the main kernel's producer warps
-   * pack it in pieces of P K blocks by a tile row's bm rows, the first
-   * warp to need a piece claims it (one atomic a piece and call), the
-   * others wait for its flag. The same packed values: outputs
-   * bit-identical. Named in the plan text only when set. */
+   * pack it in pieces of P K blocks by a tile row's bm rows; a warp at a
+   * piece's first K block claims what is unclaimed of it and the next two
+   * (one compare-and-swap a piece and call), packs those, and waits for the
+   * piece's flag if another warp holds it. The same packed values: outputs
+   * bit-identical. Measured slower than the prologue (session 40). Named in
+   * the plan text only when set. */
   int lazy;
 } tsr_plan;
 

@@ -3290,8 +3290,8 @@ static void emit_family(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   /* the strict recomputation of non-finite outputs: the tensor-core epilogue
    * and every split-K reduction use it */
   if (g->tf32 || g->wg || g->plan.splitk > 1 || (g->plan.tailk && g->tail_r)) tsr__emit_fix(s, g);
-  if (g->a.packed && !g->plan.lazy) emit_pack(s, g, &g->a);
-  else if (g->plan.lazy) emit_lazy(s, p, g);
+  if (g->plan.lazy) emit_lazy(s, p, g); /* A packed by the main kernel (geometry.c) */
+  else if (g->a.packed) emit_pack(s, g, &g->a);
   if (g->b.packed) emit_pack(s, g, &g->b);
   if (g->wg) emit_main_wg(s, p, g);
   else emit_main(s, p, g);

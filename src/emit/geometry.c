@@ -1143,13 +1143,12 @@ static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl,
     return reject(msg, cap,
                   "plan: lazy=%d packs A in the TMA producer warp (mma=ffma, split=producer-tma, "
                   "pelect=0)", pl->lazy);
+  static const char *const packs[] = {"none", "a", "b", "ab"}; /* by the pack bits */
   if (pl->lazy && !(g->a.packed && g->a.kmajor != g->a.src_kmajor && g->a.bmn % 32 == 0))
     return reject(msg, cap,
                   "plan: lazy=%d packs A where the plan packs it transposed (pack=a or ab, "
                   "op(A)=N) with bm a multiple of 32; here pack=%s, op(A)=%s, bm=%d",
-                  pl->lazy, pl->pack == TSR_PACK_AB ? "ab" : pl->pack == TSR_PACK_A ? "a"
-                            : pl->pack == TSR_PACK_B ? "b" : "none",
-                  p->op_a == TSR_OP_N ? "N" : "T", pl->bm);
+                  pl->lazy, packs[(unsigned)pl->pack & 3u], p->op_a == TSR_OP_N ? "N" : "T", pl->bm);
 
   /* Packed operands follow the partials in W, 64-float (256-byte) aligned. */
   {

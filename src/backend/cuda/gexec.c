@@ -128,6 +128,15 @@ static tsr_status func_attr(tsr__gexec *e, tsr__cu_function f, int attr, int *v,
   return r == TSR__CU_SUCCESS ? TSR_OK : tsr__cu_fail(e->ctx, e->g->cu, r, what);
 }
 
+/* lazy: the claim flags zeroed in stream order (after every call enqueued
+ * before, before every call after), the call count with them */
+static tsr_status lazy_zero(tsr__gexec *e) {
+  tsr__cu_result r = e->g->cu->MemsetD32Async(e->buf.w + 4u * e->lazy_off, 0u, e->lazy_n, e->g->stream);
+  if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, e->g->cu, r, "cuMemsetD32Async(lazy flags)");
+  e->epoch = 0;
+  return TSR_OK;
+}
+
 /* One kernel-ABI call: pack prologue kernels, main kernel, then the split-K
  * reduction. */
 static tsr_status launch_abi(tsr__gexec *e) {
@@ -140,12 +149,9 @@ static tsr_status launch_abi(tsr__gexec *e) {
                        e->tmap[0], e->tmap[1], &e->epoch};
   tsr__cu_result r;
   /* lazy: the flags count calls as 2 epoch + 2 in 32 bits; long before they
-   * wrap, zero them again (in stream order: the previous call has ended) */
-  if (e->lazy_n && e->epoch >= (1u << 30)) {
-    r = cu->MemsetD32Async(e->buf.w + 4u * e->lazy_off, 0u, e->lazy_n, e->g->stream);
-    if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, cu, r, "cuMemsetD32Async(lazy flags)");
-    e->epoch = 0;
-  }
+   * wrap, zero them again */
+  tsr_status st;
+  if (e->lazy_n && e->epoch >= (1u << 30) && (st = lazy_zero(e))) return st;
   for (int i = 0; i < e->npre; i++) {
     r = cu->LaunchKernel(e->fpre[i], e->pgrid[i][0], e->pgrid[i][1], e->pgrid[i][2],
                          e->pblock[i][0], e->pblock[i][1], e->pblock[i][2], 0, e->g->stream,
@@ -267,12 +273,8 @@ tsr_status tsr__gexec_attach_kernel(tsr__gexec *e, const tsr__kernel_src *k, int
   e->lazy_off = k->lazy_off;
   e->lazy_n = k->lazy_n;
   e->epoch = 0;
-  if (e->lazy_n) {
-    TSR_ASSERT(4u * (e->lazy_off + e->lazy_n) <= e->buf.w_bytes);
-    /* in stream order, before any launch of this exec */
-    r = cu->MemsetD32Async(e->buf.w + 4u * e->lazy_off, 0u, e->lazy_n, e->g->stream);
-    if (r != TSR__CU_SUCCESS) return tsr__cu_fail(ctx, cu, r, "cuMemsetD32Async(lazy flags)");
-  }
+  TSR_ASSERT(!e->lazy_n || 4u * (e->lazy_off + e->lazy_n) <= e->buf.w_bytes);
+  if (e->lazy_n && (st = lazy_zero(e))) return st;
   if ((st = func_attr(e, e->fmain, TSR__CU_FUNC_NUM_REGS, &e->regs, "cuFuncGetAttribute(NUM_REGS)")) ||
       (st = func_attr(e, e->fmain, TSR__CU_FUNC_LOCAL_SIZE_BYTES, &e->local_bytes,
                       "cuFuncGetAttribute(LOCAL_SIZE_BYTES)")) ||
