@@ -78,7 +78,7 @@ static void emit_header(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
   if (g->wg) /* the CUDA backend compiles such a source for sm_90a (module.c) */
     put(s, "// wgmma (sm_90a only): compiled for the architecture-specific target\n"
            "// tsr:arch-specific\n");
-  else if (g->ffprod && !g->fftma) /* setmaxnreg is sm_90a only */
+  else if (g->ff_setmax) /* setmaxnreg is sm_90a only */
     put(s, "// setmaxnreg (sm_90a only): compiled for the architecture-specific target\n"
            "// tsr:arch-specific\n");
   put(s, "#pragma nv_diag_suppress 177 // constants a specialization leaves unused\n\n");
@@ -415,6 +415,14 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "// NT threads, %d blocks an SM: compiled for %d registers each\n"
           "__device__ __forceinline__ void tsr_consumer_regs() {}\n",
           g->ff_blocks, g->ff_regs);
+    else if (g->fftma && g->ff_setmax)
+      put(s,
+          "// NT + 128 threads, %d blocks an SM: compiled for %d registers each; the producer\n"
+          "// warpgroup (one warp copies, three leave) gives its surplus to the consumers\n"
+          "// (%d x 128 + %d x NT = %d x (NT + 128))\n"
+          "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
+          "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
+          g->ff_blocks, g->ff_regs, g->ff_preg, g->ff_creg, g->ff_regs, g->ff_preg, g->ff_creg);
     else if (g->fftma)
       put(s,
           "// NT + 32 threads, %d blocks an SM: compiled for %d registers each, all alike\n"
@@ -1628,7 +1636,7 @@ static void put_main_open(sb_t *s, const tsr__emit_geo *g) {
   int tailk = pl->tailk > 0;
   char bounds[48];
   if (g->ffprod && g->ff_pthreads) /* + the producer's threads (a warpgroup, or one warp with TMA copies) */
-    snprintf(bounds, sizeof bounds, "NT + %d, %d", g->ff_pthreads, g->ff_blocks);
+    snprintf(bounds, sizeof bounds, "NT + %d, %d", g->ff_plaunch, g->ff_blocks);
   else if (g->ffprod) /* split=tma: no producer */
     snprintf(bounds, sizeof bounds, "NT, %d", g->ff_blocks);
   else if (pl->minblocks >= 1) snprintf(bounds, sizeof bounds, "NT, %d", pl->minblocks);
@@ -2273,6 +2281,8 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
           "  if ((int)threadIdx.x >= NT) { // producer %s\n"
           "    tsr_producer_regs();\n",
           g->fftma ? "warp" : "warpgroup");
+      if (g->fftma && g->ff_setmax)
+        put(s, "    if ((int)threadIdx.x >= NT + 32) return; // the warpgroup's other warps: registers given\n");
       if (g->fftma && pl->pelect) {
         /* pelect=1: the whole warp runs the loop converged; elect.sync
          * picks the lane that arrives and copies (docs/emit.md "Elected TMA
@@ -3316,14 +3326,14 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
   /* wgmma-s8: one modulus per grid row, then the magnitudes' product */
   out->grid[1] = (uint32_t)(g->s8 ? 1 : g->plan.splitk);
   out->grid[2] = (uint32_t)p->batch;
-  out->block[0] = (uint32_t)g->nthreads + (g->ffprod ? (uint32_t)g->ff_pthreads : 0u);
+  out->block[0] = (uint32_t)g->nthreads + (g->ffprod ? (uint32_t)g->ff_plaunch : 0u);
   out->block[1] = out->block[2] = 1;
   out->smem_bytes = (uint32_t)g->smem_bytes;
   out->workspace_bytes = g->workspace_bytes;
   /* 384 threads: ptxas compiles for 65536 / 384 rounded down to 8 = 168 */
   out->regs_exact = g->maxnreg ? 168 : 0;
   /* FFMA producer: 256 threads, 2 (3) blocks an SM: 128 (80) */
-  if (g->ffprod && !g->fftma) out->regs_exact = g->ff_regs; /* setmaxnreg's premise */
+  if (g->ff_setmax) out->regs_exact = g->ff_regs; /* setmaxnreg's premise */
   out->ntmap = 0;
   for (int i = 0; i < 2 && g->fftma; i++) {
     const tsr__emit_operand *o = i ? &g->b : &g->a;

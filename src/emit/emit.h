@@ -55,6 +55,9 @@ _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_RE
  * three blocks (128) */
 #define TSR__FF_PRODUCER_REGS 40
 #define TSR__FF_PRODUCER_REGS_TIGHT 32
+/* split=producer-tma at 4 blocks: the producer warpgroup issues TMA boxes
+ * from one lane, the least setmaxnreg allows */
+#define TSR__FF_TMA_PRODUCER_REGS 24
 
 /* plan key tailk: at most this many K slices of a tail tile */
 #define TSR__TAILK_MAX 64

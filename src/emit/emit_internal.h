@@ -88,7 +88,10 @@ typedef struct {
   int ffprod;         /* mma=ffma, split=producer(-tma)/tma: NT threads multiply from a ring of full mbarriers */
   int fftma;          /* ... split=producer-tma: one producer warp, TMA tensor copies */
   int ffself;         /* ... split=tma: TMA copies, no producer (the consumer warps take turns issuing them) */
-  int ff_pthreads;    /* ... the producer's threads: 128, or 32 with fftma, 0 with ffself */
+  int ff_pthreads;    /* ... the producer's threads at its barriers: 128, or 32 with fftma, 0 with ffself */
+  int ff_plaunch;     /* ... the producer's threads launched: ff_pthreads, or 128 with fftma at 4
+                       * blocks (a warpgroup, for setmaxnreg; three of its warps leave at once) */
+  int ff_setmax;      /* ... setmaxnreg moves the producer warpgroup's registers to the consumers */
   int ff_blocks;      /* ... blocks per SM (minblocks, default 2) */
   int ff_regs, ff_preg, ff_creg; /* ... registers compiled for, producer's and consumers' after setmaxnreg */
   uint32_t h, w;      /* tile grid */

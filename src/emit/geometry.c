@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sys/assert.h"
 #include "core/context.h"
 #include "emit/emit_internal.h"
 
@@ -227,6 +228,8 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   g->fftma = pl->split == TSR_SPLIT_PRODUCER_TMA || g->ffself;
   g->ffprod = pl->mma == TSR_MMA_FFMA && (pl->split == TSR_SPLIT_PRODUCER || g->fftma);
   g->ff_pthreads = g->ffself ? 0 : g->fftma ? 32 : 128;
+  g->ff_plaunch = g->ff_pthreads;
+  g->ff_setmax = g->ffprod && !g->fftma; /* split=producer's warpgroup; producer-tma's at 4 blocks */
   if (g->ffprod) g->producer = 0;
   const char *ffs = ff_split_name(g);
   if (g->ffprod && (pl->kloop < 1 || pl->kloop > 3))
@@ -267,14 +270,17 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
                   "plan: split=tma with mma=ffma runs 2 (minblocks=0 or 2), 3 or 4 blocks per "
                   "SM (its registers are compiled for that count), not minblocks=%d",
                   pl->minblocks);
-  if (g->ffprod && !g->ffself && pl->minblocks != 0 && pl->minblocks != 2 && pl->minblocks != 3)
+  if (g->fftma && !g->ffself && pl->minblocks != 0 && (pl->minblocks < 2 || pl->minblocks > 4))
+    return reject(msg, cap,
+                  "plan: split=producer-tma with mma=ffma runs 2 (minblocks=0 or 2), 3 or 4 "
+                  "blocks per SM (its registers are compiled for that count; at 4 a producer "
+                  "warpgroup gives its surplus to the consumers), not minblocks=%d",
+                  pl->minblocks);
+  if (g->ffprod && !g->fftma && pl->minblocks != 0 && pl->minblocks != 2 && pl->minblocks != 3)
     return reject(msg, cap,
                   "plan: split=%s with mma=ffma runs 2 (minblocks=0 or 2) or 3 blocks per "
-                  "SM (%s), not minblocks=%d",
-                  ffs,
-                  g->fftma ? "its registers are compiled for that count"
-                            : "setmaxnreg splits the registers of that count",
-                  pl->minblocks);
+                  "SM (setmaxnreg splits the registers of that count), not minblocks=%d",
+                  ffs, pl->minblocks);
   if (g->ffprod && pl->stages > 15)
     return reject(msg, cap,
                   "plan: split=%s with mma=ffma frees each of its stages through a "
@@ -652,6 +658,20 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
          * warp needs few); split=tma: NT threads, 128 at 4 blocks */
         g->ff_regs = 65536 / ((g->nthreads + g->ff_pthreads) * g->ff_blocks) / 8 * 8;
         g->ff_preg = g->ff_creg = g->ff_regs;
+        if (!g->ffself && g->ff_blocks == 4) {
+          /* 4 blocks: NT + 32 threads would be compiled for 96, which spills
+           * the 8x8 tile (session 31). A producer warpgroup instead (NT + 128
+           * launched, 64 each): its setmaxnreg.dec to 24 frees 40 x 128 for
+           * the consumers' setmaxnreg.inc (104 at NT = 128); setmaxnreg is
+           * per warpgroup, from the CTA's own pool */
+          TSR_ASSERT(g->nthreads == 128); /* producer-tma's 4 warps (check_fields) */
+          g->ff_plaunch = 128;
+          g->ff_setmax = 1;
+          g->ff_regs = 65536 / ((g->nthreads + 128) * 4) / 8 * 8;
+          g->ff_preg = TSR__FF_TMA_PRODUCER_REGS;
+          g->ff_creg = ((g->nthreads + 128) * g->ff_regs - 128 * g->ff_preg) / g->nthreads / 8 * 8;
+          if (g->ff_creg > 256) g->ff_creg = 256;
+        }
       }
       /* TMA copies (split=tma, producer-tma): no consumer holds copy state,
        * and under a tight cap ptxas keeps one fragment set: accumulators +
@@ -815,13 +835,13 @@ static tsr_status check_occupancy(const tsr_problem *p, const tsr_plan *pl,
   if (g->ffprod) {
     int mb = g->ff_blocks;
     uint64_t need = (uint64_t)mb * (g->smem_bytes + t->smem_block_reserved);
-    if (need > t->smem_sm || (int64_t)mb * (g->nthreads + g->ff_pthreads) > (int64_t)t->threads_sm)
+    if (need > t->smem_sm || (int64_t)mb * (g->nthreads + g->ff_plaunch) > (int64_t)t->threads_sm)
       return reject(msg, cap,
                     "plan: split=%s with mma=ffma runs %d blocks per SM: %d x (%llu + %u) "
                     "bytes of shared memory or %d x %d threads exceed the SM's %u / %u",
                     ff_split_name(g), mb, mb,
                     (unsigned long long)g->smem_bytes, t->smem_block_reserved, mb,
-                    g->nthreads + g->ff_pthreads, t->smem_sm, t->threads_sm);
+                    g->nthreads + g->ff_plaunch, t->smem_sm, t->threads_sm);
     return TSR_OK;
   }
   if (pl->minblocks > 1) {

@@ -786,6 +786,14 @@ static const family families[] = {
      FTMA "kloop=2,splitk=1,krel=1,lazy=4", 0},
     {"cuda strict producer-tma lazy=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=2,splitk=2,lazy=1", 0},
+    /* four blocks an SM: a producer warpgroup whose setmaxnreg gives the
+     * consumers 104 registers (three of its warps leave at once) */
+    {"cuda strict producer-tma four blocks krel=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     "bn=128,bk=16,wn=64,tn=8,stages=4,vec=4,pad=0,minblocks=4,split=producer-tma,pack=a,kfrag=none,"
+     "kunroll=0,tailk=0,wave=0,forder=1,bm=64,wm=32,tm=8,kloop=2,splitk=2,krel=1", 0},
+    {"cuda strict producer-tma four blocks tailk=3", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     "bn=128,bk=16,wn=64,tn=8,stages=4,vec=4,pad=0,minblocks=4,split=producer-tma,pack=a,kfrag=none,"
+     "kunroll=0,tailk=3,wave=7,forder=1,bm=64,wm=32,tm=8,kloop=2,splitk=1,krel=1", 0},
 #undef FTMA
     /* 12x8 a thread under the producer's 136-register cap (no copy state
      * in the consumers: ptxas fits it in 128, no spills) */

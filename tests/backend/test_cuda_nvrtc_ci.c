@@ -218,8 +218,10 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * session 31 too; s32-icache.txt (bk 8 and 32: the loop body against the
  * instruction cache) ran in session 32 (an H100) and s32-screen.txt (kinner,
  * the K block's inner loop) too; s40-lazy.txt (A packed by the producer
- * warps, lazy=P) ran in session 40 and is the newest: every line must
- * realize and compile clean before a GPU call is spent on it.
+ * warps, lazy=P) ran in session 40; s41-four.txt (the TMA producer's
+ * tile at four blocks an SM, a producer warpgroup with setmaxnreg) is the
+ * newest: every line must realize and compile clean before a GPU call is
+ * spent on it.
  * Point it at the next screen. */
 static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *lines,
                                        int *kernels) {
@@ -264,7 +266,8 @@ static int variants_file_compile_clean(tsr_context *ctx, const char *name, int *
 static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
   static const char *const files[] = {"s31-screen.txt", "s31b-screen.txt", "s31c-screen.txt",
-                                      "s32-icache.txt", "s32-screen.txt", "s40-lazy.txt"};
+                                      "s32-icache.txt", "s32-screen.txt", "s40-lazy.txt",
+                                      "s41-four.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;

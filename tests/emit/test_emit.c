@@ -522,7 +522,7 @@ static void test_rejections(void **state) {
   expect_reject(big, "bm=64,bn=4,wm=16,wn=4,tm=2,tn=1,bk=1,stages=4,vec=1,pad=0,kloop=2,minblocks=3,split=producer-tma,pack=a",
                 "split=producer-tma needs 128-byte aligned stages: B's stage of 4 floats (bk=1 x 4) is not a multiple of 32 floats");
   expect_reject(big, "mma=tf32x3,tm=1,tn=1,pad=0,split=producer-tma", "split=producer-tma is the FFMA producer's (mma=ffma), not mma=tf32x3's");
-  expect_reject(big, FFT "kloop=2,pack=a,minblocks=4", "split=producer-tma with mma=ffma runs 2 (minblocks=0 or 2) or 3 blocks per SM (its registers are compiled for that count), not minblocks=4");
+  expect_reject(big, FFT "kloop=2,pack=a,minblocks=5", "split=producer-tma with mma=ffma runs 2 (minblocks=0 or 2), 3 or 4 blocks per SM (its registers are compiled for that count; at 4 a producer warpgroup gives its surplus to the consumers), not minblocks=5");
   expect_reject(big, FFT "minblocks=3,pack=a,kloop=0", "split=producer-tma with mma=ffma needs kloop=1, 2 or 3");
   /* pelect: the TMA producer warp only */
   expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,pelect=1");
@@ -2038,6 +2038,11 @@ static const emu_case emu_cases[] = {
     {"ffma producer-tma NT pack=ab tailk3 contract strict", {200, 260, 100, 1, 'N', 'T', 0},
      "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
      "minblocks=3,pack=ab,tailk=3,wave=5", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
+    /* four blocks: a producer warpgroup (setmaxnreg; three of its warps
+     * leave at once), the copying warp and the consumers as at three */
+    {"ffma producer-tma four blocks NN pack=a tailk3 M N K tails beta random", {300, 520, 100, 1, 'N', 'N', 0.5f},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=4,pack=a,tailk=3,wave=7", 0, 0, 0, 0, 1},
     /* kwait=1: block it+1's full barrier tested at the top of block it (the
      * three rings: the LDGSTS producer, the TMA producer with tail slices
      * and a ring longer than a slice's K range, split=tma's lagged refill) */
