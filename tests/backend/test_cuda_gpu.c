@@ -336,6 +336,15 @@ static int plan_selected(const char *text) {
   return !sel || !*sel || (text && strstr(text, sel));
 }
 
+/* A family test that TSR_GPU_PLANS left with nothing to run fails: it has
+ * checked nothing (session 41's call filtered by a family's name, which the
+ * filter never sees, and both family tests passed without running one) */
+static void families_ran(const char *test, int ran) {
+  if (!ran)
+    fail_msg("%s: TSR_GPU_PLANS='%s' is in no family's plan text, so nothing ran", test,
+             getenv("TSR_GPU_PLANS") ? getenv("TSR_GPU_PLANS") : "");
+}
+
 /* The wgmma families (sm_90a) on hardware: every shape x op pair (x-contiguous
  * operands go through the transposing pack prologue) x beta mode x input
  * kind, for geometries of 1 and 2 consumer warpgroups; dyadic exact, random
@@ -851,6 +860,7 @@ static void run_family(const family *f, tsr__workload *w, float *c, tsr_receipt 
 static void test_contract_families(void **state) {
   NEED_GPU();
   static const struct { int64_t m, n, k; } sh[] = {{256, 192, 2048}, {96, 80, 129}};
+  int ran_any = 0;
   for (size_t s = 0; s < 2; s++)
     for (int fam = TSR_INPUTS_RANDOM; fam < TSR_INPUTS_COUNT; fam++) {
       tsr_problem p;
@@ -864,6 +874,7 @@ static void test_contract_families(void **state) {
         tsr_receipt r;
         tsr_precision ran;
         run_family(&families[f], w, c, &r, &ran);
+        ran_any = 1;
         printf("# contract %lldx%lldx%lld %s %s (%s): rel. Frobenius %.3g, strict ref. %.3g, limit "
                "%.3g, worst %.3g of the bound: %s\n",
                (long long)p.m, (long long)p.n, (long long)p.k, tsr_inputs_name((tsr_inputs)fam),
@@ -887,10 +898,12 @@ static void test_contract_families(void **state) {
       free(c);
       tsr__workload_destroy(w);
     }
+  families_ran("contract families", ran_any);
 }
 
 static void test_specials_families(void **state) {
   NEED_GPU();
+  int ran_any = 0;
   for (int kind = 0; kind < 7; kind++) {
     tsr_problem p;
     tsr_problem_init(&p, 96, 80, 256);
@@ -916,6 +929,7 @@ static void test_specials_families(void **state) {
       tsr_receipt r;
       tsr_precision ran;
       run_family(&families[f], w, c, &r, &ran);
+      ran_any = 1;
       printf("# specials %d %s: %lld of the wrong class, worst %.3g of the bound\n", kind,
              families[f].name, (long long)r.class_failed, r.worst_bound_ratio);
       if (families[f].peer) continue;
@@ -931,6 +945,7 @@ static void test_specials_families(void **state) {
     free(c);
     tsr__workload_destroy(w);
   }
+  families_ran("specials families", ran_any);
 }
 
 /* split=pack (the parts made once by the pack prologue) computes the same
