@@ -252,7 +252,10 @@ typedef struct {
   tsr_acc acc; /* mma=tf32x3 / tf32 only; STEP otherwise */
   /* GPU occupancy hint: 0 = none (default), N >= 1 = the kernel is compiled
    * with __launch_bounds__(threads, N) (registers capped so that N blocks fit
-   * on one SM) and the plan must fit N blocks' shared memory on one SM. */
+   * on one SM) and the plan must fit N blocks' shared memory on one SM.
+   * The FFMA rings take 2 (0) or 3; split=tma and split=producer-tma also 4
+   * (the latter with a producer warpgroup whose setmaxnreg gives the
+   * consumers its registers; measured slower, docs/emit.md). */
   int minblocks;
   /* GPU operand staging prologue (docs/emit.md "Pack"): the listed operands
    * are first copied by a prologue kernel into the workspace, zero-padded to
