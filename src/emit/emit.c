@@ -420,8 +420,7 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "// NT + 128 threads, %d blocks an SM: compiled for %d registers each; the producer\n"
           "// warpgroup (one warp copies, three leave) gives its surplus to the consumers\n"
           "// (%d x 128 + %d x NT = %d x (NT + 128))\n"
-          "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
-          "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
+          SETMAXNREG_PAIR_FMT,
           g->ff_blocks, g->ff_regs, g->ff_preg, g->ff_creg, g->ff_regs, g->ff_preg, g->ff_creg);
     else if (g->fftma)
       put(s,
@@ -433,8 +432,7 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
       put(s,
           "// 256 threads, %d blocks an SM: compiled for %d registers each; the producer\n"
           "// warpgroup gives %d to each consumer thread (%d x 128 + %d x 128 = %d)\n"
-          "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
-          "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
+          SETMAXNREG_PAIR_FMT,
           g->ff_blocks, g->ff_regs, g->ff_regs - g->ff_preg, g->ff_preg, g->ff_creg,
           256 * g->ff_regs, g->ff_preg, g->ff_creg);
   }
@@ -1464,8 +1462,7 @@ static void emit_ptx_wg(sb_t *s, const tsr__emit_geo *g) {
       put(s,
           "// 384 threads start at 168 registers (64512 per CTA): the producer gives 80 to\n"
           "// each consumer thread (88 x 128 + 208 x 256 = 64512)\n"
-          "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n"
-          "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n",
+          SETMAXNREG_PAIR_FMT,
           TSR__WG_PRODUCER_REGS, TSR__WG_CONSUMER_REGS);
     else if (g->wgs == 2)
       put(s,

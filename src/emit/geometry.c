@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sys/assert.h"
 #include "core/context.h"
 #include "emit/emit_internal.h"
 
@@ -228,8 +227,12 @@ static tsr_status check_fields(const tsr_problem *p, const tsr_plan *pl, tsr__em
   g->fftma = pl->split == TSR_SPLIT_PRODUCER_TMA || g->ffself;
   g->ffprod = pl->mma == TSR_MMA_FFMA && (pl->split == TSR_SPLIT_PRODUCER || g->fftma);
   g->ff_pthreads = g->ffself ? 0 : g->fftma ? 32 : 128;
-  g->ff_plaunch = g->ff_pthreads;
-  g->ff_setmax = g->ffprod && !g->fftma; /* split=producer's warpgroup; producer-tma's at 4 blocks */
+  /* setmaxnreg moves a producer warpgroup's registers to the consumers:
+   * split=producer's, and producer-tma's at 4 blocks (docs/emit.md "Four
+   * blocks an SM"), where the copying warp's three siblings are launched
+   * for it and leave at once */
+  g->ff_setmax = g->ffprod && (!g->fftma || (!g->ffself && pl->minblocks == 4));
+  g->ff_plaunch = g->ff_setmax ? 128 : g->ff_pthreads;
   if (g->ffprod) g->producer = 0;
   const char *ffs = ff_split_name(g);
   if (g->ffprod && (pl->kloop < 1 || pl->kloop > 3))
@@ -651,27 +654,19 @@ static tsr_status check_block(const tsr_problem *p, const tsr_plan *pl,
       g->ff_preg = g->ff_blocks == 2 && pl->kloop < 3 ? TSR__FF_PRODUCER_REGS
                                                       : TSR__FF_PRODUCER_REGS_TIGHT;
       g->ff_creg = 2 * g->ff_regs - g->ff_preg; /* 216, 224 or 128: below 255 */
-      if (g->fftma) {
+      if (g->fftma && g->ff_setmax) {
+        /* producer-tma at 4 blocks: NT + 32 threads would be compiled for
+         * 96, which spills the 8x8 tile (session 31); the warpgroup split
+         * above instead, with the TMA producer's 24: 64 -> 24 / 104 */
+        g->ff_preg = TSR__FF_TMA_PRODUCER_REGS;
+        g->ff_creg = 2 * g->ff_regs - g->ff_preg;
+      } else if (g->fftma) {
         /* NT + 32 threads: compiled for 65536 / (160 x blocks), 8-granular
          * (200 at 2 blocks, 136 at 3), every thread alike: no setmaxnreg
          * (it moves registers between whole warpgroups, and the producer
          * warp needs few); split=tma: NT threads, 128 at 4 blocks */
         g->ff_regs = 65536 / ((g->nthreads + g->ff_pthreads) * g->ff_blocks) / 8 * 8;
         g->ff_preg = g->ff_creg = g->ff_regs;
-        if (!g->ffself && g->ff_blocks == 4) {
-          /* 4 blocks: NT + 32 threads would be compiled for 96, which spills
-           * the 8x8 tile (session 31). A producer warpgroup instead (NT + 128
-           * launched, 64 each): its setmaxnreg.dec to 24 frees 40 x 128 for
-           * the consumers' setmaxnreg.inc (104 at NT = 128); setmaxnreg is
-           * per warpgroup, from the CTA's own pool */
-          TSR_ASSERT(g->nthreads == 128); /* producer-tma's 4 warps (check_fields) */
-          g->ff_plaunch = 128;
-          g->ff_setmax = 1;
-          g->ff_regs = 65536 / ((g->nthreads + 128) * 4) / 8 * 8;
-          g->ff_preg = TSR__FF_TMA_PRODUCER_REGS;
-          g->ff_creg = ((g->nthreads + 128) * g->ff_regs - 128 * g->ff_preg) / g->nthreads / 8 * 8;
-          if (g->ff_creg > 256) g->ff_creg = 256;
-        }
       }
       /* TMA copies (split=tma, producer-tma): no consumer holds copy state,
        * and under a tight cap ptxas keeps one fragment set: accumulators +

@@ -79,10 +79,14 @@
     "               :: \"r\"(tsr_smem_addr(dst)), \"l\"(src), \"r\"(bytes), \"r\"(bar) : \"memory\");\n" \
     "}\n" \
     MBAR_INIT_FENCE_SRC
+/* the producer warpgroup's and the consumers' register counts (printf
+ * arguments: producer, consumer), every setmaxnreg kernel's pair */
+#define SETMAXNREG_PAIR_FMT \
+    "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n" \
+    "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n"
 #define SETMAXNREG_BULK_FMT \
     "// 384 threads start at 168 registers (64512 per CTA): the producer (one thread\n" \
     "// issuing bulk copies) gives 128 to each consumer thread (40 x 128 + 232 x 256)\n" \
-    "__device__ __forceinline__ void tsr_producer_regs() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\\n\"); }\n" \
-    "__device__ __forceinline__ void tsr_consumer_regs() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\\n\"); }\n"
+    SETMAXNREG_PAIR_FMT
 
 #endif
