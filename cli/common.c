@@ -30,7 +30,7 @@ size_t tsr_cli_problem_table(tsr_cli_problem_opts *o, tsr_cli_opt *out) {
                          "key=value,... over the backend's default plan, e.g.\n"
                          "bm=128,bn=128,bk=16,walk=rect:4x8 (tessera plan shows every key\n"
                          "but the FFMA-only kfrag, kloop, kunroll, tailk, wave, forder, kwait,\n"
-                         "pelect, krel, kinner and lazy, the Ozaki family's moduli, gstride and rvec and\n"
+                         "pelect, krel, kinner, lazy and lazyk, the Ozaki family's moduli, gstride and rvec and\n"
                          "the GEMV family's lanerows, which it shows when set; docs/emit.md);\n"
                          "a whole plan as tessera prints it (bm ... split all named) is taken\n"
                          "as it is: the optional keys it leaves out are unset"),

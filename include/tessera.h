@@ -365,12 +365,19 @@ typedef struct {
    * bit-identical. Measured slower than the prologue (session 40). Named in
    * the plan text only when set. */
   int lazy;
+  /* with lazy=P (docs/emit.md "Pack kernel beside the GEMM"): 0 = the
+   * producer warps claim and pack the pieces; G (1..132) = a pack kernel of
+   * G CTAs packs them, piece by piece in K order, launched before the main
+   * kernel as a programmatic dependent launch so that the two run at once;
+   * the producer warps only wait for each piece's flag. The same packed
+   * values: outputs bit-identical. Named in the plan text only when set. */
+  int lazyk;
 } tsr_plan;
 
 /* Parse "key=value,..." (any subset of keys, in any order, each at most
  * once) over the defaults given in *p. A whole plan, one naming every key
  * tsr_plan_format always writes (bm ... split), is taken as it is: the
- * optional keys it leaves out (kfrag, kloop, ... lazy: named only when
+ * optional keys it leaves out (kfrag, kloop, ... lazyk: named only when
  * set) are unset, not *p's. Unknown keys, bad values and duplicates are
  * rejected naming the key. */
 TSR_API tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap);

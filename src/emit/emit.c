@@ -113,10 +113,18 @@ static void emit_constants(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g
       put(s, "static constexpr long long WOFF_%cS = %lld; // ... the small parts, same layout\n", U,
           (long long)o->poff_small);
   }
-  if (pl->lazy)
+  if (pl->lazy && pl->lazyk)
+    put(s,
+        "// lazy, lazyk: A packed in pieces of LAZY K blocks of a tile row (NPIECE a row) by a\n"
+        "// pack kernel of %d CTAs running beside the main kernel; each piece's uint32 flag at\n"
+        "// W + WOFF_F says it is ready\n",
+        pl->lazyk);
+  else if (pl->lazy)
     put(s,
         "// lazy: no prologue packs A; the producer warps pack it in pieces of LAZY K blocks\n"
-        "// of a tile row (NPIECE a row), claimed through the uint32 flags at W + WOFF_F\n"
+        "// of a tile row (NPIECE a row), claimed through the uint32 flags at W + WOFF_F\n");
+  if (pl->lazy)
+    put(s,
         "static constexpr int LAZY = %d, NPIECE = %lld;\n"
         "static constexpr long long WOFF_F = %lld;\n",
         pl->lazy, (long long)g->lazy_np, (long long)g->lazy_off);
@@ -404,6 +412,11 @@ static void emit_ptx(sb_t *s, const tsr__emit_geo *g) {
           "__device__ __forceinline__ int tsr_lowest(unsigned m) { return __ffs(m) - 1; }\n"
           "// a piece never released: a bug (the kernel fails instead of hanging)\n"
           "__device__ __forceinline__ void tsr_stuck() { __trap(); }\n");
+    if (g->plan.lazyk) /* the pack kernel: the main kernel may launch (docs/emit.md) */
+      put(s,
+          "__device__ __forceinline__ void tsr_launch_dependents() {\n"
+          "  asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\");\n"
+          "}\n");
     if (g->plan.krel == 2) /* one fence, two slots freed (the emulation checks it as one free) */
       put(s,
           "__device__ __forceinline__ void tsr_bar_arrive2(unsigned id0, unsigned id1, unsigned count) {\n"
@@ -2312,7 +2325,15 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
             "    // full mbarrier with their bytes; the whole warp waits for free slots\n"
             "    const bool lead = threadIdx.x == NT;\n"
             "    if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n");
-        if (pl->lazy)
+        if (pl->lazy && pl->lazyk)
+          put(s,
+              "    // lazyk: at the first K block of each piece past those known ready, probe it\n"
+              "    // and the next 31 at once and wait for it (tsr_lazy_wait)\n"
+              "    const unsigned *const flags = reinterpret_cast<const unsigned *>(W + WOFF_F) +\n"
+              "                                  ((tsr_idx)bz * GRID_H + (tsr_idx)tile_row) * NPIECE;\n"
+              "    const unsigned ready = 2u * epoch + 2u; // this call's\n"
+              "    int piece = -1, known = 0; // pieces below known: ready\n");
+        else if (pl->lazy)
           put(s,
               "    // lazy: at the first K block of each piece, claim what is unclaimed of it and the\n"
               "    // next LAZY_AHEAD, pack those won, wait for the piece (tsr_lazy_a)\n"
@@ -2323,7 +2344,13 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
         put(s,
             "    int sx = 0; // the slot of block it\n"
             "    for (int it = 0; it < nk; ++it) {\n");
-        if (pl->lazy)
+        if (pl->lazy && pl->lazyk)
+          put(s,
+              "      if ((kb_begin + it) / LAZY != piece) {\n"
+              "        piece = (kb_begin + it) / LAZY;\n"
+              "        if (piece >= known) known = tsr_lazy_wait(flags, ready, piece, (int)threadIdx.x - NT);\n"
+              "      }\n");
+        else if (pl->lazy)
           put(s,
               "      if ((kb_begin + it) / LAZY != piece) {\n"
               "        piece = (kb_begin + it) / LAZY;\n"
@@ -2698,7 +2725,63 @@ static void emit_lazy(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
       "  tsr_proxy_fence_global(); // ... and before any TMA read of them\n"
       "  tsr_warp_sync();\n"
       "  if (lane == 0) tsr_st_release(flag, ready);\n"
-      "}\n"
+      "}\n");
+  if (g->plan.lazyk) {
+    put(s,
+        "// lazyk: the producer warp at piece q (not yet known ready): lane d probes piece q + d\n"
+        "// (one round trip for 32 pieces); the run of ready pieces from q is known ready; if q\n"
+        "// is not, lane 0 waits for it. Lane 0 (the TMA copies' lane) is ordered after every\n"
+        "// lane's acquire by the warp barrier and its fences. Returns the first piece not known\n"
+        "// ready, the same in every lane.\n"
+        "__device__ __noinline__ int tsr_lazy_wait(const unsigned *flags, unsigned ready, int q,\n"
+        "                                          int lane) {\n"
+        "  const bool ok = q + lane >= NPIECE || tsr_ld_acquire(flags + q + lane) == ready;\n"
+        "  const unsigned not_ready = ~tsr_ballot(ok);\n"
+        "  int known = not_ready ? q + tsr_lowest(not_ready) : q + 32;\n"
+        "  if (known == q) {\n"
+        "    if (lane == 0)\n"
+        "      for (unsigned n = 0; tsr_ld_acquire(flags + q) != ready; ++n) {\n"
+        "        if (n == (1u << 26)) tsr_stuck();\n"
+        "        tsr_nap();\n"
+        "      }\n"
+        "    known = q + 1;\n"
+        "  }\n"
+        "  tsr_warp_sync();\n"
+        "  if (lane == 0) {\n"
+        "    tsr_fence_gpu();          // every lane's acquired pieces, before lane 0's copies\n"
+        "    tsr_proxy_fence_global(); // ... through the async proxy\n"
+        "  }\n"
+        "  return known;\n"
+        "}\n"
+        "// lazyk: the pack kernel beside the main kernel. Warp w of the grid's packs items w,\n"
+        "// w + warps, ...: item i is piece i / (GRID_H BATCH) of tile row i %% GRID_H of batch\n"
+        "// item i / GRID_H %% BATCH, so the pieces come in K order, the order the tiles read\n"
+        "// them. It waits for nothing, and all its CTAs are resident before the main kernel\n"
+        "// can start (each triggers it first thing): every wait for a piece ends. Two warps a\n"
+        "// CTA at most 128 registers: a CTA fits beside three main CTAs' registers.\n"
+        "static constexpr int LAZYK_WARPS = %d;\n"
+        "extern \"C\" __global__ void __launch_bounds__(32 * LAZYK_WARPS, 8)\n"
+        "tsr_gemm_pack_a(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,\n"
+        "                float *__restrict__ W, float alpha, float beta,\n"
+        "                const __grid_constant__ tsr_tmap tmA, const __grid_constant__ tsr_tmap tmB,\n"
+        "                unsigned epoch) {\n"
+        "  tsr_launch_dependents(); // the main kernel may start; it waits for each piece's flag\n"
+        "  unsigned *const flags = reinterpret_cast<unsigned *>(W + WOFF_F);\n"
+        "  const unsigned ready = 2u * epoch + 2u;\n"
+        "  const int lane = (int)threadIdx.x & 31;\n"
+        "  const long long rows = (long long)GRID_H * BATCH, items = rows * NPIECE;\n"
+        "  const long long warps = (long long)gridDim.x * LAZYK_WARPS;\n"
+        "  for (long long i = (long long)blockIdx.x * LAZYK_WARPS + threadIdx.x / 32; i < items;\n"
+        "       i += warps) {\n"
+        "    const int q = (int)(i / rows), r = (int)(i %% GRID_H), bz = (int)(i %% rows / GRID_H);\n"
+        "    tsr_lazy_pack(A, W, flags + ((long long)bz * GRID_H + r) * NPIECE + q, ready, r * BM, q,\n"
+        "                  bz, lane);\n"
+        "  }\n"
+        "}\n\n",
+        TSR__LAZYK_WARPS);
+    return;
+  }
+  put(s,
       "// lazy: at the first K block of piece q: claim (flag ready - 2 -> ready - 1) whatever of\n"
       "// pieces q .. q + LAZY_AHEAD is unclaimed in this call, pack those won, wait for piece q\n"
       "__device__ __noinline__ void tsr_lazy_a(const float *__restrict__ A, float *__restrict__ W,\n"
@@ -3347,19 +3430,24 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
     out->tmap[i].box[1] = (uint32_t)(o->srows_x ? o->bmn : g->plan.bk);
     out->ntmap = i + 1;
   }
-  for (int i = 0; i < 2; i++) {
+  /* lazyk: A's pack kernel goes last, the main kernel's programmatic
+   * primary (B's prologue, if any, ends before it starts) */
+  for (int j = 0; j < 2; j++) {
+    int i = g->plan.lazyk ? 1 - j : j;
     const tsr__emit_operand *o = i ? &g->b : &g->a;
     if (!o->packed) continue;
     out->pack_off[i] = (uint64_t)o->poff;
-    if (i == 0 && g->plan.lazy) continue; /* the main kernel packs A */
+    if (i == 0 && g->plan.lazy && !g->plan.lazyk) continue; /* the main kernel packs A */
     int n = out->npre++;
     snprintf(out->pre[n].name, sizeof out->pre[n].name, "tsr_gemm_pack_%c", o->name);
-    out->pre[n].grid[0] = (uint32_t)o->pre_blocks;
-    out->pre[n].grid[1] = (uint32_t)p->batch;
+    /* lazyk: G CTAs walk the pieces (every batch item's) in K order */
+    out->pre[n].grid[0] = i == 0 && g->plan.lazyk ? (uint32_t)g->plan.lazyk : (uint32_t)o->pre_blocks;
+    out->pre[n].grid[1] = i == 0 && g->plan.lazyk ? 1u : (uint32_t)p->batch;
     out->pre[n].grid[2] = 1;
-    out->pre[n].block[0] = 256;
+    out->pre[n].block[0] = i == 0 && g->plan.lazyk ? 32u * TSR__LAZYK_WARPS : 256u;
     out->pre[n].block[1] = out->pre[n].block[2] = 1;
   }
+  out->pdl = g->plan.lazyk > 0;
   out->lazy_off = g->lazy_off;
   out->lazy_n = g->lazy_n;
   if (g->plan.splitk > 1 || g->s8 || (g->plan.tailk && g->tail_r)) { /* wgmma-s8: the reconstruction */

@@ -59,6 +59,11 @@ _Static_assert(128 * TSR__WG_BULK_PRODUCER_REGS + 256 * TSR__WG_BULK_CONSUMER_RE
  * from one lane, the least setmaxnreg allows */
 #define TSR__FF_TMA_PRODUCER_REGS 24
 
+/* plan key lazyk: at most this many CTAs in the pack kernel beside the GEMM */
+#define TSR__LAZYK_MAX 1024
+/* ... of this many warps each (at most 128 registers: one CTA fits beside
+ * three of the strict default's, 3 x 160 threads x 112 registers) */
+#define TSR__LAZYK_WARPS 2
 /* plan key tailk: at most this many K slices of a tail tile */
 #define TSR__TAILK_MAX 64
 /* The default plans' tail slices (docs/emit.md "Tail slices"): on a
@@ -111,6 +116,12 @@ typedef struct {
    * per set of buffers and counts its launches; a call must not start
    * before the previous one ended: one stream). lazy_n = 0: none. */
   uint64_t lazy_off, lazy_n;
+  /* lazyk=G (docs/emit.md "Pack kernel beside the GEMM"): 1 = the last
+   * prologue kernel (tsr_gemm_pack_a, G CTAs, the main kernel's parameters
+   * with the call count) lets the main kernel start at once: the main
+   * kernel is launched with programmatic stream serialization and waits for
+   * each piece's flag itself */
+  int pdl;
   /* registers per thread the main kernel must be compiled with (0 = any):
    * setmaxnreg redistributes exactly those, and asks for more would block */
   int regs_exact;

@@ -953,7 +953,8 @@ static tsr_status check_gemv(const tsr_problem *p, const tsr_plan *pl, const tsr
       {"kloop", pl->kloop, 0}, {"moduli", pl->moduli, 0}, {"gstride", pl->gstride, 0},
       {"rvec", pl->rvec, 0},   {"tailk", pl->tailk, 0}, {"wave", pl->wave, 0},
       {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0}, {"pelect", pl->pelect, 0},
-      {"krel", pl->krel, 0}, {"kinner", pl->kinner, 0}, {"lazy", pl->lazy, 0}};
+      {"krel", pl->krel, 0}, {"kinner", pl->kinner, 0}, {"lazy", pl->lazy, 0},
+      {"lazyk", pl->lazyk, 0}};
   tsr_status fs = check_fixed_fields(pl, "gemv", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_INLINE)
@@ -1164,6 +1165,12 @@ static tsr_status layout_workspace(const tsr_problem *p, const tsr_plan *pl,
                   "plan: lazy=%d packs A where the plan packs it transposed (pack=a or ab, "
                   "op(A)=N) with bm a multiple of 32; here pack=%s, op(A)=%s, bm=%d",
                   pl->lazy, packs[(unsigned)pl->pack & 3u], p->op_a == TSR_OP_N ? "N" : "T", pl->bm);
+  /* lazyk=G: a pack kernel of G CTAs beside the main kernel packs the pieces */
+  if (pl->lazyk < 0 || pl->lazyk > TSR__LAZYK_MAX)
+    return reject(msg, cap, "plan: lazyk=%d is not 0 (the producer warps pack A's pieces) or 1..%d "
+                  "(CTAs of a pack kernel beside the main kernel)", pl->lazyk, TSR__LAZYK_MAX);
+  if (pl->lazyk && !pl->lazy)
+    return reject(msg, cap, "plan: lazyk=%d packs lazy=P's pieces of A; here lazy=0", pl->lazyk);
 
   /* Packed operands follow the partials in W, 64-float (256-byte) aligned. */
   {
@@ -1270,7 +1277,8 @@ static tsr_status check_ozaki(const tsr_problem *p, const tsr_plan *pl, const ts
       {"kloop", pl->kloop, 0}, {"threads", pl->threads, 0}, {"splitk", pl->splitk, 1},
       {"vec", pl->vec, 4},   {"lanerows", pl->lanerows, 0}, {"tailk", pl->tailk, 0},
       {"wave", pl->wave, 0}, {"forder", pl->forder, 0}, {"kwait", pl->kwait, 0},
-      {"pelect", pl->pelect, 0}, {"krel", pl->krel, 0}, {"kinner", pl->kinner, 0}, {"lazy", pl->lazy, 0}};
+      {"pelect", pl->pelect, 0}, {"krel", pl->krel, 0}, {"kinner", pl->kinner, 0}, {"lazy", pl->lazy, 0},
+      {"lazyk", pl->lazyk, 0}};
   tsr_status fs = check_fixed_fields(pl, "wgmma-s8", fixed, sizeof fixed / sizeof fixed[0], msg, cap);
   if (fs != TSR_OK) return fs;
   if (pl->split != TSR_SPLIT_PRODUCER_BULK)

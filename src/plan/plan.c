@@ -52,6 +52,7 @@ static const struct {
     {"krel", K_INT, offsetof(tsr_plan, krel), 0},
     {"kinner", K_INT, offsetof(tsr_plan, kinner), 0},
     {"lazy", K_INT, offsetof(tsr_plan, lazy), 0},
+    {"lazyk", K_INT, offsetof(tsr_plan, lazyk), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 /* keys[0..NBASE) are the base keys tsr_plan_format always names; the rest
@@ -210,11 +211,11 @@ tsr_status tsr_plan_parse(const char *text, tsr_plan *p, char *msg, size_t cap) 
 
 int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
   /* kfrag, kloop, kunroll, moduli, gstride, rvec, lanerows, tailk, wave,
-   * forder, kwait, pelect, krel, kinner and lazy are named only when set: the text of every plan
+   * forder, kwait, pelect, krel, kinner, lazy and lazyk are named only when set: the text of every plan
    * that predates them (tuning databases, results, the generated sources'
    * headers) is unchanged. Sized for every optional int at its widest
    * (",lanerows=-2147483648" is 21 characters): no truncation. */
-  char walk[64], extra[9 + 14 * 24] = "";
+  char walk[64], extra[9 + 15 * 24] = "";
   tsr_walk_format(&p->walk, walk, sizeof walk);
   size_t x = 0;
   if (p->kfrag != TSR_PACK_NONE)
@@ -225,7 +226,7 @@ int tsr_plan_format(const tsr_plan *p, char *buf, size_t cap) {
       {"gstride", p->gstride}, {"rvec", p->rvec},   {"lanerows", p->lanerows},
       {"tailk", p->tailk},   {"wave", p->wave},       {"forder", p->forder},
       {"kwait", p->kwait},   {"pelect", p->pelect},   {"krel", p->krel},
-      {"kinner", p->kinner}, {"lazy", p->lazy}};
+      {"kinner", p->kinner}, {"lazy", p->lazy},   {"lazyk", p->lazyk}};
   for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
     if (opt[i].v != 0) {
       x += (size_t)snprintf(extra + x, sizeof extra - x, ",%s=%d", opt[i].name, opt[i].v);
@@ -257,5 +258,6 @@ int tsr_plan_equal(const tsr_plan *a, const tsr_plan *b) {
          a->moduli == b->moduli && a->gstride == b->gstride && a->rvec == b->rvec &&
          a->lanerows == b->lanerows && a->tailk == b->tailk && a->wave == b->wave &&
          a->forder == b->forder && a->kwait == b->kwait && a->pelect == b->pelect &&
-         a->krel == b->krel && a->kinner == b->kinner && a->lazy == b->lazy;
+         a->krel == b->krel && a->kinner == b->kinner && a->lazy == b->lazy &&
+         a->lazyk == b->lazyk;
 }

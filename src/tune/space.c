@@ -332,7 +332,8 @@ static tsr_plan family_base(const tsr_plan *base) {
   pl.lanerows = 0;
   /* the FFMA order and tail slices: set per candidate below (a tail split
    * made for the default's tile and wave fits no other) */
-  pl.tailk = pl.wave = pl.forder = pl.kwait = pl.pelect = pl.krel = pl.kinner = pl.lazy = 0;
+  pl.tailk = pl.wave = pl.forder = pl.kwait = pl.pelect = pl.krel = pl.kinner = pl.lazy =
+      pl.lazyk = 0;
   return pl;
 }
 

@@ -460,7 +460,10 @@ static void test_cuda_splitk_deterministic(void **state) {
  * again: epoch 0..6), with M, N and K tails, batch items and tail slices. */
 static void test_cuda_lazy_repeat(void **state) {
   NEED_GPU();
-  static const int lz[] = {1, 3, 64};
+  /* {lazy, lazyk}: the producer warps' claims, then the pack kernel beside
+   * the main kernel (docs/emit.md "Pack kernel beside the GEMM": one CTA
+   * packing every piece while the tiles wait, one an SM, five) */
+  static const int lz[][2] = {{1, 0}, {3, 0}, {64, 0}, {1, 5}, {3, 132}, {64, 1}};
   /* tail slices need one problem; the batch runs without them */
   static const struct { shape s; const char *tail; } cases[] = {
       {{513, 260, 1029, 1}, "tailk=3,wave=7"}, {{300, 200, 1029, 2}, "tailk=0,wave=0"}};
@@ -481,12 +484,13 @@ static void test_cuda_lazy_repeat(void **state) {
     size_t nc = (size_t)tsr_problem_elems_c(&p);
     float *ref = malloc(nc * sizeof(float));
     assert_non_null(ref);
-    for (int i = -1; i < 3; i++) {
+    for (int i = -1; i < (int)(sizeof lz / sizeof *lz); i++) {
       tsr_plan plan = base;
-      plan.lazy = i < 0 ? 0 : lz[i];
+      plan.lazy = i < 0 ? 0 : lz[i][0];
+      plan.lazyk = i < 0 ? 0 : lz[i][1];
       tsr_plan_info info;
       if (tsr__backend_cuda.realize(ctx, &p, &plan, &info) != TSR_OK)
-        fail_msg("lazy=%d rejected: %s", plan.lazy, tsr_context_message(ctx));
+        fail_msg("lazy=%d,lazyk=%d rejected: %s", plan.lazy, plan.lazyk, tsr_context_message(ctx));
       void *ex = NULL;
       assert_int_equal(tsr__backend_cuda.prepare(ctx, &p, &info.plan, x.a, x.b, NULL, &ex), TSR_OK);
       assert_int_equal(tsr__backend_cuda.reset_c(ex), TSR_OK);
@@ -496,13 +500,15 @@ static void test_cuda_lazy_repeat(void **state) {
       tsr_receipt r;
       tsr_validate(&p, x.c, x.ref, 1e-4, 1e-4, &r);
       if (!r.passed)
-        fail_msg("lazy=%d: %lld of %lld wrong, first %lld", plan.lazy, (long long)r.failed,
+        fail_msg("lazy=%d,lazyk=%d: %lld of %lld wrong, first %lld", plan.lazy, plan.lazyk,
+                 (long long)r.failed,
                  (long long)r.checked, (long long)r.first_fail);
       if (i < 0) memcpy(ref, x.c, nc * sizeof(float));
       else if (memcmp(ref, x.c, nc * sizeof(float)) != 0)
-        fail_msg("lazy=%d after 7 calls: not bit-identical to the prologue's pack", plan.lazy);
-      printf("# %s lazy=%d: 7 calls, %lld outputs bit-identical to lazy=0\n", text, plan.lazy,
-             (long long)r.checked);
+        fail_msg("lazy=%d,lazyk=%d after 7 calls: not bit-identical to the prologue's pack",
+                 plan.lazy, plan.lazyk);
+      printf("# %s lazy=%d,lazyk=%d: 7 calls, %lld outputs bit-identical to lazy=0\n", text,
+             plan.lazy, plan.lazyk, (long long)r.checked);
     }
     free(ref);
     bufs_free(&x);
@@ -795,6 +801,11 @@ static const family families[] = {
      FTMA "kloop=2,splitk=1,krel=1,lazy=4", 0},
     {"cuda strict producer-tma lazy=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
      FTMA "kloop=2,splitk=2,lazy=1", 0},
+    /* lazyk: the same pieces packed by a kernel beside the main kernel */
+    {"cuda strict producer-tma lazy=4 lazyk=132 krel=1", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FTMA "kloop=2,splitk=1,krel=1,lazy=4,lazyk=132", 0},
+    {"cuda strict producer-tma lazy=1 lazyk=3 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,
+     FTMA "kloop=2,splitk=2,lazy=1,lazyk=3", 0},
     /* four blocks an SM: a producer warpgroup whose setmaxnreg gives the
      * consumers 104 registers (three of its warps leave at once) */
     {"cuda strict producer-tma four blocks krel=1 splitk=2", TSR_BACKEND_CUDA, TSR_PREC_STRICT,

@@ -237,6 +237,20 @@ static void test_loader_abi_matches_cuda_h(void **state) {
                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) =
       cuTensorMapEncodeTiled;
   (void)enc;
+  /* cuLaunchKernelEx's configuration (lazyk's programmatic dependent launch) */
+  assert_int_equal(TSR__CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                   CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+  assert_int_equal(sizeof(tsr__cu_launch_attribute), sizeof(CUlaunchAttribute));
+  assert_int_equal(offsetof(tsr__cu_launch_attribute, value), offsetof(CUlaunchAttribute, value));
+  assert_int_equal(offsetof(tsr__cu_launch_attribute, value.programmatic_stream_serialization_allowed),
+                   offsetof(CUlaunchAttribute, value.programmaticStreamSerializationAllowed));
+  assert_int_equal(sizeof(tsr__cu_launch_config), sizeof(CUlaunchConfig));
+  assert_int_equal(offsetof(tsr__cu_launch_config, smem), offsetof(CUlaunchConfig, sharedMemBytes));
+  assert_int_equal(offsetof(tsr__cu_launch_config, stream), offsetof(CUlaunchConfig, hStream));
+  assert_int_equal(offsetof(tsr__cu_launch_config, attrs), offsetof(CUlaunchConfig, attrs));
+  assert_int_equal(offsetof(tsr__cu_launch_config, nattrs), offsetof(CUlaunchConfig, numAttrs));
+  CUresult (*lex)(const CUlaunchConfig *, CUfunction, void **, void **) = cuLaunchKernelEx;
+  (void)lex;
   assert_int_equal(sizeof(CUtensorMapDataType), sizeof(int));
   assert_int_equal(sizeof(cuuint64_t), sizeof(uint64_t));
   assert_int_equal(sizeof(cuuint32_t), sizeof(uint32_t));

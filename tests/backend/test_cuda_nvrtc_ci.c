@@ -219,7 +219,8 @@ static void test_wgmma_compiles_for_sm90a(void **state) {
  * instruction cache) ran in session 32 (an H100) and s32-screen.txt (kinner,
  * the K block's inner loop) too; s40-lazy.txt (A packed by the producer
  * warps, lazy=P) ran in session 40; s41-four.txt (the TMA producer's
- * tile at four blocks an SM, a producer warpgroup with setmaxnreg) is the
+ * tile at four blocks an SM, a producer warpgroup with setmaxnreg) ran in
+ * session 41; s42-lazyk.txt (A's pack kernel beside the GEMM, lazyk) is the
  * newest: every line must realize and compile clean before a GPU call is
  * spent on it.
  * Point it at the next screen. */
@@ -267,7 +268,7 @@ static void test_screen_variants_compile_clean(void **state) {
   tsr_context *ctx = nvrtc_context();
   static const char *const files[] = {"s31-screen.txt", "s31b-screen.txt", "s31c-screen.txt",
                                       "s32-icache.txt", "s32-screen.txt", "s40-lazy.txt",
-                                      "s41-four.txt"};
+                                      "s41-four.txt", "s42-lazyk.txt"};
   int fails = 0;
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     int lines = 0, kernels = 0;

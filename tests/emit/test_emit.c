@@ -583,6 +583,15 @@ static void test_rejections(void **state) {
   expect_reject(big, FFT "kloop=2,minblocks=3,pack=none,kfrag=a,lazy=2", "here pack=none, op(A)=N");
   expect_reject(mkprob((prob_spec){.m = 4096, .n = 4096, .k = 4096, .opa = 'T', .opb = 'N'}),
                 FFT "kloop=2,minblocks=3,pack=a,lazy=2", "here pack=a, op(A)=T, bm=64");
+  /* lazyk: lazy's pieces packed by a kernel of 1..TSR__LAZYK_MAX CTAs beside the main kernel */
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,krel=1,lazy=4,lazyk=132");
+  expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=ab,lazy=1,lazyk=1024");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,lazy=4,lazyk=1025",
+                "lazyk=1025 is not 0 (the producer warps pack A's pieces) or 1..1024 (CTAs of a "
+                "pack kernel beside the main kernel)");
+  expect_reject(big, FFT "kloop=2,minblocks=3,pack=a,lazyk=8",
+                "lazyk=8 packs lazy=P's pieces of A; here lazy=0");
+  expect_reject(big, "mma=tf32x3,tm=1,tn=1,pack=a,lazyk=2", "lazyk=2 packs lazy=P's pieces of A");
   /* kunroll: the producer rings' consumers, not split=tma's rotating refill */
   expect_accept_on(SM90, big, FFT "kloop=2,minblocks=3,pack=a,kunroll=1");
   expect_reject(big, "bm=64,bn=128,wm=32,wn=64,tm=8,tn=8,bk=16,stages=4,vec=4,pad=0,split=tma,kloop=2,minblocks=4,pack=a,kunroll=1",
@@ -1563,6 +1572,34 @@ static void test_lazy_contract(void **state) {
   assert_int_equal(k0.workspace_bytes, flags * 4);
   assert_non_null(strstr(k1.source, "LAZY = 3, NPIECE = 5;"));
   assert_string_not_equal(k1.sha256, k0.sha256);
+  assert_int_equal(k1.pdl, 0);
+  /* lazyk=7: A's pack kernel back, after B's (the main kernel's programmatic
+   * primary), 7 CTAs of TSR__LAZYK_WARPS warps, the main kernel's parameters
+   * with the call count; the same flags; the producer waits, never claims */
+  tsr_plan pk = pl;
+  pk.lazyk = 7;
+  tsr__kernel_src k2;
+  emit_ok(&p, &pk, &k2);
+  assert_int_equal(k2.pdl, 1);
+  assert_int_equal(k2.npre, 2);
+  assert_string_equal(k2.pre[0].name, "tsr_gemm_pack_b");
+  assert_int_equal(k2.pre[0].grid[0], k0.pre[1].grid[0]);
+  assert_int_equal(k2.pre[0].grid[1], 2);
+  assert_string_equal(k2.pre[1].name, "tsr_gemm_pack_a");
+  assert_int_equal(k2.pre[1].grid[0], 7);
+  assert_int_equal(k2.pre[1].grid[1], 1);
+  assert_int_equal(k2.pre[1].grid[2], 1);
+  assert_int_equal(k2.pre[1].block[0], 32 * TSR__LAZYK_WARPS);
+  assert_int_equal(k2.lazy_n, k1.lazy_n);
+  assert_int_equal(k2.lazy_off, k1.lazy_off);
+  assert_int_equal(k2.workspace_bytes, k1.workspace_bytes);
+  assert_int_equal(k2.pack_off[0], k1.pack_off[0]);
+  assert_non_null(strstr(k2.source, "tsr_gemm_pack_a("));
+  assert_non_null(strstr(k2.source, "griddepcontrol.launch_dependents"));
+  assert_non_null(strstr(k2.source, "tsr_lazy_wait(flags, ready, piece"));
+  assert_null(strstr(k2.source, "tsr_lazy_a("));
+  assert_null(strstr(k1.source, "griddepcontrol"));
+  tsr__kernel_src_free(&k2);
   tsr__kernel_src_free(&k1);
   tsr__kernel_src_free(&k0);
 }
@@ -1715,6 +1752,7 @@ static void write_emu_source(const char *path, const tsr__kernel_src *k, int rz,
   if (k->reduce_name[0]) fprintf(f, "#define TSR_EMU_HAS_REDUCE 1\n");
   if (k->ntmap) fprintf(f, "#define TSR_EMU_TMAP 1\n");
   if (k->lazy_n) fprintf(f, "#define TSR_EMU_LAZY 1\n");
+  if (k->pdl) fprintf(f, "#define TSR_EMU_LAZYK 1\n");
   for (int i = 0; i < k->npre; i++)
     fprintf(f, "#define TSR_EMU_HAS_PACK_%c 1\n", k->pre[i].name[strlen(k->pre[i].name) - 1] - 32);
   fprintf(f, "#include \"driver.hpp\"\n");
@@ -2115,6 +2153,14 @@ static const emu_case emu_cases[] = {
     {"ffma producer-tma lazy=3 NN odd lda (scalar loads) M N K tails contract strict", {100, 132, 90, 1, 'N', 'N', 0.5f, 1},
      "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
      "minblocks=3,pack=a,lazy=3", .random = 3, .prec = TSR_PREC_STRICT, .contract = TSR_PREC_STRICT},
+    /* lazyk=G: the same pieces packed by a pack kernel of G CTAs (run before
+     * each of the driver's two calls here: kernels run one after another) */
+    {"ffma producer-tma lazy=2 lazyk=3 krel=1 NN pack=a tailk3 M N K tails random", {300, 520, 200, 1, 'N', 'N', 0},
+     "bm=64,bn=128,bk=16,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=0,kloop=2,split=producer-tma,"
+     "minblocks=3,pack=a,tailk=3,wave=7,krel=1,lazy=2,lazyk=3", 0, 0, 0, 0, 1},
+    {"ffma producer-tma lazy=1 lazyk=2 NT pack=ab batch2 strided splitk2 kloop1 beta", {132, 200, 136, 2, 'N', 'T', 0.5f, 4, 0, 1, 8},
+     "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=3,vec=4,pad=0,kloop=1,split=producer-tma,splitk=2,"
+     "pack=ab,lazy=1,lazyk=2", 0, 0, 0, 0, 1},
     {"ffma producer kunroll=1 NT M N K tails beta random", {100, 200, 92, 1, 'N', 'T', 0.5f},
      "bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=4,vec=4,pad=4,kloop=2,split=producer,minblocks=3,"
      "kunroll=1", 0, 0, 0, 0, 1},
@@ -3028,7 +3074,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   if (!have_cxx()) skip();
   static const struct {
     const char *name, *from, *to;
-    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5), its producer-tma (6), split=tma (7), producer-tma with kfrag=ab (8) or with lazy=2 (9) */
+    int prod; /* a mutation of the split=producer (1), producer-reg (2), producer-pack (3) or producer-bulk (4) kernel, or of the FFMA producer (5), its producer-tma (6), split=tma (7), producer-tma with kfrag=ab (8), with lazy=2 (9) or with lazy=2,lazyk=2 (10) */
     int at_issue; /* 1: copies land at issue (the harness's early-free hold), else deferred */
   } muts[] = {
       {"none", NULL, NULL},
@@ -3087,6 +3133,12 @@ static void test_emulated_wgmma_mutations(void **state) {
        "WOFF_A + (tsr_idx)bz * SA + m0 + lane + 1;", 9},
       {"ffma producer-tma lazy: a chunk's loads in flight taken from the chunk stored",
        "tsr_lazy_load(y, src, m0 + lane, kc + LAZY_KC);", "tsr_lazy_load(y, src, m0 + lane, kc);", 9},
+      /* lazyk: the pack kernel beside the main kernel releases the pieces */
+      {"none (ffma producer-tma lazyk)", NULL, NULL, 10},
+      {"ffma producer-tma lazyk: the pack kernel never releases (the wait fails)",
+       "  if (lane == 0) tsr_st_release(flag, ready);\n", "\n", 10},
+      {"ffma producer-tma lazyk: the pack kernel's one ready value for every call",
+       "  const unsigned ready = 2u * epoch + 2u;\n  const int lane", "  const unsigned ready = 2u;\n  const int lane", 10},
       {"none (ffma split=tma)", NULL, NULL, 7},
       {"ffma tma: the refilling warp's slot-free wait dropped (arrivals left at exit)",
        "      tsr_bar_sync(1u + pv, NT); // the other warps left it\n", "\n", 7},
@@ -3134,8 +3186,11 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src klz; /* A packed by the producer warps */
   tsr_plan plz = mkplan("bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=0,kloop=2,split=producer-tma,pack=ab,lazy=2");
   emit_ok(&p, &plz, &klz);
+  tsr__kernel_src klk; /* ... by a pack kernel beside the main kernel */
+  tsr_plan plk = mkplan("bm=64,bn=128,bk=8,wm=32,wn=64,tm=8,tn=8,stages=2,vec=4,pad=0,kloop=2,split=producer-tma,pack=ab,lazy=2,lazyk=2");
+  emit_ok(&p, &plk, &klk);
   /* each mutation's base kernel, by its prod field */
-  const tsr__kernel_src *by_prod[] = {&k, &kp, &kr, &kpp, &kpb, &kff, &ktma, &kself, &kfr, &klz};
+  const tsr__kernel_src *by_prod[] = {&k, &kp, &kr, &kpp, &kpb, &kff, &ktma, &kself, &kfr, &klz, &klk};
   /* a deadlocked emulation fails after this many seconds instead of 120 */
   setenv("TSR_EMU_MBAR_TIMEOUT", "10", 1);
   char *dir = tmpdir_make();
@@ -3223,6 +3278,7 @@ static void test_emulated_wgmma_mutations(void **state) {
   tsr__kernel_src_free(&kself);
   tsr__kernel_src_free(&kfr);
   tsr__kernel_src_free(&klz);
+  tsr__kernel_src_free(&klk);
   unsetenv("TSR_EMU_MBAR_TIMEOUT");
   tmpdir_remove(dir);
   assert_int_equal(failures, 0);

@@ -355,7 +355,8 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
   want.kloop = 0;
   want.kunroll = 0;
   want.lanerows = 0;
-  want.tailk = want.wave = want.forder = want.kwait = want.pelect = want.krel = want.kinner = want.lazy = 0;
+  want.tailk = want.wave = want.forder = want.kwait = want.pelect = want.krel = want.kinner = want.lazy =
+      want.lazyk = 0;
   if (!tsr_plan_equal(&want, plan)) {
     char have_txt[512], want_txt[512];
     tsr_plan_format(plan, have_txt, sizeof have_txt);
@@ -371,7 +372,7 @@ static tsr_status check_plan(const tsr_problem *p, const tsr_plan *plan,
       h += hl + (h[hl] == ',');
       w += wl + (w[wl] == ',');
     }
-    /* kfrag, kloop, kunroll, lanerows, tailk, wave, forder, kwait, pelect, krel, kinner and lazy are written only when set: the extra field */
+    /* kfrag, kloop, kunroll, lanerows, tailk, wave, forder, kwait, pelect, krel, kinner, lazy and lazyk are written only when set: the extra field */
     if (*h)
       return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
                           "plan: %.*s is not used by the cpu backend (a GPU kernel key)",

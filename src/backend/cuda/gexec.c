@@ -162,10 +162,27 @@ static tsr_status launch_abi(tsr__gexec *e) {
       return tsr__cu_fail(e->ctx, cu, r, what);
     }
   }
-  r = cu->LaunchKernel(e->fmain, e->grid[0], e->grid[1], e->grid[2], e->block[0],
-                                      e->block[1], e->block[2], e->smem, e->g->stream, main_args,
-                                      NULL);
-  if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, cu, r, "cuLaunchKernel(main)");
+  if (e->pdl) {
+    /* lazyk: the main kernel may start while the pack kernel before it runs
+     * (every pack CTA is resident by then: it triggers at its start); it
+     * waits for each piece of A through the flags, not for the kernel */
+    tsr__cu_launch_attribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = TSR__CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmatic_stream_serialization_allowed = 1;
+    tsr__cu_launch_config cfg = {{e->grid[0], e->grid[1], e->grid[2]},
+                                 {e->block[0], e->block[1], e->block[2]},
+                                 e->smem,
+                                 e->g->stream,
+                                 &attr,
+                                 1};
+    r = cu->LaunchKernelEx(&cfg, e->fmain, main_args, NULL);
+    if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, cu, r, "cuLaunchKernelEx(main)");
+  } else {
+    r = cu->LaunchKernel(e->fmain, e->grid[0], e->grid[1], e->grid[2], e->block[0], e->block[1],
+                         e->block[2], e->smem, e->g->stream, main_args, NULL);
+    if (r != TSR__CU_SUCCESS) return tsr__cu_fail(e->ctx, cu, r, "cuLaunchKernel(main)");
+  }
   e->epoch++;
   if (e->freduce) {
     /* the reduction takes the main kernel's arguments (A, B, C, W, alpha, beta) */
@@ -273,6 +290,8 @@ tsr_status tsr__gexec_attach_kernel(tsr__gexec *e, const tsr__kernel_src *k, int
   e->lazy_off = k->lazy_off;
   e->lazy_n = k->lazy_n;
   e->epoch = 0;
+  e->pdl = k->pdl;
+  TSR_ASSERT(!e->pdl || (e->lazy_n && e->npre >= 1));
   TSR_ASSERT(!e->lazy_n || 4u * (e->lazy_off + e->lazy_n) <= e->buf.w_bytes);
   if (e->lazy_n && (st = lazy_zero(e))) return st;
   if ((st = func_attr(e, e->fmain, TSR__CU_FUNC_NUM_REGS, &e->regs, "cuFuncGetAttribute(NUM_REGS)")) ||

@@ -148,7 +148,7 @@ static const char *const field_names[] = {"bm", "bn", "bk", "wm", "wn", "tm", "t
                                           "isa", "mma", "minblocks", "pack", "acc", "split",
                                           "kfrag", "kloop", "kunroll", "lanerows",
                                           "tailk", "wave", "forder", "kwait", "pelect", "krel",
-                                          "kinner", "lazy"};
+                                          "kinner", "lazy", "lazyk"};
 
 tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const tsr_plan *plan,
                                      const tsr_plan *def) {
@@ -166,7 +166,8 @@ tsr_status tsr__plan_require_default(tsr_context *ctx, const char *route, const 
                 plan->tailk != def->tailk, plan->wave != def->wave,
                 plan->forder != def->forder, plan->kwait != def->kwait,
                 plan->pelect != def->pelect, plan->krel != def->krel,
-                plan->kinner != def->kinner, plan->lazy != def->lazy};
+                plan->kinner != def->kinner, plan->lazy != def->lazy,
+                plan->lazyk != def->lazyk};
   /* walk is the only field left when every scalar matches */
   size_t i = 0;
   for (; i < sizeof diff / sizeof diff[0]; i++)

@@ -148,6 +148,7 @@ struct tsr__gexec {
    * launched since (docs/emit.md "Lazy pack") */
   uint64_t lazy_off, lazy_n;
   uint32_t epoch;
+  int pdl; /* lazyk: fmain launched as a programmatic dependent of the last prologue */
 };
 
 /* Creates the exec shell: events, buffers (with w_bytes of workspace). */

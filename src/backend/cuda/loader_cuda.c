@@ -26,6 +26,7 @@ static const tsr__dl_sym cu_syms[] = {
     SYM(FuncGetAttribute, "cuFuncGetAttribute"),
     SYM(FuncSetAttribute, "cuFuncSetAttribute"),
     SYM(LaunchKernel, "cuLaunchKernel"),
+    SYM(LaunchKernelEx, "cuLaunchKernelEx"),
     SYM(TensorMapEncodeTiled, "cuTensorMapEncodeTiled"),
     SYM(MemAlloc, "cuMemAlloc_v2"),
     SYM(MemFree, "cuMemFree_v2"),

@@ -73,6 +73,27 @@ typedef struct {
   _Alignas(128) uint64_t opaque[16]; /* as cuda.h's CUtensorMap */
 } tsr__cu_tensor_map;
 
+/* cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute with
+ * its 64-byte value union) and the one attribute tessera sets: programmatic
+ * stream serialization, which lets a kernel start while the one before it in
+ * the stream still runs, once every CTA of that one has called
+ * griddepcontrol.launch_dependents (lazyk's pack kernel). */
+enum { TSR__CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+typedef struct {
+  int id;
+  char pad[4];
+  union {
+    _Alignas(8) char bytes[64];
+    int programmatic_stream_serialization_allowed;
+  } value;
+} tsr__cu_launch_attribute;
+typedef struct {
+  unsigned grid[3], block[3], smem;
+  tsr__cu_stream stream;
+  tsr__cu_launch_attribute *attrs;
+  unsigned nattrs;
+} tsr__cu_launch_config;
+
 /* The driver entry points tessera uses. Field names drop the "cu" prefix;
  * the exported (versioned) symbol of each is listed once in loader_cuda.c. */
 typedef struct {
@@ -95,6 +116,8 @@ typedef struct {
   tsr__cu_result (*LaunchKernel)(tsr__cu_function fn, unsigned gx, unsigned gy, unsigned gz,
                                  unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                  tsr__cu_stream stream, void **params, void **extra);
+  tsr__cu_result (*LaunchKernelEx)(const tsr__cu_launch_config *config, tsr__cu_function fn,
+                                   void **params, void **extra);
   tsr__cu_result (*TensorMapEncodeTiled)(tsr__cu_tensor_map *map, int dtype, unsigned rank,
                                          void *addr, const uint64_t *dim,
                                          const uint64_t *strides, const uint32_t *box,

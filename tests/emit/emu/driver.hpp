@@ -58,7 +58,12 @@ static void *emu_thread(void *p) {
     emu_xchg = 0;
     emu_thread_begin();
     if (j.is_reduce == 1) tsr_gemm_reduce(j.a, j.b, j.c, j.w, j.alpha, j.beta);
+#ifdef TSR_EMU_LAZYK /* lazyk: the pack kernel takes the main kernel's parameters */
+    else if (j.is_reduce == 2)
+      tsr_gemm_pack_a(j.a, j.b, j.c, j.w, j.alpha, j.beta, emu_tmaps[0], emu_tmaps[1], emu_epoch);
+#else
     else if (j.is_reduce == 2) tsr_gemm_pack_a(j.a, j.b, j.c, j.w, j.alpha, j.beta);
+#endif
     else if (j.is_reduce == 3) tsr_gemm_pack_b(j.a, j.b, j.c, j.w, j.alpha, j.beta);
 #if defined(TSR_EMU_LAZY) /* lazy: and the call count after the maps */
     else tsr_gemm_main(j.a, j.b, j.c, j.w, j.alpha, j.beta, emu_tmaps[0], emu_tmaps[1], emu_epoch);
@@ -165,6 +170,10 @@ int main(int argc, char **argv) {
     emu_die("no tmaps file");
   }
 #endif
+  /* the prologue kernels, in order before the main kernel: once, or with
+   * lazyk (whose pack kernel releases this call's pieces) before each call */
+  struct emu_pre { int kind; unsigned g[3], b; };
+  std::vector<emu_pre> pre;
   snprintf(path, sizeof path, "%s/pre", dir);
   if (FILE *pf = fopen(path, "r")) {
     char name[64];
@@ -172,10 +181,16 @@ int main(int argc, char **argv) {
     while (fscanf(pf, "%63s %u %u %u %u", name, &pg[0], &pg[1], &pg[2], &pb) == 5) {
       int kind = !strcmp(name, "tsr_gemm_pack_a") ? 2 : !strcmp(name, "tsr_gemm_pack_b") ? 3 : -1;
       if (kind < 0) emu_die("unknown prologue kernel");
-      emu_launch(kind, pg, pb, 0, a, b, c, w, alpha, beta);
+      pre.push_back({kind, {pg[0], pg[1], pg[2]}, pb});
     }
     fclose(pf);
   }
+  auto run_pre = [&]() {
+    for (const emu_pre &k : pre) emu_launch(k.kind, k.g, k.b, 0, a, b, c, w, alpha, beta);
+  };
+#ifndef TSR_EMU_LAZYK
+  run_pre();
+#endif
 #ifdef TSR_EMU_LAZY
   /* lazy: DIR/lazy holds the flags' float offset and count, packed A's offset
    * and floats. The flags zeroed as the runtime does at attach; then two
@@ -189,11 +204,17 @@ int main(int argc, char **argv) {
   if (!w || 4 * (loff + ln) > ws || 4 * (aoff + an) > ws) emu_die("lazy file outside the workspace");
   memset(w + loff, 0, 4 * ln);
   std::vector<float> c0(c, c + nc);
+#ifdef TSR_EMU_LAZYK
+  run_pre();
+#endif
   emu_launch(0, g, block, smem, a, b, c, w, alpha, beta);
   if (ws) emu_launch(1, rg, rblock, 0, a, b, c, w, alpha, beta);
   memcpy(c, c0.data(), 4 * nc);
   for (unsigned long long i = 0; i < an; i++) w[aoff + i] = TSR_EMU_POISON;
   emu_epoch = 1;
+#endif
+#ifdef TSR_EMU_LAZYK
+  run_pre();
 #endif
   emu_launch(0, g, block, smem, a, b, c, w, alpha, beta);
   if (ws) emu_launch(1, rg, rblock, 0, a, b, c, w, alpha, beta);

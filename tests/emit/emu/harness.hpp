@@ -239,6 +239,11 @@ static inline void tsr_nap() {
   nanosleep(&ts, nullptr);
 }
 static inline void tsr_stuck() { emu_die("lazy: a claimed piece of A was never released"); }
+/* lazyk: griddepcontrol.launch_dependents. Kernels run one after another
+ * here: the pack kernel ends before the main kernel starts, so the main
+ * kernel finds every piece ready (a piece the pack kernel did not release
+ * fails the wait) */
+static inline void tsr_launch_dependents() {}
 static inline void tsr_warp_sync() { pthread_barrier_wait(&emu_warp_bar[threadIdx.x >> 5]); }
 static inline unsigned tsr_ld_relaxed(const unsigned *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 /* __ballot_sync(0xffffffff, p): every lane of the warp takes part */
