@@ -3584,6 +3584,10 @@ int main(int argc, char **argv) {
     const struct CMUnitTest split[] = {cmocka_unit_test(test_emulated_split_identity)};
     return cmocka_run_group_tests(split, NULL, NULL);
   }
+  if (strcmp(name, "test_emit_mut") == 0) {
+    const struct CMUnitTest mut[] = {cmocka_unit_test(test_emulated_wgmma_mutations)};
+    return cmocka_run_group_tests(mut, NULL, NULL);
+  }
   if (strcmp(name, "test_emit_nvcc") == 0) {
     const struct CMUnitTest nvcc[] = {cmocka_unit_test(test_nvcc)};
     return cmocka_run_group_tests(nvcc, NULL, NULL);
@@ -3603,7 +3607,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_pack_contract),
       cmocka_unit_test(test_lazy_contract),
       cmocka_unit_test(test_split_contract),  cmocka_unit_test(test_ownership),
-      cmocka_unit_test(test_emulated_walks),  cmocka_unit_test(test_emulated_wgmma_mutations),
+      cmocka_unit_test(test_emulated_walks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
