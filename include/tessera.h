@@ -366,11 +366,12 @@ typedef struct {
    * the plan text only when set. */
   int lazy;
   /* with lazy=P (docs/emit.md "Pack kernel beside the GEMM"): 0 = the
-   * producer warps claim and pack the pieces; G (1..132) = a pack kernel of
+   * producer warps claim and pack the pieces; G (1..1024) = a pack kernel of
    * G CTAs packs them, piece by piece in K order, launched before the main
-   * kernel as a programmatic dependent launch so that the two run at once;
-   * the producer warps only wait for each piece's flag. The same packed
-   * values: outputs bit-identical. Named in the plan text only when set. */
+   * kernel, which starts as its programmatic dependent so that the two run
+   * at once; the producer warps only wait for each piece's flag. The same
+   * packed values: outputs bit-identical. Measured slower than the prologue
+   * (session 42). Named in the plan text only when set. */
   int lazyk;
 } tsr_plan;
 
