@@ -2325,37 +2325,30 @@ static void emit_main(sb_t *s, const tsr_problem *p, const tsr__emit_geo *g) {
             "    // full mbarrier with their bytes; the whole warp waits for free slots\n"
             "    const bool lead = threadIdx.x == NT;\n"
             "    if (lead) { tsr_tma_prefetch(tmA); tsr_tma_prefetch(tmB); }\n");
-        if (pl->lazy && pl->lazyk)
+        if (pl->lazy) /* lazyk: the pack kernel releases the pieces, the warp only waits */
           put(s,
-              "    // lazyk: at the first K block of each piece past those known ready, probe it\n"
-              "    // and the next 31 at once and wait for it (tsr_lazy_wait)\n"
-              "    const unsigned *const flags = reinterpret_cast<const unsigned *>(W + WOFF_F) +\n"
-              "                                  ((tsr_idx)bz * GRID_H + (tsr_idx)tile_row) * NPIECE;\n"
-              "    const unsigned ready = 2u * epoch + 2u; // this call's\n"
-              "    int piece = -1, known = 0; // pieces below known: ready\n");
-        else if (pl->lazy)
-          put(s,
-              "    // lazy: at the first K block of each piece, claim what is unclaimed of it and the\n"
-              "    // next LAZY_AHEAD, pack those won, wait for the piece (tsr_lazy_a)\n"
+              "%s"
               "    unsigned *const flags = reinterpret_cast<unsigned *>(W + WOFF_F) +\n"
               "                            ((tsr_idx)bz * GRID_H + (tsr_idx)tile_row) * NPIECE;\n"
-              "    const unsigned ready = 2u * epoch + 2u; // this call's; 2 epoch + 1: claimed\n"
-              "    int piece = -1;\n");
+              "    const unsigned ready = 2u * epoch + 2u; // this call's%s\n"
+              "    int piece = -1%s;\n",
+              pl->lazyk ? "    // lazyk: at the first K block of each piece past those known ready, probe it\n"
+                          "    // and the next 31 at once and wait for it (tsr_lazy_wait)\n"
+                        : "    // lazy: at the first K block of each piece, claim what is unclaimed of it and the\n"
+                          "    // next LAZY_AHEAD, pack those won, wait for the piece (tsr_lazy_a)\n",
+              pl->lazyk ? "" : "; 2 epoch + 1: claimed",
+              pl->lazyk ? ", known = 0 /* pieces below known: ready */" : "");
         put(s,
             "    int sx = 0; // the slot of block it\n"
             "    for (int it = 0; it < nk; ++it) {\n");
-        if (pl->lazy && pl->lazyk)
+        if (pl->lazy)
           put(s,
               "      if ((kb_begin + it) / LAZY != piece) {\n"
               "        piece = (kb_begin + it) / LAZY;\n"
-              "        if (piece >= known) known = tsr_lazy_wait(flags, ready, piece, (int)threadIdx.x - NT);\n"
-              "      }\n");
-        else if (pl->lazy)
-          put(s,
-              "      if ((kb_begin + it) / LAZY != piece) {\n"
-              "        piece = (kb_begin + it) / LAZY;\n"
-              "        tsr_lazy_a(A, W, flags, ready, m0, piece, bz, (int)threadIdx.x - NT);\n"
-              "      }\n");
+              "        %s\n"
+              "      }\n",
+              pl->lazyk ? "if (piece >= known) known = tsr_lazy_wait(flags, ready, piece, (int)threadIdx.x - NT);"
+                        : "tsr_lazy_a(A, W, flags, ready, m0, piece, bz, (int)threadIdx.x - NT);");
         put(s,
             "      if (it >= STAGES) tsr_bar_sync(1u + sx, NT + 32u); // the consumers left the slot\n"
             "      if (lead) {\n");
@@ -3441,10 +3434,11 @@ static void fill_launch(const tsr_problem *p, const tsr__emit_geo *g, tsr__kerne
     int n = out->npre++;
     snprintf(out->pre[n].name, sizeof out->pre[n].name, "tsr_gemm_pack_%c", o->name);
     /* lazyk: G CTAs walk the pieces (every batch item's) in K order */
-    out->pre[n].grid[0] = i == 0 && g->plan.lazyk ? (uint32_t)g->plan.lazyk : (uint32_t)o->pre_blocks;
-    out->pre[n].grid[1] = i == 0 && g->plan.lazyk ? 1u : (uint32_t)p->batch;
+    const int lk = i == 0 && g->plan.lazyk;
+    out->pre[n].grid[0] = lk ? (uint32_t)g->plan.lazyk : (uint32_t)o->pre_blocks;
+    out->pre[n].grid[1] = lk ? 1u : (uint32_t)p->batch;
     out->pre[n].grid[2] = 1;
-    out->pre[n].block[0] = i == 0 && g->plan.lazyk ? 32u * TSR__LAZYK_WARPS : 256u;
+    out->pre[n].block[0] = lk ? 32u * TSR__LAZYK_WARPS : 256u;
     out->pre[n].block[1] = out->pre[n].block[2] = 1;
   }
   out->pdl = g->plan.lazyk > 0;
