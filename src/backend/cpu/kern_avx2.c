@@ -83,6 +83,23 @@ __attribute__((target("avx2"))) static inline void transpose8(__m256 r[8]) {
   }
 }
 
+/* The same transpose from rows loaded as 128-bit halves: r[i] (i < 4) holds
+ * k 0..3 of rows i (low) and i + 4 (high), r[4 + i] their k 4..7. Two in-lane
+ * 4x4 transposes then give the columns, with no cross-lane permute: on Zen 1
+ * each vperm2f128 is 8 uops (session 43; transpose8's 8 of them made A's and
+ * op(B)'s transposing pack a third of a 32x4096x4096:NT call), on Intel the
+ * inserts leave the shuffle port 16 of transpose8's 24 uops. */
+__attribute__((target("avx2"))) static inline void transpose8_halves(__m256 r[8]) {
+  for (int g = 0; g < 8; g += 4) { /* k 0..3, then k 4..7 */
+    const __m256 t0 = _mm256_unpacklo_ps(r[g], r[g + 1]), t1 = _mm256_unpackhi_ps(r[g], r[g + 1]);
+    const __m256 t2 = _mm256_unpacklo_ps(r[g + 2], r[g + 3]), t3 = _mm256_unpackhi_ps(r[g + 2], r[g + 3]);
+    r[g] = _mm256_shuffle_ps(t0, t2, 0x44);
+    r[g + 1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+    r[g + 2] = _mm256_shuffle_ps(t1, t3, 0x44);
+    r[g + 3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+  }
+}
+
 /* The first n (<= 8) lanes of v to d: a full store, or whole 128-bit and
  * 64-bit pieces and a last float (vmaskmovps stores are microcoded on AMD
  * Zen: the packer with them ran slower than the scalar one). */
@@ -135,9 +152,47 @@ __attribute__((target("avx2"))) void tsr__cpu_pack_avx2(int64_t kc, int mr, int 
       if (k0 + 64 < kc) /* the rows are `rows` streams: fetch each 4 lines ahead */
         for (int i = 0; i < rows; i++)
           _mm_prefetch((const char *)(src + (r0 + i) * rs + k0 + 64), _MM_HINT_T0);
-      for (int i = 0; i < 8; i++)
-        r[i] = i < rows ? _mm256_maskload_ps(src + (r0 + i) * rs + k0, kmask) : _mm256_setzero_ps();
-      transpose8(r);
+      else if (rows == 8) /* and near their end the next 8 rows' start (past the panel:
+                           * the next panel's, an address maybe past the operand, so no
+                           * pointer is formed); A's panels of tm < 8 rows go without */
+        for (int i = 0; i < 8; i++) {
+          const uintptr_t at = (uintptr_t)src + sizeof(float) * (uintptr_t)((r0 + 8 + i) * rs + k0 + 64 - kc);
+          _mm_prefetch((const char *)at, _MM_HINT_T0);
+        }
+      if (rows == 8 && kn == 8) { /* whole 8x8 blocks: 128-bit halves, in-lane transposes */
+        for (int i = 0; i < 4; i++) {
+          const float *lo = src + (r0 + i) * rs + k0, *hi = lo + 4 * rs;
+          r[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi), 1);
+          r[4 + i] =
+              _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo + 4)), _mm_loadu_ps(hi + 4), 1);
+        }
+        transpose8_halves(r);
+        if (wn >= 8) { /* whole panel lanes: eight plain stores, nothing spilled */
+          float *d = dst + k0 * w + r0;
+          for (int j = 0; j < 8; j++) _mm256_storeu_ps(d + j * w, r[j]);
+          continue;
+        }
+      } else if (kn == 8) { /* fewer rows (A's tm-row panels): the missing ones zero */
+        const __m128 z = _mm_setzero_ps();
+        for (int i = 0; i < 4; i++) {
+          __m128 a0 = z, a1 = z, b0 = z, b1 = z;
+          if (i < rows) {
+            const float *q = src + (r0 + i) * rs + k0;
+            a0 = _mm_loadu_ps(q), a1 = _mm_loadu_ps(q + 4);
+          }
+          if (i + 4 < rows) {
+            const float *q = src + (r0 + i + 4) * rs + k0;
+            b0 = _mm_loadu_ps(q), b1 = _mm_loadu_ps(q + 4);
+          }
+          r[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(a0), b0, 1);
+          r[4 + i] = _mm256_insertf128_ps(_mm256_castps128_ps256(a1), b1, 1);
+        }
+        transpose8_halves(r);
+      } else {
+        for (int i = 0; i < 8; i++)
+          r[i] = i < rows ? _mm256_maskload_ps(src + (r0 + i) * rs + k0, kmask) : _mm256_setzero_ps();
+        transpose8(r);
+      }
       for (int j = 0; j < kn; j++) store_n(dst + (k0 + j) * w + r0, r[j], wn);
     }
   }
