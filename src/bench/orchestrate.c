@@ -655,9 +655,13 @@ static void precompute_oracles(run_state *s) {
     json_object_set_new(o, "shape", json_string(cfg->shapes[j]));
     json_object_set_new(o, "wall_ns", json_integer(co.wall_ns));
     json_object_set_new(o, "result", co.result ? co.result : json_null());
-    if (!co.result || strcmp(json_string_value(json_object_get(co.result, "status")) ? json_string_value(json_object_get(co.result, "status")) : "", "ok"))
-      fprintf(stderr, "%stessera bench: oracle precompute for %s failed; each child computes its own\n",
-              cfg->progress ? "\r\033[K" : "", cfg->shapes[j]);
+    if (!co.result || strcmp(json_string_value(json_object_get(co.result, "status")) ? json_string_value(json_object_get(co.result, "status")) : "", "ok")) {
+      char detail[512];
+      const char *st = row_status(&co, detail, sizeof detail);
+      fprintf(stderr, "%stessera bench: oracle precompute for %s failed after %.0f s (--timeout %d): %s; each child computes its own\n",
+              cfg->progress ? "\r\033[K" : "", cfg->shapes[j], (double)co.wall_ns * 1e-9, cfg->timeout_s,
+              detail[0] ? detail : st);
+    }
     json_array_append_new(pre, o);
   }
 }
