@@ -141,7 +141,8 @@ static tsr_status cpu_available(tsr_context *ctx) { return TSR_OK; }
 
 /* Default plan for this machine class (2-core Zen AVX-512 with 48 KiB L1d,
  * 1 MiB L2 per core; same logic elsewhere):
- *  - micro-tile: avx512 12x32 (24 zmm accumulators), avx2 6x16, generic 4x8;
+ *  - micro-tile: avx512 12x32 (24 zmm accumulators), avx2 6x16, generic 4x8; short M
+ *    takes 8x32 (AVX-512) or 4x24 (AVX2) where that pads it less (below);
  *  - bk: K cut into equal blocks of at most 1280 (1024 at K = 4096, one
  *    block at K = 1025). Measured (docs/perf.md,
  *    step 5): long K blocks beat an L1-resident B micro-panel, because every
