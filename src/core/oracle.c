@@ -1,6 +1,7 @@
 /* FP64 reference GEMM. Deliberately plain: it shares no code with any
- * backend under test. Blocked over K-rows of B only for cache reuse, and
- * split over output rows across threads for speed on large shapes.
+ * backend under test. Blocked over K-rows of B only for cache reuse (op(B) =
+ * B^T through a k-major copy, kmajor_b), and split over output rows across
+ * threads for speed on large shapes.
  *
  * The same pass yields the two other inputs of the accuracy contract
  * (docs/accuracy.md): the scale |alpha||A||B| + |beta||C0| of the

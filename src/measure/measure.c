@@ -18,8 +18,9 @@ double tsr__workload_bytes(const tsr_problem *p) {
   double nc = p->beta != 0.0f ? (double)tsr_problem_elems_c(p) : 0.0;
   double out = (double)p->batch * (double)p->m * (double)p->n;
   /* A, B, C0 (floats); ref (double), scale and the GPU oracle's strict
-   * FP32 staging (floats) */
-  return 4.0 * (na + nb + nc) + 16.0 * out;
+   * FP32 staging (floats); the CPU oracle's k-major copy of op(B) = B^T */
+  double bt = p->op_b == TSR_OP_T && p->n > 1 ? (double)p->batch * (double)p->k * (double)p->n : 0.0;
+  return 4.0 * (na + nb + nc + bt) + 16.0 * out;
 }
 
 
