@@ -159,33 +159,15 @@ __attribute__((target("avx2"))) void tsr__cpu_pack_avx2(int64_t kc, int mr, int 
           const uintptr_t at = (uintptr_t)src + sizeof(float) * (uintptr_t)((r0 + 8 + i) * rs + k0 + 64 - kc);
           _mm_prefetch((const char *)at, _MM_HINT_T0);
         }
-      if (rows == 8 && kn == 8) { /* whole 8x8 blocks: 128-bit halves, in-lane transposes */
-        for (int i = 0; i < 4; i++) {
-          const float *lo = src + (r0 + i) * rs + k0, *hi = lo + 4 * rs;
-          r[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi), 1);
-          r[4 + i] =
-              _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo + 4)), _mm_loadu_ps(hi + 4), 1);
-        }
-        transpose8_halves(r);
-        if (wn >= 8) { /* whole panel lanes: eight plain stores, nothing spilled */
-          float *d = dst + k0 * w + r0;
-          for (int j = 0; j < 8; j++) _mm256_storeu_ps(d + j * w, r[j]);
-          continue;
-        }
-      } else if (kn == 8) { /* fewer rows (A's tm-row panels): the missing ones zero */
+      if (kn == 8) { /* whole k-steps: 128-bit halves (rows past mr zero), in-lane transposes */
         const __m128 z = _mm_setzero_ps();
         for (int i = 0; i < 4; i++) {
-          __m128 a0 = z, a1 = z, b0 = z, b1 = z;
-          if (i < rows) {
-            const float *q = src + (r0 + i) * rs + k0;
-            a0 = _mm_loadu_ps(q), a1 = _mm_loadu_ps(q + 4);
-          }
-          if (i + 4 < rows) {
-            const float *q = src + (r0 + i + 4) * rs + k0;
-            b0 = _mm_loadu_ps(q), b1 = _mm_loadu_ps(q + 4);
-          }
-          r[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(a0), b0, 1);
-          r[4 + i] = _mm256_insertf128_ps(_mm256_castps128_ps256(a1), b1, 1);
+          const float *lo = i < rows ? src + (r0 + i) * rs + k0 : NULL;
+          const float *hi = i + 4 < rows ? src + (r0 + i + 4) * rs + k0 : NULL;
+          r[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(lo ? _mm_loadu_ps(lo) : z),
+                                      hi ? _mm_loadu_ps(hi) : z, 1);
+          r[4 + i] = _mm256_insertf128_ps(_mm256_castps128_ps256(lo ? _mm_loadu_ps(lo + 4) : z),
+                                          hi ? _mm_loadu_ps(hi + 4) : z, 1);
         }
         transpose8_halves(r);
       } else {
