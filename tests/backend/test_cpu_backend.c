@@ -863,6 +863,8 @@ static void test_view_plans(void **state) {
    * (AVX2: bm=6, not a multiple of tm=12) */
   const char *plans[] = {"a=view,b=view,bm=24,bn=64,tm=12,tn=32",
                          "a=view,b=view,bm=24,bn=64,tm=12,tn=32,bk=7,walk=stripe:2",
+                         "a=view,b=view,bm=18,bn=48,tm=6,tn=16",
+                         "a=view,b=view,bm=10,bn=32,tm=5,tn=16,bk=9,walk=stripe:2",
                          "a=view,b=view,bm=10,bn=17,tm=5,tn=17,isa=generic",
                          "a=view,b=view,bm=16,bn=32,tm=16,tn=32,isa=generic"};
   for (size_t q = 0; q < sizeof plans / sizeof plans[0]; q++)
@@ -876,11 +878,13 @@ static void test_view_plans(void **state) {
         tsr_plan pl = default_plan_for(&g);
         char msg[256];
         assert_int_equal(tsr_plan_parse(plans[q], &pl, msg, sizeof msg), TSR_OK);
-        if (q == 0 && tsr__cpu_isa_supported(TSR_ISA_AVX512)) {
+        /* the AVX-512 direct kernels take tn=32, the AVX2 ones tn=16 */
+        const tsr_isa want = q < 2 ? TSR_ISA_AVX512 : q < 4 ? TSR_ISA_AVX2 : TSR_ISA_GENERIC;
+        if (want != TSR_ISA_GENERIC && tsr__cpu_isa_supported(want)) {
           tsr_problem p = make_problem(&g);
           tsr_plan_info info;
           assert_int_equal(tsr_plan_realize(g_ctx, TSR_BACKEND_CPU, &p, &pl, &info), TSR_OK);
-          assert_int_equal(info.plan.isa, TSR_ISA_AVX512);
+          assert_int_equal(info.plan.isa, want);
           assert_int_equal(info.smem_bytes, 0); /* nothing packed */
         }
         run_case(&g, &pl);
@@ -890,9 +894,12 @@ static void test_view_plans(void **state) {
       {"a=staged,b=view", TSR_OP_N, "a=staged with b=view"},
       {"a=view,b=view", TSR_OP_T, "b=view needs op(B) = N"},
       {"a=view,b=view,bm=20,tm=20,tn=32", TSR_OP_N, "tm<=16"},
-      {"a=view,b=view,bn=16,tm=12,tn=16,isa=avx512", TSR_OP_N, "tn=32 and tm<=12"}};
+      {"a=view,b=view,bn=16,tm=12,tn=16,isa=avx512", TSR_OP_N, "tn=32 and tm<=12"},
+      {"a=view,b=view,bm=8,tm=8,tn=16,isa=avx2", TSR_OP_N, "tn=16 and tm<=6"},
+      {"a=view,b=view,bn=32,tm=6,tn=32,isa=avx2", TSR_OP_N, "tn=16 and tm<=6"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     if (strstr(bad[i].plan, "avx512") && !tsr__cpu_isa_supported(TSR_ISA_AVX512)) continue;
+    if (strstr(bad[i].plan, "avx2") && !tsr__cpu_isa_supported(TSR_ISA_AVX2)) continue;
     gemm_case g = {.m = 40, .n = 48, .k = 20, .ob = bad[i].ob, .alpha = 1.0f};
     tsr_problem p = make_problem(&g);
     tsr_plan pl = default_plan_for(&g);
@@ -904,6 +911,83 @@ static void test_view_plans(void **state) {
       fail_msg("plan %s: message '%s' lacks '%s'", bad[i].plan, tsr_context_message(g_ctx),
                bad[i].want);
   }
+}
+
+/* The AVX2 direct kernel on every tile it takes: rows 1..6 × columns 1..16,
+ * K 1..9 (the K loop's unroll of 4 and its remainder), op(A) either way,
+ * beta 0 (C never read: NaN there stays out) and not; small integers, so
+ * every sum is exact; C outside the mr×nr tile must keep its sentinel. */
+static void test_direct_avx2_tiles(void **state) {
+  if (!tsr__cpu_isa_supported(TSR_ISA_AVX2)) {
+    print_message("avx2 not supported here: skipped\n");
+    return;
+  }
+  enum { TM = TSR__CPU_DIRECT_AVX2_TM, TN = TSR__CPU_DIRECT_AVX2_TN, KMAX = 9, LDA = 11,
+         LDB = 21, LDC = 19 };
+  float a[KMAX * LDA + TM * LDA], b[KMAX * LDB], c[(TM + 1) * LDC];
+  for (int x = 0; x < (int)(sizeof a / sizeof a[0]); x++) a[x] = (float)((x * 7) % 9 - 4);
+  for (int x = 0; x < (int)(sizeof b / sizeof b[0]); x++) b[x] = (float)((x * 5) % 11 - 5);
+  for (int mr = 1; mr <= TM; mr++)
+    for (int nr = 1; nr <= TN; nr++)
+      for (int kc = 1; kc <= KMAX; kc++)
+        for (int v = 0; v < 4; v++) {
+          const int ta = v & 1;
+          const float alpha = 2.0f, beta = v & 2 ? 0.5f : 0.0f;
+          const int64_t ars = ta ? 1 : LDA, aks = ta ? LDA : 1;
+          for (int x = 0; x < (int)(sizeof c / sizeof c[0]); x++) {
+            const int i = x / LDC, j = x % LDC;
+            c[x] = i < mr && j < nr ? (beta != 0.0f ? (float)(i - j) : NAN) : -777.0f;
+          }
+          tsr__cpu_direct_avx2(kc, mr, nr, a, ars, aks, b, LDB, c, LDC, alpha, beta);
+          for (int x = 0; x < (int)(sizeof c / sizeof c[0]); x++) {
+            const int i = x / LDC, j = x % LDC;
+            double want = -777.0;
+            if (i < mr && j < nr) {
+              double sum = 0.0;
+              for (int k = 0; k < kc; k++) sum += (double)a[i * ars + k * aks] * b[k * LDB + j];
+              want = alpha * sum + (beta != 0.0f ? beta * (double)(i - j) : 0.0);
+            }
+            if ((double)c[x] != want)
+              fail_msg("mr=%d nr=%d kc=%d op(A)=%c beta=%g: C(%d,%d) = %g, want %g", mr, nr, kc,
+                       ta ? 'T' : 'N', beta, i, j, (double)c[x], want);
+          }
+        }
+}
+
+/* The AVX2 default reads the operands in place where its tile's bk×bn block
+ * of op(B) is at most 256 KiB and op(B) = N (docs/log/perf-notebook.md, session
+ * 44); on an AVX-512 machine the test limits detection to AVX2. */
+static void test_default_plan_avx2_view(void **state) {
+  if (!tsr__cpu_isa_supported(TSR_ISA_AVX2)) {
+    print_message("avx2 not supported here: skipped\n");
+    return;
+  }
+  tsr__cpu_isa_limit(TSR_ISA_AVX2);
+  const struct { int64_t m, n, k, batch; tsr_op ob; int view; } c[] = {
+      {48, 48, 48, 1, TSR_OP_N, 1},   {256, 256, 256, 1, TSR_OP_N, 1},
+      {256, 256, 256, 64, TSR_OP_N, 1}, {4096, 16, 16384, 1, TSR_OP_N, 1},
+      {48, 48, 48, 1, TSR_OP_T, 0},   {512, 512, 512, 1, TSR_OP_N, 0},
+      {32, 4096, 4096, 1, TSR_OP_N, 0}, {64, 64, 8192, 1, TSR_OP_N, 0}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    gemm_case g = {.m = c[i].m, .n = c[i].n, .k = c[i].k, .batch = c[i].batch, .ob = c[i].ob,
+                   .alpha = 1.0f};
+    tsr_plan pl = default_plan_for(&g);
+    if ((pl.a == TSR_IN_VIEW) != c[i].view || (pl.b == TSR_IN_VIEW) != c[i].view)
+      fail_msg("%lldx%lldx%lld batch %lld op(B)=%c: a=%d b=%d, want view %d", (long long)c[i].m,
+               (long long)c[i].n, (long long)c[i].k, (long long)c[i].batch,
+               c[i].ob == TSR_OP_T ? 'T' : 'N', (int)pl.a, (int)pl.b, c[i].view);
+    if (c[i].view) {
+      assert_int_equal(pl.tm, TSR__CPU_DIRECT_AVX2_TM);
+      assert_int_equal(pl.tn, TSR__CPU_DIRECT_AVX2_TN);
+      assert_true((uint64_t)pl.bk * (uint64_t)pl.bn * 4 <= (256u << 10));
+    }
+  }
+  /* and it computes: partial rows and columns, beta, two threads */
+  gemm_case g = {.m = 100, .n = 90, .k = 70, .alpha = 1.5f, .beta = 0.5f,
+                 .inputs = TSR_INPUTS_DYADIC};
+  assert_int_equal(default_plan_for(&g).a, TSR_IN_VIEW);
+  run_case(&g, NULL);
+  tsr__cpu_isa_limit(TSR_ISA_AVX512);
 }
 
 /* Small problems default to one thread (docs/log/perf-notebook.md, CPU step 12):
@@ -1106,6 +1190,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_default_plan_balanced, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_plan_serial_small, setup, teardown),
       cmocka_unit_test_setup_teardown(test_view_plans, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_direct_avx2_tiles, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_default_plan_avx2_view, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_plan_blocking, setup, teardown),
       cmocka_unit_test_setup_teardown(test_vtable_exec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_null_context, setup, teardown),

@@ -51,7 +51,7 @@
 #define TSR__CPU_MAX_THREADS 256
 /* Problems under this many flops (2·M·N·K·batch) default to one thread. */
 #define TSR__CPU_SERIAL_FLOPS 1.5e6
-/* ... and under this many, with op(B) = N and AVX-512, to a=view,b=view. */
+/* ... and under this many, with op(B) = N and AVX-512 or AVX2, to a=view,b=view. */
 #define TSR__CPU_VIEW_FLOPS 8e6
 /* Per-thread packing buffers above this are rejected as a plan error. */
 #define TSR__CPU_MAX_PACK_BYTES (512ull << 20)
@@ -192,9 +192,9 @@ static int64_t split_grid(int64_t m, int64_t n, int64_t batch, int64_t nt, int t
   return tasks;
 }
 
-static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out) {
-  (void)ctx;
-  tsr_isa isa = best_isa();
+/* The default plan on isa; avx2_view: read the operands in place with the
+ * AVX2 direct kernels (cpu_default_plan decides). */
+static void default_plan_on(tsr_isa isa, const tsr_problem *p, int avx2_view, tsr_plan *out) {
   int tm = isa == TSR_ISA_AVX512 ? 12 : isa == TSR_ISA_AVX2 ? 6 : 4;
   int tn = isa == TSR_ISA_AVX512 ? 32 : isa == TSR_ISA_AVX2 ? 16 : 8;
   const int64_t kc_max = 1280;
@@ -222,15 +222,17 @@ static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *o
    * (docs/log/perf-notebook.md, session 5: one core, 64x2240x64 0.90 → 1.00
    * of OpenBLAS, 64x64x8192 0.94 → 1.08). The view kernels (below) take
    * partial rows and keep 12. */
-  const int view = flops < TSR__CPU_VIEW_FLOPS && p->op_b == TSR_OP_N && splitk == 1 &&
-                   isa == TSR_ISA_AVX512;
+  const int view = isa == TSR_ISA_AVX512 ? flops < TSR__CPU_VIEW_FLOPS && p->op_b == TSR_OP_N &&
+                                                splitk == 1
+                                          : isa == TSR_ISA_AVX2 && avx2_view && splitk == 1;
   if (isa == TSR_ISA_AVX512 && !view && m <= 192 && round_up(m, 8) * 105 < round_up(m, 12) * 100)
     tm = 8;
   /* AVX2 likewise: 4x24 where its padded output is smaller by more than its
    * ~4 % slower inner loop (Zen 1, session 43: 48x4096x4096:NT, no padding
    * either way, 31.0 against 32.3 ms), e.g. 32 rows (6x16 pads them to 36)
-   * and 8 (to 12); 32x32 keeps 6x16 (4x24 pads 32 columns to 48). */
-  if (isa == TSR_ISA_AVX2 && m <= 192 &&
+   * and 8 (to 12); 32x32 keeps 6x16 (4x24 pads 32 columns to 48). The
+   * direct kernels take partial rows and keep 6x16. */
+  if (isa == TSR_ISA_AVX2 && !view && m <= 192 &&
       round_up(m, 4) * round_up(n, 24) * 104 < round_up(m, 6) * round_up(n, 16) * 100)
     tm = 4, tn = 24;
   int64_t nkb = round_up(cdiv(k, kc_max), splitk);
@@ -285,14 +287,38 @@ static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *o
   /* Small operands read in place: while they sit in L1/L2, packing them
    * costs more than it saves (docs/perf.md, CPU step 13: 32³ 0.45 → 0.75
    * of OpenBLAS, 128×128×61 0.94 → 1.03–1.10; 256³ ties, 513×257×129
-   * loses). The direct kernel's tile is 12×32, like the packed default. */
-  tsr_input_mode mode = view && tm == TSR__CPU_DIRECT_AVX512_TM && tn == TSR__CPU_DIRECT_AVX512_TN
-                            ? TSR_IN_VIEW
-                            : TSR_IN_STAGED;
+   * loses). The direct kernels' tiles are the packed defaults': 12×32
+   * (AVX-512), 6×16 (AVX2; Zen 1, session 44: packing was a fifth of a 48³
+   * call). */
+  const int direct_tile =
+      isa == TSR_ISA_AVX512
+          ? tm == TSR__CPU_DIRECT_AVX512_TM && tn == TSR__CPU_DIRECT_AVX512_TN
+          : tm == TSR__CPU_DIRECT_AVX2_TM && tn == TSR__CPU_DIRECT_AVX2_TN;
+  tsr_input_mode mode = view && direct_tile ? TSR_IN_VIEW : TSR_IN_STAGED;
   *out = (tsr_plan){.bm = (int)bm, .bn = (int)bn, .bk = (int)bk, .wm = 1, .wn = 1, .tm = tm,
                     .tn = tn, .stages = 1, .vec = 1, .a = mode, .b = mode,
                     .pad = 0, .walk = walk, .splitk = splitk, .threads = serial ? 1 : 0,
                     .isa = TSR_ISA_AUTO, .mma = TSR_MMA_FFMA};
+}
+
+/* AVX2 reads the operands in place where its tile's bk×bn block of op(B)
+ * (read again by every 6-row strip of op(A)) stays within half a 512 KiB L2,
+ * with op(B) = N. Zen 1, session 44, in place against packed, one binary
+ * alternated: 48³ 8.2 → 6.3 µs, 96³ 48 → 36, 256³ (128 KiB) 523 → 507,
+ * 64×256³ (256 KiB) 32.3 → 31.3 ms, 4096×16×16384 (80 KiB) 47.1 → 32.1 ms;
+ * 512³ (1 MiB) 4.05 → 4.37 ms, 1024³ (2 MiB) 31 → 56 ms: rows of op(B) a
+ * power-of-two stride apart share L1 sets, and its strips fall out of L2. */
+#define TSR__CPU_AVX2_VIEW_B_BYTES (256ull << 10)
+
+static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out) {
+  (void)ctx;
+  const tsr_isa isa = best_isa();
+  default_plan_on(isa, p, 0, out);
+  if (isa != TSR_ISA_AVX2 || p->op_b != TSR_OP_N || out->splitk != 1) return;
+  tsr_plan v;
+  default_plan_on(isa, p, 1, &v);
+  if (v.a == TSR_IN_VIEW && (uint64_t)v.bk * (uint64_t)v.bn * 4 <= TSR__CPU_AVX2_VIEW_B_BYTES)
+    *out = v;
 }
 
 /* Threads a run of this plan uses: plan.threads (0 = all online cores),
@@ -304,11 +330,12 @@ static int run_threads(const tsr_plan *plan, uint64_t tasks) {
 }
 
 /* The direct (a=view,b=view) kernel for a plan: AVX-512 when it is allowed
- * and tm×tn fits its register tile, else the portable one. *isa receives the
- * ISA of the code that runs. */
+ * and tm×tn fits its register tile, else AVX2 likewise, else the portable
+ * one. *isa receives the ISA of the code that runs. */
 static tsr_status resolve_direct(const tsr_plan *plan, tsr__cpu_dkernel *dk, tsr_isa *isa,
                                  char *msg, size_t cap) {
   int fits512 = plan->tn == TSR__CPU_DIRECT_AVX512_TN && plan->tm <= TSR__CPU_DIRECT_AVX512_TM;
+  int fits256 = plan->tn == TSR__CPU_DIRECT_AVX2_TN && plan->tm <= TSR__CPU_DIRECT_AVX2_TM;
   int fitsgen = plan->tn <= TSR__CPU_DIRECT_GENERIC_TN && plan->tm <= TSR__CPU_DIRECT_GENERIC_TM;
   if ((unsigned)plan->isa > TSR_ISA_AVX512)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: isa=%d is not a known ISA",
@@ -327,6 +354,17 @@ static tsr_status resolve_direct(const tsr_plan *plan, tsr__cpu_dkernel *dk, tsr
                         "plan: tm=%d, tn=%d with a=view,b=view: the avx512 direct kernel needs "
                         "tn=%d and tm<=%d",
                         plan->tm, plan->tn, TSR__CPU_DIRECT_AVX512_TN, TSR__CPU_DIRECT_AVX512_TM);
+  if ((plan->isa == TSR_ISA_AUTO || plan->isa == TSR_ISA_AVX2) &&
+      tsr__cpu_isa_supported(TSR_ISA_AVX2) && fits256) {
+    *dk = tsr__cpu_direct_avx2;
+    *isa = TSR_ISA_AVX2;
+    return TSR_OK;
+  }
+  if (plan->isa == TSR_ISA_AVX2)
+    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                        "plan: tm=%d, tn=%d with a=view,b=view: the avx2 direct kernel needs "
+                        "tn=%d and tm<=%d",
+                        plan->tm, plan->tn, TSR__CPU_DIRECT_AVX2_TN, TSR__CPU_DIRECT_AVX2_TM);
   if (!fitsgen)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
                         "plan: tm=%d, tn=%d with a=view,b=view: the direct kernels take tm<=%d "
@@ -1159,10 +1197,12 @@ static void read_cpu_model(void) {
 }
 
 static int cpu_micro_tiles(tsr_isa isa, int view, int (*tiles)[2], int cap) {
-  if (view) { /* the direct kernels: tm 4, 8, .. up to their row limit */
+  if (view) { /* the direct kernels: AVX-512's tm 4, 8, 12, AVX2's 3, 6 */
     int n = 0;
     for (int tm = 4; tm <= TSR__CPU_DIRECT_AVX512_TM; tm += 4, n++)
       if (n < cap) tiles[n][0] = tm, tiles[n][1] = TSR__CPU_DIRECT_AVX512_TN;
+    for (int tm = 3; tm <= TSR__CPU_DIRECT_AVX2_TM; tm += 3, n++)
+      if (n < cap) tiles[n][0] = tm, tiles[n][1] = TSR__CPU_DIRECT_AVX2_TN;
     return isa == TSR_ISA_AUTO ? n : 0;
   }
   const tsr__cpu_kernel *tab = isa == TSR_ISA_AVX512 ? tsr__cpu_kernels_avx512

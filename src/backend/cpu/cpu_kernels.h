@@ -49,15 +49,21 @@ void tsr__cpu_pack_avx2(int64_t kc, int mr, int w, const float *src, int64_t rs,
 typedef void (*tsr__cpu_dkernel)(int64_t kc, int mr, int nr, const float *a, int64_t ars,
                                  int64_t aks, const float *b, int64_t ldb, float *c, int64_t ldc,
                                  float alpha, float beta);
-/* AVX-512: tn = 32, tm ≤ 12. Generic (any ISA): tm ≤ 16, tn ≤ 32. */
+/* AVX-512: tn = 32, tm ≤ 12. AVX2: tn = 16, tm ≤ 6. Generic (any ISA): tm ≤ 16,
+ * tn ≤ 32. */
 void tsr__cpu_direct_avx512(int64_t kc, int mr, int nr, const float *a, int64_t ars, int64_t aks,
                             const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,
                             float beta);
+void tsr__cpu_direct_avx2(int64_t kc, int mr, int nr, const float *a, int64_t ars, int64_t aks,
+                          const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,
+                          float beta);
 void tsr__cpu_direct_generic(int64_t kc, int mr, int nr, const float *a, int64_t ars,
                              int64_t aks, const float *b, int64_t ldb, float *c, int64_t ldc,
                              float alpha, float beta);
 #define TSR__CPU_DIRECT_AVX512_TM 12
 #define TSR__CPU_DIRECT_AVX512_TN 32
+#define TSR__CPU_DIRECT_AVX2_TM 6
+#define TSR__CPU_DIRECT_AVX2_TN 16
 #define TSR__CPU_DIRECT_GENERIC_TM 16
 #define TSR__CPU_DIRECT_GENERIC_TN 32
 

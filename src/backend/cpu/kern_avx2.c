@@ -122,6 +122,75 @@ __attribute__((target("avx2"))) static inline void store_n(float *d, __m256 v, i
   if (n) _mm_store_ss(d, h);
 }
 
+/* Direct (view) kernels (cpu_kernels.h): op(A) broadcast in place, op(B)'s
+ * rows loaded in place, MR <= 6 rows x NV vectors of 8 columns. FULL: all
+ * NV*8 columns (plain loads and stores); else the first nr, with masked loads
+ * (masked lanes read nothing) and store_n (vmaskmovps stores are microcoded
+ * on AMD Zen). The packed kernels' packing was a fifth of a 48^3 call on Zen 1
+ * (session 44), as it was on AVX-512 before its direct kernels (step 13). */
+#define TSR_AVX2_DIRECT(MR, NV, FULL, NAME)                                                  \
+  __attribute__((target("avx2,fma"))) static void NAME(                                     \
+      int64_t kc, int nr, const float *restrict a, int64_t ars, int64_t aks,                 \
+      const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc, float alpha,     \
+      float beta) {                                                                          \
+    const __m256i msk[2] = {lanes8(nr), lanes8(nr - 8)};                                     \
+    __m256 acc[MR][NV];                                                                      \
+    _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                     \
+        _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] = _mm256_setzero_ps(); \
+    /* op(A)'s rows from one base per 3 rows, each at base + {0,1,2} x ars    \
+     * (x86's index scales), as the AVX-512 direct kernels do */                             \
+    const float *ag[(MR + 2) / 3];                                                           \
+    _Pragma("GCC unroll 2") for (int g = 0; g < (MR + 2) / 3; g++) ag[g] = a + 3 * g * ars;  \
+    _Pragma("GCC unroll 4") for (int64_t k = 0; k < kc; k++) {                               \
+      const float *bk = b + k * ldb;                                                         \
+      __m256 bv[NV];                                                                         \
+      _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) bv[v] =                           \
+          FULL ? _mm256_loadu_ps(bk + v * 8) : _mm256_maskload_ps(bk + v * 8, msk[v]);       \
+      _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {                                 \
+        const __m256 av = _mm256_broadcast_ss(ag[i / 3] + (i % 3) * ars);                    \
+        _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] =                     \
+            _mm256_fmadd_ps(av, bv[v], acc[i][v]);                                           \
+      }                                                                                      \
+      _Pragma("GCC unroll 2") for (int g = 0; g < (MR + 2) / 3; g++) ag[g] += aks;           \
+    }                                                                                        \
+    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);                      \
+    _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                     \
+        _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) {                               \
+      float *cp = c + i * ldc + v * 8;                                                       \
+      __m256 r = _mm256_mul_ps(va, acc[i][v]);                                               \
+      if (beta != 0.0f)                                                                      \
+        r = _mm256_fmadd_ps(vb, FULL ? _mm256_loadu_ps(cp) : _mm256_maskload_ps(cp, msk[v]), r); \
+      if (FULL) _mm256_storeu_ps(cp, r);                                                     \
+      else store_n(cp, r, nr - v * 8);                                                       \
+    }                                                                                        \
+  }
+#define TSR_AVX2_DIRECT_ROWS(MR)                 \
+  TSR_AVX2_DIRECT(MR, 2, 1, d256f_##MR)         \
+  TSR_AVX2_DIRECT(MR, 2, 0, d256m_##MR)         \
+  TSR_AVX2_DIRECT(MR, 1, 1, d256nf_##MR)        \
+  TSR_AVX2_DIRECT(MR, 1, 0, d256nm_##MR)
+TSR_AVX2_DIRECT_ROWS(1)
+TSR_AVX2_DIRECT_ROWS(2)
+TSR_AVX2_DIRECT_ROWS(3)
+TSR_AVX2_DIRECT_ROWS(4)
+TSR_AVX2_DIRECT_ROWS(5)
+TSR_AVX2_DIRECT_ROWS(6)
+
+void tsr__cpu_direct_avx2(int64_t kc, int mr, int nr, const float *a, int64_t ars, int64_t aks,
+                          const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,
+                          float beta) {
+  typedef void (*fn)(int64_t, int, const float *, int64_t, int64_t, const float *, int64_t,
+                     float *, int64_t, float, float);
+  /* [one vector (nr <= 8) or two][partial or full columns][rows] */
+  static const fn by[2][2][TSR__CPU_DIRECT_AVX2_TM + 1] = {
+      {{NULL, d256nm_1, d256nm_2, d256nm_3, d256nm_4, d256nm_5, d256nm_6},
+       {NULL, d256nf_1, d256nf_2, d256nf_3, d256nf_4, d256nf_5, d256nf_6}},
+      {{NULL, d256m_1, d256m_2, d256m_3, d256m_4, d256m_5, d256m_6},
+       {NULL, d256f_1, d256f_2, d256f_3, d256f_4, d256f_5, d256f_6}}};
+  const int two = nr > 8;
+  by[two][nr == (two ? 16 : 8)][mr](kc, nr, a, ars, aks, b, ldb, c, ldc, alpha, beta);
+}
+
 /* Packer (cpu_kernels.h), 8 lanes wide: contiguous runs copied with masked
  * loads, rows contiguous along k transposed 8x8 in registers. The generic
  * packer's scalar transposing copy of A (op N) took ~6 % of 512x4096x4096 on
@@ -289,5 +358,10 @@ void tsr__cpu_gemv_avx2(int64_t len, int64_t k, const float *mat, int64_t rs, in
                         const float *x, int64_t incx, float *y, int64_t incy, float alpha,
                         float beta) {
   tsr__cpu_gemv_generic(len, k, mat, rs, ks, x, incx, y, incy, alpha, beta);
+}
+void tsr__cpu_direct_avx2(int64_t kc, int mr, int nr, const float *a, int64_t ars, int64_t aks,
+                          const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,
+                          float beta) {
+  tsr__cpu_direct_generic(kc, mr, nr, a, ars, aks, b, ldb, c, ldc, alpha, beta);
 }
 #endif
