@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -138,6 +139,7 @@ static int teardown(void **state) {
   tsr_context_destroy(g_ctx);
   g_ctx = NULL;
   tsr__cpu_isa_limit(TSR_ISA_AVX512);
+  tsr__cpu_l3_override(0);
   return 0;
 }
 
@@ -1062,6 +1064,37 @@ static void test_default_plan_blocking(void **state) {
   }
 }
 
+/* The default's use of L3 (docs/log/perf-notebook.md, session 44): column
+ * tasks widen to 1024 columns only while the cores' bk×bn blocks of op(B)
+ * together stay within half of it, and fewer than 8 columns a core come in a
+ * multiple of the cores. */
+static void test_default_plan_l3(void **state) {
+  const uint64_t detected = tsr__cpu_l3_bytes();
+  assert_true(detected >= (256u << 10));
+  tsr__cpu_l3_override(8ull << 20);
+  assert_int_equal(tsr__cpu_l3_bytes(), 8ull << 20);
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  gemm_case g = {.m = 512, .n = 4096, .k = 4096, .alpha = 1.0f};
+  tsr_plan small = default_plan_for(&g);
+  assert_true(small.bn <= 512);
+  tsr__cpu_l3_override(32ull << 20);
+  tsr_plan big = default_plan_for(&g);
+  if (cores == 2) assert_int_equal(big.bn, 1024); /* two 4 MiB blocks in 32 MiB */
+  assert_int_equal(small.bk, big.bk);
+  tsr__cpu_l3_override(0);
+  assert_int_equal(tsr__cpu_l3_bytes(), detected);
+  /* nine columns of 512 (8 MiB of L3) would leave one core a column more
+   * than the other */
+  tsr__cpu_l3_override(8ull << 20);
+  gemm_case c = {.m = 640, .n = 4608, .k = 3456, .alpha = 1.0f};
+  tsr_plan pl = default_plan_for(&c);
+  tsr__cpu_l3_override(0);
+  const int64_t cols = (c.n + pl.bn - 1) / pl.bn;
+  if (cores > 1 && (c.m + pl.bm - 1) / pl.bm > 1 && cols < 8 * cores)
+    assert_int_equal(cols % cores, 0);
+  if (cores == 2) assert_int_equal(cols, 10); /* five a core */
+}
+
 /* ---- vtable, NULL context, concurrency ---------------------------------- */
 
 static void test_vtable_exec(void **state) {
@@ -1192,6 +1225,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_view_plans, setup, teardown),
       cmocka_unit_test_setup_teardown(test_direct_avx2_tiles, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_plan_avx2_view, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_default_plan_l3, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_plan_blocking, setup, teardown),
       cmocka_unit_test_setup_teardown(test_vtable_exec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_null_context, setup, teardown),

@@ -150,10 +150,11 @@ static tsr_status cpu_available(tsr_context *ctx) { return TSR_OK; }
  *    L2 well enough;
  *  - bm: the packed A block bm×bk about 384 KiB of L2 (96 rows at bk 1024,
  *    at most 192), bn as wide as keeps the shared K×bn column of packed B
- *    within 8 MiB, 512..1536, if that still leaves 8 tasks per core, else
- *    512 (A is re-packed once per bn columns); a grid of column tasks takes
- *    up to 1024 columns where K is long (AVX-512, and AVX2 with op(B) = N,
- *    below); both
+ *    within a quarter of L3 (8 MiB of 32; tsr__cpu_l3_bytes), 512..1536, if
+ *    that still leaves 8 tasks per core, else 512 (A is re-packed once per bn
+ *    columns); a grid of column tasks takes up to 1024 columns where K is
+ *    long and the cores' bk×bn blocks fit half of L3 (AVX-512, and AVX2 with
+ *    op(B) = N, below), its columns a multiple of the cores; both
  *    cut into equal tiles and the grid split further until its tiles divide
  *    evenly among the cores, so small shapes (512³) still keep every core
  *    busy. */
@@ -199,9 +200,10 @@ static void default_plan_on(tsr_isa isa, const tsr_problem *p, int avx2_view, ts
   int tn = isa == TSR_ISA_AVX512 ? 32 : isa == TSR_ISA_AVX2 ? 16 : 8;
   const int64_t kc_max = 1280;
   int64_t m = p->m > 0 ? p->m : 1, n = p->n > 0 ? p->n : 1, k = p->k > 0 ? p->k : 1;
-  /* bn: the K×bn column of packed B the cores share stays within 8 MiB (a
-   * quarter of L3), 512..1536 columns: wider tiles re-pack A less often. */
-  int64_t nc_max = (int64_t)(2 << 20) / k;
+  /* bn: the K×bn column of packed B the cores share stays within a quarter
+   * of L3 (8 MiB of 32), 512..1536 columns: wider tiles re-pack A less often. */
+  const uint64_t l3 = tsr__cpu_l3_bytes();
+  int64_t nc_max = (int64_t)(l3 / 16) / k;
   if (nc_max > 1536) nc_max = 1536;
   if (nc_max < 512) nc_max = 512;
   int64_t batch = p->batch > 0 ? p->batch : 1;
@@ -272,10 +274,28 @@ static void default_plan_on(tsr_isa isa, const tsr_problem *p, int avx2_view, ts
      * 512x4096x4096 0.979 / 0.871 -> 1.022 / 0.913 of OpenBLAS's speed,
      * 512x4096x11008:NT 0.984 / 0.984 -> 1.015 / 1.004 (two pairs;
      * docs/log/perf-notebook.md). */
+    /* The cores' bk×bn blocks together within half of L3: on a Zen 1 guest's
+     * 8 MiB, two 4 MiB blocks of 1024 columns overflowed it, and 512x4096x4096
+     * ran 3 % slower alone and 10–15 % in a whole zoo-quick run than with 512
+     * (session 44); 32 MiB keeps 1024. */
+    int64_t col_max = (int64_t)(l3 / 2 / ((uint64_t)nt * (uint64_t)bk * 4));
+    if (col_max > 1024) col_max = 1024;
     int64_t wbm, wbn;
-    int64_t wt = split_grid(m, n, batch, nt, tm, tn, mc_max, 1024, m_keep, &wbm, &wbn);
+    int64_t wt = col_max > 512 ? split_grid(m, n, batch, nt, tm, tn, mc_max, col_max, m_keep,
+                                            &wbm, &wbn)
+                               : 0;
     if (wt >= 8 * nt && column_tasks(cdiv(m, wbm), (uint64_t)(cdiv(n, wbn) * batch), nt))
       bm = wbm, bn = wbn;
+  }
+  /* Column tasks hand whole tile columns to the cores: fewer than 8 a core
+   * come in a multiple of the cores (Zen 1, session 44: 640x4608x3456, nine
+   * columns of 512 on two cores 304 ms, ten of 464 276 ms). */
+  if (splitk == 1 && batch == 1 && column_tasks(cdiv(m, bm), (uint64_t)cdiv(n, bn), nt)) {
+    const int64_t cols = cdiv(n, bn);
+    if (cols % nt != 0 && cols < 8 * nt) {
+      const int64_t wbn = round_up(cdiv(n, round_up(cols, nt)), tn);
+      if (cdiv(n, wbn) % nt == 0) bn = wbn;
+    }
   }
   /* Walk down each tile column (stripe over the whole grid height): tasks
    * running at the same time share one K×bn column of packed op(B), which

@@ -114,6 +114,15 @@ void tsr__cpu_gemv_drive(int64_t len, int64_t k, const float *mat, int64_t rs, i
 #define TSR__CPU_GEMV_KB 2048
 #define TSR__CPU_GEMV_AXPY_KB 256
 
+/* Bytes of the L3 that cpu0 shares with its neighbours: sysfs's level-3
+ * entry (sysconf's figure is cpuid's, on AMD the whole package's: 64 MiB on a
+ * Zen 1 guest whose cores share 8 MiB), TSR__CPU_L3_DEFAULT where none is
+ * listed. The default plans size the packed op(B) the cores keep in it. Test
+ * hook: a nonzero override (0 restores detection); process-wide. */
+#define TSR__CPU_L3_DEFAULT (32ull << 20)
+uint64_t tsr__cpu_l3_bytes(void);
+void tsr__cpu_l3_override(uint64_t bytes);
+
 /* 1 when the running CPU (and OS) supports the ISA's micro-kernels. */
 int tsr__cpu_isa_supported(tsr_isa isa);
 /* Test hook: treat every ISA above max as unsupported (TSR_ISA_AVX512

@@ -1,5 +1,8 @@
 /* Portable micro-kernels and packing (plain C, baseline ISA), plus CPU
  * feature detection. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_kernels.h"
@@ -25,6 +28,44 @@ int tsr__cpu_isa_supported(tsr_isa isa) {
 #endif
     default: return 0;
   }
+}
+
+/* The L3 (cpu_kernels.h): sysfs's level-3 entry of cpu0, read once. */
+static uint64_t l3_detected, l3_forced;
+static pthread_once_t l3_once = PTHREAD_ONCE_INIT;
+
+static void read_l3(void) {
+  l3_detected = TSR__CPU_L3_DEFAULT;
+  for (int i = 0; i < 8; i++) {
+    char path[96], buf[32];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (!f) break;
+    int level = fgets(buf, sizeof buf, f) ? atoi(buf) : 0;
+    fclose(f);
+    if (level != 3) continue;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    if (!(f = fopen(path, "r"))) break;
+    if (fgets(buf, sizeof buf, f)) {
+      char *end;
+      unsigned long long v = strtoull(buf, &end, 10);
+      uint64_t unit = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1;
+      if (v > 0) l3_detected = (uint64_t)v * unit;
+    }
+    fclose(f);
+    break;
+  }
+}
+
+uint64_t tsr__cpu_l3_bytes(void) {
+  uint64_t forced = __atomic_load_n(&l3_forced, __ATOMIC_RELAXED);
+  if (forced) return forced;
+  pthread_once(&l3_once, read_l3);
+  return l3_detected;
+}
+
+void tsr__cpu_l3_override(uint64_t bytes) {
+  __atomic_store_n(&l3_forced, bytes, __ATOMIC_RELAXED);
 }
 
 void tsr__cpu_pack_generic(int64_t kc, int mr, int w, const float *src, int64_t rs, int64_t ks,
