@@ -51,7 +51,8 @@
 #define TSR__CPU_MAX_THREADS 256
 /* Problems under this many flops (2·M·N·K·batch) default to one thread. */
 #define TSR__CPU_SERIAL_FLOPS 1.5e6
-/* ... and under this many, with op(B) = N and AVX-512 or AVX2, to a=view,b=view. */
+/* ... and under this many, with op(B) = N and AVX-512, to a=view,b=view (AVX2:
+ * by the size of its op(B) block, TSR__CPU_AVX2_VIEW_B_BYTES). */
 #define TSR__CPU_VIEW_FLOPS 8e6
 /* Per-thread packing buffers above this are rejected as a plan error. */
 #define TSR__CPU_MAX_PACK_BYTES (512ull << 20)
