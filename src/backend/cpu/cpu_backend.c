@@ -355,8 +355,10 @@ static int run_threads(const tsr_plan *plan, uint64_t tasks) {
  * one. *isa receives the ISA of the code that runs. */
 static tsr_status resolve_direct(const tsr_plan *plan, tsr__cpu_dkernel *dk, tsr_isa *isa,
                                  char *msg, size_t cap) {
-  int fits512 = plan->tn == TSR__CPU_DIRECT_AVX512_TN && plan->tm <= TSR__CPU_DIRECT_AVX512_TM;
-  int fits256 = plan->tn == TSR__CPU_DIRECT_AVX2_TN && plan->tm <= TSR__CPU_DIRECT_AVX2_TM;
+  /* the vector direct kernels, widest first: each takes its tn and up to tm rows */
+  static const struct { tsr_isa isa; int tm, tn; tsr__cpu_dkernel fn; } vec[] = {
+      {TSR_ISA_AVX512, TSR__CPU_DIRECT_AVX512_TM, TSR__CPU_DIRECT_AVX512_TN, tsr__cpu_direct_avx512},
+      {TSR_ISA_AVX2, TSR__CPU_DIRECT_AVX2_TM, TSR__CPU_DIRECT_AVX2_TN, tsr__cpu_direct_avx2}};
   int fitsgen = plan->tn <= TSR__CPU_DIRECT_GENERIC_TN && plan->tm <= TSR__CPU_DIRECT_GENERIC_TM;
   if ((unsigned)plan->isa > TSR_ISA_AVX512)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: isa=%d is not a known ISA",
@@ -364,28 +366,20 @@ static tsr_status resolve_direct(const tsr_plan *plan, tsr__cpu_dkernel *dk, tsr
   if (plan->isa != TSR_ISA_AUTO && !tsr__cpu_isa_supported(plan->isa))
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED, "plan: isa=%s is not supported by this CPU",
                         isa_name[plan->isa]);
-  if ((plan->isa == TSR_ISA_AUTO || plan->isa == TSR_ISA_AVX512) &&
-      tsr__cpu_isa_supported(TSR_ISA_AVX512) && fits512) {
-    *dk = tsr__cpu_direct_avx512;
-    *isa = TSR_ISA_AVX512;
-    return TSR_OK;
+  for (size_t v = 0; v < sizeof vec / sizeof vec[0]; v++) {
+    const int fits = plan->tn == vec[v].tn && plan->tm <= vec[v].tm;
+    if ((plan->isa == TSR_ISA_AUTO || plan->isa == vec[v].isa) &&
+        tsr__cpu_isa_supported(vec[v].isa) && fits) {
+      *dk = vec[v].fn;
+      *isa = vec[v].isa;
+      return TSR_OK;
+    }
+    if (plan->isa == vec[v].isa)
+      return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
+                          "plan: tm=%d, tn=%d with a=view,b=view: the %s direct kernel needs "
+                          "tn=%d and tm<=%d",
+                          plan->tm, plan->tn, isa_name[vec[v].isa], vec[v].tn, vec[v].tm);
   }
-  if (plan->isa == TSR_ISA_AVX512)
-    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
-                        "plan: tm=%d, tn=%d with a=view,b=view: the avx512 direct kernel needs "
-                        "tn=%d and tm<=%d",
-                        plan->tm, plan->tn, TSR__CPU_DIRECT_AVX512_TN, TSR__CPU_DIRECT_AVX512_TM);
-  if ((plan->isa == TSR_ISA_AUTO || plan->isa == TSR_ISA_AVX2) &&
-      tsr__cpu_isa_supported(TSR_ISA_AVX2) && fits256) {
-    *dk = tsr__cpu_direct_avx2;
-    *isa = TSR_ISA_AVX2;
-    return TSR_OK;
-  }
-  if (plan->isa == TSR_ISA_AVX2)
-    return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
-                        "plan: tm=%d, tn=%d with a=view,b=view: the avx2 direct kernel needs "
-                        "tn=%d and tm<=%d",
-                        plan->tm, plan->tn, TSR__CPU_DIRECT_AVX2_TN, TSR__CPU_DIRECT_AVX2_TM);
   if (!fitsgen)
     return tsr__failbuf(msg, cap, TSR_ERR_REJECTED,
                         "plan: tm=%d, tn=%d with a=view,b=view: the direct kernels take tm<=%d "
