@@ -984,6 +984,17 @@ static void test_default_plan_avx2_view(void **state) {
       assert_true((uint64_t)pl.bk * (uint64_t)pl.bn * 4 <= (256u << 10));
     }
   }
+  /* short M: 4x24 where it pads less, with op(B) = T only (sessions 43-44) */
+  const struct { int64_t m; tsr_op ob; int tm, tn; } t[] = {
+      {32, TSR_OP_T, 4, 24}, {8, TSR_OP_T, 4, 24}, {32, TSR_OP_N, 6, 16},
+      {8, TSR_OP_N, 6, 16},  {48, TSR_OP_T, 6, 16}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    gemm_case s = {.m = t[i].m, .n = 4096, .k = 4096, .ob = t[i].ob, .alpha = 1.0f};
+    tsr_plan sp = default_plan_for(&s);
+    if (sp.tm != t[i].tm || sp.tn != t[i].tn)
+      fail_msg("%lldx4096x4096 op(B)=%c: tile %dx%d, want %dx%d", (long long)t[i].m,
+               t[i].ob == TSR_OP_T ? 'T' : 'N', sp.tm, sp.tn, t[i].tm, t[i].tn);
+  }
   /* and it computes: partial rows and columns, beta, two threads */
   gemm_case g = {.m = 100, .n = 90, .k = 70, .alpha = 1.5f, .beta = 0.5f,
                  .inputs = TSR_INPUTS_DYADIC};

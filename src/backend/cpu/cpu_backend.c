@@ -234,8 +234,10 @@ static void default_plan_on(tsr_isa isa, const tsr_problem *p, int avx2_view, ts
    * ~4 % slower inner loop (Zen 1, session 43: 48x4096x4096:NT, no padding
    * either way, 31.0 against 32.3 ms), e.g. 32 rows (6x16 pads them to 36)
    * and 8 (to 12); 32x32 keeps 6x16 (4x24 pads 32 columns to 48). The
-   * direct kernels take partial rows and keep 6x16. */
-  if (isa == TSR_ISA_AVX2 && !view && m <= 192 &&
+   * direct kernels take partial rows and keep 6x16. With op(B) = T only: with
+   * op(B) = N, 6x16 at the same bn ran 16.0 against 20.0 ms at 16x4096x4096
+   * (8 rows 11.8 against 14.6, 32 rows 24.2 against 26.6; session 44). */
+  if (isa == TSR_ISA_AVX2 && !view && p->op_b == TSR_OP_T && m <= 192 &&
       round_up(m, 4) * round_up(n, 24) * 104 < round_up(m, 6) * round_up(n, 16) * 100)
     tm = 4, tn = 24;
   int64_t nkb = round_up(cdiv(k, kc_max), splitk);
