@@ -194,9 +194,18 @@ static int64_t split_grid(int64_t m, int64_t n, int64_t batch, int64_t nt, int t
   return tasks;
 }
 
-/* The default plan on isa; avx2_view: read the operands in place with the
- * AVX2 direct kernels (cpu_default_plan decides). */
-static void default_plan_on(tsr_isa isa, const tsr_problem *p, int avx2_view, tsr_plan *out) {
+/* AVX2 reads the operands in place where its tile's bk×bn block of op(B)
+ * (read again by every 6-row strip of op(A)) stays within half a 512 KiB L2,
+ * with op(B) = N. Zen 1, session 44, in place against packed, one binary
+ * alternated: 48³ 8.2 → 6.3 µs, 96³ 48 → 36, 256³ (128 KiB) 523 → 507,
+ * 64×256³ (256 KiB) 32.3 → 31.3 ms, 4096×16×16384 (80 KiB) 47.1 → 32.1 ms;
+ * 512³ (1 MiB) 4.05 → 4.37 ms, 1024³ (2 MiB) 31 → 56 ms: rows of op(B) a
+ * power-of-two stride apart share L1 sets, and its strips fall out of L2. */
+#define TSR__CPU_AVX2_VIEW_B_BYTES (256ull << 10)
+
+static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out) {
+  (void)ctx;
+  const tsr_isa isa = best_isa();
   int tm = isa == TSR_ISA_AVX512 ? 12 : isa == TSR_ISA_AVX2 ? 6 : 4;
   int tn = isa == TSR_ISA_AVX512 ? 32 : isa == TSR_ISA_AVX2 ? 16 : 8;
   const int64_t kc_max = 1280;
@@ -225,19 +234,19 @@ static void default_plan_on(tsr_isa isa, const tsr_problem *p, int avx2_view, ts
    * (docs/log/perf-notebook.md, session 5: one core, 64x2240x64 0.90 → 1.00
    * of OpenBLAS, 64x64x8192 0.94 → 1.08). The view kernels (below) take
    * partial rows and keep 12. */
-  const int view = isa == TSR_ISA_AVX512 ? flops < TSR__CPU_VIEW_FLOPS && p->op_b == TSR_OP_N &&
-                                                splitk == 1
-                                          : isa == TSR_ISA_AVX2 && avx2_view && splitk == 1;
-  if (isa == TSR_ISA_AVX512 && !view && m <= 192 && round_up(m, 8) * 105 < round_up(m, 12) * 100)
+  const int view512 = isa == TSR_ISA_AVX512 && flops < TSR__CPU_VIEW_FLOPS &&
+                      p->op_b == TSR_OP_N && splitk == 1;
+  if (isa == TSR_ISA_AVX512 && !view512 && m <= 192 &&
+      round_up(m, 8) * 105 < round_up(m, 12) * 100)
     tm = 8;
   /* AVX2 likewise: 4x24 where its padded output is smaller by more than its
    * ~4 % slower inner loop (Zen 1, session 43: 48x4096x4096:NT, no padding
    * either way, 31.0 against 32.3 ms), e.g. 32 rows (6x16 pads them to 36)
-   * and 8 (to 12); 32x32 keeps 6x16 (4x24 pads 32 columns to 48). The
-   * direct kernels take partial rows and keep 6x16. With op(B) = T only: with
+   * and 8 (to 12); 32x32 keeps 6x16 (4x24 pads 32 columns to 48). With
+   * op(B) = T only (so never where AVX2 reads in place, below): with
    * op(B) = N, 6x16 at the same bn ran 16.0 against 20.0 ms at 16x4096x4096
    * (8 rows 11.8 against 14.6, 32 rows 24.2 against 26.6; session 44). */
-  if (isa == TSR_ISA_AVX2 && !view && p->op_b == TSR_OP_T && m <= 192 &&
+  if (isa == TSR_ISA_AVX2 && p->op_b == TSR_OP_T && m <= 192 &&
       round_up(m, 4) * round_up(n, 24) * 104 < round_up(m, 6) * round_up(n, 16) * 100)
     tm = 4, tn = 24;
   int64_t nkb = round_up(cdiv(k, kc_max), splitk);
@@ -313,35 +322,17 @@ static void default_plan_on(tsr_isa isa, const tsr_problem *p, int avx2_view, ts
    * loses). The direct kernels' tiles are the packed defaults': 12×32
    * (AVX-512), 6×16 (AVX2; Zen 1, session 44: packing was a fifth of a 48³
    * call). */
-  const int direct_tile =
+  const int view =
       isa == TSR_ISA_AVX512
-          ? tm == TSR__CPU_DIRECT_AVX512_TM && tn == TSR__CPU_DIRECT_AVX512_TN
-          : tm == TSR__CPU_DIRECT_AVX2_TM && tn == TSR__CPU_DIRECT_AVX2_TN;
-  tsr_input_mode mode = view && direct_tile ? TSR_IN_VIEW : TSR_IN_STAGED;
+          ? view512 && tm == TSR__CPU_DIRECT_AVX512_TM && tn == TSR__CPU_DIRECT_AVX512_TN
+          : isa == TSR_ISA_AVX2 && p->op_b == TSR_OP_N && splitk == 1 &&
+                tm == TSR__CPU_DIRECT_AVX2_TM && tn == TSR__CPU_DIRECT_AVX2_TN &&
+                (uint64_t)bk * (uint64_t)bn * 4 <= TSR__CPU_AVX2_VIEW_B_BYTES;
+  tsr_input_mode mode = view ? TSR_IN_VIEW : TSR_IN_STAGED;
   *out = (tsr_plan){.bm = (int)bm, .bn = (int)bn, .bk = (int)bk, .wm = 1, .wn = 1, .tm = tm,
                     .tn = tn, .stages = 1, .vec = 1, .a = mode, .b = mode,
                     .pad = 0, .walk = walk, .splitk = splitk, .threads = serial ? 1 : 0,
                     .isa = TSR_ISA_AUTO, .mma = TSR_MMA_FFMA};
-}
-
-/* AVX2 reads the operands in place where its tile's bk×bn block of op(B)
- * (read again by every 6-row strip of op(A)) stays within half a 512 KiB L2,
- * with op(B) = N. Zen 1, session 44, in place against packed, one binary
- * alternated: 48³ 8.2 → 6.3 µs, 96³ 48 → 36, 256³ (128 KiB) 523 → 507,
- * 64×256³ (256 KiB) 32.3 → 31.3 ms, 4096×16×16384 (80 KiB) 47.1 → 32.1 ms;
- * 512³ (1 MiB) 4.05 → 4.37 ms, 1024³ (2 MiB) 31 → 56 ms: rows of op(B) a
- * power-of-two stride apart share L1 sets, and its strips fall out of L2. */
-#define TSR__CPU_AVX2_VIEW_B_BYTES (256ull << 10)
-
-static void cpu_default_plan(tsr_context *ctx, const tsr_problem *p, tsr_plan *out) {
-  (void)ctx;
-  const tsr_isa isa = best_isa();
-  default_plan_on(isa, p, 0, out);
-  if (isa != TSR_ISA_AVX2 || p->op_b != TSR_OP_N || out->splitk != 1) return;
-  tsr_plan v;
-  default_plan_on(isa, p, 1, &v);
-  if (v.a == TSR_IN_VIEW && (uint64_t)v.bk * (uint64_t)v.bn * 4 <= TSR__CPU_AVX2_VIEW_B_BYTES)
-    *out = v;
 }
 
 /* Threads a run of this plan uses: plan.threads (0 = all online cores),
